@@ -1,0 +1,79 @@
+"""Where things are and who is working: project path, annotator name, user folders.
+
+Order of precedence for the project file: ``--db``, then ``BENCHWRIGHT_DB``, then ``./benchwright.db``.
+For the annotator: ``--as``, then ``BENCHWRIGHT_ANNOTATOR``, then ``annotator`` in the user
+configuration file (``<user config dir>/benchwright/config.toml``), then the OS user name.
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+import tomllib
+from pathlib import Path
+
+from platformdirs import user_config_dir, user_data_dir
+
+from .errors import BenchwrightError
+
+DEFAULT_DB = "benchwright.db"
+ENV_DB = "BENCHWRIGHT_DB"
+ENV_ANNOTATOR = "BENCHWRIGHT_ANNOTATOR"
+ENV_DATA_DIR = "BENCHWRIGHT_DATA_DIR"
+ENV_CONFIG = "BENCHWRIGHT_CONFIG"
+
+
+def config_path() -> Path:
+    """The user configuration file (``BENCHWRIGHT_CONFIG`` overrides its place)."""
+    if os.environ.get(ENV_CONFIG):
+        return Path(os.environ[ENV_CONFIG])
+    return Path(user_config_dir("benchwright")) / "config.toml"
+
+
+def data_dir() -> Path:
+    """The user data folder where the demo project lives (``BENCHWRIGHT_DATA_DIR`` overrides it)."""
+    if os.environ.get(ENV_DATA_DIR):
+        return Path(os.environ[ENV_DATA_DIR])
+    return Path(user_data_dir("benchwright"))
+
+
+def load_user_config() -> dict:
+    """The user configuration as a dict ({} when the file does not exist).
+
+    Raises:
+        BenchwrightError: the file is not valid TOML (the message names the file and line).
+    """
+    path = config_path()
+    if not path.exists():
+        return {}
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+        raise BenchwrightError(f"{path}: not valid TOML ({e})") from None
+
+
+def resolve_db_path(explicit: str | os.PathLike | None = None) -> Path:
+    """The project file to open: ``explicit``, else ``$BENCHWRIGHT_DB``, else ``./benchwright.db``."""
+    return Path(explicit or os.environ.get(ENV_DB) or DEFAULT_DB)
+
+
+def resolve_annotator(explicit: str | None = None) -> str:
+    """The annotator's name (see the module docstring for the order).
+
+    Raises:
+        BenchwrightError: the configured name is empty or not text.
+    """
+    for value, origin in (
+        (explicit, "--as"),
+        (os.environ.get(ENV_ANNOTATOR), ENV_ANNOTATOR),
+        (load_user_config().get("annotator"), str(config_path())),
+    ):
+        if value is None:
+            continue
+        if not isinstance(value, str) or not value.strip():
+            raise BenchwrightError(f"{origin}: the annotator name must be non-empty text")
+        return value.strip()
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return "annotator"

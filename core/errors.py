@@ -1,0 +1,107 @@
+"""Typed errors of benchwright.
+
+Every error carries a message a user can act on. Input errors name the file, the line (or row) and
+the field, so front ends can show them without a traceback.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+class BenchwrightError(Exception):
+    """Base class of every error benchwright raises on purpose; front ends show ``str(error)``."""
+
+
+@dataclass(frozen=True)
+class InputProblem:
+    """One problem found in an input file.
+
+    Attributes:
+        file: the file's path as the user gave it.
+        line: 1-based line number (JSONL, CSV) or 1-based row number (Parquet); ``None`` for
+            problems of the whole file (empty, missing, not a Parquet file).
+        field: the field at fault, or ``None`` when the whole record is at fault.
+        message: a sentence saying what is wrong and, where it helps, what to do.
+        unit: ``"line"`` or ``"row"``: how ``line`` is counted.
+    """
+
+    file: str
+    line: int | None
+    field: str | None
+    message: str
+    unit: str = "line"
+
+    def __str__(self) -> str:
+        where = self.file
+        if self.line is not None:
+            where += f", {self.unit} {self.line}"
+        if self.field:
+            where += f", field '{self.field}'"
+        return f"{where}: {self.message}"
+
+
+class InputFileError(BenchwrightError):
+    """An input file cannot be imported; ``problems`` lists every problem found (at least one)."""
+
+    def __init__(self, problems: list[InputProblem]):
+        if not problems:
+            raise ValueError("InputFileError needs at least one problem")
+        self.problems = problems
+        shown = "\n".join(f"  {p}" for p in problems[:20])
+        more = f"\n  ... and {len(problems) - 20} more" if len(problems) > 20 else ""
+        noun = "problem" if len(problems) == 1 else "problems"
+        super().__init__(f"{len(problems)} {noun} in the input; nothing was imported:\n{shown}{more}")
+
+    @classmethod
+    def single(
+        cls, file: str | Path, message: str, line: int | None = None, field: str | None = None
+    ) -> InputFileError:
+        """An error with one problem; ``file`` is shown as given."""
+        return cls([InputProblem(str(file), line, field, message)])
+
+
+class RepositoryError(BenchwrightError):
+    """A repository cannot be registered or read (missing path, commit mismatch, path outside root)."""
+
+
+class UnsafePathError(RepositoryError):
+    """A cited path would reach outside the repository root (``..``, absolute, or a symlink out)."""
+
+
+class NotFoundError(BenchwrightError):
+    """A named thing (repository, Q&A pair) does not exist in the project."""
+
+
+class StoreError(BenchwrightError):
+    """The project database cannot be opened or written (not a benchwright database, locked too long)."""
+
+
+@dataclass
+class ImportReport:
+    """What an import did, for the CLI and the app to print.
+
+    Attributes:
+        file: the imported file.
+        format: the importer's name.
+        read: records read (valid or not).
+        added: new Q&A pairs written.
+        already_present: valid records whose pair was already in the project (idempotency).
+        duplicates_in_file: valid records repeating an earlier record of the same file.
+        skipped: problems of records left out under ``--skip-invalid``.
+        needs_reference: ids of imported pairs that have no reference answer yet.
+        repositories_added: repositories registered by the import (SWE-QA-Pro rows name theirs).
+        batch_id: the import batch row, or ``None`` when nothing was added.
+    """
+
+    file: str
+    format: str
+    read: int = 0
+    added: int = 0
+    already_present: int = 0
+    duplicates_in_file: int = 0
+    skipped: list[InputProblem] = field(default_factory=list)
+    needs_reference: list[str] = field(default_factory=list)
+    repositories_added: list[str] = field(default_factory=list)
+    batch_id: int | None = None

@@ -1,0 +1,55 @@
+"""Importers of candidate Q&A pairs from the formats the field uses.
+
+``parse(format, path, repository=..., mapping=...)`` reads a file into a :class:`ParseResult` without
+writing anything; the store applies it in one transaction (``benchwright.db.Store.apply_import``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..errors import BenchwrightError, InputFileError
+from .base import ParseResult
+from .swe_qa import parse_swe_qa, parse_swe_qa_categorized
+from .swe_qa_pro import parse_swe_qa_pro
+from .tabular import TARGETS, parse_csv, parse_jsonl, parse_mapping
+
+FORMATS = ("swe-qa", "swe-qa-categorized", "swe-qa-pro", "jsonl", "csv")
+"""Names accepted by :func:`parse` and ``benchwright import FORMAT``."""
+
+
+def parse(
+    fmt: str, path: str | Path, *, repository: str | None = None, mapping: list[str] | tuple[str, ...] = ()
+) -> ParseResult:
+    """Read ``path`` in format ``fmt``.
+
+    Args:
+        fmt: one of :data:`FORMATS`.
+        path: the file; shown in messages as given.
+        repository: the registered repository the pairs are about (not for ``swe-qa-pro``).
+        mapping: ``TARGET=COLUMN`` items, for ``jsonl`` and ``csv`` only.
+
+    Returns:
+        The valid pairs and every problem found; records with problems are not in ``pairs``.
+
+    Raises:
+        BenchwrightError: unknown format, or a mapping given to a format that takes none.
+        InputFileError: problems of the whole file (missing, empty, not UTF-8, not Parquet).
+    """
+    display = str(path)
+    p = Path(path)
+    if fmt not in FORMATS:
+        raise BenchwrightError(f"unknown format {fmt!r}; formats are {', '.join(FORMATS)}")
+    if mapping and fmt not in ("jsonl", "csv"):
+        raise BenchwrightError(f"--map is for the jsonl and csv formats, not {fmt}")
+    if fmt == "swe-qa":
+        return parse_swe_qa(p, display, repository)
+    if fmt == "swe-qa-categorized":
+        return parse_swe_qa_categorized(p, display, repository)
+    if fmt == "swe-qa-pro":
+        return parse_swe_qa_pro(p, display, repository)
+    m = parse_mapping(mapping)
+    return parse_jsonl(p, display, repository, m) if fmt == "jsonl" else parse_csv(p, display, repository, m)
+
+
+__all__ = ["FORMATS", "TARGETS", "InputFileError", "ParseResult", "parse", "parse_mapping"]

@@ -1,0 +1,172 @@
+"""Shared machinery of the importers: reading text safely, JSON lines, building pairs, the result type."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from ..errors import InputFileError, InputProblem
+from ..models import QAPair, Repository, SourceRef, qa_pair_id
+
+
+@dataclass
+class ParseResult:
+    """What an importer read from one file, before anything is written.
+
+    Attributes:
+        format: the importer's name.
+        file: the file as given.
+        read: number of records read (valid or not).
+        pairs: valid pairs in file order.
+        problems: every invalid record, with file, line or row, and field.
+        repositories: repositories named by the records themselves (SWE-QA-Pro), to register.
+    """
+
+    format: str
+    file: str
+    read: int = 0
+    pairs: list[QAPair] = field(default_factory=list)
+    problems: list[InputProblem] = field(default_factory=list)
+    repositories: list[Repository] = field(default_factory=list)
+
+
+def read_text(path: Path, display: str) -> str:
+    """Read a whole UTF-8 text file (a BOM is allowed).
+
+    Raises:
+        InputFileError: the file is missing, a directory, empty (or only white space), or not valid
+            UTF-8 (the problem names the line of the first bad byte).
+    """
+    data = read_bytes(path, display)
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        raise InputFileError.single(
+            display, f"not valid UTF-8 (byte 0x{data[e.start]:02x} at offset {e.start}); save the file as UTF-8", line
+        ) from None
+    if not text.strip():
+        raise InputFileError.single(display, "the file is empty")
+    return text
+
+
+def read_bytes(path: Path, display: str) -> bytes:
+    """Read a file's bytes, refusing missing files, directories and empty files (InputFileError)."""
+    if not path.exists():
+        raise InputFileError.single(display, "no such file")
+    if path.is_dir():
+        raise InputFileError.single(display, "is a directory, not a file")
+    data = path.read_bytes()
+    if not data.strip():
+        raise InputFileError.single(display, "the file is empty")
+    return data
+
+
+def json_lines(text: str, display: str, problems: list[InputProblem], *, headings: bool = False) -> Iterator[tuple[int, Any]]:
+    """Yield ``(line_number, object)`` for each JSON line of ``text`` (1-based line numbers).
+
+    Blank lines are passed over. With ``headings=True`` lines starting with ``#`` are Markdown headings
+    (the SWE-QA categorized layout) and are yielded as ``(line, "# heading text")`` strings.
+    A line that is not valid JSON, or not a JSON object, is added to ``problems`` and not yielded.
+    """
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if not line:
+            continue
+        if headings and line.startswith("#"):
+            yield number, line
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as e:
+            problems.append(InputProblem(display, number, None, f"invalid JSON: {e.msg} at column {e.colno}"))
+            continue
+        if not isinstance(obj, dict):
+            problems.append(
+                InputProblem(display, number, None, f"expected a JSON object, found {type(obj).__name__}")
+            )
+            continue
+        yield number, obj
+
+
+def require_text(
+    record: dict, key: str, display: str, line: int, problems: list[InputProblem], *, label: str | None = None,
+    unit: str = "line", allow_missing: bool = False,
+) -> str | None:
+    """Return ``record[key]`` as a non-empty string, or record a problem and return ``None``.
+
+    ``allow_missing`` accepts a missing or null value (returns ``None`` without a problem) but still
+    refuses a value of the wrong type.
+    """
+    name = label or key
+    if key not in record or record[key] is None:
+        if not allow_missing:
+            problems.append(InputProblem(display, line, name, "required field is missing", unit))
+        return None
+    value = record[key]
+    if not isinstance(value, str):
+        problems.append(
+            InputProblem(display, line, name, f"must be a string, found {type(value).__name__}", unit)
+        )
+        return None
+    if not value.strip():
+        if allow_missing:
+            return None
+        problems.append(InputProblem(display, line, name, "must not be empty", unit))
+        return None
+    return value
+
+
+def optional_text(
+    record: dict, key: str, display: str, line: int, problems: list[InputProblem], unit: str = "line"
+) -> tuple[bool, str | None]:
+    """``(ok, value)`` for an optional string field: numbers are turned into text, other types refused."""
+    value = record.get(key)
+    if value is None:
+        return True, None
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        problems.append(InputProblem(display, line, key, f"must be a string, found {type(value).__name__}", unit))
+        return False, None
+    text = str(value).strip()
+    return True, text or None
+
+
+def build_pair(
+    *,
+    display: str,
+    line: int,
+    unit: str,
+    fmt: str,
+    problems: list[InputProblem],
+    question: str,
+    reference_answer: str | None,
+    repository: str | None,
+    upstream_id: str | None = None,
+    extra: dict | None = None,
+    **fields: Any,
+) -> QAPair | None:
+    """Make a :class:`QAPair` with a content-hash id and its provenance, or record the problem.
+
+    Field validation errors of the model (for example an unknown QA type) become problems naming the
+    field.
+    """
+    try:
+        return QAPair(
+            id=qa_pair_id(repository, question, reference_answer),
+            repository=repository,
+            question=question,
+            reference_answer=reference_answer,
+            source=SourceRef(format=fmt, file=display, line=line, unit=unit, upstream_id=upstream_id),
+            extra=extra or {},
+            **fields,
+        )
+    except ValidationError as e:
+        for err in e.errors():
+            loc = ".".join(str(x) for x in err["loc"]) or None
+            problems.append(InputProblem(display, line, loc, err["msg"], unit))
+        return None

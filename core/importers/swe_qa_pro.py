@@ -1,0 +1,117 @@
+"""SWE-QA-Pro Parquet importer (Cai et al., 2026; the public test split's layout, SWE-QA-Pro §2).
+
+Columns read: ``session_id`` (upstream id), ``cluster{id,name}``, ``qa_type{class_name,sub_class_name}``,
+``refined_ground_truth`` (when present it supersedes the answer), ``reward_model{ground_truth,question}``,
+``extra_info{answer,commit_id,question,repo_name,split}``, ``annotated_answer`` (kept in ``extra``).
+Each row names its repository and commit; those repositories are registered by the import.
+A row with no reference answer is imported as needing one and reported; it never vanishes.
+Rows are counted from 1.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..errors import InputFileError, InputProblem
+from ..models import Repository, normalize_qa_type
+from .base import ParseResult, build_pair, read_bytes
+
+REQUIRED_COLUMNS = ("extra_info",)
+
+
+def _text(v: Any) -> str | None:
+    if isinstance(v, str) and v.strip():
+        return v
+    return None
+
+
+def _struct(row: dict, key: str, display: str, number: int, problems: list[InputProblem]) -> dict | None:
+    v = row.get(key)
+    if v is None:
+        return {}
+    if not isinstance(v, dict):
+        problems.append(InputProblem(display, number, key, f"must be a struct, found {type(v).__name__}", "row"))
+        return None
+    return v
+
+
+def parse_swe_qa_pro(path: Path, display: str, repository: str | None) -> ParseResult:
+    """Read a SWE-QA-Pro Parquet file.
+
+    Raises:
+        InputFileError: the file is missing or empty, not Parquet, lacks a required column, or
+            ``repository`` was given (rows name their own repositories).
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    if repository is not None:
+        raise InputFileError.single(
+            display, "swe-qa-pro rows name their own repository and commit; leave out --repo"
+        )
+    read_bytes(path, display)
+    try:
+        table = pq.read_table(path)
+    except (pa.ArrowInvalid, pa.ArrowIOError, OSError) as e:
+        raise InputFileError.single(display, f"not a readable Parquet file ({e})") from None
+    missing = [c for c in REQUIRED_COLUMNS if c not in table.column_names]
+    if missing:
+        raise InputFileError([InputProblem(display, None, c, "required column is missing") for c in missing])
+    result = ParseResult("swe-qa-pro", display)
+    repos: dict[tuple[str, str | None], Repository] = {}
+    problems = result.problems
+    for offset, row in enumerate(table.to_pylist()):
+        number = offset + 1
+        result.read += 1
+        before = len(problems)
+        info = _struct(row, "extra_info", display, number, problems)
+        reward = _struct(row, "reward_model", display, number, problems)
+        cluster = _struct(row, "cluster", display, number, problems)
+        qtype = _struct(row, "qa_type", display, number, problems)
+        if len(problems) > before:
+            continue
+        question = _text(info.get("question")) or _text(reward.get("question"))
+        if question is None:
+            problems.append(InputProblem(display, number, "extra_info.question", "required field is missing", "row"))
+            continue
+        repo_name = _text(info.get("repo_name"))
+        if repo_name is None:
+            problems.append(InputProblem(display, number, "extra_info.repo_name", "required field is missing", "row"))
+            continue
+        commit = _text(info.get("commit_id"))
+        original = _text(reward.get("ground_truth")) or _text(info.get("answer"))
+        refined = _text(row.get("refined_ground_truth"))
+        reference = refined or original
+        try:
+            qa_type = normalize_qa_type(qtype.get("class_name"))
+        except ValueError as e:
+            problems.append(InputProblem(display, number, "qa_type.class_name", str(e), "row"))
+            continue
+        key = (repo_name, commit)
+        if key not in repos:
+            repos[key] = Repository(
+                name=repo_name if not any(k[0] == repo_name for k in repos) else f"{repo_name}@{(commit or '')[:12]}",
+                url=f"https://github.com/{repo_name}" if repo_name.count("/") == 1 else None,
+                commit=commit,
+            )
+        extra: dict[str, Any] = {}
+        if refined and original and refined != original:
+            extra["original_answer"] = original
+        if _text(row.get("annotated_answer")):
+            extra["annotated_answer"] = row["annotated_answer"]
+        for k in ("data_source", "ability"):
+            if _text(row.get(k)):
+                extra[k] = row[k]
+        pair = build_pair(
+            display=display, line=number, unit="row", fmt="swe-qa-pro", problems=problems,
+            question=question, reference_answer=reference, repository=repos[key].name,
+            upstream_id=_text(row.get("session_id")), extra=extra,
+            qa_type=qa_type, qa_subtype=_text(qtype.get("sub_class_name")),
+            cluster_id=_text(cluster.get("id")), cluster_name=_text(cluster.get("name")),
+            task_set=_text(info.get("split")),
+        )
+        if pair:
+            result.pairs.append(pair)
+    result.repositories = list(repos.values())
+    return result

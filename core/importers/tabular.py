@@ -1,0 +1,156 @@
+"""Generic importers: any JSONL or CSV file, with a field mapping (``--map question=COL``).
+
+Targets a mapping may name are :data:`TARGETS`; ``question`` and ``answer`` are required, and default to
+columns of the same name. In JSONL a column may be a dotted path into nested objects
+(``extra_info.answer``). CSV records are numbered by the line they start on (the header is line 1).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+from typing import Any
+
+from ..errors import BenchwrightError, InputFileError, InputProblem
+from ..models import normalize_qa_type
+from .base import ParseResult, build_pair, json_lines, read_text
+
+TARGETS = (
+    "question", "answer", "id", "category", "qa_type", "qa_subtype", "cluster_id", "cluster_name",
+    "language", "theme", "task_set",
+)
+"""Fields a ``--map`` may fill. ``answer`` becomes the reference answer, ``id`` the upstream id."""
+
+_MISSING = object()
+
+
+def parse_mapping(items: list[str] | tuple[str, ...]) -> dict[str, str]:
+    """Turn ``["question=title", "answer=body"]`` into ``{"question": "title", "answer": "body"}``.
+
+    Unmapped ``question`` and ``answer`` default to columns of the same name.
+
+    Raises:
+        BenchwrightError: an item is not ``TARGET=COLUMN``, names an unknown target, or repeats one.
+    """
+    mapping: dict[str, str] = {}
+    for item in items:
+        target, sep, column = item.partition("=")
+        target, column = target.strip(), column.strip()
+        if not sep or not target or not column:
+            raise BenchwrightError(f"--map {item!r}: write it as TARGET=COLUMN, e.g. question=title")
+        if target not in TARGETS:
+            raise BenchwrightError(f"--map {item!r}: unknown target {target!r}; targets are {', '.join(TARGETS)}")
+        if target in mapping:
+            raise BenchwrightError(f"--map: target {target!r} is mapped twice")
+        mapping[target] = column
+    mapping.setdefault("question", "question")
+    mapping.setdefault("answer", "answer")
+    return mapping
+
+
+def _lookup(record: dict, column: str) -> Any:
+    if column in record:
+        return record[column]
+    node: Any = record
+    for part in column.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return _MISSING
+        node = node[part]
+    return node
+
+
+def _records_to_pairs(
+    records, fmt: str, display: str, repository: str | None, mapping: dict[str, str], result: ParseResult
+) -> None:
+    problems = result.problems
+    for line, rec in records:
+        result.read += 1
+        values: dict[str, str | None] = {}
+        bad = False
+        for target, column in mapping.items():
+            label = column if column == target else f"{column} (mapped to {target})"
+            raw = _lookup(rec, column)
+            if raw is _MISSING or raw is None or (isinstance(raw, str) and not raw.strip()):
+                if target in ("question", "answer"):
+                    what = "required field is missing" if raw is _MISSING or raw is None else "must not be empty"
+                    problems.append(InputProblem(display, line, label, what))
+                    bad = True
+                values[target] = None
+                continue
+            if isinstance(raw, bool) or not isinstance(raw, str | int | float):
+                problems.append(InputProblem(display, line, label, f"must be a string, found {type(raw).__name__}"))
+                bad = True
+                continue
+            values[target] = str(raw)
+        if bad:
+            continue
+        try:
+            qa_type = normalize_qa_type(values.get("qa_type"))
+        except ValueError as e:
+            problems.append(InputProblem(display, line, mapping["qa_type"], str(e)))
+            continue
+        mapped_columns = set(mapping.values())
+        extra = {k: v for k, v in rec.items() if k not in mapped_columns and v not in (None, "")}
+        pair = build_pair(
+            display=display, line=line, unit="line", fmt=fmt, problems=problems,
+            question=values["question"], reference_answer=values["answer"], repository=repository,
+            upstream_id=values.get("id"), extra=extra, qa_type=qa_type,
+            **{k: values.get(k) for k in ("category", "qa_subtype", "cluster_id", "cluster_name", "language", "theme", "task_set")},
+        )
+        if pair:
+            result.pairs.append(pair)
+
+
+def parse_jsonl(path: Path, display: str, repository: str | None, mapping: dict[str, str]) -> ParseResult:
+    """Read any JSONL file of objects through ``mapping`` (see :func:`parse_mapping`)."""
+    result = ParseResult("jsonl", display)
+    text = read_text(path, display)
+    _records_to_pairs(json_lines(text, display, result.problems), "jsonl", display, repository, mapping, result)
+    return result
+
+
+def parse_csv(path: Path, display: str, repository: str | None, mapping: dict[str, str]) -> ParseResult:
+    """Read a CSV file with a header row through ``mapping``.
+
+    Raises:
+        InputFileError: a mapped column is not in the header (named), or the CSV is malformed (line named).
+    """
+    result = ParseResult("csv", display)
+    text = read_text(path, display)
+    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
+        header = next(reader)
+    except csv.Error as e:
+        raise InputFileError.single(display, f"malformed CSV: {e}", 1) from None
+    header = [h.strip() for h in header]
+    missing = [
+        InputProblem(display, 1, column, f"column is not in the header (mapped to {target})")
+        for target, column in mapping.items() if column not in header
+    ]
+    if missing:
+        raise InputFileError(missing)
+
+    def records():
+        start = reader.line_num + 1
+        while True:
+            try:
+                row = next(reader)
+            except StopIteration:
+                return
+            except csv.Error as e:
+                result.problems.append(InputProblem(display, start, None, f"malformed CSV: {e}"))
+                return
+            line, start = start, reader.line_num + 1
+            if not any(cell.strip() for cell in row):
+                continue
+            if len(row) != len(header):
+                result.read += 1
+                result.problems.append(
+                    InputProblem(display, line, None, f"has {len(row)} cells; the header has {len(header)}")
+                )
+                continue
+            yield line, dict(zip(header, row, strict=True))
+
+    _records_to_pairs(records(), "csv", display, repository, mapping, result)
+    return result

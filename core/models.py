@@ -1,0 +1,164 @@
+"""Domain models of benchwright (pydantic v2).
+
+Shapes follow ../docs/architecture.md. Every model that crosses a boundary (imports, the store, exports)
+validates its fields, so a bad value fails where it enters, with the field named.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import UTC, datetime
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+QA_TYPES = ("What", "Why", "How", "Where")
+"""SWE-QA / SWE-QA-Pro question classes (SWE-QA-Pro §2.2 taxonomy)."""
+
+CATEGORIES = ("Project Architecture", "Business Logic", "Implementation Details")
+"""RepoProbe code-understanding categories (RepoProbe §3.2, "Relevance and category")."""
+
+
+def utc_now() -> str:
+    """The current UTC time as an ISO 8601 string with microseconds, e.g. ``2026-11-29T10:00:00.123456+00:00``."""
+    return datetime.now(UTC).isoformat(timespec="microseconds")
+
+
+class Decision(StrEnum):
+    """An annotator's review decision of a Q&A pair in the review queue.
+
+    ``skip`` is recorded so that resuming can tell "seen, left for later" from "not seen yet";
+    a skipped pair still counts as undecided.
+    """
+
+    ACCEPT = "accept"
+    REJECT = "reject"
+    SKIP = "skip"
+
+    @property
+    def decided(self) -> bool:
+        """True for accept and reject: the decisions that count in progress."""
+        return self is not Decision.SKIP
+
+
+class Repository(BaseModel):
+    """A code base that questions are about, pinned at a commit or a version label.
+
+    Attributes:
+        name: the project's name for it (``flask``, ``microsoft/pybryt``); unique in a project.
+        url: where it is published, if known.
+        commit: the full or short commit SHA, if known.
+        version_label: a release label (``3.1.1``) when there is no commit.
+        local_path: absolute path of a local checkout, or ``None`` when it is not available here.
+        commit_verified: True when ``commit`` was read from git, False when only declared.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str = Field(min_length=1)
+    url: str | None = None
+    commit: str | None = None
+    version_label: str | None = None
+    local_path: str | None = None
+    language: str | None = None
+    theme: str | None = None
+    commit_verified: bool = False
+
+    @property
+    def pin(self) -> str:
+        """``name@commit`` (short SHA) or ``name@label``, or the bare name when unpinned."""
+        if self.commit:
+            return f"{self.name}@{self.commit[:12]}"
+        if self.version_label:
+            return f"{self.name}@{self.version_label}"
+        return self.name
+
+
+class SourceRef(BaseModel):
+    """Where a Q&A pair came from: format, file, line or row (1-based), and the upstream id if any."""
+
+    model_config = ConfigDict(frozen=True)
+
+    format: str
+    file: str
+    line: int | None = None
+    unit: str = "line"
+    upstream_id: str | None = None
+
+    def __str__(self) -> str:
+        s = f"{self.format}: {self.file}"
+        if self.line is not None:
+            s += f" {self.unit} {self.line}"
+        if self.upstream_id:
+            s += f" (id {self.upstream_id})"
+        return s
+
+
+class QAPair(BaseModel):
+    """A question with its reference answer about one repository: the unit of review.
+
+    ``reference_answer`` may be ``None`` for a pair imported without one; such a pair is flagged
+    ``needs_reference`` and reported by the import. ``id`` is a stable content hash
+    (see :func:`qa_pair_id`), so importing the same record twice yields the same id.
+    """
+
+    id: str
+    repository: str | None = None
+    question: str = Field(min_length=1)
+    reference_answer: str | None = None
+    category: str | None = None
+    qa_type: str | None = None
+    qa_subtype: str | None = None
+    cluster_id: str | None = None
+    cluster_name: str | None = None
+    language: str | None = None
+    theme: str | None = None
+    task_set: str | None = None
+    source: SourceRef
+    extra: dict = Field(default_factory=dict)
+
+    @property
+    def needs_reference(self) -> bool:
+        """True when the pair has no usable reference answer yet."""
+        return not (self.reference_answer and self.reference_answer.strip())
+
+    @field_validator("qa_type")
+    @classmethod
+    def _known_qa_type(cls, v: str | None) -> str | None:
+        if v is not None and v not in QA_TYPES:
+            raise ValueError(f"QA type must be one of {', '.join(QA_TYPES)}, not {v!r}")
+        return v
+
+
+def qa_pair_id(repository: str | None, question: str, reference_answer: str | None) -> str:
+    """Stable id of a Q&A pair: ``qa_`` + the first 16 hex digits of a SHA-256.
+
+    The hash covers the repository name, the question and the reference answer (whitespace at the ends
+    stripped), so the same record imported from any file or format gets the same id.
+    """
+    h = hashlib.sha256()
+    for part in (repository or "", question.strip(), (reference_answer or "").strip()):
+        h.update(part.encode("utf-8"))
+        h.update(b"\x00")
+    return "qa_" + h.hexdigest()[:16]
+
+
+def normalize_qa_type(value: str | None) -> str | None:
+    """Map a QA class label to one of :data:`QA_TYPES`.
+
+    SWE-QA writes ``what``; SWE-QA-Pro writes both ``What (Factual Queries)`` and bare ``What``
+    (SWE-QA-Pro §2.2). Returns ``None`` for empty input.
+
+    Raises:
+        ValueError: the label names none of What, Why, How, Where.
+    """
+    if value is None:
+        return None
+    text = value.strip()
+    if not text:
+        return None
+    head = text.split("(", 1)[0].strip().lower()
+    for t in QA_TYPES:
+        if head == t.lower():
+            return t
+    raise ValueError(f"unknown QA type {value!r}; expected What, Why, How or Where")

@@ -1,0 +1,108 @@
+"""Local repositories: registering a checkout, and reading its files safely.
+
+A cited path is resolved inside the repository root only: absolute paths, ``..`` segments and symlinks
+that lead out of the root are refused (:class:`UnsafePathError`).
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path, PurePosixPath
+
+from .errors import RepositoryError, UnsafePathError
+from .models import Repository
+
+MAX_FILE_BYTES = 2_000_000
+"""Largest file the evidence view opens (bytes)."""
+
+
+def git_head(path: Path) -> str | None:
+    """The commit SHA checked out at ``path`` if it is the top of a git work tree, else None."""
+    if not (path / ".git").exists():
+        return None
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(path), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=30, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    sha = out.stdout.strip()
+    return sha if out.returncode == 0 and sha else None
+
+
+def describe_local_repository(
+    name: str, path: str | Path, *, commit: str | None = None, version: str | None = None, url: str | None = None,
+    language: str | None = None, theme: str | None = None,
+) -> Repository:
+    """Build the :class:`Repository` for a local code base at ``path``.
+
+    A git checkout's commit is read from git; a given ``commit`` must match it (a prefix is enough).
+    A plain directory needs ``version`` (a label such as ``3.1.1``) or a declared ``commit``
+    (recorded as unverified).
+
+    Raises:
+        RepositoryError: the path is missing or not a directory, both or neither of commit and version
+            are given for a plain directory, or the given commit differs from the checkout's.
+    """
+    root = Path(path).expanduser()
+    if not root.exists():
+        raise RepositoryError(f"{path}: no such directory")
+    if not root.is_dir():
+        raise RepositoryError(f"{path}: not a directory")
+    if commit and version:
+        raise RepositoryError("give --commit or --version, not both")
+    head = git_head(root)
+    verified = False
+    if head:
+        if commit and not head.lower().startswith(commit.lower()):
+            raise RepositoryError(
+                f"{path} is checked out at commit {head[:12]}, not {commit}; check out {commit} or leave out --commit"
+            )
+        if not version:
+            commit, verified = head, True
+    elif not commit and not version:
+        raise RepositoryError(
+            f"{path} is not a git checkout, so its commit cannot be read; give --version LABEL (e.g. 3.1.1) "
+            "or --commit SHA"
+        )
+    return Repository(
+        name=name, url=url, commit=commit, version_label=version, local_path=str(root.resolve()),
+        language=language, theme=theme, commit_verified=verified,
+    )
+
+
+def resolve_in_repository(root: str | Path, relative: str) -> Path:
+    """The real path of ``relative`` inside ``root``.
+
+    Raises:
+        UnsafePathError: ``relative`` is absolute, contains ``..``, or resolves (through symlinks) to a
+            place outside ``root``.
+    """
+    text = relative.replace("\\", "/").strip()
+    pure = PurePosixPath(text)
+    if pure.is_absolute() or text.startswith("~") or (len(text) > 1 and text[1] == ":"):
+        raise UnsafePathError(f"{relative}: absolute paths are not allowed; cite paths relative to the repository")
+    if ".." in pure.parts:
+        raise UnsafePathError(f"{relative}: '..' would leave the repository")
+    base = Path(root).resolve()
+    target = (base / Path(*pure.parts)).resolve() if pure.parts else base
+    if target != base and base not in target.parents:
+        raise UnsafePathError(f"{relative}: resolves to a place outside the repository (a symlink out)")
+    return target
+
+
+def read_repository_file(root: str | Path, relative: str) -> str:
+    """Text of the file ``relative`` inside ``root`` (invalid UTF-8 bytes replaced).
+
+    Raises:
+        UnsafePathError: see :func:`resolve_in_repository`.
+        RepositoryError: the file does not exist, is a directory, or is larger than :data:`MAX_FILE_BYTES`.
+    """
+    target = resolve_in_repository(root, relative)
+    if not target.exists():
+        raise RepositoryError(f"{relative}: not in the repository")
+    if not target.is_file():
+        raise RepositoryError(f"{relative}: not a file")
+    if target.stat().st_size > MAX_FILE_BYTES:
+        raise RepositoryError(f"{relative}: larger than {MAX_FILE_BYTES // 1_000_000} MB; open it in an editor")
+    return target.read_bytes().decode("utf-8", errors="replace")

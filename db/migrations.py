@@ -1,0 +1,146 @@
+"""Schema of a benchwright project, as sqlite-utils migrations (one transaction each).
+
+Applied when a store opens; a project made by an older version upgrades in place with nothing lost.
+Every table is documented in docs/store.md. Append-only tables refuse UPDATE and DELETE by trigger.
+"""
+
+from __future__ import annotations
+
+from sqlite_utils import Database
+from sqlite_utils.migrations import Migrations
+
+MIGRATION_SET = "benchwright"
+migrations = Migrations(MIGRATION_SET)
+
+
+def _append_only(db: Database, table: str) -> None:
+    for op in ("UPDATE", "DELETE"):
+        db.execute(
+            f"""CREATE TRIGGER IF NOT EXISTS {table}_no_{op.lower()} BEFORE {op} ON {table}
+            BEGIN SELECT RAISE(ABORT, '{table} is append-only: add a new row instead'); END"""
+        )
+
+
+@migrations(name="m001_initial")
+def m001_initial(db: Database) -> None:
+    """Repositories, import batches, Q&A pairs with provenance, and the append-only decision log."""
+    db.executescript(
+        """
+        CREATE TABLE repositories (
+            name TEXT PRIMARY KEY,
+            url TEXT,
+            commit_sha TEXT,
+            commit_verified INTEGER NOT NULL DEFAULT 0,
+            version_label TEXT,
+            local_path TEXT,
+            language TEXT,
+            theme TEXT,
+            created_at TEXT NOT NULL,
+            created_by TEXT NOT NULL
+        );
+        CREATE TABLE import_batches (
+            id INTEGER PRIMARY KEY,
+            format TEXT NOT NULL,
+            file_name TEXT NOT NULL,
+            file_path TEXT NOT NULL,
+            file_sha256 TEXT NOT NULL,
+            repository TEXT REFERENCES repositories(name),
+            options_json TEXT NOT NULL DEFAULT '{}',
+            read_count INTEGER NOT NULL,
+            added_count INTEGER NOT NULL,
+            already_present_count INTEGER NOT NULL,
+            duplicate_count INTEGER NOT NULL,
+            skipped_count INTEGER NOT NULL,
+            skipped_json TEXT NOT NULL DEFAULT '[]',
+            created_at TEXT NOT NULL,
+            created_by TEXT NOT NULL
+        );
+        CREATE TABLE qa_pairs (
+            id TEXT PRIMARY KEY,
+            ordinal INTEGER NOT NULL UNIQUE,
+            repository TEXT REFERENCES repositories(name),
+            question TEXT NOT NULL,
+            reference_answer TEXT,
+            needs_reference INTEGER NOT NULL DEFAULT 0,
+            category TEXT,
+            qa_type TEXT,
+            qa_subtype TEXT,
+            cluster_id TEXT,
+            cluster_name TEXT,
+            language TEXT,
+            theme TEXT,
+            task_set TEXT,
+            source_format TEXT NOT NULL,
+            source_file TEXT NOT NULL,
+            source_line INTEGER,
+            source_unit TEXT NOT NULL DEFAULT 'line',
+            source_upstream_id TEXT,
+            import_batch_id INTEGER REFERENCES import_batches(id),
+            extra_json TEXT NOT NULL DEFAULT '{}',
+            created_at TEXT NOT NULL
+        );
+        CREATE INDEX qa_pairs_repository ON qa_pairs(repository, ordinal);
+        CREATE INDEX qa_pairs_qa_type ON qa_pairs(qa_type, ordinal);
+        CREATE INDEX qa_pairs_category ON qa_pairs(category, ordinal);
+        CREATE TABLE review_decisions (
+            id INTEGER PRIMARY KEY,
+            qa_pair_id TEXT NOT NULL REFERENCES qa_pairs(id),
+            annotator TEXT NOT NULL,
+            decision TEXT CHECK (decision IN ('accept', 'reject', 'skip')),
+            previous_decision TEXT,
+            reverts_id INTEGER REFERENCES review_decisions(id),
+            created_at TEXT NOT NULL
+        );
+        CREATE INDEX review_decisions_pair ON review_decisions(qa_pair_id, annotator, id);
+        CREATE INDEX review_decisions_annotator ON review_decisions(annotator, id);
+        """
+    )
+    _append_only(db, "review_decisions")
+
+
+@migrations(name="m002_review_state_and_notes")
+def m002_review_state_and_notes(db: Database) -> None:
+    """Notes per pair and annotator (append-only), and ``review_state``: each annotator's current decision.
+
+    ``review_state`` is derived: a trigger keeps it equal to the latest ``review_decisions`` row per pair
+    and annotator, and this migration fills it from decisions made before it existed.
+    """
+    db.executescript(
+        """
+        CREATE TABLE review_notes (
+            id INTEGER PRIMARY KEY,
+            qa_pair_id TEXT NOT NULL REFERENCES qa_pairs(id),
+            annotator TEXT NOT NULL,
+            text TEXT NOT NULL,
+            created_at TEXT NOT NULL
+        );
+        CREATE INDEX review_notes_pair ON review_notes(qa_pair_id, annotator, id);
+        CREATE TABLE review_state (
+            qa_pair_id TEXT NOT NULL REFERENCES qa_pairs(id),
+            annotator TEXT NOT NULL,
+            decision TEXT,
+            decision_id INTEGER NOT NULL REFERENCES review_decisions(id),
+            updated_at TEXT NOT NULL,
+            PRIMARY KEY (qa_pair_id, annotator)
+        );
+        CREATE INDEX review_state_annotator ON review_state(annotator, decision);
+        CREATE TRIGGER review_decisions_current AFTER INSERT ON review_decisions
+        BEGIN
+            INSERT INTO review_state (qa_pair_id, annotator, decision, decision_id, updated_at)
+            VALUES (NEW.qa_pair_id, NEW.annotator, NEW.decision, NEW.id, NEW.created_at)
+            ON CONFLICT (qa_pair_id, annotator) DO UPDATE SET
+                decision = excluded.decision, decision_id = excluded.decision_id,
+                updated_at = excluded.updated_at;
+        END;
+        INSERT INTO review_state (qa_pair_id, annotator, decision, decision_id, updated_at)
+        SELECT d.qa_pair_id, d.annotator, d.decision, d.id, d.created_at
+        FROM review_decisions d
+        WHERE d.id = (SELECT max(id) FROM review_decisions x
+                      WHERE x.qa_pair_id = d.qa_pair_id AND x.annotator = d.annotator);
+        """
+    )
+    _append_only(db, "review_notes")
+
+
+SCHEMA_VERSION = len(migrations._migrations)
+"""Number of migrations this version of benchwright knows; recorded in exports."""

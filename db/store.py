@@ -1,0 +1,535 @@
+"""The project store: one SQLite file per project, opened through sqlite-utils.
+
+WAL mode, foreign keys on, a busy timeout so two annotators on one file wait for each other instead of
+failing, and one write path (a lock around every write transaction) so Textual worker threads may share
+the connection. History is append-only: decisions and notes are new rows; "current" is a query.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from sqlite_utils import Database
+
+from benchwright.core.errors import (
+    BenchwrightError,
+    ImportReport,
+    InputFileError,
+    NotFoundError,
+    RepositoryError,
+    StoreError,
+)
+from benchwright.core.importers import ParseResult
+from benchwright.core.models import Decision, QAPair, Repository, SourceRef, utc_now
+
+from .migrations import migrations
+
+BUSY_TIMEOUT_S = 10.0
+"""Seconds a write waits for another process's write to finish before failing."""
+
+STATUSES = ("undecided", "accepted", "rejected", "skipped", "needs-reference")
+"""Status filters of the queue, as seen by one annotator (``needs-reference`` is a property of the pair)."""
+
+_STATUS_DECISION = {"accepted": "accept", "rejected": "reject", "skipped": "skip"}
+_PAIR_COLUMNS = (
+    "id, ordinal, repository, question, reference_answer, needs_reference, category, qa_type, qa_subtype, "
+    "cluster_id, cluster_name, language, theme, task_set, source_format, source_file, source_line, "
+    "source_unit, source_upstream_id, extra_json"
+)
+
+
+@dataclass(frozen=True)
+class QueueFilter:
+    """Which pairs the queue and previous/next walk through; ``None`` fields do not filter.
+
+    Attributes:
+        status: one of :data:`STATUSES`, judged for the annotator the store is asked about.
+        repository: a repository name.
+        qa_type: What / Why / How / Where.
+        category: a RepoProbe category.
+        text: a case-insensitive substring of the question or the reference answer.
+    """
+
+    status: str | None = None
+    repository: str | None = None
+    qa_type: str | None = None
+    category: str | None = None
+    text: str | None = None
+
+    def sql(self, annotator: str) -> tuple[str, list]:
+        """``(where_clause, params)`` over ``qa_pairs p LEFT JOIN review_state s`` (s for ``annotator``)."""
+        clauses: list[str] = []
+        params: list = []
+        if self.status == "undecided":
+            clauses.append("(s.decision IS NULL OR s.decision = 'skip')")
+        elif self.status == "needs-reference":
+            clauses.append("p.needs_reference = 1")
+        elif self.status in _STATUS_DECISION:
+            clauses.append("s.decision = ?")
+            params.append(_STATUS_DECISION[self.status])
+        elif self.status is not None:
+            raise BenchwrightError(f"unknown status {self.status!r}; statuses are {', '.join(STATUSES)}")
+        for column in ("repository", "qa_type", "category"):
+            value = getattr(self, column)
+            if value is not None:
+                clauses.append(f"p.{column} = ?")
+                params.append(value)
+        if self.text:
+            clauses.append("(p.question LIKE ? ESCAPE '\\' OR p.reference_answer LIKE ? ESCAPE '\\')")
+            like = "%" + self.text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+            params += [like, like]
+        return (" AND ".join(clauses) or "1"), params
+
+
+@dataclass(frozen=True)
+class QueueRow:
+    """One line of the queue: a pair's id, position, question, labels and this annotator's decision."""
+
+    id: str
+    ordinal: int
+    question: str
+    repository: str | None
+    qa_type: str | None
+    category: str | None
+    needs_reference: bool
+    decision: str | None
+
+
+@dataclass(frozen=True)
+class Progress:
+    """Counts for the progress line: ``decided`` by anyone (accept or reject), and by this annotator."""
+
+    total: int
+    decided: int
+    mine: int
+
+
+class Store:
+    """A benchwright project database.
+
+    Open with :meth:`Store.open`; use as a context manager or call :meth:`close`.
+
+    Raises:
+        StoreError: the file is not a SQLite database, or is locked by another writer for longer than
+            :data:`BUSY_TIMEOUT_S`.
+    """
+
+    def __init__(self, db: Database, path: Path):
+        self.db = db
+        self.path = path
+        self._write_lock = threading.RLock()
+
+    # ----------------------------------------------------------------- opening
+    @classmethod
+    def open(cls, path: str | Path) -> Store:
+        """Open (creating if needed) the project at ``path`` and apply pending migrations.
+
+        Raises:
+            StoreError: not a SQLite file, a folder that does not exist, or a migration failed.
+        """
+        p = Path(path)
+        if p.is_dir():
+            raise StoreError(f"{p}: is a directory; give the path of a project file, e.g. {p / 'benchwright.db'}")
+        if not p.parent.exists():
+            raise StoreError(f"{p}: folder {p.parent} does not exist")
+        try:
+            conn = sqlite3.connect(str(p), check_same_thread=False, timeout=BUSY_TIMEOUT_S)
+            db = Database(conn)
+            with db.ensure_autocommit_on():
+                conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA foreign_keys=ON")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            store = cls(db, p)
+            with store._write_lock:
+                migrations.apply(db)
+        except sqlite3.DatabaseError as e:
+            raise StoreError(f"{p}: cannot open as a benchwright project ({e})") from None
+        return store
+
+    def close(self) -> None:
+        """Close the connection; committed work is on disk."""
+        self.db.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    @contextmanager
+    def write(self) -> Iterator[Database]:
+        """One write transaction through the single write path; rolled back whole on any error."""
+        with self._write_lock:
+            try:
+                with self.db.atomic():
+                    yield self.db
+            except sqlite3.OperationalError as e:
+                if "locked" in str(e) or "busy" in str(e):
+                    raise StoreError(f"{self.path}: another process held the project for too long; try again") from e
+                raise
+
+    def _one(self, sql: str, params: list | tuple = ()) -> tuple | None:
+        return self.db.conn.execute(sql, params).fetchone()
+
+    # ----------------------------------------------------------- repositories
+    def add_repository(self, repo: Repository, annotator: str) -> Repository:
+        """Register ``repo``; registering the same repository again is a no-op.
+
+        An existing entry without a local path gains ``repo.local_path`` when the pins agree.
+
+        Raises:
+            RepositoryError: the name is registered with another commit or version, or another path.
+        """
+        with self.write() as db:
+            existing = self.get_repository(repo.name, missing_ok=True)
+            if existing is None:
+                db["repositories"].insert(_repo_row(repo, annotator))
+                return repo
+            if not _pins_agree(existing, repo):
+                raise RepositoryError(
+                    f"repository '{repo.name}' is already registered as {existing.pin}; "
+                    f"it cannot be registered again as {repo.pin}"
+                )
+            updates = {}
+            if repo.local_path and existing.local_path != repo.local_path:
+                if existing.local_path:
+                    raise RepositoryError(
+                        f"repository '{repo.name}' is already registered at {existing.local_path}"
+                    )
+                updates["local_path"] = repo.local_path
+                if repo.commit_verified:
+                    updates.update(commit_sha=repo.commit, commit_verified=1)
+            for key in ("url", "version_label", "language", "theme"):
+                if getattr(repo, key) and not getattr(existing, key):
+                    updates[key] = getattr(repo, key)
+            if updates:
+                db["repositories"].update(repo.name, updates)
+        return self.get_repository(repo.name)
+
+    def get_repository(self, name: str, *, missing_ok: bool = False) -> Repository | None:
+        """The repository called ``name``.
+
+        Raises:
+            NotFoundError: no such repository (unless ``missing_ok``, which returns ``None``).
+        """
+        rows = list(self.db.query("SELECT * FROM repositories WHERE name = ?", [name]))
+        if not rows:
+            if missing_ok:
+                return None
+            raise NotFoundError(
+                f"repository '{name}' is not registered; register it with: benchwright repo add {name} PATH"
+            )
+        return _repo_from_row(rows[0])
+
+    def repositories(self) -> list[Repository]:
+        """Every registered repository, by name."""
+        return [_repo_from_row(r) for r in self.db.query("SELECT * FROM repositories ORDER BY name")]
+
+    # ------------------------------------------------------------------ import
+    def apply_import(
+        self, result: ParseResult, *, annotator: str, file_path: str | Path, skip_invalid: bool = False,
+        repository: str | None = None, options: dict | None = None,
+    ) -> ImportReport:
+        """Write the valid pairs of ``result`` in one transaction (all or nothing).
+
+        Pairs already in the project (same content-hash id) are counted, not written again, so importing
+        the same file twice adds nothing. Repositories named by the file are registered.
+
+        Raises:
+            InputFileError: ``result`` has problems and ``skip_invalid`` is False, or it read no record.
+            NotFoundError: a pair names a repository that is not registered.
+        """
+        report = ImportReport(file=result.file, format=result.format, read=result.read)
+        if result.problems and not skip_invalid:
+            raise InputFileError(result.problems)
+        if result.read == 0:
+            raise InputFileError.single(result.file, "contains no records")
+        report.skipped = list(result.problems)
+        known = {r.name for r in self.repositories()} | {r.name for r in result.repositories}
+        for name in sorted({p.repository for p in result.pairs if p.repository} - known):
+            self.get_repository(name)  # raises NotFoundError with the fix
+        path = Path(file_path)
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        now = utc_now()
+        with self.write() as db:
+            for repo in result.repositories:
+                if self.get_repository(repo.name, missing_ok=True) is None:
+                    db["repositories"].insert(_repo_row(repo, annotator))
+                    report.repositories_added.append(repo.name)
+            existing = _existing_ids(db, [p.id for p in result.pairs])
+            seen: set[str] = set()
+            new: list[QAPair] = []
+            for pair in result.pairs:
+                if pair.id in existing:
+                    report.already_present += 1
+                elif pair.id in seen:
+                    report.duplicates_in_file += 1
+                else:
+                    seen.add(pair.id)
+                    new.append(pair)
+            report.needs_reference = [p.id for p in new if p.needs_reference]
+            report.added = len(new)
+            if not new and not report.repositories_added:
+                return report
+            cursor = db.conn.execute(
+                """INSERT INTO import_batches (format, file_name, file_path, file_sha256, repository,
+                   options_json, read_count, added_count, already_present_count, duplicate_count,
+                   skipped_count, skipped_json, created_at, created_by)
+                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                (
+                    result.format, path.name, str(path.resolve()), digest, repository,
+                    json.dumps(options or {}, sort_keys=True), report.read, report.added,
+                    report.already_present, report.duplicates_in_file, len(report.skipped),
+                    json.dumps([str(p) for p in report.skipped]), now, annotator,
+                ),
+            )
+            report.batch_id = cursor.lastrowid
+            start = (self._one("SELECT coalesce(max(ordinal), 0) FROM qa_pairs") or (0,))[0]
+            db.conn.executemany(
+                f"INSERT INTO qa_pairs ({_PAIR_COLUMNS}, import_batch_id, created_at) "
+                f"VALUES ({', '.join('?' * 22)})",
+                (
+                    _pair_values(p, start + i + 1, path.name) + (report.batch_id, now)
+                    for i, p in enumerate(new)
+                ),
+            )
+        return report
+
+    # ------------------------------------------------------------------- pairs
+    def get_pair(self, pair_id: str) -> QAPair:
+        """The Q&A pair ``pair_id``.
+
+        Raises:
+            NotFoundError: no such pair.
+        """
+        row = self.db.conn.execute(f"SELECT {_PAIR_COLUMNS} FROM qa_pairs WHERE id = ?", [pair_id]).fetchone()
+        if row is None:
+            raise NotFoundError(f"no Q&A pair with id {pair_id}")
+        return _pair_from_row(row)
+
+    def count_pairs(self) -> int:
+        """Number of Q&A pairs in the project."""
+        return self._one("SELECT count(*) FROM qa_pairs")[0]
+
+    def ordinal_of(self, pair_id: str) -> int:
+        """The queue position (1-based import order) of ``pair_id``; NotFoundError if absent."""
+        row = self._one("SELECT ordinal FROM qa_pairs WHERE id = ?", [pair_id])
+        if row is None:
+            raise NotFoundError(f"no Q&A pair with id {pair_id}")
+        return row[0]
+
+    def facets(self) -> dict[str, list[str]]:
+        """Distinct non-empty values of repository, qa_type and category, for filter choices."""
+        out = {}
+        for column in ("repository", "qa_type", "category"):
+            out[column] = [
+                r[0] for r in self.db.conn.execute(
+                    f"SELECT DISTINCT {column} FROM qa_pairs WHERE {column} IS NOT NULL ORDER BY {column}"
+                )
+            ]
+        return out
+
+    # ---------------------------------------------------------------- queue
+    def queue_page(
+        self, annotator: str, flt: QueueFilter = QueueFilter(), *, after_ordinal: int = 0, limit: int = 200
+    ) -> list[QueueRow]:
+        """Up to ``limit`` queue rows after ``after_ordinal`` in queue order, filtered."""
+        where, params = flt.sql(annotator)
+        rows = self.db.conn.execute(
+            f"""SELECT p.id, p.ordinal, p.question, p.repository, p.qa_type, p.category, p.needs_reference,
+                       s.decision
+                FROM qa_pairs p LEFT JOIN review_state s ON s.qa_pair_id = p.id AND s.annotator = ?
+                WHERE p.ordinal > ? AND {where} ORDER BY p.ordinal LIMIT ?""",
+            [annotator, after_ordinal, *params, limit],
+        ).fetchall()
+        return [QueueRow(r[0], r[1], r[2], r[3], r[4], r[5], bool(r[6]), r[7]) for r in rows]
+
+    def count_filtered(self, annotator: str, flt: QueueFilter) -> int:
+        """Number of pairs ``flt`` lets through for ``annotator``."""
+        where, params = flt.sql(annotator)
+        return self._one(
+            f"""SELECT count(*) FROM qa_pairs p
+                LEFT JOIN review_state s ON s.qa_pair_id = p.id AND s.annotator = ? WHERE {where}""",
+            [annotator, *params],
+        )[0]
+
+    def neighbor(self, pair_id: str, annotator: str, flt: QueueFilter = QueueFilter(), *, step: int = 1) -> str | None:
+        """The id of the next (``step=1``) or previous (``step=-1``) pair in filtered queue order, or None."""
+        ordinal = self.ordinal_of(pair_id)
+        where, params = flt.sql(annotator)
+        op, order = (">", "ASC") if step > 0 else ("<", "DESC")
+        row = self._one(
+            f"""SELECT p.id FROM qa_pairs p
+                LEFT JOIN review_state s ON s.qa_pair_id = p.id AND s.annotator = ?
+                WHERE p.ordinal {op} ? AND {where} ORDER BY p.ordinal {order} LIMIT 1""",
+            [annotator, ordinal, *params],
+        )
+        return row[0] if row else None
+
+    def first_undecided(self, annotator: str, flt: QueueFilter = QueueFilter()) -> str | None:
+        """Where work resumes: the first pair ``annotator`` has not seen, else the first they skipped, else None."""
+        where, params = flt.sql(annotator)
+        for condition in ("s.decision IS NULL", "s.decision = 'skip'"):
+            row = self._one(
+                f"""SELECT p.id FROM qa_pairs p
+                    LEFT JOIN review_state s ON s.qa_pair_id = p.id AND s.annotator = ?
+                    WHERE {condition} AND {where} ORDER BY p.ordinal LIMIT 1""",
+                [annotator, *params],
+            )
+            if row:
+                return row[0]
+        return None
+
+    def progress(self, annotator: str) -> Progress:
+        """Totals for the progress line."""
+        total = self.count_pairs()
+        decided = self._one(
+            "SELECT count(DISTINCT qa_pair_id) FROM review_state WHERE decision IN ('accept', 'reject')"
+        )[0]
+        mine = self._one(
+            "SELECT count(*) FROM review_state WHERE annotator = ? AND decision IN ('accept', 'reject')",
+            [annotator],
+        )[0]
+        return Progress(total, decided, mine)
+
+    # -------------------------------------------------------------- decisions
+    def record_decision(self, pair_id: str, annotator: str, decision: Decision | str) -> int:
+        """Append ``annotator``'s decision on ``pair_id``; committed before returning. Returns the row id.
+
+        Raises:
+            NotFoundError: no such pair.
+            ValueError: not a known decision.
+        """
+        decision = Decision(decision)
+        with self.write() as db:
+            self.ordinal_of(pair_id)
+            previous = self.current_decision(pair_id, annotator)
+            cur = db.conn.execute(
+                """INSERT INTO review_decisions (qa_pair_id, annotator, decision, previous_decision, created_at)
+                   VALUES (?, ?, ?, ?, ?)""",
+                (pair_id, annotator, decision.value, previous.value if previous else None, utc_now()),
+            )
+            return cur.lastrowid
+
+    def current_decision(self, pair_id: str, annotator: str) -> Decision | None:
+        """``annotator``'s current decision on ``pair_id``, or None."""
+        row = self._one(
+            "SELECT decision FROM review_state WHERE qa_pair_id = ? AND annotator = ?", [pair_id, annotator]
+        )
+        return Decision(row[0]) if row and row[0] else None
+
+    def undo_last(self, annotator: str) -> str | None:
+        """Undo ``annotator``'s latest decision not yet undone, by appending a row that restores the state
+        before it. Works across restarts, since it reads the log. Returns the pair's id, or None if there is
+        nothing to undo.
+        """
+        with self.write() as db:
+            row = db.conn.execute(
+                """SELECT d.id, d.qa_pair_id, d.previous_decision FROM review_decisions d
+                   WHERE d.annotator = ? AND d.reverts_id IS NULL
+                     AND NOT EXISTS (SELECT 1 FROM review_decisions u WHERE u.reverts_id = d.id)
+                   ORDER BY d.id DESC LIMIT 1""",
+                [annotator],
+            ).fetchone()
+            if row is None:
+                return None
+            decision_id, pair_id, previous = row
+            current = self.current_decision(pair_id, annotator)
+            db.conn.execute(
+                """INSERT INTO review_decisions
+                   (qa_pair_id, annotator, decision, previous_decision, reverts_id, created_at)
+                   VALUES (?, ?, ?, ?, ?, ?)""",
+                (pair_id, annotator, previous, current.value if current else None, decision_id, utc_now()),
+            )
+            return pair_id
+
+    def decision_history(self, pair_id: str) -> list[dict]:
+        """Every decision row of ``pair_id``, oldest first (id, annotator, decision, reverts_id, created_at)."""
+        return list(
+            self.db.query(
+                "SELECT id, annotator, decision, previous_decision, reverts_id, created_at "
+                "FROM review_decisions WHERE qa_pair_id = ? ORDER BY id",
+                [pair_id],
+            )
+        )
+
+    # ------------------------------------------------------------------ notes
+    def add_note(self, pair_id: str, annotator: str, text: str) -> int:
+        """Append ``annotator``'s note on ``pair_id`` (the latest note is the current one)."""
+        with self.write() as db:
+            self.ordinal_of(pair_id)
+            cur = db.conn.execute(
+                "INSERT INTO review_notes (qa_pair_id, annotator, text, created_at) VALUES (?, ?, ?, ?)",
+                (pair_id, annotator, text, utc_now()),
+            )
+            return cur.lastrowid
+
+    def current_note(self, pair_id: str, annotator: str) -> str:
+        """``annotator``'s latest note on ``pair_id``, or ``""``."""
+        row = self._one(
+            "SELECT text FROM review_notes WHERE qa_pair_id = ? AND annotator = ? ORDER BY id DESC LIMIT 1",
+            [pair_id, annotator],
+        )
+        return row[0] if row else ""
+
+
+# ------------------------------------------------------------------- helpers
+def _pins_agree(a: Repository, b: Repository) -> bool:
+    if a.commit and b.commit:
+        return a.commit.startswith(b.commit) or b.commit.startswith(a.commit)
+    if a.version_label and b.version_label:
+        return a.version_label == b.version_label
+    return True
+
+
+def _repo_row(repo: Repository, annotator: str) -> dict:
+    return {
+        "name": repo.name, "url": repo.url, "commit_sha": repo.commit, "commit_verified": int(repo.commit_verified),
+        "version_label": repo.version_label, "local_path": repo.local_path, "language": repo.language,
+        "theme": repo.theme, "created_at": utc_now(), "created_by": annotator,
+    }
+
+
+def _repo_from_row(row: dict) -> Repository:
+    return Repository(
+        name=row["name"], url=row["url"], commit=row["commit_sha"], version_label=row["version_label"],
+        local_path=row["local_path"], language=row["language"], theme=row["theme"],
+        commit_verified=bool(row["commit_verified"]),
+    )
+
+
+def _existing_ids(db: Database, ids: list[str]) -> set[str]:
+    found: set[str] = set()
+    for i in range(0, len(ids), 900):
+        chunk = ids[i : i + 900]
+        found.update(
+            r[0] for r in db.conn.execute(
+                f"SELECT id FROM qa_pairs WHERE id IN ({', '.join('?' * len(chunk))})", chunk
+            )
+        )
+    return found
+
+
+def _pair_values(p: QAPair, ordinal: int, file_name: str) -> tuple:
+    return (
+        p.id, ordinal, p.repository, p.question, p.reference_answer, int(p.needs_reference), p.category,
+        p.qa_type, p.qa_subtype, p.cluster_id, p.cluster_name, p.language, p.theme, p.task_set,
+        p.source.format, file_name, p.source.line, p.source.unit, p.source.upstream_id,
+        json.dumps(p.extra, ensure_ascii=False, default=str),
+    )
+
+
+def _pair_from_row(r: tuple) -> QAPair:
+    return QAPair.model_construct(
+        id=r[0], repository=r[2], question=r[3], reference_answer=r[4], category=r[6], qa_type=r[7],
+        qa_subtype=r[8], cluster_id=r[9], cluster_name=r[10], language=r[11], theme=r[12], task_set=r[13],
+        source=SourceRef(format=r[14], file=r[15], line=r[16], unit=r[17], upstream_id=r[18]),
+        extra=json.loads(r[19]),
+    )

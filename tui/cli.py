@@ -1,0 +1,214 @@
+"""The ``benchwright`` command line (click). It owns no logic: every command calls core, db or exports.
+
+Errors benchwright raises on purpose are printed as ``error: ...`` on stderr with exit code 1 (usage
+errors: click's exit code 2); no traceback.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from pathlib import Path
+
+import click
+
+from benchwright.core import demo as demo_mod
+from benchwright.core.config import data_dir, resolve_annotator, resolve_db_path
+from benchwright.core.errors import BenchwrightError, ImportReport, InputFileError
+from benchwright.core.importers import FORMATS, TARGETS, parse
+from benchwright.core.repository import describe_local_repository
+from benchwright.db import Store
+
+
+def _friendly(fn):
+    """Turn BenchwrightError into a message on stderr and exit code 1."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except BenchwrightError as e:
+            click.echo(f"error: {e}", err=True)
+            sys.exit(1)
+
+    return wrapper
+
+
+def _open(ctx: click.Context) -> Store:
+    return Store.open(ctx.obj["db"])
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--db", "db_path", type=click.Path(dir_okay=False), envvar="BENCHWRIGHT_DB",
+              help="Project file (default: ./benchwright.db; env BENCHWRIGHT_DB).")
+@click.version_option(package_name="benchwright")
+@click.pass_context
+def main(ctx: click.Context, db_path: str | None) -> None:
+    """benchwright: build repository-level code-comprehension benchmarks."""
+    ctx.ensure_object(dict)
+    ctx.obj["db"] = resolve_db_path(db_path)
+
+
+@main.command()
+@click.pass_context
+@_friendly
+def init(ctx: click.Context) -> None:
+    """Create an empty project file (or upgrade an existing one in place)."""
+    with _open(ctx) as store:
+        click.echo(f"project ready: {store.path} ({store.count_pairs()} Q&A pairs)")
+
+
+# ----------------------------------------------------------------- repositories
+@main.group()
+def repo() -> None:
+    """Register and list the repositories questions are about."""
+
+
+@repo.command("add")
+@click.argument("name")
+@click.argument("path", type=click.Path(file_okay=False))
+@click.option("--commit", help="Expected commit SHA (checked against a git checkout).")
+@click.option("--version", "version", help="Version label for a plain directory (e.g. 3.1.1).")
+@click.option("--url", help="Where the repository is published.")
+@click.option("--language", help="Main programming language.")
+@click.option("--theme", help="Repository theme (e.g. Web Framework).")
+@click.option("--as", "annotator", help="Who registers it (default: configuration, then the OS user).")
+@click.pass_context
+@_friendly
+def repo_add(ctx, name, path, commit, version, url, language, theme, annotator) -> None:
+    """Register the local code base at PATH as NAME (a git checkout, or a directory with --version)."""
+    repository = describe_local_repository(
+        name, path, commit=commit, version=version, url=url, language=language, theme=theme
+    )
+    with _open(ctx) as store:
+        saved = store.add_repository(repository, resolve_annotator(annotator))
+    verified = " (commit read from git)" if saved.commit_verified else ""
+    click.echo(f"registered {saved.pin}{verified} at {saved.local_path}")
+
+
+@repo.command("list")
+@click.pass_context
+@_friendly
+def repo_list(ctx) -> None:
+    """List registered repositories."""
+    with _open(ctx) as store:
+        repos = store.repositories()
+    if not repos:
+        click.echo("no repositories registered; add one with: benchwright repo add NAME PATH")
+    for r in repos:
+        click.echo(f"{r.pin}\t{r.local_path or '(not checked out here)'}\t{r.url or ''}")
+
+
+# ---------------------------------------------------------------------- import
+@main.command("import")
+@click.argument("fmt", metavar="FORMAT", type=click.Choice(FORMATS))
+@click.argument("file", type=click.Path(dir_okay=True))
+@click.option("--repo", "repository", help="Registered repository the pairs are about.")
+@click.option("--map", "mapping", multiple=True, metavar="TARGET=COLUMN",
+              help=f"For jsonl and csv: which column fills a field ({', '.join(TARGETS)}).")
+@click.option("--skip-invalid", is_flag=True, help="Import the valid records and list every skipped one.")
+@click.option("--as", "annotator", help="Who imports (default: configuration, then the OS user).")
+@click.pass_context
+@_friendly
+def import_cmd(ctx, fmt, file, repository, mapping, skip_invalid, annotator) -> None:
+    """Import candidate Q&A pairs from FILE in FORMAT.
+
+    All or nothing: a file with any invalid record imports nothing (unless --skip-invalid), and
+    importing the same file again adds nothing.
+    """
+    with _open(ctx) as store:
+        if repository:
+            store.get_repository(repository)
+        result = parse(fmt, file, repository=repository, mapping=mapping)
+        report = store.apply_import(
+            result, annotator=resolve_annotator(annotator), file_path=file, skip_invalid=skip_invalid,
+            repository=repository, options={"map": list(mapping), "skip_invalid": skip_invalid},
+        )
+    _print_report(report)
+
+
+def _print_report(r: ImportReport) -> None:
+    click.echo(f"{r.file}: read {r.read} records, added {r.added} Q&A pairs")
+    if r.already_present:
+        click.echo(f"  {r.already_present} already in the project (not added again)")
+    if r.duplicates_in_file:
+        click.echo(f"  {r.duplicates_in_file} repeated earlier records of the same file (added once)")
+    if r.repositories_added:
+        click.echo(f"  registered {len(r.repositories_added)} repositories: {', '.join(r.repositories_added)}")
+        click.echo("  (not checked out here; add a local checkout with: benchwright repo add NAME PATH)")
+    if r.needs_reference:
+        click.echo(f"  {len(r.needs_reference)} pairs have no reference answer and need one:")
+        for pid in r.needs_reference:
+            click.echo(f"    {pid}")
+    if r.skipped:
+        click.echo(f"  skipped {len(r.skipped)} invalid records:")
+        for p in r.skipped:
+            click.echo(f"    {p}")
+
+
+# ---------------------------------------------------------------------- review
+def _run_app(store: Store, annotator: str, title: str | None = None) -> None:
+    from .app import BenchwrightApp
+
+    BenchwrightApp(store, annotator, title=title).run()
+
+
+@main.command()
+@click.option("--as", "annotator", help="Annotator name (default: BENCHWRIGHT_ANNOTATOR, config, OS user).")
+@click.pass_context
+@_friendly
+def review(ctx, annotator) -> None:
+    """Open the review app on the project."""
+    path = ctx.obj["db"]
+    if not Path(path).exists():
+        raise BenchwrightError(f"{path}: no project here; create one with benchwright init, or pass --db")
+    with _open(ctx) as store:
+        _run_app(store, resolve_annotator(annotator))
+
+
+@main.command()
+@click.pass_context
+@click.option("--as", "annotator", help="Annotator name.")
+@_friendly
+def status(ctx, annotator) -> None:
+    """Print the project's counts and this annotator's progress."""
+    who = resolve_annotator(annotator)
+    with _open(ctx) as store:
+        p = store.progress(who)
+        click.echo(f"{store.path}: {p.total} Q&A pairs, {p.decided} decided, {p.mine} by {who}")
+        for r in store.repositories():
+            click.echo(f"  repository {r.pin}: {r.local_path or '(not checked out here)'}")
+
+
+# ------------------------------------------------------------------------ demo
+def prepare_demo(folder: Path) -> Path:
+    """Create (or reuse) the demo project in ``folder``; return the project file. Idempotent."""
+    folder.mkdir(parents=True, exist_ok=True)
+    repository = demo_mod.demo_repository()
+    # One project per click version, so upgrading click never leaves a demo pinned to another version.
+    db_path = folder / f"demo-click-{repository.version_label}.db"
+    sample = demo_mod.prepare_demo_sample(folder / f"demo-click-{repository.version_label}.jsonl")
+    with Store.open(db_path) as store:
+        store.add_repository(repository, "benchwright-demo")
+        result = parse("jsonl", sample, repository=demo_mod.DEMO_REPOSITORY, mapping=demo_mod.DEMO_MAPPING)
+        store.apply_import(result, annotator="benchwright-demo", file_path=sample,
+                           repository=demo_mod.DEMO_REPOSITORY)
+    return db_path
+
+
+@main.command()
+@click.option("--as", "annotator", help="Annotator name.")
+@click.option("--no-open", is_flag=True, help="Prepare the demo project and print its path; do not open the app.")
+@_friendly
+def demo(annotator, no_open) -> None:
+    """Open the app on a bundled sample project about click (created once in the user data folder)."""
+    db_path = prepare_demo(data_dir() / "demo")
+    if no_open:
+        click.echo(str(db_path))
+        return
+    with Store.open(db_path) as store:
+        _run_app(store, resolve_annotator(annotator), title="demo project")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

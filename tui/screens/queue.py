@@ -1,0 +1,185 @@
+"""The queue screen: every pair with its status, filters, text search, progress; enter opens a pair."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Input, Select, Static
+
+from benchwright.db import STATUSES, QueueFilter, QueueRow, Store
+
+from ..widgets import literal
+
+PAGE = 200
+"""Rows fetched at a time; more are fetched when the cursor nears the end."""
+
+MAX_PRELOAD = 1000
+"""Queue position beyond which the table starts at the target pair rather than at the top."""
+
+_STATUS_TEXT = {
+    "accept": ("accepted", "green"), "reject": ("rejected", "red"), "skip": ("skipped", "yellow"),
+    None: ("undecided", "dim"),
+}
+
+
+class QueueScreen(Screen):
+    """The review queue of one annotator, in import order, filtered; opens at the first undecided pair."""
+
+    BINDINGS = [
+        Binding("enter", "open", "Review", show=True, id="queue.open"),
+        Binding("slash", "search", "Search", key_display="/", id="queue.search"),
+        Binding("u", "next_undecided", "First undecided", id="queue.undecided"),
+        Binding("r", "reload", "Refresh", id="queue.refresh"),
+        Binding("home", "top", "Top", show=False, id="queue.top"),
+        Binding("question_mark", "app.help", "Help", key_display="?", id="queue.help"),
+        Binding("ctrl+q", "app.quit", "Quit", id="queue.quit"),
+    ]
+
+    def __init__(self, store: Store, annotator: str) -> None:
+        super().__init__()
+        self.store = store
+        self.annotator = annotator
+        self.flt = QueueFilter()
+        self.last_ordinal = 0
+        self.exhausted = False
+        self.rows: list[QueueRow] = []
+
+    def compose(self) -> ComposeResult:
+        facets = self.store.facets()
+        yield Header()
+        with Horizontal(id="filters"):
+            yield Select([(s, s) for s in STATUSES], prompt="status: all", id="f-status")
+            yield Select([(r, r) for r in facets["repository"]], prompt="repository: all", id="f-repository")
+            yield Select([(t, t) for t in facets["qa_type"]], prompt="QA type: all", id="f-qa_type")
+            yield Select([(c, c) for c in facets["category"]], prompt="category: all", id="f-category")
+            yield Input(placeholder="search question and answer (/)", id="f-text")
+        yield Static(id="progress")
+        yield DataTable(id="queue", cursor_type="row", zebra_stripes=True)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one(DataTable)
+        table.add_column("#", key="ordinal", width=7)
+        table.add_column("status", key="status", width=10)
+        table.add_column("type", key="type", width=6)
+        table.add_column("repository", key="repository", width=18)
+        table.add_column("question", key="question")
+        self.reload(focus_first_undecided=True)
+        table.focus()
+
+    # ----------------------------------------------------------------- loading
+    def reload(self, *, focus_first_undecided: bool = False, keep: str | None = None) -> None:
+        """Reload from the store with the current filter; put the cursor on ``keep`` or the first undecided."""
+        table = self.query_one(DataTable)
+        table.clear()
+        self.rows, self.last_ordinal, self.exhausted = [], 0, False
+        target = keep or (self.store.first_undecided(self.annotator, self.flt) if focus_first_undecided else None)
+        target_ordinal = self.store.ordinal_of(target) if target else 0
+        if target_ordinal > MAX_PRELOAD:
+            # A long way down a large queue: start the table at the target instead of loading everything
+            # above it; Home reloads from the top.
+            self.last_ordinal = target_ordinal - 1
+        self._load_more()
+        while target and not self.exhausted and self.last_ordinal < target_ordinal:
+            self._load_more()
+        if target:
+            for i, row in enumerate(self.rows):
+                if row.id == target:
+                    table.move_cursor(row=i, animate=False)
+                    break
+        self.refresh_progress()
+
+    def _load_more(self) -> None:
+        if self.exhausted:
+            return
+        page = self.store.queue_page(self.annotator, self.flt, after_ordinal=self.last_ordinal, limit=PAGE)
+        if len(page) < PAGE:
+            self.exhausted = True
+        if not page:
+            return
+        self.last_ordinal = page[-1].ordinal
+        self.rows.extend(page)
+        table = self.query_one(DataTable)
+        for r in page:
+            table.add_row(*self._cells(r), key=r.id)
+
+    @staticmethod
+    def _cells(r: QueueRow) -> tuple:
+        label, style = _STATUS_TEXT[r.decision]
+        status = Text(label, style=style)
+        if r.needs_reference:
+            status.append("!", style="bold red")
+        question = r.question.replace("\n", " ")
+        return (
+            Text(str(r.ordinal), justify="right"), status, literal(r.qa_type or ""),
+            literal(r.repository or ""), literal(question[:300]),
+        )
+
+    def refresh_progress(self) -> None:
+        """Update the progress line (decided / total, mine, rows matching the filter)."""
+        p = self.store.progress(self.annotator)
+        shown = self.store.count_filtered(self.annotator, self.flt)
+        line = Text()
+        line.append(f"decided {p.decided}/{p.total}", style="bold")
+        line.append(f" · mine {p.mine} · matching filter {shown} · annotator ")
+        line.append(self.annotator, style="bold")
+        self.query_one("#progress", Static).update(line)
+
+    # ------------------------------------------------------------------ events
+    @on(DataTable.RowHighlighted)
+    def _maybe_load(self, event: DataTable.RowHighlighted) -> None:
+        if event.cursor_row >= len(self.rows) - 20:
+            self._load_more()
+
+    @on(DataTable.RowSelected)
+    def _open_selected(self, event: DataTable.RowSelected) -> None:
+        self.open_pair(str(event.row_key.value))
+
+    @on(Select.Changed)
+    def _filter_changed(self, event: Select.Changed) -> None:
+        field = (event.select.id or "").removeprefix("f-")
+        value = None if event.value is Select.NULL else str(event.value)
+        self.flt = QueueFilter(**{**self.flt.__dict__, field: value})
+        self.reload()
+
+    @on(Input.Submitted, "#f-text")
+    def _search(self, event: Input.Submitted) -> None:
+        self.flt = QueueFilter(**{**self.flt.__dict__, "text": event.value.strip() or None})
+        self.reload()
+        self.query_one(DataTable).focus()
+
+    # ----------------------------------------------------------------- actions
+    def open_pair(self, pair_id: str) -> None:
+        """Open the review screen at ``pair_id``, walking the queue with the current filter."""
+        from .review import ReviewScreen
+
+        def returned(last_pair_id: str | None) -> None:
+            self.reload(keep=last_pair_id)
+
+        self.app.push_screen(ReviewScreen(self.store, self.annotator, pair_id, self.flt), returned)
+
+    def action_open(self) -> None:
+        """Review the highlighted pair."""
+        table = self.query_one(DataTable)
+        if self.rows and table.cursor_row < len(self.rows):
+            self.open_pair(self.rows[table.cursor_row].id)
+
+    def action_search(self) -> None:
+        """Focus the search field."""
+        self.query_one("#f-text", Input).focus()
+
+    def action_next_undecided(self) -> None:
+        """Put the cursor on the first undecided pair (loading rows up to it)."""
+        self.reload(focus_first_undecided=True)
+
+    def action_top(self) -> None:
+        """Reload the queue from its first pair."""
+        self.reload()
+
+    def action_reload(self) -> None:
+        """Reload the queue from the project (another annotator may have worked meanwhile)."""
+        self.reload(keep=self.rows[self.query_one(DataTable).cursor_row].id if self.rows else None)

@@ -1,0 +1,227 @@
+"""The review screen: one Q&A pair, its metadata and evidence; verdict keys store decisions at once."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Label, OptionList, Static
+from textual.widgets.option_list import Option
+
+from benchwright.core.errors import BenchwrightError
+from benchwright.core.evidence import Evidence, gather_evidence
+from benchwright.core.models import Decision, QAPair
+from benchwright.db import QueueFilter, Store
+
+from ..widgets import LiteralMarkdown, literal
+
+_DECISION_STYLE = {"accept": "bold green", "reject": "bold red", "skip": "yellow"}
+_EVIDENCE_MARK = {
+    "found": ("✓", "green"), "found-by-suffix": ("✓", "green"), "ambiguous": ("?", "yellow"),
+    "missing": ("✗ missing", "red"), "unsafe": ("✗ outside the repository", "red"),
+    "no-repository": ("–", "dim"),
+}
+
+
+class ReviewScreen(Screen):
+    """Review one pair at a time.
+
+    Keys: ``a`` accept, ``x`` reject, ``space`` skip (each stores the decision, then moves on),
+    left/right previous/next, ``backspace`` undo the last decision, ``n`` notes, ``e`` evidence,
+    ``?`` help, ``escape`` back to the queue.
+    """
+
+    BINDINGS = [
+        Binding("a", "decide('accept')", "Accept", id="review.accept"),
+        Binding("x", "decide('reject')", "Reject", id="review.reject"),
+        Binding("space", "decide('skip')", "Skip", id="review.skip"),
+        Binding("left", "move(-1)", "Previous", id="review.previous"),
+        Binding("right", "move(1)", "Next", id="review.next"),
+        Binding("backspace", "undo", "Undo", id="review.undo"),
+        Binding("n", "notes", "Notes", id="review.notes"),
+        Binding("e", "focus_evidence", "Evidence", id="review.evidence"),
+        Binding("question_mark", "app.help", "Help", key_display="?", id="review.help"),
+        Binding("escape", "back", "Queue", id="review.queue"),
+    ]
+
+    class Decided(Message):
+        """Posted after a decision (or an undo) is stored: ``pair_id``, ``decision`` (None after undo)."""
+
+        def __init__(self, pair_id: str, decision: str | None) -> None:
+            super().__init__()
+            self.pair_id = pair_id
+            self.decision = decision
+
+    def __init__(self, store: Store, annotator: str, pair_id: str, flt: QueueFilter = QueueFilter()) -> None:
+        super().__init__()
+        self.store = store
+        self.annotator = annotator
+        self.flt = flt
+        self.pair_id = pair_id
+        self.pair: QAPair | None = None
+        self.evidence: list[Evidence] = []
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static(id="review-status")
+        with Horizontal(id="review-body"):
+            with VerticalScroll(id="review-text"):
+                yield Label("Question", classes="section-title")
+                yield LiteralMarkdown(id="question")
+                yield Label("Reference answer", classes="section-title")
+                yield LiteralMarkdown(id="answer")
+            with Vertical(id="review-side"):
+                yield Static(id="metadata")
+                yield Label("Evidence (enter opens)", classes="section-title")
+                yield OptionList(id="evidence")
+                yield Label("Notes (n)", classes="section-title")
+                yield Static(id="note")
+        yield Footer()
+
+    async def on_mount(self) -> None:
+        await self.show_pair(self.pair_id)
+
+    # ------------------------------------------------------------------ display
+    async def show_pair(self, pair_id: str) -> None:
+        """Load ``pair_id`` from the store and display it."""
+        self.pair_id = pair_id
+        pair = self.pair = self.store.get_pair(pair_id)
+        repo = self.store.get_repository(pair.repository, missing_ok=True) if pair.repository else None
+        self.refresh_status()
+        await self.query_one("#question", LiteralMarkdown).show(pair.question)
+        answer = pair.reference_answer or "*No reference answer yet: this pair needs one.*"
+        await self.query_one("#answer", LiteralMarkdown).show(answer)
+        self.query_one("#review-text").scroll_home(animate=False)
+        self.query_one("#metadata", Static).update(self._metadata(pair, repo))
+        self.evidence = gather_evidence(repo.local_path if repo else None, pair.reference_answer)
+        options = self.query_one("#evidence", OptionList)
+        options.clear_options()
+        if not self.evidence:
+            options.add_option(Option(Text("no file cited", style="dim"), disabled=True))
+        for i, ev in enumerate(self.evidence):
+            mark, style = _EVIDENCE_MARK[ev.status]
+            label = literal(str(ev.citation))
+            label.append(f"  {mark}", style=style)
+            if ev.status == "found-by-suffix":
+                label.append(f" {ev.path}", style="dim")
+            elif ev.status == "ambiguous":
+                label.append(f" {len(ev.candidates)} files", style="yellow")
+            options.add_option(Option(label, id=f"ev{i}", disabled=not ev.openable))
+        note = self.store.current_note(pair_id, self.annotator)
+        self.query_one("#note", Static).update(literal(note) if note else Text("no notes", style="dim"))
+
+    def refresh_status(self) -> None:
+        """Update the status line: position, my decision, progress."""
+        decision = self.store.current_decision(self.pair_id, self.annotator)
+        prog = self.store.progress(self.annotator)
+        line = Text()
+        line.append(f"#{self.store.ordinal_of(self.pair_id)}  ", style="bold")
+        if decision:
+            line.append(f"{decision.value}ed" if decision is not Decision.SKIP else "skipped",
+                        style=_DECISION_STYLE[decision.value])
+        else:
+            line.append("undecided", style="dim")
+        line.append(f"   decided {prog.decided}/{prog.total} · mine {prog.mine}   annotator: ")
+        line.append(self.annotator, style="bold")
+        if self.flt != QueueFilter():
+            line.append("   (filtered queue)", style="italic")
+        self.query_one("#review-status", Static).update(line)
+
+    def _metadata(self, pair: QAPair, repo) -> Text:
+        t = Text()
+
+        def row(label: str, value: str | None) -> None:
+            if value:
+                t.append(f"{label:<11}", style="bold")
+                t.append_text(literal(value))
+                t.append("\n")
+
+        row("repository", repo.pin if repo else pair.repository or "(none)")
+        if repo and not repo.local_path:
+            t.append("           not checked out here: benchwright repo add NAME PATH\n", style="yellow")
+        row("category", pair.category)
+        row("QA type", " / ".join(x for x in (pair.qa_type, pair.qa_subtype) if x) or None)
+        row("cluster", " ".join(x for x in (pair.cluster_id, pair.cluster_name) if x) or None)
+        row("theme", pair.theme)
+        row("language", pair.language)
+        row("source", str(pair.source))
+        row("id", pair.id)
+        if pair.needs_reference:
+            t.append("needs a reference answer\n", style="bold red")
+        return t
+
+    # ------------------------------------------------------------------ actions
+    async def action_decide(self, decision: str) -> None:
+        """Store the decision now (committed), then move to the next pair."""
+        try:
+            self.store.record_decision(self.pair_id, self.annotator, decision)
+        except BenchwrightError as e:
+            self.notify(str(e), title="Not saved", severity="error")
+            return
+        self.post_message(self.Decided(self.pair_id, decision))
+        nxt = self.store.neighbor(self.pair_id, self.annotator, self.flt, step=1)
+        if nxt is None:
+            self.refresh_status()
+            self.notify("End of the queue.", title=decision)
+            return
+        await self.show_pair(nxt)
+
+    async def action_move(self, step: int) -> None:
+        """Show the previous (-1) or next (+1) pair of the queue."""
+        target = self.store.neighbor(self.pair_id, self.annotator, self.flt, step=step)
+        if target is None:
+            self.notify("Start of the queue." if step < 0 else "End of the queue.", timeout=2)
+            return
+        await self.show_pair(target)
+
+    async def action_undo(self) -> None:
+        """Undo my last decision (even one made before a restart) and show its pair."""
+        pair_id = self.store.undo_last(self.annotator)
+        if pair_id is None:
+            self.notify("Nothing to undo.", timeout=2)
+            return
+        self.post_message(self.Decided(pair_id, None))
+        await self.show_pair(pair_id)
+        self.notify(f"Undone: pair #{self.store.ordinal_of(pair_id)} is back to its earlier state.", timeout=3)
+
+    def action_notes(self) -> None:
+        """Edit my note on this pair in a dialog; saved as a new note version."""
+        from .notes import NotesScreen
+
+        pair_id = self.pair_id
+
+        def saved(text: str | None) -> None:
+            if text is None:
+                return
+            self.store.add_note(pair_id, self.annotator, text)
+            if pair_id == self.pair_id:
+                self.query_one("#note", Static).update(literal(text) if text else Text("no notes", style="dim"))
+            self.notify("Note saved.", timeout=2)
+
+        self.app.push_screen(NotesScreen(self.store.current_note(pair_id, self.annotator)), saved)
+
+    def action_focus_evidence(self) -> None:
+        """Move focus to the evidence list (enter opens the highlighted file)."""
+        options = self.query_one("#evidence", OptionList)
+        options.focus()
+        if options.highlighted is None and options.option_count:
+            options.highlighted = 0
+
+    def action_back(self) -> None:
+        """Return to the queue, which puts its cursor on the pair shown last."""
+        self.dismiss(self.pair_id)
+
+    @on(OptionList.OptionSelected, "#evidence")
+    def open_evidence(self, event: OptionList.OptionSelected) -> None:
+        """Open the chosen cited file in the evidence viewer."""
+        from .evidence import EvidenceScreen
+
+        if not event.option_id:
+            return
+        ev = self.evidence[int(event.option_id[2:])]
+        repo = self.store.get_repository(self.pair.repository)
+        self.app.push_screen(EvidenceScreen(repo, ev))
