@@ -1,0 +1,280 @@
+"""The review app driven with Pilot: decide, undo, resume after restart, notes, evidence, literal text."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+
+from textual.widgets import DataTable, Input, OptionList, Static
+from textual.widgets._markdown import MarkdownBlock
+
+from benchwright.core.evidence import Evidence
+from benchwright.db import Store
+from benchwright.tui.app import BenchwrightApp
+from benchwright.tui.screens import EvidenceScreen, HelpScreen, NotesScreen, QueueScreen, ReviewScreen
+
+SIZE = (160, 48)
+
+
+def decisions(db, annotator="ann"):
+    with Store.open(db) as s:
+        return {r.id: r.decision for r in s.queue_page(annotator, limit=1000)}
+
+
+async def test_opens_at_first_undecided_and_stores_each_decision_at_once(project):
+    db, ids = project
+    with Store.open(db) as store:
+        store.record_decision(ids[0], "ann", "accept")
+        app = BenchwrightApp(store, "ann")
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            screen = app.screen
+            assert isinstance(screen, ReviewScreen)
+            assert screen.pair_id == ids[1]
+            assert "ann" in app.sub_title
+            await pilot.press("a")
+            await pilot.pause()
+            # committed: another connection sees it while the app is still running
+            assert decisions(db)[ids[1]] == "accept"
+            assert app.screen.pair_id == ids[2]
+            await pilot.press("x")
+            await pilot.press("space")
+            await pilot.pause()
+            got = decisions(db)
+            assert got[ids[2]] == "reject" and got[ids[3]] == "skip"
+            assert app.screen.pair_id == ids[4]
+
+
+async def test_previous_next_and_undo(project):
+    db, ids = project
+    with Store.open(db) as store:
+        app = BenchwrightApp(store, "ann")
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            await pilot.press("right", "right")
+            await pilot.pause()
+            assert app.screen.pair_id == ids[2]
+            await pilot.press("left")
+            await pilot.pause()
+            assert app.screen.pair_id == ids[1]
+            await pilot.press("a", "a")
+            await pilot.pause()
+            assert decisions(db)[ids[2]] == "accept"
+            await pilot.press("backspace")
+            await pilot.pause()
+            assert app.screen.pair_id == ids[2]
+            assert decisions(db)[ids[2]] is None
+            assert decisions(db)[ids[1]] == "accept"
+            await pilot.press("backspace")
+            await pilot.pause()
+            assert app.screen.pair_id == ids[1]
+            assert decisions(db)[ids[1]] is None
+
+
+async def test_resume_after_restart_and_undo_across_it(project):
+    db, ids = project
+    with Store.open(db) as store:
+        app = BenchwrightApp(store, "ann")
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            await pilot.press("a", "x")
+            await pilot.pause()
+    with Store.open(db) as store:
+        app = BenchwrightApp(store, "ann")
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            assert app.screen.pair_id == ids[2]
+            await pilot.press("backspace")
+            await pilot.pause()
+            assert app.screen.pair_id == ids[1]
+    assert decisions(db)[ids[1]] is None and decisions(db)[ids[0]] == "accept"
+    # the undo is history, not an erasure
+    with Store.open(db) as store:
+        assert [h["decision"] for h in store.decision_history(ids[1])] == ["reject", None]
+
+
+async def test_another_annotator_has_own_queue(project):
+    db, ids = project
+    with Store.open(db) as store:
+        store.record_decision(ids[0], "ann", "accept")
+        app = BenchwrightApp(store, "bob")
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            assert app.screen.pair_id == ids[0]
+
+
+async def test_text_from_data_is_literal(project):
+    db, ids = project
+    with Store.open(db) as store:
+        app = BenchwrightApp(store, "ann")
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            screen = app.screen
+            assert screen.pair_id == ids[0]
+            question = screen.query_one("#question")
+            text = " ".join(str(b._content) for b in question.query(MarkdownBlock))
+            assert "[bold]this[/bold]" in text
+            assert "\x1b" not in text and "␛[31m" in text
+            assert "<module>" in text
+            for block in question.query(MarkdownBlock):
+                assert not any("bold" in str(span.style) or "red" in str(span.style) for span in block._content.spans)
+            svg = app.export_screenshot()
+            assert "[bold]this[/bold]" in svg.replace("&#160;", " ")
+
+
+async def test_notes_are_saved_and_cancel_keeps_nothing(project):
+    db, ids = project
+    with Store.open(db) as store:
+        app = BenchwrightApp(store, "ann")
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            await pilot.press("n")
+            await pilot.pause()
+            assert isinstance(app.screen, NotesScreen)
+            await pilot.press(*"ok [red]x")
+            await pilot.press("ctrl+s")
+            await pilot.pause()
+            assert isinstance(app.screen, ReviewScreen)
+            assert store.current_note(ids[0], "ann") == "ok [red]x"
+            assert "ok [red]x" in str(app.screen.query_one("#note", Static).render())
+            await pilot.press("n", "z", "escape")
+            await pilot.pause()
+            assert store.current_note(ids[0], "ann") == "ok [red]x"
+
+
+async def test_evidence_opens_cited_file_at_line_and_flags_missing_and_unsafe(project):
+    db, ids = project
+    with Store.open(db) as store:
+        app = BenchwrightApp(store, "ann")
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            review = app.screen
+            statuses = {str(e.citation): e.status for e in review.evidence}
+            assert statuses == {"src/pkg/app.py:120": "found", "src/pkg/gone.py": "missing",
+                                "../../etc/passwd.py": "unsafe"}
+            options = review.query_one("#evidence", OptionList)
+            assert [options.get_option_at_index(i).disabled for i in range(3)] == [False, True, True]
+            await pilot.press("e", "enter")
+            await pilot.pause()
+            await pilot.pause()
+            ev = app.screen
+            assert isinstance(ev, EvidenceScreen)
+            assert ev.text.startswith("line_1 = 1")
+            scroll = ev.query_one("#evidence-scroll")
+            assert 110 <= scroll.scroll_y <= 120
+            await pilot.press("escape")
+            await pilot.pause()
+            assert isinstance(app.screen, ReviewScreen)
+
+
+async def test_evidence_screen_refuses_path_outside_repository(project, tmp_path):
+    db, ids = project
+    from benchwright.core.evidence import Citation
+
+    with Store.open(db) as store:
+        repo = store.get_repository("pkg")
+        app = BenchwrightApp(store, "ann", resume=False)
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            screen = EvidenceScreen(repo, Evidence(Citation("../outside.py"), "found", "../outside.py"))
+            await app.push_screen(screen)
+            await pilot.pause()
+            assert screen.text is None and "leave the repository" in screen.error
+
+
+async def test_queue_filters_search_and_open(project):
+    db, ids = project
+    with Store.open(db) as store:
+        store.record_decision(ids[0], "ann", "accept")
+        app = BenchwrightApp(store, "ann", resume=False)
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            queue = app.screen
+            assert isinstance(queue, QueueScreen)
+            table = queue.query_one(DataTable)
+            assert table.row_count == len(ids)
+            assert queue.rows[table.cursor_row].id == ids[1]  # opens at the first undecided
+            await pilot.press("slash")
+            await pilot.press(*"number 4", "enter")
+            await pilot.pause()
+            assert [r.id for r in queue.rows] == [ids[3]]
+            queue.query_one("#f-text", Input).value = ""
+            await pilot.press("slash", "enter")
+            await pilot.pause()
+            queue.query_one("#f-status").value = "accepted"
+            await pilot.pause()
+            assert [r.id for r in queue.rows] == [ids[0]]
+            queue.query_one("#f-status").value = "undecided"
+            queue.query_one("#f-qa_type").value = "How"
+            await pilot.pause()
+            assert {r.id for r in queue.rows} == {ids[2], ids[4]}
+            table.focus()
+            await pilot.press("enter")
+            await pilot.pause()
+            assert isinstance(app.screen, ReviewScreen) and app.screen.pair_id == ids[2]
+            await pilot.press("right")
+            await pilot.pause()
+            assert app.screen.pair_id == ids[4]  # previous/next follow the filter
+            await pilot.press("escape")
+            await pilot.pause()
+            assert app.screen is queue and queue.rows[table.cursor_row].id == ids[4]
+
+
+async def test_help_and_palette_list_the_review_keys(project):
+    db, ids = project
+    with Store.open(db) as store:
+        app = BenchwrightApp(store, "ann")
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            titles = [c.title for c in app.get_system_commands(app.screen)]
+            for title in ("Accept", "Reject", "Skip", "Undo", "Notes", "Previous", "Next"):
+                assert title in titles
+            await pilot.press("question_mark")
+            await pilot.pause()
+            assert isinstance(app.screen, HelpScreen)
+            await pilot.press("escape")
+            await pilot.pause()
+            assert isinstance(app.screen, ReviewScreen)
+            # the palette's Accept command stores a decision like the key does
+            accept = next(c for c in app.get_system_commands(app.screen) if c.title == "Accept")
+            await accept.callback()
+            await pilot.pause()
+            assert store.current_decision(ids[0], "ann").value == "accept"
+
+
+def test_decisions_survive_kill_9(project, tmp_path):
+    db, ids = project
+    script = textwrap.dedent(
+        f"""
+        import asyncio, sys
+        from benchwright.db import Store
+        from benchwright.tui.app import BenchwrightApp
+
+        async def main():
+            store = Store.open({str(db)!r})
+            app = BenchwrightApp(store, "ann")
+            async with app.run_test(size=(120, 40)) as pilot:
+                await pilot.pause()
+                await pilot.press("a", "x", "a")
+                await pilot.pause()
+                print("decided", flush=True)
+                await asyncio.sleep(60)
+
+        asyncio.run(main())
+        """
+    )
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "decided"
+        os.kill(proc.pid, signal.SIGKILL)
+    finally:
+        proc.wait(timeout=30)
+    got = decisions(db)
+    assert [got[i] for i in ids[:3]] == ["accept", "reject", "accept"]
+    with Store.open(db) as store:
+        assert store.db.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        app_next = store.first_undecided("ann")
+    assert app_next == ids[3]
