@@ -14,7 +14,7 @@ import click
 
 from benchwright.core import demo as demo_mod
 from benchwright.core.config import data_dir, resolve_annotator, resolve_db_path
-from benchwright.core.errors import BenchwrightError, ImportReport, InputFileError
+from benchwright.core.errors import BenchwrightError, ImportReport
 from benchwright.core.importers import FORMATS, TARGETS, parse
 from benchwright.core.repository import describe_local_repository
 from benchwright.db import Store

@@ -146,7 +146,7 @@ async def test_notes_are_saved_and_cancel_keeps_nothing(project):
 
 
 async def test_evidence_opens_cited_file_at_line_and_flags_missing_and_unsafe(project):
-    db, ids = project
+    db, _ids = project
     with Store.open(db) as store:
         app = BenchwrightApp(store, "ann")
         async with app.run_test(size=SIZE) as pilot:
@@ -171,7 +171,7 @@ async def test_evidence_opens_cited_file_at_line_and_flags_missing_and_unsafe(pr
 
 
 async def test_evidence_screen_refuses_path_outside_repository(project, tmp_path):
-    db, ids = project
+    db, _ids = project
     from benchwright.core.evidence import Citation
 
     with Store.open(db) as store:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -25,6 +27,10 @@ _EVIDENCE_MARK = {
     "missing": ("✗ missing", "red"), "unsafe": ("✗ outside the repository", "red"),
     "no-repository": ("–", "dim"),
 }
+
+
+MAX_CANDIDATES = 6
+"""Files listed under a citation that several files of the repository match."""
 
 
 class ReviewScreen(Screen):
@@ -64,6 +70,7 @@ class ReviewScreen(Screen):
         self.pair_id = pair_id
         self.pair: QAPair | None = None
         self.evidence: list[Evidence] = []
+        self._openable: dict[str, Evidence] = {}
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -102,6 +109,7 @@ class ReviewScreen(Screen):
         options.clear_options()
         if not self.evidence:
             options.add_option(Option(Text("no file cited", style="dim"), disabled=True))
+        self._openable: dict[str, Evidence] = {}
         for i, ev in enumerate(self.evidence):
             mark, style = _EVIDENCE_MARK[ev.status]
             label = literal(str(ev.citation))
@@ -109,7 +117,16 @@ class ReviewScreen(Screen):
             if ev.status == "found-by-suffix":
                 label.append(f" {ev.path}", style="dim")
             elif ev.status == "ambiguous":
-                label.append(f" {len(ev.candidates)} files", style="yellow")
+                label.append(f" {len(ev.candidates)} files match:", style="yellow")
+            if ev.status == "ambiguous":
+                options.add_option(Option(label, id=f"ev{i}", disabled=True))
+                for j, candidate in enumerate(ev.candidates[:MAX_CANDIDATES]):
+                    option_id = f"ev{i}.{j}"
+                    self._openable[option_id] = replace(ev, path=candidate)
+                    options.add_option(Option(literal(f"   ↳ {candidate}"), id=option_id))
+                continue
+            if ev.openable:
+                self._openable[f"ev{i}"] = ev
             options.add_option(Option(label, id=f"ev{i}", disabled=not ev.openable))
         note = self.store.current_note(pair_id, self.annotator)
         self.query_one("#note", Static).update(literal(note) if note else Text("no notes", style="dim"))
@@ -220,8 +237,8 @@ class ReviewScreen(Screen):
         """Open the chosen cited file in the evidence viewer."""
         from .evidence import EvidenceScreen
 
-        if not event.option_id:
+        ev = self._openable.get(event.option_id or "")
+        if ev is None:
             return
-        ev = self.evidence[int(event.option_id[2:])]
         repo = self.store.get_repository(self.pair.repository)
         self.app.push_screen(EvidenceScreen(repo, ev))
