@@ -7,6 +7,7 @@ validates its fields, so a bad value fails where it enters, with the field named
 from __future__ import annotations
 
 import hashlib
+import json
 from datetime import UTC, datetime
 from enum import StrEnum
 
@@ -130,15 +131,25 @@ class QAPair(BaseModel):
         return v
 
 
+def _id_part(text: str) -> bytes:
+    # Parts are joined with NUL bytes, so a part holding a NUL (or starting with the escape mark \x01)
+    # is written as \x01 + its JSON form, which holds neither: distinct triples never hash alike, and
+    # the ids of ordinary text are what they always were.
+    if "\x00" in text or text.startswith("\x01"):
+        return b"\x01" + json.dumps(text).encode("ascii")
+    return text.encode("utf-8")
+
+
 def qa_pair_id(repository: str | None, question: str, reference_answer: str | None) -> str:
     """Stable id of a Q&A pair: ``qa_`` + the first 16 hex digits of a SHA-256.
 
     The hash covers the repository name, the question and the reference answer (whitespace at the ends
-    stripped), so the same record imported from any file or format gets the same id.
+    stripped), so the same record imported from any file or format gets the same id, and records that
+    differ in any of the three get different ids.
     """
     h = hashlib.sha256()
     for part in (repository or "", question.strip(), (reference_answer or "").strip()):
-        h.update(part.encode("utf-8"))
+        h.update(_id_part(part))
         h.update(b"\x00")
     return "qa_" + h.hexdigest()[:16]
 
@@ -150,10 +161,12 @@ def normalize_qa_type(value: str | None) -> str | None:
     (SWE-QA-Pro §2.2). Returns ``None`` for empty input.
 
     Raises:
-        ValueError: the label names none of What, Why, How, Where.
+        ValueError: the label is not text, or names none of What, Why, How, Where.
     """
     if value is None:
         return None
+    if not isinstance(value, str):
+        raise ValueError(f"QA type must be text, not {value!r}")
     text = value.strip()
     if not text:
         return None

@@ -56,40 +56,83 @@ def read_text(path: Path, display: str) -> str:
 
 
 def read_bytes(path: Path, display: str) -> bytes:
-    """Read a file's bytes, refusing missing files, directories and empty files (InputFileError)."""
+    """Read a file's bytes, refusing missing, unreadable and empty files and directories (InputFileError)."""
     if not path.exists():
         raise InputFileError.single(display, "no such file")
     if path.is_dir():
         raise InputFileError.single(display, "is a directory, not a file")
-    data = path.read_bytes()
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        raise InputFileError.single(display, f"cannot be read ({e.strerror or e})") from None
     if not data.strip():
         raise InputFileError.single(display, "the file is empty")
     return data
 
 
-def json_lines(text: str, display: str, problems: list[InputProblem], *, headings: bool = False) -> Iterator[tuple[int, Any]]:
+def json_type(value: Any) -> str:
+    """The JSON name of a decoded value's type, for messages: object, array, string, number, boolean, null."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list | tuple):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
+def _has_lone_surrogate(obj: Any) -> bool:
+    try:
+        json.dumps(obj, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def json_lines(
+    text: str, display: str, result: ParseResult, *, headings: bool = False
+) -> Iterator[tuple[int, Any]]:
     """Yield ``(line_number, object)`` for each JSON line of ``text`` (1-based line numbers).
 
-    Blank lines are passed over. With ``headings=True`` lines starting with ``#`` are Markdown headings
-    (the SWE-QA categorized layout) and are yielded as ``(line, "# heading text")`` strings.
-    A line that is not valid JSON, or not a JSON object, is added to ``problems`` and not yielded.
+    Lines end at ``\\n`` only (a ``\\r`` before it is dropped): JSON text may hold U+2028, U+0085 and other
+    characters :meth:`str.splitlines` would break a record on. Blank lines are passed over. Every other
+    line counts in ``result.read``. With ``headings=True`` lines starting with ``#`` are Markdown headings
+    (the SWE-QA categorized layout), are not counted, and are yielded as ``(line, "# heading text")``
+    strings. A line that is not valid JSON, not a JSON object, or holds a ``\\u`` escape of a lone
+    surrogate (text no UTF-8 file can hold) is added to ``result.problems`` and not yielded.
     """
-    for number, raw in enumerate(text.splitlines(), start=1):
+    problems = result.problems
+    for number, raw in enumerate(text.split("\n"), start=1):
         line = raw.strip()
         if not line:
             continue
         if headings and line.startswith("#"):
             yield number, line
             continue
+        result.read += 1
         try:
             obj = json.loads(line)
         except json.JSONDecodeError as e:
             problems.append(InputProblem(display, number, None, f"invalid JSON: {e.msg} at column {e.colno}"))
             continue
+        except RecursionError:
+            problems.append(InputProblem(display, number, None, "invalid JSON: nested too deeply"))
+            continue
         if not isinstance(obj, dict):
             problems.append(
-                InputProblem(display, number, None, f"expected a JSON object, found {type(obj).__name__}")
+                InputProblem(display, number, None, f"expected a JSON object, found {json_type(obj)}")
             )
+            continue
+        if "\\ud" in line.lower() and _has_lone_surrogate(obj):
+            problems.append(InputProblem(
+                display, number, None, "invalid JSON: a \\u escape encodes half a surrogate pair, not a character"
+            ))
             continue
         yield number, obj
 
@@ -111,7 +154,7 @@ def require_text(
     value = record[key]
     if not isinstance(value, str):
         problems.append(
-            InputProblem(display, line, name, f"must be a string, found {type(value).__name__}", unit)
+            InputProblem(display, line, name, f"must be a string, found {json_type(value)}", unit)
         )
         return None
     if not value.strip():
@@ -130,7 +173,7 @@ def optional_text(
     if value is None:
         return True, None
     if isinstance(value, bool) or not isinstance(value, str | int | float):
-        problems.append(InputProblem(display, line, key, f"must be a string, found {type(value).__name__}", unit))
+        problems.append(InputProblem(display, line, key, f"must be a string, found {json_type(value)}", unit))
         return False, None
     text = str(value).strip()
     return True, text or None

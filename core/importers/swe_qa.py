@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from ..errors import InputProblem
 from ..models import normalize_qa_type
 from .base import ParseResult, build_pair, json_lines, optional_text, read_text, require_text
 
@@ -25,8 +26,7 @@ def parse_swe_qa(path: Path, display: str, repository: str | None) -> ParseResul
     """Read a SWE-QA ``{question, answer}`` JSONL file; both fields are required non-empty strings."""
     result = ParseResult("swe-qa", display)
     text = read_text(path, display)
-    for line, rec in json_lines(text, display, result.problems):
-        result.read += 1
+    for line, rec in json_lines(text, display, result):
         before = len(result.problems)
         question = require_text(rec, "question", display, line, result.problems)
         answer = require_text(rec, "answer", display, line, result.problems)
@@ -51,19 +51,21 @@ def parse_swe_qa_categorized(path: Path, display: str, repository: str | None) -
     text = read_text(path, display)
     heading_type: str | None = None
     heading_subtype: str | None = None
-    for line, rec in json_lines(text, display, result.problems, headings=True):
+    for line, rec in json_lines(text, display, result, headings=True):
         if isinstance(rec, str):
             if m := _TYPE_HEADING.match(rec):
                 heading_type, heading_subtype = m.group(1), None
             elif m := _SUBTYPE_HEADING.match(rec):
                 heading_subtype = m.group(1).strip()
             continue
-        result.read += 1
         before = len(result.problems)
         question = require_text(rec, "question", display, line, result.problems)
         reference = require_text(rec, "ground_truth", display, line, result.problems, allow_missing=True)
+        used = {"question", "ground_truth", "category_type", "category"}
         if reference is None:
             reference = require_text(rec, "answer", display, line, result.problems, allow_missing=True)
+            if reference is not None:
+                used.add("answer")
         ok_t, raw_type = optional_text(rec, "category_type", display, line, result.problems)
         ok_s, subtype = optional_text(rec, "category", display, line, result.problems)
         if len(result.problems) > before or not (ok_t and ok_s):
@@ -71,14 +73,9 @@ def parse_swe_qa_categorized(path: Path, display: str, repository: str | None) -
         try:
             qa_type = normalize_qa_type(raw_type or heading_type)
         except ValueError as e:
-            from ..errors import InputProblem
-
             result.problems.append(InputProblem(display, line, "category_type", str(e)))
             continue
-        extra = {
-            k: v for k, v in rec.items()
-            if k not in ("question", "ground_truth", "category_type", "category") and v is not None
-        }
+        extra = {k: v for k, v in rec.items() if k not in used and v is not None}
         pair = build_pair(
             display=display, line=line, unit="line", fmt="swe-qa-categorized", problems=result.problems,
             question=question, reference_answer=reference, repository=repository, extra=extra,

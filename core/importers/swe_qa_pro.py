@@ -15,7 +15,7 @@ from typing import Any
 
 from ..errors import InputFileError, InputProblem
 from ..models import Repository, normalize_qa_type
-from .base import ParseResult, build_pair, read_bytes
+from .base import ParseResult, build_pair, json_type, read_bytes
 
 REQUIRED_COLUMNS = ("extra_info",)
 
@@ -24,6 +24,25 @@ def _text(v: Any) -> str | None:
     if isinstance(v, str) and v.strip():
         return v
     return None
+
+
+class _Fields:
+    """Reads text fields of one row, recording a problem for a value that is neither null nor text."""
+
+    def __init__(self, display: str, number: int, problems: list[InputProblem]):
+        self.display, self.number, self.problems = display, number, problems
+
+    def text(self, struct: dict, key: str, label: str, *, numbers: bool = False) -> str | None:
+        """The non-blank string ``struct[key]`` or ``None``; numbers become text when ``numbers``."""
+        v = struct.get(key)
+        if numbers and isinstance(v, int | float) and not isinstance(v, bool):
+            return str(v)
+        if v is not None and not isinstance(v, str):
+            self.problems.append(
+                InputProblem(self.display, self.number, label, f"must be a string, found {json_type(v)}", "row")
+            )
+            return None
+        return _text(v)
 
 
 def _struct(row: dict, key: str, display: str, number: int, problems: list[InputProblem]) -> dict | None:
@@ -71,20 +90,33 @@ def parse_swe_qa_pro(path: Path, display: str, repository: str | None) -> ParseR
         qtype = _struct(row, "qa_type", display, number, problems)
         if len(problems) > before:
             continue
-        question = _text(info.get("question")) or _text(reward.get("question"))
+        f = _Fields(display, number, problems)
+        question = f.text(info, "question", "extra_info.question") or f.text(
+            reward, "question", "reward_model.question"
+        )
+        repo_name = f.text(info, "repo_name", "extra_info.repo_name")
+        commit = f.text(info, "commit_id", "extra_info.commit_id")
+        original = f.text(reward, "ground_truth", "reward_model.ground_truth") or f.text(
+            info, "answer", "extra_info.answer"
+        )
+        refined = f.text(row, "refined_ground_truth", "refined_ground_truth")
+        class_name = f.text(qtype, "class_name", "qa_type.class_name")
+        subtype = f.text(qtype, "sub_class_name", "qa_type.sub_class_name")
+        cluster_id = f.text(cluster, "id", "cluster.id", numbers=True)
+        cluster_name = f.text(cluster, "name", "cluster.name")
+        upstream_id = f.text(row, "session_id", "session_id", numbers=True)
+        split = f.text(info, "split", "extra_info.split")
+        if len(problems) > before:
+            continue
         if question is None:
             problems.append(InputProblem(display, number, "extra_info.question", "required field is missing", "row"))
             continue
-        repo_name = _text(info.get("repo_name"))
         if repo_name is None:
             problems.append(InputProblem(display, number, "extra_info.repo_name", "required field is missing", "row"))
             continue
-        commit = _text(info.get("commit_id"))
-        original = _text(reward.get("ground_truth")) or _text(info.get("answer"))
-        refined = _text(row.get("refined_ground_truth"))
         reference = refined or original
         try:
-            qa_type = normalize_qa_type(qtype.get("class_name"))
+            qa_type = normalize_qa_type(class_name)
         except ValueError as e:
             problems.append(InputProblem(display, number, "qa_type.class_name", str(e), "row"))
             continue
@@ -106,10 +138,8 @@ def parse_swe_qa_pro(path: Path, display: str, repository: str | None) -> ParseR
         pair = build_pair(
             display=display, line=number, unit="row", fmt="swe-qa-pro", problems=problems,
             question=question, reference_answer=reference, repository=repos[key].name,
-            upstream_id=_text(row.get("session_id")), extra=extra,
-            qa_type=qa_type, qa_subtype=_text(qtype.get("sub_class_name")),
-            cluster_id=_text(cluster.get("id")), cluster_name=_text(cluster.get("name")),
-            task_set=_text(info.get("split")),
+            upstream_id=upstream_id, extra=extra, qa_type=qa_type, qa_subtype=subtype,
+            cluster_id=cluster_id, cluster_name=cluster_name, task_set=split,
         )
         if pair:
             result.pairs.append(pair)

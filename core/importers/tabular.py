@@ -14,7 +14,7 @@ from typing import Any
 
 from ..errors import BenchwrightError, InputFileError, InputProblem
 from ..models import normalize_qa_type
-from .base import ParseResult, build_pair, json_lines, read_text
+from .base import ParseResult, build_pair, json_lines, json_type, read_text
 
 TARGETS = (
     "question", "answer", "id", "category", "qa_type", "qa_subtype", "cluster_id", "cluster_name",
@@ -65,7 +65,6 @@ def _records_to_pairs(
 ) -> None:
     problems = result.problems
     for line, rec in records:
-        result.read += 1
         values: dict[str, str | None] = {}
         bad = False
         for target, column in mapping.items():
@@ -79,7 +78,7 @@ def _records_to_pairs(
                 values[target] = None
                 continue
             if isinstance(raw, bool) or not isinstance(raw, str | int | float):
-                problems.append(InputProblem(display, line, label, f"must be a string, found {type(raw).__name__}"))
+                problems.append(InputProblem(display, line, label, f"must be a string, found {json_type(raw)}"))
                 bad = True
                 continue
             values[target] = str(raw)
@@ -106,23 +105,37 @@ def parse_jsonl(path: Path, display: str, repository: str | None, mapping: dict[
     """Read any JSONL file of objects through ``mapping`` (see :func:`parse_mapping`)."""
     result = ParseResult("jsonl", display)
     text = read_text(path, display)
-    _records_to_pairs(json_lines(text, display, result.problems), "jsonl", display, repository, mapping, result)
+    _records_to_pairs(json_lines(text, display, result), "jsonl", display, repository, mapping, result)
     return result
 
 
 def parse_csv(path: Path, display: str, repository: str | None, mapping: dict[str, str]) -> ParseResult:
     """Read a CSV file with a header row through ``mapping``.
 
+    Quoting is strict: a quoted field that is never closed, or text after a closing quote, is a problem
+    of the line its record starts on (a lenient reader would swallow the rest of the file into one field).
+    Fields may be as long as the file.
+
     Raises:
         InputFileError: a mapped column is not in the header (named), or the CSV is malformed (line named).
     """
     result = ParseResult("csv", display)
     text = read_text(path, display)
-    reader = csv.reader(io.StringIO(text, newline=""))
+    old_limit = csv.field_size_limit()
+    csv.field_size_limit(max(old_limit, len(text) + 1))
+    try:
+        _parse_csv_text(text, display, repository, mapping, result)
+    finally:
+        csv.field_size_limit(old_limit)
+    return result
+
+
+def _parse_csv_text(text: str, display: str, repository: str | None, mapping: dict[str, str], result: ParseResult) -> None:
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     try:
         header = next(reader)
     except csv.Error as e:
-        raise InputFileError.single(display, f"malformed CSV: {e}", 1) from None
+        raise InputFileError.single(display, f"malformed CSV header: {e}", 1) from None
     header = [h.strip() for h in header]
     missing = [
         InputProblem(display, 1, column, f"column is not in the header (mapped to {target})")
@@ -139,13 +152,17 @@ def parse_csv(path: Path, display: str, repository: str | None, mapping: dict[st
             except StopIteration:
                 return
             except csv.Error as e:
-                result.problems.append(InputProblem(display, start, None, f"malformed CSV: {e}"))
+                result.read += 1
+                why = "a quoted field is not closed before the end of the file" if "end of data" in str(e) else e
+                result.problems.append(InputProblem(
+                    display, start, None, f"malformed CSV: {why}; the rest of the file was not read"
+                ))
                 return
             line, start = start, reader.line_num + 1
             if not any(cell.strip() for cell in row):
                 continue
+            result.read += 1
             if len(row) != len(header):
-                result.read += 1
                 result.problems.append(
                     InputProblem(display, line, None, f"has {len(row)} cells; the header has {len(header)}")
                 )
@@ -153,4 +170,3 @@ def parse_csv(path: Path, display: str, repository: str | None, mapping: dict[st
             yield line, dict(zip(header, row, strict=True))
 
     _records_to_pairs(records(), "csv", display, repository, mapping, result)
-    return result

@@ -33,7 +33,7 @@ def test_annotator_precedence(clean_env, monkeypatch):
 
 def test_bad_config_is_a_clear_error(clean_env):
     clean_env.write_text("annotator = \n")
-    with pytest.raises(BenchwrightError, match="config.toml"):
+    with pytest.raises(BenchwrightError, match=r"config\.toml"):
         config.resolve_annotator()
     clean_env.write_text("annotator = 3\n")
     with pytest.raises(BenchwrightError, match="non-empty text"):
