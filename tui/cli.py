@@ -116,10 +116,10 @@ def import_cmd(ctx, fmt, file, repository, mapping, skip_invalid, annotator) -> 
     All or nothing: a file with any invalid record imports nothing (unless --skip-invalid), and
     importing the same file again adds nothing.
     """
+    result = parse(fmt, file, repository=repository, mapping=mapping)
     with _open(ctx) as store:
         if repository:
             store.get_repository(repository)
-        result = parse(fmt, file, repository=repository, mapping=mapping)
         report = store.apply_import(
             result, annotator=resolve_annotator(annotator), file_path=file, skip_invalid=skip_invalid,
             repository=repository, options={"map": list(mapping), "skip_invalid": skip_invalid},
