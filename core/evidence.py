@@ -24,7 +24,7 @@ _BARE_EXCLUDED = {"json", "txt", "lock", "md", "r", "m", "html", "xml", "css"}
 _PATH = rf"(?P<path>(?:[A-Za-z0-9_.\-]+/)*[A-Za-z0-9_\-][A-Za-z0-9_.\-]*\.(?:{_CODE_EXT}))"
 _RANGE = r"(?P<start>\d+)(?:\s*(?:-|–|—|to)\s*(?P<end>\d+))?"
 _AFTER = re.compile(
-    rf"^(?::(?P<colon>\d+)(?:-(?P<colon_end>\d+))?|`?\s*(?:\(|:|,)?\s*(?:at\s+|on\s+)?lines?\s+{_RANGE})",
+    rf"^(?::(?P<colon>\d+)(?:[-–—](?P<colon_end>\d+))?|`?\s*(?:\(|:|,)?\s*(?:at\s+|on\s+)?lines?\s+{_RANGE})",
     re.IGNORECASE,
 )
 _BEFORE = re.compile(rf"lines?\s+{_RANGE}\s+(?:of|in)\s+`?$", re.IGNORECASE)
@@ -56,7 +56,8 @@ class Evidence:
         citation: what the answer cited.
         status: ``found`` (the path exists as cited), ``found-by-suffix`` (one file ends with it),
             ``ambiguous`` (several do; ``candidates`` lists them), ``missing`` (none does),
-            ``unsafe`` (it would leave the repository), or ``no-repository`` (no local checkout).
+            ``unsafe`` (it leads out of the repository, or the only files ending with it are symlinks out), or
+            ``no-repository`` (no local checkout, or its folder is gone).
         path: the repository-relative path to open, when there is one.
         candidates: repository-relative matches, sorted, for ``ambiguous``.
     """
@@ -88,7 +89,7 @@ def extract_citations(text: str | None) -> list[Citation]:
             continue
         line_start = text.rfind("\n", 0, m.start()) + 1
         prefix = text[line_start : m.start()]
-        if re.search(r"https?://\S*$|www\.\S*$", prefix):
+        if re.search(r"https?://\S*$|www\.\S*$", prefix) or path.lower().startswith("www."):
             continue
         start = end = None
         after = _AFTER.match(text[m.end() : m.end() + 40])
@@ -102,7 +103,9 @@ def extract_citations(text: str | None) -> list[Citation]:
         end = int(end) if end else start
         if start is not None and end is not None and end < start:
             start, end = end, start
-        c = Citation(path.lstrip("./") if path.startswith("./") else path, start, end)
+        while path.startswith("./"):
+            path = path[2:]  # not lstrip("./"), which would also eat the dot of ./.github/...
+        c = Citation(path, start, end)
         if c not in seen:
             seen.add(c)
             found.append(c)
@@ -120,9 +123,25 @@ def _file_index(root: str) -> tuple[str, ...]:
     return tuple(sorted(out))
 
 
+def _safe(root: str | Path, relative: str) -> bool:
+    try:
+        resolve_in_repository(root, relative)
+    except UnsafePathError:
+        return False
+    return True
+
+
+def _openable(root: str | Path, relative: str) -> bool:
+    """True when ``relative`` is a file inside ``root`` (not a symlink out, not a broken link)."""
+    try:
+        return resolve_in_repository(root, relative).is_file()
+    except UnsafePathError:
+        return False
+
+
 def resolve_citation(root: str | Path | None, citation: Citation) -> Evidence:
     """Resolve ``citation`` inside the repository at ``root`` (see :class:`Evidence` for the outcomes)."""
-    if root is None:
+    if root is None or not Path(root).is_dir():
         return Evidence(citation, "no-repository")
     try:
         target = resolve_in_repository(root, citation.path)
@@ -131,7 +150,10 @@ def resolve_citation(root: str | Path | None, citation: Citation) -> Evidence:
     if target.is_file():
         return Evidence(citation, "found", citation.path)
     suffix = "/" + citation.path.lstrip("/")
-    matches = tuple(p for p in _file_index(str(Path(root).resolve())) if ("/" + p).endswith(suffix))
+    named = [p for p in _file_index(str(Path(root).resolve())) if ("/" + p).endswith(suffix)]
+    matches = tuple(p for p in named if _openable(root, p))
+    if named and not matches and any(not _safe(root, p) for p in named):
+        return Evidence(citation, "unsafe")
     if len(matches) == 1:
         return Evidence(citation, "found-by-suffix", matches[0])
     if matches:

@@ -75,17 +75,22 @@ def resolve_in_repository(root: str | Path, relative: str) -> Path:
     """The real path of ``relative`` inside ``root``.
 
     Raises:
-        UnsafePathError: ``relative`` is absolute, contains ``..``, or resolves (through symlinks) to a
-            place outside ``root``.
+        UnsafePathError: ``relative`` is absolute, contains ``..`` or a NUL character, resolves (through
+            symlinks) to a place outside ``root``, or cannot be resolved (a symlink loop).
     """
     text = relative.replace("\\", "/").strip()
+    if "\x00" in text:
+        raise UnsafePathError(f"{relative!r}: a path cannot contain a NUL character")
     pure = PurePosixPath(text)
     if pure.is_absolute() or text.startswith("~") or (len(text) > 1 and text[1] == ":"):
         raise UnsafePathError(f"{relative}: absolute paths are not allowed; cite paths relative to the repository")
     if ".." in pure.parts:
         raise UnsafePathError(f"{relative}: '..' would leave the repository")
     base = Path(root).resolve()
-    target = (base / Path(*pure.parts)).resolve() if pure.parts else base
+    try:
+        target = (base / Path(*pure.parts)).resolve() if pure.parts else base
+    except (OSError, RuntimeError) as e:  # a symlink loop: RuntimeError up to Python 3.12, OSError after
+        raise UnsafePathError(f"{relative}: cannot be resolved ({e})") from None
     if target != base and base not in target.parents:
         raise UnsafePathError(f"{relative}: resolves to a place outside the repository (a symlink out)")
     return target
@@ -96,13 +101,18 @@ def read_repository_file(root: str | Path, relative: str) -> str:
 
     Raises:
         UnsafePathError: see :func:`resolve_in_repository`.
-        RepositoryError: the file does not exist, is a directory, or is larger than :data:`MAX_FILE_BYTES`.
+        RepositoryError: the file does not exist, is a directory, is larger than :data:`MAX_FILE_BYTES`,
+            or cannot be read.
     """
     target = resolve_in_repository(root, relative)
     if not target.exists():
         raise RepositoryError(f"{relative}: not in the repository")
     if not target.is_file():
         raise RepositoryError(f"{relative}: not a file")
-    if target.stat().st_size > MAX_FILE_BYTES:
-        raise RepositoryError(f"{relative}: larger than {MAX_FILE_BYTES // 1_000_000} MB; open it in an editor")
-    return target.read_bytes().decode("utf-8", errors="replace")
+    try:
+        if target.stat().st_size > MAX_FILE_BYTES:
+            raise RepositoryError(f"{relative}: larger than {MAX_FILE_BYTES // 1_000_000} MB; open it in an editor")
+        data = target.read_bytes()
+    except OSError as e:  # unreadable (permissions), or removed since the checks above
+        raise RepositoryError(f"{relative}: cannot be read ({e.strerror or e})") from None
+    return data.decode("utf-8", errors="replace")

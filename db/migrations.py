@@ -142,5 +142,55 @@ def m002_review_state_and_notes(db: Database) -> None:
     _append_only(db, "review_notes")
 
 
+
+
+@migrations(name="m003_checklists")
+def m003_checklists(db: Database) -> None:
+    """Checklist versions per pair (append-only) and ``checklist_current``, kept by trigger.
+
+    RepoProbe §4.1 checklists; a version is ``generated``, ``edited``, ``imported`` or ``adjudicated``;
+    a draft may break the rules and is never released.
+    """
+    db.executescript(
+        """
+        CREATE TABLE checklist_versions (
+            id INTEGER PRIMARY KEY,
+            qa_pair_id TEXT NOT NULL REFERENCES qa_pairs(id),
+            version INTEGER NOT NULL,
+            origin TEXT NOT NULL CHECK (origin IN ('generated', 'edited', 'imported', 'adjudicated')),
+            is_draft INTEGER NOT NULL DEFAULT 0,
+            is_valid INTEGER NOT NULL,
+            author TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            parent_version INTEGER,
+            restored_from INTEGER,
+            source_format TEXT,
+            items_json TEXT NOT NULL,
+            violations_json TEXT NOT NULL DEFAULT '[]',
+            UNIQUE (qa_pair_id, version)
+        );
+        CREATE TABLE checklist_current (
+            qa_pair_id TEXT PRIMARY KEY REFERENCES qa_pairs(id),
+            version_id INTEGER NOT NULL REFERENCES checklist_versions(id),
+            version INTEGER NOT NULL,
+            origin TEXT NOT NULL,
+            is_draft INTEGER NOT NULL,
+            is_valid INTEGER NOT NULL
+        );
+        CREATE INDEX checklist_current_state ON checklist_current(is_draft, is_valid);
+        CREATE TRIGGER checklist_versions_current AFTER INSERT ON checklist_versions
+        BEGIN
+            INSERT INTO checklist_current (qa_pair_id, version_id, version, origin, is_draft, is_valid)
+            VALUES (NEW.qa_pair_id, NEW.id, NEW.version, NEW.origin, NEW.is_draft, NEW.is_valid)
+            ON CONFLICT (qa_pair_id) DO UPDATE SET
+                version_id = excluded.version_id, version = excluded.version, origin = excluded.origin,
+                is_draft = excluded.is_draft, is_valid = excluded.is_valid
+            WHERE excluded.version > checklist_current.version;
+        END;
+        """
+    )
+    _append_only(db, "checklist_versions")
+
+
 SCHEMA_VERSION = len(migrations._migrations)
 """Number of migrations this version of benchwright knows; recorded in exports."""

@@ -1,8 +1,11 @@
 """The project store: one SQLite file per project, opened through sqlite-utils.
 
 WAL mode, foreign keys on, a busy timeout so two annotators on one file wait for each other instead of
-failing, and one write path (a lock around every write transaction) so Textual worker threads may share
-the connection. History is append-only: decisions and notes are new rows; "current" is a query.
+failing, and one write path. Write transactions start with ``BEGIN IMMEDIATE``: they take SQLite's write
+lock first (waiting up to the busy timeout), because a transaction that reads first and upgrades to a
+write later fails at once with "database is locked" when another process holds the lock. One lock
+serializes every use of the connection (reads as well as writes) so Textual worker threads may share it.
+History is append-only: decisions and notes are new rows; "current" is a query.
 """
 
 from __future__ import annotations
@@ -29,6 +32,8 @@ from benchwright.core.errors import (
 from benchwright.core.importers import ParseResult
 from benchwright.core.models import Decision, QAPair, Repository, SourceRef, utc_now
 
+from .checklists import CHECKLIST_FILTERS, ChecklistStoreMixin
+from .locking import serialized
 from .migrations import migrations
 
 BUSY_TIMEOUT_S = 10.0
@@ -44,7 +49,6 @@ _PAIR_COLUMNS = (
     "source_unit, source_upstream_id, extra_json"
 )
 
-
 @dataclass(frozen=True)
 class QueueFilter:
     """Which pairs the queue and previous/next walk through; ``None`` fields do not filter.
@@ -55,6 +59,7 @@ class QueueFilter:
         qa_type: What / Why / How / Where.
         category: a RepoProbe category.
         text: a case-insensitive substring of the question or the reference answer.
+        checklist: one of :data:`CHECKLIST_FILTERS`, on the pair's current checklist.
     """
 
     status: str | None = None
@@ -62,6 +67,7 @@ class QueueFilter:
     qa_type: str | None = None
     category: str | None = None
     text: str | None = None
+    checklist: str | None = None
 
     def sql(self, annotator: str) -> tuple[str, list]:
         """``(where_clause, params)`` over ``qa_pairs p LEFT JOIN review_state s`` (s for ``annotator``)."""
@@ -85,6 +91,18 @@ class QueueFilter:
             clauses.append("(p.question LIKE ? ESCAPE '\\' OR p.reference_answer LIKE ? ESCAPE '\\')")
             like = "%" + self.text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
             params += [like, like]
+        if self.checklist is not None:
+            if self.checklist not in CHECKLIST_FILTERS:
+                raise BenchwrightError(
+                    f"unknown checklist filter {self.checklist!r}; use one of {', '.join(CHECKLIST_FILTERS)}"
+                )
+            current = "SELECT 1 FROM checklist_current c WHERE c.qa_pair_id = p.id"
+            clauses.append({
+                "no-checklist": f"NOT EXISTS ({current})",
+                "invalid-checklist": f"EXISTS ({current} AND c.is_valid = 0)",
+                "draft-checklist": f"EXISTS ({current} AND c.is_draft = 1)",
+                "valid-checklist": f"EXISTS ({current} AND c.is_valid = 1 AND c.is_draft = 0)",
+            }[self.checklist])
         return (" AND ".join(clauses) or "1"), params
 
 
@@ -111,7 +129,7 @@ class Progress:
     mine: int
 
 
-class Store:
+class Store(ChecklistStoreMixin):
     """A benchwright project database.
 
     Open with :meth:`Store.open`; use as a context manager or call :meth:`close`.
@@ -124,7 +142,9 @@ class Store:
     def __init__(self, db: Database, path: Path):
         self.db = db
         self.path = path
-        self._write_lock = threading.RLock()
+        self._lock = threading.RLock()
+        """Held around every use of ``db``: sqlite-utils reads use savepoints, which must not interleave
+        with another thread's transaction on the same connection."""
 
     # ----------------------------------------------------------------- opening
     @classmethod
@@ -139,6 +159,7 @@ class Store:
             raise StoreError(f"{p}: is a directory; give the path of a project file, e.g. {p / 'benchwright.db'}")
         if not p.parent.exists():
             raise StoreError(f"{p}: folder {p.parent} does not exist")
+        conn: sqlite3.Connection | None = None
         try:
             conn = sqlite3.connect(str(p), check_same_thread=False, timeout=BUSY_TIMEOUT_S)
             db = Database(conn)
@@ -147,15 +168,27 @@ class Store:
             conn.execute("PRAGMA foreign_keys=ON")
             conn.execute("PRAGMA synchronous=NORMAL")
             store = cls(db, p)
-            with store._write_lock:
-                migrations.apply(db)
+            if migrations.pending(db):
+                # All pending migrations in one write transaction: two processes opening a new project at
+                # once would otherwise both see m001 pending and the second would fail half-way.
+                # Migrations.apply re-reads what is applied inside the transaction. If one fails, the
+                # whole upgrade rolls back and every migration of it stays pending (nothing half-made).
+                with store.write():
+                    migrations.apply(db)
         except sqlite3.DatabaseError as e:
+            if conn is not None:
+                conn.close()
             raise StoreError(f"{p}: cannot open as a benchwright project ({e})") from None
+        except BaseException:
+            if conn is not None:
+                conn.close()
+            raise
         return store
 
     def close(self) -> None:
         """Close the connection; committed work is on disk."""
-        self.db.close()
+        with self._lock:
+            self.db.close()
 
     def __enter__(self) -> Store:
         return self
@@ -165,16 +198,37 @@ class Store:
 
     @contextmanager
     def write(self) -> Iterator[Database]:
-        """One write transaction through the single write path; rolled back whole on any error."""
-        with self._write_lock:
+        """One write transaction through the single write path; rolled back whole on any error.
+
+        The outermost block starts with ``BEGIN IMMEDIATE`` (waiting up to :data:`BUSY_TIMEOUT_S` for
+        another process's write to finish); a nested block is a savepoint of the outer transaction.
+
+        Raises:
+            StoreError: another process held the write lock for longer than :data:`BUSY_TIMEOUT_S`.
+        """
+        with self._lock:
             try:
-                with self.db.atomic():
+                if self.db.conn.in_transaction:
+                    with self.db.atomic():
+                        yield self.db
+                    return
+                self.db.conn.execute("BEGIN IMMEDIATE")
+                try:
                     yield self.db
+                except BaseException:
+                    self.db.rollback()
+                    raise
+                try:
+                    self.db.conn.execute("COMMIT")
+                except BaseException:
+                    self.db.rollback()
+                    raise
             except sqlite3.OperationalError as e:
                 if "locked" in str(e) or "busy" in str(e):
                     raise StoreError(f"{self.path}: another process held the project for too long; try again") from e
                 raise
 
+    @serialized
     def _one(self, sql: str, params: list | tuple = ()) -> tuple | None:
         return self.db.conn.execute(sql, params).fetchone()
 
@@ -213,6 +267,7 @@ class Store:
                 db["repositories"].update(repo.name, updates)
         return self.get_repository(repo.name)
 
+    @serialized
     def get_repository(self, name: str, *, missing_ok: bool = False) -> Repository | None:
         """The repository called ``name``.
 
@@ -228,6 +283,7 @@ class Store:
             )
         return _repo_from_row(rows[0])
 
+    @serialized
     def repositories(self) -> list[Repository]:
         """Every registered repository, by name."""
         return [_repo_from_row(r) for r in self.db.query("SELECT * FROM repositories ORDER BY name")]
@@ -245,6 +301,9 @@ class Store:
         Raises:
             InputFileError: ``result`` has problems and ``skip_invalid`` is False, or it read no record.
             NotFoundError: a pair names a repository that is not registered.
+            RepositoryError: the file names a repository at a commit, and the project has that name
+                registered at another commit or with only a version label (which cannot be checked
+                against the commit), so its pairs would be filed under code they were not written for.
         """
         report = ImportReport(file=result.file, format=result.format, read=result.read)
         if result.problems and not skip_invalid:
@@ -252,7 +311,17 @@ class Store:
         if result.read == 0:
             raise InputFileError.single(result.file, "contains no records")
         report.skipped = list(result.problems)
-        known = {r.name for r in self.repositories()} | {r.name for r in result.repositories}
+        registered = {r.name: r for r in self.repositories()}
+        for repo in result.repositories:
+            existing = registered.get(repo.name)
+            if existing is not None and (
+                not _pins_agree(existing, repo) or (repo.commit and not existing.commit)
+            ):
+                raise RepositoryError(
+                    f"{result.file} names repository '{repo.name}' at {repo.pin}, but the project has it "
+                    f"registered as {existing.pin}; nothing was imported"
+                )
+        known = set(registered) | {r.name for r in result.repositories}
         for name in sorted({p.repository for p in result.pairs if p.repository} - known):
             self.get_repository(name)  # raises NotFoundError with the fix
         path = Path(file_path)
@@ -296,13 +365,14 @@ class Store:
                 f"INSERT INTO qa_pairs ({_PAIR_COLUMNS}, import_batch_id, created_at) "
                 f"VALUES ({', '.join('?' * 22)})",
                 (
-                    _pair_values(p, start + i + 1, path.name) + (report.batch_id, now)
+                    (*_pair_values(p, start + i + 1, path.name), report.batch_id, now)
                     for i, p in enumerate(new)
                 ),
             )
         return report
 
     # ------------------------------------------------------------------- pairs
+    @serialized
     def get_pair(self, pair_id: str) -> QAPair:
         """The Q&A pair ``pair_id``.
 
@@ -314,10 +384,12 @@ class Store:
             raise NotFoundError(f"no Q&A pair with id {pair_id}")
         return _pair_from_row(row)
 
+    @serialized
     def count_pairs(self) -> int:
         """Number of Q&A pairs in the project."""
         return self._one("SELECT count(*) FROM qa_pairs")[0]
 
+    @serialized
     def ordinal_of(self, pair_id: str) -> int:
         """The queue position (1-based import order) of ``pair_id``; NotFoundError if absent."""
         row = self._one("SELECT ordinal FROM qa_pairs WHERE id = ?", [pair_id])
@@ -325,6 +397,7 @@ class Store:
             raise NotFoundError(f"no Q&A pair with id {pair_id}")
         return row[0]
 
+    @serialized
     def facets(self) -> dict[str, list[str]]:
         """Distinct non-empty values of repository, qa_type and category, for filter choices."""
         out = {}
@@ -337,6 +410,7 @@ class Store:
         return out
 
     # ---------------------------------------------------------------- queue
+    @serialized
     def queue_page(
         self, annotator: str, flt: QueueFilter = QueueFilter(), *, after_ordinal: int = 0, limit: int = 200
     ) -> list[QueueRow]:
@@ -351,6 +425,7 @@ class Store:
         ).fetchall()
         return [QueueRow(r[0], r[1], r[2], r[3], r[4], r[5], bool(r[6]), r[7]) for r in rows]
 
+    @serialized
     def count_filtered(self, annotator: str, flt: QueueFilter) -> int:
         """Number of pairs ``flt`` lets through for ``annotator``."""
         where, params = flt.sql(annotator)
@@ -360,6 +435,7 @@ class Store:
             [annotator, *params],
         )[0]
 
+    @serialized
     def neighbor(self, pair_id: str, annotator: str, flt: QueueFilter = QueueFilter(), *, step: int = 1) -> str | None:
         """The id of the next (``step=1``) or previous (``step=-1``) pair in filtered queue order, or None."""
         ordinal = self.ordinal_of(pair_id)
@@ -373,6 +449,7 @@ class Store:
         )
         return row[0] if row else None
 
+    @serialized
     def first_undecided(self, annotator: str, flt: QueueFilter = QueueFilter()) -> str | None:
         """Where work resumes: the first pair ``annotator`` has not seen, else the first they skipped, else None."""
         where, params = flt.sql(annotator)
@@ -387,6 +464,7 @@ class Store:
                 return row[0]
         return None
 
+    @serialized
     def progress(self, annotator: str) -> Progress:
         """Totals for the progress line."""
         total = self.count_pairs()
@@ -418,6 +496,7 @@ class Store:
             )
             return cur.lastrowid
 
+    @serialized
     def current_decision(self, pair_id: str, annotator: str) -> Decision | None:
         """``annotator``'s current decision on ``pair_id``, or None."""
         row = self._one(
@@ -450,6 +529,7 @@ class Store:
             )
             return pair_id
 
+    @serialized
     def decision_history(self, pair_id: str) -> list[dict]:
         """Every decision row of ``pair_id``, oldest first (id, annotator, decision, reverts_id, created_at)."""
         return list(
@@ -471,6 +551,7 @@ class Store:
             )
             return cur.lastrowid
 
+    @serialized
     def current_note(self, pair_id: str, annotator: str) -> str:
         """``annotator``'s latest note on ``pair_id``, or ``""``."""
         row = self._one(
@@ -483,7 +564,8 @@ class Store:
 # ------------------------------------------------------------------- helpers
 def _pins_agree(a: Repository, b: Repository) -> bool:
     if a.commit and b.commit:
-        return a.commit.startswith(b.commit) or b.commit.startswith(a.commit)
+        x, y = a.commit.lower(), b.commit.lower()  # git accepts either case; so does describe_local_repository
+        return x.startswith(y) or y.startswith(x)
     if a.version_label and b.version_label:
         return a.version_label == b.version_label
     return True

@@ -7,6 +7,7 @@ errors: click's exit code 2); no traceback.
 from __future__ import annotations
 
 import functools
+import json
 import sys
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from benchwright.core.config import data_dir, resolve_annotator, resolve_db_path
 from benchwright.core.errors import BenchwrightError, ImportReport
 from benchwright.core.importers import FORMATS, TARGETS, parse
 from benchwright.core.repository import describe_local_repository
+from benchwright.core.text import printable
 from benchwright.db import Store
 
 
@@ -178,6 +180,156 @@ def status(ctx, annotator) -> None:
         click.echo(f"{store.path}: {p.total} Q&A pairs, {p.decided} decided, {p.mine} by {who}")
         for r in store.repositories():
             click.echo(f"  repository {r.pin}: {r.local_path or '(not checked out here)'}")
+
+
+# ------------------------------------------------------------------ checklists
+@main.group()
+def checklist() -> None:
+    """Checklists (RepoProbe §4.1): schema, import, export, show, diff, history, restore."""
+
+
+@checklist.command("schema")
+def checklist_schema() -> None:
+    """Print the JSON Schema of a checklist."""
+    from benchwright.core.checklist import checklist_json_schema
+
+    click.echo(json.dumps(checklist_json_schema(), indent=2, sort_keys=True))
+
+
+def _resolve_pair(store: Store, record) -> str:
+    if record.pair_ref:
+        store.ordinal_of(record.pair_ref)
+        return record.pair_ref
+    if record.question:
+        found = store.find_pairs_by_question(record.question)
+        if len(found) == 1:
+            return found[0]
+        what = "no pair has" if not found else f"{len(found)} pairs have"
+        raise BenchwrightError(f"line {record.line}: {what} exactly this question; give qa_pair_id instead")
+    raise BenchwrightError(f"line {record.line}: the checklist names no pair; add qa_pair_id, or pass --pair ID")
+
+
+@checklist.command("import")
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--pair", "pair", help="The Q&A pair id, for a file holding one foreign rubric.")
+@click.option("--format", "fmt", type=click.Choice(["auto", "benchwright", "rubberduck", "checkeval"]),
+              default="auto", show_default=True, help="Checklist shape; auto detects it per record.")
+@click.option("--as", "annotator", help="Who imports.")
+@click.pass_context
+@_friendly
+def checklist_import(ctx, file, pair, fmt, annotator) -> None:
+    """Import checklists: our JSON, RubberDuckBench point rubrics, CheckEval yes/no questions.
+
+    All or nothing. A converted checklist that breaks the rules is stored as a draft with its violations;
+    nothing is rescaled.
+    """
+    from benchwright.core.importers.checklists import read_checklists
+
+    records = read_checklists(file, fmt=fmt, pair=pair)
+    who = resolve_annotator(annotator)
+    with _open(ctx) as store:
+        targets = [_resolve_pair(store, r) for r in records]
+        saved = store.import_checklists(
+            [(pid, r.checklist, r.source_format) for pid, r in zip(targets, records, strict=True)], author=who
+        )
+    drafts = 0
+    for (pid, version), r in zip(saved, records, strict=True):
+        state = "draft" if r.violations else "valid"
+        drafts += bool(r.violations)
+        click.echo(f"{pid}: version {version} ({r.source_format}, {state})")
+        for v in r.violations:
+            click.echo(f"    {v}")
+    click.echo(f"imported {len(saved)} checklists ({drafts} drafts to fix in the editor)")
+
+
+@checklist.command("export")
+@click.option("--out", type=click.Path(dir_okay=False), help="Write here instead of standard output.")
+@click.pass_context
+@_friendly
+def checklist_export(ctx, out) -> None:
+    """Write every pair's current checklist as JSON lines (our schema, with version and origin)."""
+    with _open(ctx) as store:
+        rows = [
+            json.dumps({"qa_pair_id": pid, "version": v.version, "origin": v.origin, "draft": v.is_draft,
+                        "valid": v.is_valid, **v.checklist.model_dump(mode="json")}, ensure_ascii=False, sort_keys=True)
+            for pid, v in store.current_checklists()
+        ]
+    text = "".join(r + "\n" for r in rows)
+    if out:
+        Path(out).write_text(text, encoding="utf-8")
+        click.echo(f"wrote {len(rows)} checklists to {out}")
+    else:
+        click.echo(text, nl=False)
+
+
+@checklist.command("show")
+@click.argument("pair")
+@click.option("--version", "version", type=int, help="A version number (default: the current one).")
+@click.pass_context
+@_friendly
+def checklist_show(ctx, pair, version) -> None:
+    """Print a pair's checklist and its validity."""
+    with _open(ctx) as store:
+        v = store.checklist_version(pair, version)
+    if v is None:
+        raise BenchwrightError(f"pair {pair} has no checklist")
+    click.echo(f"version {v.version} · {v.origin}{' · draft' if v.is_draft else ''} · {v.author} · {v.created_at}")
+    for i, it in enumerate(v.checklist.items, start=1):
+        click.echo(f"{i}. [{it.kind.value}, weight {it.weight}] {printable(it.key_point)}")
+        for t in sorted(it.rubric, key=lambda t: -t.score):
+            click.echo(f"     {t.score}: {printable(t.criterion)}")
+    click.echo("valid" if v.is_valid else "violations:\n" + "\n".join(f"  {x}" for x in v.violations))
+
+
+@checklist.command("history")
+@click.argument("pair")
+@click.pass_context
+@_friendly
+def checklist_history(ctx, pair) -> None:
+    """List the versions of a pair's checklist."""
+    with _open(ctx) as store:
+        history = store.checklist_history(pair)
+    if not history:
+        click.echo(f"pair {pair} has no checklist")
+    for v in history:
+        extra = f" (restored from {v.restored_from})" if v.restored_from else ""
+        click.echo(f"v{v.version}\t{v.origin}{' draft' if v.is_draft else ''}\t{'valid' if v.is_valid else 'invalid'}"
+                   f"\t{v.author}\t{v.created_at}{extra}")
+
+
+@checklist.command("diff")
+@click.argument("pair")
+@click.argument("v1", type=int, required=False)
+@click.argument("v2", type=int, required=False)
+@click.pass_context
+@_friendly
+def checklist_diff(ctx, pair, v1, v2) -> None:
+    """Word-level diff of two versions ([-removed-] {+added+}); default: generated (or first) vs current."""
+    from benchwright.core.checklist_diff import diff_checklists, render_diff_text
+
+    with _open(ctx) as store:
+        history = store.checklist_history(pair)
+        if not history:
+            raise BenchwrightError(f"pair {pair} has no checklist")
+        generated = store.first_version_of_origin(pair, "generated")
+        v1 = v1 or (generated.version if generated else history[0].version)
+        v2 = v2 or history[-1].version
+        a, b = store.checklist_version(pair, v1), store.checklist_version(pair, v2)
+    click.echo(f"version {a.version} ({a.origin}) -> version {b.version} ({b.origin})")
+    click.echo(printable(render_diff_text(diff_checklists(a.checklist, b.checklist))))
+
+
+@checklist.command("restore")
+@click.argument("pair")
+@click.argument("version", type=int)
+@click.option("--as", "annotator", help="Who restores.")
+@click.pass_context
+@_friendly
+def checklist_restore(ctx, pair, version, annotator) -> None:
+    """Make an older version current again (as a new version)."""
+    with _open(ctx) as store:
+        v = store.restore_checklist(pair, version, author=resolve_annotator(annotator))
+    click.echo(f"restored version {version} of {pair} as version {v.version}")
 
 
 # ------------------------------------------------------------------------ demo

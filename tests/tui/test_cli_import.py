@@ -352,9 +352,7 @@ def test_skip_invalid_does_not_skip_whole_file_problems(project):
     assert project.counts() == (0, 0, 1)
 
 
-# ---------------------------------------------------------------------------- bug outside the importers
-@pytest.mark.xfail(strict=True, reason="db/store.py apply_import reuses a registered repository of the same "
-                   "name without comparing pins, so pairs written at one commit land on another pin")
+# ---------------------------------------------------------------------------- pins of named repositories
 def test_swe_qa_pro_does_not_attach_pairs_to_a_repository_pinned_elsewhere(project):
     rows = pq.read_table(need(PRO)).to_pylist()
     code = project.dir / "cekit-src"

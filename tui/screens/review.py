@@ -50,6 +50,8 @@ class ReviewScreen(Screen):
         Binding("backspace", "undo", "Undo", id="review.undo"),
         Binding("n", "notes", "Notes", id="review.notes"),
         Binding("e", "focus_evidence", "Evidence", id="review.evidence"),
+        Binding("c", "edit_checklist", "Checklist", id="review.checklist"),
+        Binding("d", "checklist_diff", "Diff", id="review.diff"),
         Binding("question_mark", "app.help", "Help", key_display="?", id="review.help"),
         Binding("escape", "back", "Queue", id="review.queue"),
     ]
@@ -83,6 +85,8 @@ class ReviewScreen(Screen):
                 yield LiteralMarkdown(id="answer")
             with Vertical(id="review-side"):
                 yield Static(id="metadata")
+                yield Label("Checklist (c edit · d diff)", classes="section-title")
+                yield Static(id="checklist")
                 yield Label("Evidence (enter opens)", classes="section-title")
                 yield OptionList(id="evidence")
                 yield Label("Notes (n)", classes="section-title")
@@ -128,6 +132,7 @@ class ReviewScreen(Screen):
             if ev.openable:
                 self._openable[f"ev{i}"] = ev
             options.add_option(Option(label, id=f"ev{i}", disabled=not ev.openable))
+        self.query_one("#checklist", Static).update(self._checklist_text(pair_id))
         note = self.store.current_note(pair_id, self.annotator)
         self.query_one("#note", Static).update(literal(note) if note else Text("no notes", style="dim"))
 
@@ -147,6 +152,27 @@ class ReviewScreen(Screen):
         if self.flt != QueueFilter():
             line.append("   (filtered queue)", style="italic")
         self.query_one("#review-status", Static).update(line)
+
+    def _checklist_text(self, pair_id: str) -> Text:
+        current = self.store.checklist_version(pair_id)
+        if current is None:
+            return Text("no checklist yet: press c to write one", style="dim")
+        t = Text()
+        t.append(f"v{current.version} {current.origin}", style="bold")
+        if current.is_draft:
+            t.append(" · draft", style="bold yellow")
+        t.append(" · valid" if current.is_valid else f" · {len(current.violations)} problems",
+                 style="green" if current.is_valid else "bold red")
+        t.append("\n")
+        for it in current.checklist.items:
+            t.append(f"[{it.weight}] ", style="bold cyan")
+            t.append_text(literal(it.key_point or "(no key point)"))
+            t.append(f"  {'/'.join(str(s) for s in sorted(it.allowed_scores, reverse=True))}\n", style="dim")
+        for v in current.violations[:4]:
+            t.append("✗ ", style="red")
+            t.append_text(literal(v))
+            t.append("\n")
+        return t
 
     def _metadata(self, pair: QAPair, repo) -> Text:
         t = Text()
@@ -227,6 +253,24 @@ class ReviewScreen(Screen):
         options.focus()
         if options.highlighted is None and options.option_count:
             options.highlighted = 0
+
+    def action_edit_checklist(self) -> None:
+        """Open the checklist editor on this pair's current checklist."""
+        from .checklist_editor import ChecklistEditorScreen
+
+        pair_id = self.pair_id
+
+        async def closed(_version: int | None) -> None:
+            if pair_id == self.pair_id:
+                await self.show_pair(pair_id)
+
+        self.app.push_screen(ChecklistEditorScreen(self.store, self.annotator, pair_id), closed)
+
+    def action_checklist_diff(self) -> None:
+        """Compare checklist versions (default: generated or first against current)."""
+        from .checklist_diff import ChecklistDiffScreen
+
+        self.app.push_screen(ChecklistDiffScreen(self.store, self.pair_id))
 
     def action_back(self) -> None:
         """Return to the queue, which puts its cursor on the pair shown last."""

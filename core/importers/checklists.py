@@ -1,0 +1,209 @@
+"""Reading checklists from files: our JSON schema, and two foreign rubric shapes converted to ours.
+
+- ``benchwright``: ``{"qa_pair_id" | "question", "items": [...]}`` objects (one JSON object, a list of
+  them, ``{"checklists": [...]}``, or JSON lines), items as in :class:`benchwright.core.checklist.ChecklistItem`.
+- ``rubberduck``: RubberDuckBench point rubrics: a list of ``{desc, points, subitems: [{desc, points, lie}]}``,
+  where each subitem is a deduction. Converted per item: key point = ``desc``, weight = ``points``, rubric =
+  full credit at ``points``, one tier per deduction at ``points - deduction`` (criteria of equal scores
+  joined), and 0.
+- ``checkeval``: CheckEval yes/no question lists: YAML or JSON ``{definition, sub_aspect: {name: question}}``,
+  or a list of questions. Each question becomes a binary knowledge item of weight 1.
+
+Conversions never rescale: a converted checklist that breaks the RepoProbe rules (for example weights
+summing to 8, or 6 questions) is returned with its violations, to be stored as a draft and fixed by hand.
+A clarity item is added when the source has none.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from ..checklist import Checklist, ChecklistItem, ItemKind, RubricTier, Violation, clarity_item, validate
+from ..errors import InputFileError, InputProblem
+from .base import read_text
+
+CHECKLIST_FORMATS = ("auto", "benchwright", "rubberduck", "checkeval")
+
+
+@dataclass
+class ChecklistRecord:
+    """One checklist read from a file, not yet matched to a stored pair.
+
+    Attributes:
+        pair_ref: the pair's id, or None when the file names the pair by ``question`` (or not at all).
+        question: the exact question text, when the file names the pair that way.
+        checklist: the checklist (possibly breaking the rules).
+        violations: :func:`benchwright.core.checklist.validate` of it.
+        source_format: ``benchwright``, ``rubberduck`` or ``checkeval``.
+        line: where the record starts in the file (1-based), for messages.
+    """
+
+    pair_ref: str | None
+    question: str | None
+    checklist: Checklist
+    source_format: str
+    line: int | None = None
+    violations: list[Violation] = field(default_factory=list)
+
+
+def _with_clarity(items: list[ChecklistItem]) -> Checklist:
+    if not any(i.kind is ItemKind.CLARITY for i in items):
+        items = [*items, clarity_item()]
+    return Checklist(items=items)
+
+
+def convert_rubberduck(rubric: list[dict], display: str = "<rubric>") -> Checklist:
+    """A RubberDuckBench point rubric as a checklist (see the module docstring).
+
+    Raises:
+        InputFileError: an item lacks ``desc`` or integer ``points``, or a deduction is not an integer.
+    """
+    items: list[ChecklistItem] = []
+    problems: list[InputProblem] = []
+    for n, raw in enumerate(rubric, start=1):
+        where = f"item {n}"
+        if not isinstance(raw, dict) or not isinstance(raw.get("desc"), str) or isinstance(raw.get("points"), bool) \
+                or not isinstance(raw.get("points"), int):
+            problems.append(InputProblem(display, None, where, "needs a text 'desc' and integer 'points'"))
+            continue
+        weight = raw["points"]
+        tiers: dict[int, list[str]] = {weight: [f"Fully satisfies: {raw['desc']}"]}
+        for m, sub in enumerate(raw.get("subitems") or [], start=1):
+            if not isinstance(sub, dict) or isinstance(sub.get("points"), bool) or not isinstance(sub.get("points"), int):
+                problems.append(InputProblem(display, None, f"{where}.subitems[{m}]", "needs integer 'points'"))
+                continue
+            s = weight - sub["points"]
+            label = " (a false claim)" if sub.get("lie") else ""
+            tiers.setdefault(s, []).append(f"{sub.get('desc', '').strip()}{label}")
+        tiers.setdefault(0, ["Does not address the point, or contradicts it."])
+        items.append(ChecklistItem(
+            kind=ItemKind.KNOWLEDGE, key_point=raw["desc"].strip(), weight=weight,
+            rubric=[RubricTier(score=s, criterion=" / ".join(c)) for s, c in sorted(tiers.items(), reverse=True)],
+        ))
+    if problems:
+        raise InputFileError(problems)
+    return _with_clarity(items)
+
+
+def convert_checkeval(data: Any, display: str = "<checkeval>") -> Checklist:
+    """CheckEval yes/no questions as binary knowledge items of weight 1 (see the module docstring).
+
+    Raises:
+        InputFileError: no questions found.
+    """
+    questions: list[str] = []
+    if isinstance(data, dict):
+        sub = data.get("sub_aspect") or data.get("questions") or {}
+        if isinstance(sub, dict):
+            for value in sub.values():
+                for q in value if isinstance(value, list) else [value]:
+                    if isinstance(q, str) and q.strip():
+                        questions.append(q.strip())
+        elif isinstance(sub, list):
+            questions = [q.strip() for q in sub if isinstance(q, str) and q.strip()]
+    elif isinstance(data, list):
+        questions = [q.strip() for q in data if isinstance(q, str) and q.strip()]
+    if not questions:
+        raise InputFileError.single(display, "no yes/no questions found (expected sub_aspect: {name: question})")
+    items = [
+        ChecklistItem(kind=ItemKind.KNOWLEDGE, key_point=q, weight=1, rubric=[
+            RubricTier(score=1, criterion=f"Yes: {q}"), RubricTier(score=0, criterion="No."),
+        ])
+        for q in questions
+    ]
+    return _with_clarity(items)
+
+
+def _detect(obj: Any) -> str:
+    if isinstance(obj, dict) and "items" in obj:
+        return "benchwright"
+    if isinstance(obj, dict) and ("sub_aspect" in obj or "questions" in obj):
+        return "checkeval"
+    if isinstance(obj, dict) and "rubric" in obj:
+        return "rubberduck"
+    if isinstance(obj, list) and obj and all(isinstance(x, dict) and "desc" in x and "points" in x for x in obj):
+        return "rubberduck"
+    if isinstance(obj, list) and obj and all(isinstance(x, str) for x in obj):
+        return "checkeval"
+    return "unknown"
+
+
+def _record(obj: Any, fmt: str, display: str, line: int | None, pair: str | None) -> ChecklistRecord:
+    ref = question = None
+    if isinstance(obj, dict):
+        ref = obj.get("qa_pair_id") or pair
+        question = obj.get("question") if isinstance(obj.get("question"), str) else None
+    else:
+        ref = pair
+    kind = _detect(obj) if fmt == "auto" else fmt
+    try:
+        if kind == "benchwright":
+            checklist = Checklist.model_validate({"items": obj.get("items")} if isinstance(obj, dict) else obj)
+        elif kind == "rubberduck":
+            checklist = convert_rubberduck(obj["rubric"] if isinstance(obj, dict) else obj, display)
+        elif kind == "checkeval":
+            checklist = convert_checkeval(obj, display)
+        else:
+            raise InputFileError.single(display, "not a checklist shape benchwright knows "
+                                        "(benchwright items, RubberDuckBench rubric, CheckEval questions)", line)
+    except ValidationError as e:
+        raise InputFileError([
+            InputProblem(display, line, ".".join(str(x) for x in err["loc"]), err["msg"]) for err in e.errors()
+        ]) from None
+    return ChecklistRecord(ref, question, checklist, kind, line, validate(checklist))
+
+
+def read_checklists(path: str | Path, *, fmt: str = "auto", pair: str | None = None) -> list[ChecklistRecord]:
+    """Every checklist in ``path`` (JSON, JSON lines or YAML), converted to our schema.
+
+    Args:
+        fmt: one of :data:`CHECKLIST_FORMATS`; ``auto`` detects the shape of each record.
+        pair: the pair a single-checklist file (a bare foreign rubric) belongs to.
+
+    Raises:
+        InputFileError: unreadable file, invalid JSON/YAML (line named), unknown shape, bad fields.
+    """
+    display = str(path)
+    text = read_text(Path(path), display)
+    if fmt not in CHECKLIST_FORMATS:
+        raise InputFileError.single(display, f"unknown checklist format {fmt!r}; use one of {', '.join(CHECKLIST_FORMATS)}")
+    stripped = text.lstrip()
+    objects: list[tuple[int | None, Any]] = []
+    if stripped.startswith(("[", "{")):
+        try:
+            whole = json.loads(text)
+            objects = [(1, whole)]
+        except json.JSONDecodeError as first_error:
+            # JSON lines: one object a line
+            for number, raw in enumerate(text.split("\n"), start=1):
+                if not raw.strip():
+                    continue
+                try:
+                    objects.append((number, json.loads(raw)))
+                except json.JSONDecodeError as e:
+                    raise InputFileError.single(
+                        display, f"invalid JSON: {e.msg} at column {e.colno}",
+                        number if len(text.split("\n")) > 1 else first_error.lineno,
+                    ) from None
+    else:
+        import yaml
+
+        try:
+            objects = [(1, yaml.safe_load(text))]
+        except yaml.YAMLError as e:
+            mark = getattr(e, "problem_mark", None)
+            raise InputFileError.single(display, f"invalid YAML: {e}", mark.line + 1 if mark else None) from None
+    records: list[ChecklistRecord] = []
+    for line, obj in objects:
+        if isinstance(obj, dict) and isinstance(obj.get("checklists"), list):
+            records += [_record(o, fmt, display, line, pair) for o in obj["checklists"]]
+        elif isinstance(obj, list) and obj and all(isinstance(o, dict) and "items" in o for o in obj):
+            records += [_record(o, fmt, display, line, pair) for o in obj]
+        else:
+            records.append(_record(obj, fmt, display, line, pair))
+    return records

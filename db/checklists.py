@@ -1,0 +1,194 @@
+"""Checklist versions in the store: append-only, compare-and-set on save, restore as a new version."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from benchwright.core.checklist import Checklist, Origin, validate
+from benchwright.core.errors import BenchwrightError, NotFoundError
+from benchwright.core.models import utc_now
+
+from .locking import serialized
+
+CHECKLIST_FILTERS = ("no-checklist", "invalid-checklist", "draft-checklist", "valid-checklist")
+"""Queue filters on the current checklist of a pair."""
+
+
+class ChecklistConflictError(BenchwrightError):
+    """Someone saved a newer version of the checklist since the editor loaded it (compare-and-set failed)."""
+
+
+class InvalidChecklistError(BenchwrightError):
+    """A non-draft save of a checklist that breaks the rules; ``violations`` lists them."""
+
+    def __init__(self, violations):
+        self.violations = violations
+        super().__init__(
+            "the checklist breaks the rules, so it can only be kept as a draft:\n"
+            + "\n".join(f"  {v}" for v in violations)
+        )
+
+
+@dataclass(frozen=True)
+class ChecklistVersion:
+    """One stored version of a pair's checklist."""
+
+    qa_pair_id: str
+    version: int
+    origin: str
+    is_draft: bool
+    is_valid: bool
+    author: str
+    created_at: str
+    parent_version: int | None
+    restored_from: int | None
+    source_format: str | None
+    checklist: Checklist
+    violations: list[str]
+
+
+class ChecklistStoreMixin:
+    """Checklist methods of :class:`benchwright.db.Store` (needs ``self.db``, ``self.write``, ``self.ordinal_of``)."""
+
+    @serialized
+    def save_checklist(
+        self, pair_id: str, checklist: Checklist, *, author: str, origin: Origin | str = Origin.EDITED,
+        expected_version: int | str | None = "any", draft: bool = False, restored_from: int | None = None,
+        source_format: str | None = None,
+    ) -> ChecklistVersion:
+        """Append a new version of ``pair_id``'s checklist; returns it.
+
+        Args:
+            expected_version: the version the edit started from (None: there was none). When the current
+                version differs, someone else saved meanwhile and nothing is written. ``"any"`` skips the
+                check (imports).
+            draft: keep a checklist that breaks the rules, marked as a draft (never released).
+
+        Raises:
+            InvalidChecklistError: not a draft and :func:`validate` finds violations.
+            ChecklistConflictError: the compare-and-set on ``expected_version`` failed.
+            NotFoundError: no such pair.
+        """
+        origin = Origin(origin)
+        violations = validate(checklist)
+        if violations and not draft:
+            raise InvalidChecklistError(violations)
+        with self.write() as db:
+            self.ordinal_of(pair_id)
+            row = db.conn.execute(
+                "SELECT version FROM checklist_current WHERE qa_pair_id = ?", [pair_id]
+            ).fetchone()
+            current = row[0] if row else None
+            if expected_version != "any" and expected_version != current:
+                raise ChecklistConflictError(
+                    f"the checklist of this pair is now at version {current}, saved by someone else after you "
+                    f"opened version {expected_version}; reload it and apply your edit again"
+                )
+            version = (current or 0) + 1
+            db.conn.execute(
+                """INSERT INTO checklist_versions (qa_pair_id, version, origin, is_draft, is_valid, author,
+                   created_at, parent_version, restored_from, source_format, items_json, violations_json)
+                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                (
+                    pair_id, version, origin.value, int(draft), int(not violations), author, utc_now(), current,
+                    restored_from, source_format, checklist.to_json(), json.dumps([str(v) for v in violations]),
+                ),
+            )
+        return self.checklist_version(pair_id, version)
+
+    @serialized
+    def checklist_version(self, pair_id: str, version: int | None = None) -> ChecklistVersion | None:
+        """Version ``version`` of the pair's checklist (None: the current one); None if there is none.
+
+        Raises:
+            NotFoundError: ``version`` was given and does not exist.
+        """
+        if version is None:
+            row = self.db.conn.execute(
+                "SELECT version FROM checklist_current WHERE qa_pair_id = ?", [pair_id]
+            ).fetchone()
+            if row is None:
+                return None
+            version = row[0]
+        rows = list(self.db.query(
+            "SELECT * FROM checklist_versions WHERE qa_pair_id = ? AND version = ?", [pair_id, version]
+        ))
+        if not rows:
+            raise NotFoundError(f"pair {pair_id} has no checklist version {version}")
+        return _version(rows[0])
+
+    @serialized
+    def checklist_history(self, pair_id: str) -> list[ChecklistVersion]:
+        """Every version of the pair's checklist, oldest first."""
+        return [
+            _version(r) for r in self.db.query(
+                "SELECT * FROM checklist_versions WHERE qa_pair_id = ? ORDER BY version", [pair_id]
+            )
+        ]
+
+    @serialized
+    def first_version_of_origin(self, pair_id: str, origin: str = "generated") -> ChecklistVersion | None:
+        """The earliest version with ``origin`` (default: the generated one), or None."""
+        row = self.db.conn.execute(
+            "SELECT version FROM checklist_versions WHERE qa_pair_id = ? AND origin = ? ORDER BY version LIMIT 1",
+            [pair_id, origin],
+        ).fetchone()
+        return self.checklist_version(pair_id, row[0]) if row else None
+
+    @serialized
+    def restore_checklist(self, pair_id: str, version: int, *, author: str,
+                          expected_version: int | str | None = "any") -> ChecklistVersion:
+        """Append a copy of ``version`` as the new current version (origin ``edited``, ``restored_from`` set).
+
+        A restored draft stays a draft. Raises like :meth:`save_checklist`.
+        """
+        old = self.checklist_version(pair_id, version)
+        return self.save_checklist(
+            pair_id, old.checklist, author=author, origin=Origin.EDITED, expected_version=expected_version,
+            draft=old.is_draft or not old.is_valid, restored_from=version,
+        )
+
+    @serialized
+    def import_checklists(
+        self, entries: list[tuple[str, Checklist, str | None]], *, author: str
+    ) -> list[tuple[str, int]]:
+        """Store imported checklists in one transaction (all or nothing), origin ``imported``.
+
+        A checklist that breaks the rules is stored as a draft with its violations. Returns
+        ``[(pair_id, version)]`` in input order.
+        """
+        out: list[tuple[str, int]] = []
+        with self.write():
+            for pair_id, checklist, source_format in entries:
+                saved = self.save_checklist(
+                    pair_id, checklist, author=author, origin=Origin.IMPORTED, draft=bool(validate(checklist)),
+                    source_format=source_format,
+                )
+                out.append((pair_id, saved.version))
+        return out
+
+    @serialized
+    def find_pairs_by_question(self, question: str) -> list[str]:
+        """Ids of pairs whose question is exactly ``question`` (ends stripped)."""
+        return [r[0] for r in self.db.conn.execute(
+            "SELECT id FROM qa_pairs WHERE trim(question) = ? ORDER BY ordinal", [question.strip()]
+        )]
+
+    @serialized
+    def current_checklists(self) -> list[tuple[str, ChecklistVersion]]:
+        """``(pair_id, current version)`` for every pair that has a checklist, in queue order."""
+        rows = self.db.query(
+            """SELECT v.* FROM checklist_current c JOIN checklist_versions v ON v.id = c.version_id
+               JOIN qa_pairs p ON p.id = c.qa_pair_id ORDER BY p.ordinal"""
+        )
+        return [(r["qa_pair_id"], _version(r)) for r in rows]
+
+
+def _version(r: dict) -> ChecklistVersion:
+    return ChecklistVersion(
+        qa_pair_id=r["qa_pair_id"], version=r["version"], origin=r["origin"], is_draft=bool(r["is_draft"]),
+        is_valid=bool(r["is_valid"]), author=r["author"], created_at=r["created_at"],
+        parent_version=r["parent_version"], restored_from=r["restored_from"], source_format=r["source_format"],
+        checklist=Checklist.model_validate_json(r["items_json"]), violations=json.loads(r["violations_json"]),
+    )

@@ -1,0 +1,148 @@
+"""Import benchmark: ``benchwright import swe-qa`` of 100,000 records against ``sqlite-utils insert --nl``.
+
+Both run as subprocesses of the installed console scripts on the same file; each is run twice
+(alternating) and the faster run is compared. Peak memory is the child's max RSS (``os.wait4``).
+Goal: benchwright within 2x of sqlite-utils; the assertion is a safety net at 4x.
+
+An in-process breakdown (parse vs Store.apply_import) follows, to say where the time goes.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from perf_support import ANNOTATOR, N_PAIRS, REPO, goal, make_repo_dir, report, write_jsonl
+
+pytestmark = pytest.mark.perf
+
+BIN = Path(sys.executable).parent
+BENCHWRIGHT = BIN / "benchwright"
+SQLITE_UTILS = BIN / "sqlite-utils"
+
+GOAL_RATIO = 2.0
+SAFETY_RATIO = 4.0
+
+
+def _env(tmp: Path) -> dict:
+    env = dict(os.environ)
+    env["BENCHWRIGHT_ANNOTATOR"] = ANNOTATOR
+    env["BENCHWRIGHT_CONFIG"] = str(tmp / "no-config.toml")
+    env.pop("BENCHWRIGHT_DB", None)
+    return env
+
+
+def _run(cmd: list[str], env: dict, log: Path) -> tuple[float, int]:
+    """Run ``cmd``; return (wall seconds, peak RSS in MiB of that child alone). Fails on a non-zero exit."""
+    with log.open("wb") as out:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=out, stderr=out, env=env)
+        _, status, usage = os.wait4(proc.pid, 0)
+        elapsed = time.perf_counter() - t0
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    assert proc.returncode == 0, f"{' '.join(map(str, cmd))} failed:\n{log.read_text(errors='replace')}"
+    return elapsed, usage.ru_maxrss // 1024  # ru_maxrss is KiB on Linux
+
+
+def _count(db: Path, table: str) -> int:
+    with sqlite3.connect(db) as conn:
+        return conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+
+
+def test_import_100k_vs_sqlite_utils(tmp_path: Path) -> None:
+    assert BENCHWRIGHT.exists() and SQLITE_UTILS.exists(), "console scripts missing from the venv"
+    t0 = time.perf_counter()
+    data = write_jsonl(tmp_path / f"Benchmark__{REPO}.jsonl", N_PAIRS)
+    gen_s = time.perf_counter() - t0
+    size_mb = data.stat().st_size / 2**20
+    repo_dir = make_repo_dir(tmp_path)
+    env = _env(tmp_path)
+
+    bw_runs: list[tuple[float, int]] = []
+    su_runs: list[tuple[float, int]] = []
+    for k in range(2):
+        # baseline: sqlite-utils, into a fresh file
+        su_db = tmp_path / f"su{k}.db"
+        su_runs.append(_run([str(SQLITE_UTILS), "insert", str(su_db), "pairs", str(data), "--nl"], env,
+                            tmp_path / f"su{k}.log"))
+        assert _count(su_db, "pairs") == N_PAIRS
+        su_db.unlink()
+        # benchwright: register the repository (not timed), then import end to end
+        bw_db = tmp_path / f"bw{k}.db"
+        _run([str(BENCHWRIGHT), "--db", str(bw_db), "repo", "add", REPO, str(repo_dir), "--version", "1"], env,
+             tmp_path / f"repo{k}.log")
+        bw_runs.append(_run([str(BENCHWRIGHT), "--db", str(bw_db), "import", "swe-qa", str(data), "--repo", REPO],
+                            env, tmp_path / f"bw{k}.log"))
+        assert _count(bw_db, "qa_pairs") == N_PAIRS
+        for suffix in ("", "-wal", "-shm"):
+            Path(str(bw_db) + suffix).unlink(missing_ok=True)
+
+    bw_s, bw_rss = min(bw_runs)
+    su_s, su_rss = min(su_runs)
+    ratio = bw_s / su_s
+    report(
+        f"import {N_PAIRS:,} SWE-QA records ({size_mb:.0f} MiB JSONL, generated in {gen_s:.1f} s)",
+        [
+            f"benchwright import swe-qa : best {bw_s:6.2f} s   runs {', '.join(f'{s:.2f}' for s, _ in bw_runs)} s"
+            f"   peak RSS {max(r for _, r in bw_runs)} MiB",
+            f"sqlite-utils insert --nl  : best {su_s:6.2f} s   runs {', '.join(f'{s:.2f}' for s, _ in su_runs)} s"
+            f"   peak RSS {max(r for _, r in su_runs)} MiB",
+            f"ratio benchwright / sqlite-utils: {ratio:.2f}x  (goal < {GOAL_RATIO}x: {goal(ratio < GOAL_RATIO)};"
+            f" safety net < {SAFETY_RATIO}x)",
+            f"throughput: benchwright {N_PAIRS / bw_s:,.0f} records/s, sqlite-utils {N_PAIRS / su_s:,.0f} records/s",
+            f"peak RSS ratio: {bw_rss / max(su_rss, 1):.1f}x ({bw_rss} vs {su_rss} MiB; file is {size_mb:.0f} MiB)",
+        ],
+    )
+    assert ratio < SAFETY_RATIO, f"benchwright import is {ratio:.1f}x slower than sqlite-utils insert"
+
+
+def test_import_100k_breakdown(tmp_path: Path) -> None:
+    """Where the import's time goes, in process: parse (read, JSON, validation, hashing) vs apply_import."""
+    import tracemalloc
+
+    from benchwright.core.importers import parse
+    from benchwright.core.models import Repository
+    from benchwright.db import Store
+
+    data = write_jsonl(tmp_path / f"Benchmark__{REPO}.jsonl", N_PAIRS)
+    repo_dir = make_repo_dir(tmp_path)
+    db_path = tmp_path / "bw.db"
+    with Store.open(db_path) as store:
+        store.add_repository(Repository(name=REPO, version_label="1", local_path=str(repo_dir)), ANNOTATOR)
+    t0 = time.perf_counter()
+    result = parse("swe-qa", data, repository=REPO)
+    t1 = time.perf_counter()
+    with Store.open(db_path) as store:
+        t2 = time.perf_counter()
+        rep = store.apply_import(result, annotator=ANNOTATOR, file_path=data, repository=REPO)
+        t3 = time.perf_counter()
+    t4 = time.perf_counter()
+    assert rep.added == N_PAIRS and not result.problems
+    del result
+
+    # Peak Python allocations of parse alone, on a 10% slice (tracemalloc slows the code down, so it
+    # is measured separately and not timed); it scales linearly with the file.
+    small = write_jsonl(tmp_path / "small.jsonl", N_PAIRS // 10)
+    tracemalloc.start()
+    parsed_small = parse("swe-qa", small, repository=REPO)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    small_mb = small.stat().st_size / 2**20
+    del parsed_small
+
+    report(
+        f"import {N_PAIRS:,} records in process: breakdown",
+        [
+            f"parse('swe-qa')          {t1 - t0:6.2f} s  ({(t1 - t0) / N_PAIRS * 1e6:.1f} us/record)",
+            f"Store.apply_import       {t3 - t2:6.2f} s  ({(t3 - t2) / N_PAIRS * 1e6:.1f} us/record)",
+            f"Store.open + close       {(t2 - t1) + (t4 - t3):6.2f} s",
+            f"total                    {t4 - t0:6.2f} s",
+            f"parse peak Python allocations on {N_PAIRS // 10:,} records ({small_mb:.1f} MiB file): "
+            f"{peak / 2**20:.0f} MiB = {peak / 2**20 / small_mb:.1f}x the file size",
+        ],
+    )
