@@ -240,14 +240,15 @@ class ChecklistEditorScreen(Screen[int | None]):
         if target[key] == event.value:
             return
         self._snapshot(field)
+        previous = target[key]
         target[key] = event.value
-        if key == "weight" and _is_binary_form(item):
+        if key == "weight" and _is_binary_form(item, previous):
             # a binary rubric follows its weight: {0, weight}
-            for tier in item["rubric"]:
-                if tier["score"] not in ("0", ""):
+            for j, tier in enumerate(item["rubric"]):
+                if tier["score"] == previous:
                     tier["score"] = event.value
                     with contextlib.suppress(NoMatches):
-                        self.query_one(f"#s-{i}-{item['rubric'].index(tier)}", Input).value = event.value
+                        self.query_one(f"#s-{i}-{j}", Input).value = event.value
         self.revalidate()
 
     def _focused_item(self) -> int | None:
@@ -413,6 +414,8 @@ class ChecklistEditorScreen(Screen[int | None]):
         self.app.push_screen(LeaveScreen(), chosen)
 
 
-def _is_binary_form(item: dict) -> bool:
-    scores = [t["score"] for t in item["rubric"]]
-    return len(scores) == 2 and "0" in scores
+def _is_binary_form(item: dict, weight: str | None = None) -> bool:
+    """True when the item's rubric is {0, weight} (``weight`` defaults to the item's own)."""
+    scores = sorted(t["score"] for t in item["rubric"])
+    w = item["weight"] if weight is None else weight
+    return len(scores) == 2 and scores == sorted(["0", w]) and w != "0"
