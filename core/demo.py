@@ -8,10 +8,12 @@ whatever click version is installed (an anchor that is not found becomes a bare 
 
 from __future__ import annotations
 
+import json
 import re
 from importlib import metadata, resources
 from pathlib import Path
 
+from .checklist import Checklist
 from .models import Repository
 
 DEMO_REPOSITORY = "click"
@@ -70,6 +72,18 @@ def prepare_demo_sample(dest: Path) -> Path:
     dest.parent.mkdir(parents=True, exist_ok=True)
     dest.write_text(resolve_anchors(raw, click_source_root()), encoding="utf-8")
     return dest
+
+
+def demo_checklists() -> list[tuple[str, Checklist]]:
+    """``(question prefix, checklist)`` pairs: generated checklists shipped with the demo (one breaks the
+    weight rule on purpose, so the demo shows a draft to fix)."""
+    raw = resources.files("benchwright.core").joinpath("samples/demo_click_checklists.jsonl").read_text(encoding="utf-8")
+    out = []
+    for line in raw.splitlines():
+        if line.strip():
+            record = json.loads(line)
+            out.append((record["question_startswith"], Checklist.model_validate({"items": record["items"]})))
+    return out
 
 
 DEMO_MAPPING = (

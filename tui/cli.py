@@ -14,12 +14,13 @@ from pathlib import Path
 import click
 
 from benchwright.core import demo as demo_mod
+from benchwright.core.checklist import is_valid
 from benchwright.core.config import data_dir, resolve_annotator, resolve_db_path
 from benchwright.core.errors import BenchwrightError, ImportReport
 from benchwright.core.importers import FORMATS, TARGETS, parse
 from benchwright.core.repository import describe_local_repository
 from benchwright.core.text import printable
-from benchwright.db import Store
+from benchwright.db import QueueFilter, Store
 
 
 def _friendly(fn):
@@ -345,6 +346,13 @@ def prepare_demo(folder: Path) -> Path:
         result = parse("jsonl", sample, repository=demo_mod.DEMO_REPOSITORY, mapping=demo_mod.DEMO_MAPPING)
         store.apply_import(result, annotator="benchwright-demo", file_path=sample,
                            repository=demo_mod.DEMO_REPOSITORY)
+        for question_start, checklist in demo_mod.demo_checklists():
+            pair_ids = [
+                row.id for row in store.queue_page("benchwright-demo", QueueFilter(text=question_start), limit=2)
+            ]
+            if pair_ids and store.checklist_version(pair_ids[0]) is None:
+                store.save_checklist(pair_ids[0], checklist, author="benchwright-demo", origin="generated",
+                                     draft=not is_valid(checklist))
     return db_path
 
 

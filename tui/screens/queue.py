@@ -10,7 +10,7 @@ from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input, Select, Static
 
-from benchwright.db import STATUSES, QueueFilter, QueueRow, Store
+from benchwright.db import CHECKLIST_FILTERS, STATUSES, QueueFilter, QueueRow, Store
 
 from ..widgets import literal
 
@@ -56,6 +56,7 @@ class QueueScreen(Screen):
             yield Select([(r, r) for r in facets["repository"]], prompt="repository: all", id="f-repository")
             yield Select([(t, t) for t in facets["qa_type"]], prompt="QA type: all", id="f-qa_type")
             yield Select([(c, c) for c in facets["category"]], prompt="category: all", id="f-category")
+            yield Select([(c, c) for c in CHECKLIST_FILTERS], prompt="checklist: all", id="f-checklist")
             yield Input(placeholder="search question and answer (/)", id="f-text")
         yield Static(id="progress")
         yield DataTable(id="queue", cursor_type="row", zebra_stripes=True)
