@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from enum import StrEnum
+from fractions import Fraction
 from math import floor
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -57,7 +58,7 @@ class RubricTier(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    score: int = Field(description="Points given when the criterion is met; an integer in [0, weight].")
+    score: int = Field(strict=True, description="Points given when the criterion is met; an integer in [0, weight].")
     criterion: str = Field(description="When this score applies, in one sentence.")
 
 
@@ -68,7 +69,7 @@ class ChecklistItem(BaseModel):
 
     kind: ItemKind = ItemKind.KNOWLEDGE
     key_point: str = Field(description="A precise, atomic aspect of the reference answer.")
-    weight: int = Field(description="Maximum points for this item.")
+    weight: int = Field(strict=True, description="Maximum points for this item.")
     rubric: list[RubricTier] = Field(description="The allowed discrete scores, each with its criterion.")
 
     @property
@@ -123,6 +124,15 @@ def binary_rubric(weight: int, key_point: str = "") -> list[RubricTier]:
 def checklist_json_schema() -> dict:
     """The JSON Schema of :class:`Checklist` (published by ``benchwright checklist schema``)."""
     schema = Checklist.model_json_schema()
+    # The files benchwright reads and writes carry the checklist with its record fields.
+    schema["properties"].update({
+        "qa_pair_id": {"type": "string", "description": "The Q&A pair the checklist belongs to."},
+        "question": {"type": "string", "description": "Alternative to qa_pair_id: the pair's exact question."},
+        "version": {"type": "integer", "description": "Version number (export only; ignored on import)."},
+        "origin": {"enum": ["generated", "edited", "imported", "adjudicated"], "description": "Export only."},
+        "draft": {"type": "boolean", "description": "A draft may break the rules; it is never released."},
+        "valid": {"type": "boolean", "description": "Export only: whether the rules hold."},
+    })
     schema["description"] = (
         "A RepoProbe-style weighted checklist (RepoProbe §4.1): 1-4 knowledge items whose integer weights "
         "sum to 9, and one clarity item of weight 1 with scores {0, 1}. Allowed scores of an item are its "
@@ -159,7 +169,7 @@ RULES = (
 
 
 def _norm(text: str) -> str:
-    return " ".join(text.lower().split())
+    return " ".join(text.casefold().split())
 
 
 def validate(checklist: Checklist) -> list[Violation]:
@@ -196,13 +206,16 @@ def validate(checklist: Checklist) -> list[Violation]:
             out.append(Violation("rubric-empty", "the rubric has no scores", i))
             continue
         scores = [t.score for t in it.rubric]
-        if 0 not in scores:
-            out.append(Violation("rubric-missing-zero", "the rubric has no score 0", i))
-        if it.weight not in scores:
-            out.append(Violation("rubric-missing-weight", f"the rubric has no score {it.weight} (the full weight)", i))
-        outside = sorted({s for s in scores if not 0 <= s <= max(it.weight, 0)})
-        if outside:
-            out.append(Violation("rubric-out-of-range", f"scores {outside} are outside 0..{it.weight}", i))
+        # The clarity item's scores are fixed ({0, 1}: clarity-scores); checking them against its stated
+        # weight as well would give contradicting advice ("add score 2") when that weight is wrong.
+        if it.kind is not ItemKind.CLARITY:
+            if 0 not in scores:
+                out.append(Violation("rubric-missing-zero", "the rubric has no score 0", i))
+            if it.weight not in scores:
+                out.append(Violation("rubric-missing-weight", f"the rubric has no score {it.weight} (the full weight)", i))
+            outside = sorted({s for s in scores if not 0 <= s <= max(it.weight, 0)})
+            if outside:
+                out.append(Violation("rubric-out-of-range", f"scores {outside} are outside 0..{it.weight}", i))
         dupes = sorted({s for s in scores if scores.count(s) > 1})
         if dupes:
             out.append(Violation("rubric-duplicate-score", f"score {', '.join(map(str, dupes))} has more than one criterion", i))
@@ -277,7 +290,9 @@ def largest_remainder(weights: list[int], total: int = KNOWLEDGE_POINTS) -> list
     """Integer weights summing to ``total``, proportional to ``weights`` (largest remainder method).
 
     Each result is at least 1 when ``total >= len(weights)``; ties in remainders go to the earlier item.
-    All-zero (or negative) input is split as evenly as possible.
+    Negative weights count as 0; all-zero input is split as evenly as possible. Quotas are exact
+    fractions, so equal remainders really tie. An item whose quota rounds to 0 gets 1 point, taken from
+    the item furthest above its quota (so a larger weight never ends up with fewer points).
 
     Raises:
         ValueError: no weights, or more weights than ``total`` points.
@@ -289,15 +304,16 @@ def largest_remainder(weights: list[int], total: int = KNOWLEDGE_POINTS) -> list
     base = [max(w, 0) for w in weights]
     if sum(base) == 0:
         base = [1] * len(weights)
-    quotas = [w * total / sum(base) for w in base]
+    quotas = [Fraction(w * total, sum(base)) for w in base]
     result = [floor(q) for q in quotas]
     order = sorted(range(len(quotas)), key=lambda i: (-(quotas[i] - result[i]), i))
     for i in order[: total - sum(result)]:
         result[i] += 1
-    # every item keeps at least one point: take from the largest
+    # every item keeps at least one point: take it from the item furthest above its quota
     for i, r in enumerate(result):
         if r == 0:
-            donor = max(range(len(result)), key=lambda j: (result[j], -j))
+            donor = max((j for j in range(len(result)) if result[j] > 1),
+                        key=lambda j: (result[j] - quotas[j], result[j], -j))
             result[donor] -= 1
             result[i] = 1
     return result
@@ -308,9 +324,13 @@ def rescale_item(item: ChecklistItem, weight: int) -> ChecklistItem:
     if item.weight == weight:
         return item
     if item.is_binary or item.weight <= 0:
-        tiers = {0: "", weight: ""}
+        # full credit maps to full credit and 0 to 0; a side the old rubric cannot tell gets the default
+        tiers = {t.score: t.criterion for t in binary_rubric(weight, item.key_point)}
         for t in item.rubric:
-            tiers[weight if t.score == item.weight else 0] = t.criterion
+            if item.weight > 0 and t.score == item.weight:
+                tiers[weight] = t.criterion
+            elif t.score == 0:
+                tiers[0] = t.criterion
     else:
         tiers = {}
         for t in sorted(item.rubric, key=lambda t: -t.score):
@@ -344,13 +364,17 @@ def checklist_from_form(items: list[dict]) -> tuple[Checklist, list[Violation]]:
 
     ``items`` are ``{"kind", "key_point", "weight": str, "rubric": [{"score": str, "criterion": str}]}``.
     A weight or score that is not a whole number is a violation (``weight-not-integer``,
-    ``score-not-integer``) and counts as 0 while the rest is validated, so every problem shows at once.
+    ``score-not-integer``) and counts as 0 in the returned checklist. The rest is validated at once, so
+    every problem shows, without rules that only the placeholder would break: a rubric tier whose score
+    is not a number is left out of the checks, and an item whose weight is not a number is not checked
+    against its weight (nor are the knowledge weights summed).
 
     Returns:
         ``(checklist, violations)``: violations of the text fields first, then :func:`validate`'s.
     """
     problems: list[Violation] = []
     built: list[ChecklistItem] = []
+    checked: list[ChecklistItem] = []  # ``built`` without the tiers whose score did not parse
 
     def as_int(text: str | int, rule: str, what: str, index: int) -> int:
         if isinstance(text, int) and not isinstance(text, bool):
@@ -364,17 +388,29 @@ def checklist_from_form(items: list[dict]) -> tuple[Checklist, list[Violation]]:
 
     for i, raw in enumerate(items):
         weight = as_int(raw.get("weight", ""), "weight-not-integer", "the weight", i)
-        tiers = [
-            RubricTier(score=as_int(t.get("score", ""), "score-not-integer", "a rubric score", i),
-                       criterion=str(t.get("criterion", "")))
-            for t in raw.get("rubric", [])
-        ]
-        built.append(ChecklistItem(kind=ItemKind(raw.get("kind", "knowledge")), key_point=str(raw.get("key_point", "")),
-                                   weight=weight, rubric=tiers))
-    checklist = Checklist(items=built)
-    unparsed = {(p.item, "weight-positive") for p in problems if p.rule == "weight-not-integer"}
-    rest = [v for v in validate(checklist) if (v.item, v.rule) not in unparsed]
-    return checklist, problems + rest
+        tiers: list[RubricTier] = []
+        parsed: list[RubricTier] = []
+        for t in raw.get("rubric", []):
+            before = len(problems)
+            tier = RubricTier(score=as_int(t.get("score", ""), "score-not-integer", "a rubric score", i),
+                              criterion=str(t.get("criterion", "")))
+            tiers.append(tier)
+            if len(problems) == before:
+                parsed.append(tier)
+        item = ChecklistItem(kind=ItemKind(raw.get("kind", "knowledge")), key_point=str(raw.get("key_point", "")),
+                             weight=weight, rubric=tiers)
+        built.append(item)
+        checked.append(item.model_copy(update={"rubric": parsed}))
+    bad_weight = {p.item for p in problems if p.rule == "weight-not-integer"}
+    bad_score = {p.item for p in problems if p.rule == "score-not-integer"}
+    weight_rules = {"weight-positive", "clarity-weight", "rubric-missing-weight", "rubric-out-of-range"}
+    rest = [
+        v for v in validate(Checklist(items=checked))
+        if not (v.item in bad_weight and v.rule in weight_rules)
+        and not (v.item in bad_score and v.rule == "rubric-empty")
+        and not (v.rule == "weight-sum" and any(built[i].kind is ItemKind.KNOWLEDGE for i in bad_weight))
+    ]
+    return Checklist(items=built), problems + rest
 
 
 def checklist_to_form(checklist: Checklist) -> list[dict]:

@@ -18,7 +18,9 @@ def word_diff(old: str, new: str) -> list[tuple[int, str]]:
     """Word-level diff of ``old`` → ``new`` as ``[(op, text)]`` with op -1 (removed), 0 (same), 1 (added).
 
     Words, runs of white space and punctuation are the units (each mapped to one character before
-    diffing, as diff-match-patch's line mode does for lines), then semantic cleanup is applied.
+    diffing, as diff-match-patch's line mode does for lines). Semantic cleanup runs on those units too,
+    so no part ever starts or ends inside a word (on decoded text it would factor out common letters:
+    ``env[- var-]{+ironment variable+}s``).
     """
     vocab: dict[str, str] = {}
     tokens: list[str] = []
@@ -36,13 +38,12 @@ def word_diff(old: str, new: str) -> list[tuple[int, str]]:
     back = {v: k for k, v in vocab.items()}
     dmp = diff_match_patch()
     diffs = dmp.diff_main(a, b, False)
-    decoded = [(op, "".join(back[c] for c in text)) for op, text in diffs]
-    dmp.diff_cleanupSemantic(decoded)
-    return [(op, text) for op, text in decoded if text]
+    dmp.diff_cleanupSemantic(diffs)
+    return [(op, "".join(back[c] for c in text)) for op, text in diffs if text]
 
 
 def similarity(a: str, b: str) -> float:
-    """1 - (word-level edit distance / longer length in characters), in [0, 1]."""
+    """1 - (characters inserted or deleted by the word diff / length of both texts), in [0, 1]."""
     if not a and not b:
         return 1.0
     diffs = word_diff(a, b)
@@ -123,11 +124,12 @@ def diff_checklists(old: Checklist, new: Checklist, *, threshold: float = 0.35) 
         for j, b in enumerate(new.items):
             if a.kind == b.kind:
                 sim = 1.0 if a.key_point == b.key_point else similarity(a.key_point, b.key_point)
-                # same position is a tie-breaker, never a reason on its own
-                pairs.append((sim + (0.01 if i == j else 0), i, j))
+                pairs.append((sim, i, j))
     match_old: dict[int, int] = {}
     match_new: dict[int, int] = {}
-    for sim, i, j in sorted(pairs, key=lambda p: (-p[0], p[1], p[2])):
+    # best similarity first; the same position only breaks ties (an identical key point elsewhere wins
+    # over a near-identical one in the same place)
+    for sim, i, j in sorted(pairs, key=lambda p: (-p[0], p[1] != p[2], p[1], p[2])):
         if sim >= threshold and i not in match_old and j not in match_new:
             match_old[i], match_new[j] = j, i
     out: list[ItemChange] = []
@@ -143,10 +145,9 @@ def diff_checklists(old: Checklist, new: Checklist, *, threshold: float = 0.35) 
                 out.append(_item_change(old.items[k], None, k, None))
                 placed_old.add(k)
                 k += 1
-    for i, a in enumerate(old.items):
-        if i not in placed_old and i not in match_old:
-            out.insert(0, _item_change(a, None, i, None))
-    return out
+    # removed items before the first matched one (nothing precedes them) come first, in their old order
+    leading = [_item_change(a, None, i, None) for i, a in enumerate(old.items) if i not in placed_old and i not in match_old]
+    return leading + out
 
 
 def render_word_diff(diffs: list[tuple[int, str]]) -> str:

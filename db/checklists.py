@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import uuid
 from dataclasses import dataclass
 
 from benchwright.core.checklist import Checklist, Origin, validate
@@ -88,11 +89,12 @@ class ChecklistStoreMixin:
             version = (current or 0) + 1
             db.conn.execute(
                 """INSERT INTO checklist_versions (qa_pair_id, version, origin, is_draft, is_valid, author,
-                   created_at, parent_version, restored_from, source_format, items_json, violations_json)
-                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                   created_at, parent_version, restored_from, source_format, items_json, violations_json, uid)
+                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
                 (
                     pair_id, version, origin.value, int(draft), int(not violations), author, utc_now(), current,
                     restored_from, source_format, checklist.to_json(), json.dumps([str(v) for v in violations]),
+                    uuid.uuid4().hex,
                 ),
             )
         return self.checklist_version(pair_id, version)
@@ -151,29 +153,36 @@ class ChecklistStoreMixin:
 
     @serialized
     def import_checklists(
-        self, entries: list[tuple[str, Checklist, str | None]], *, author: str
+        self, entries: list[tuple], *, author: str
     ) -> list[tuple[str, int]]:
         """Store imported checklists in one transaction (all or nothing), origin ``imported``.
 
-        A checklist that breaks the rules is stored as a draft with its violations. Returns
-        ``[(pair_id, version)]`` in input order.
+        ``entries`` are ``(pair_id, checklist, source_format)`` or ``(..., draft)``. A checklist that breaks
+        the rules is stored as a draft with its violations; ``draft=True`` keeps a valid one a draft too.
+        Returns ``[(pair_id, version)]`` in input order.
         """
         out: list[tuple[str, int]] = []
         with self.write():
-            for pair_id, checklist, source_format in entries:
+            for entry in entries:
+                pair_id, checklist, source_format = entry[:3]
+                keep_draft = bool(entry[3]) if len(entry) > 3 else False
                 saved = self.save_checklist(
-                    pair_id, checklist, author=author, origin=Origin.IMPORTED, draft=bool(validate(checklist)),
-                    source_format=source_format,
+                    pair_id, checklist, author=author, origin=Origin.IMPORTED,
+                    draft=keep_draft or bool(validate(checklist)), source_format=source_format,
                 )
                 out.append((pair_id, saved.version))
         return out
 
     @serialized
     def find_pairs_by_question(self, question: str) -> list[str]:
-        """Ids of pairs whose question is exactly ``question`` (ends stripped)."""
-        return [r[0] for r in self.db.conn.execute(
-            "SELECT id FROM qa_pairs WHERE trim(question) = ? ORDER BY ordinal", [question.strip()]
-        )]
+        """Ids of pairs whose question is exactly ``question`` (white space at the ends of both ignored,
+        as in pair ids: SQL's trim() would strip spaces only, not a trailing newline or tab)."""
+        wanted = question.strip()
+        if not wanted:
+            return []
+        return [pid for pid, text in self.db.conn.execute(
+            "SELECT id, question FROM qa_pairs WHERE instr(question, ?) > 0 ORDER BY ordinal", [wanted]
+        ) if text.strip() == wanted]
 
     @serialized
     def current_checklists(self) -> list[tuple[str, ChecklistVersion]]:

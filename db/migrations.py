@@ -192,5 +192,171 @@ def m003_checklists(db: Database) -> None:
     _append_only(db, "checklist_versions")
 
 
+def _add_uid(db: Database, table: str) -> None:
+    """Give every row of an append-only table a unique ``uid`` (merges match rows across copies by it)."""
+    db.execute(f"ALTER TABLE {table} ADD COLUMN uid TEXT")
+    for op in ("update", "delete"):
+        db.execute(f"DROP TRIGGER IF EXISTS {table}_no_{op}")
+    db.execute(f"UPDATE {table} SET uid = lower(hex(randomblob(16))) WHERE uid IS NULL")
+    db.execute(f"CREATE UNIQUE INDEX {table}_uid ON {table}(uid)")
+    _append_only(db, table)
+
+
+@migrations(name="m004_reviews_assignments_adjudication_events")
+def m004_reviews_assignments_adjudication_events(db: Database) -> None:
+    """Several annotators (issue "Several annotators"): reviews with the four QA criteria (RepoProbe §3.2
+    "Quality Assurance") and the ``revise`` decision, assignments, project settings, adjudications, and
+    the append-only audit trail ``events`` filled by triggers; ``uid`` on every append-only row for merges.
+
+    ``review_decisions`` is rebuilt to widen its decision check; ``review_state`` now follows the latest
+    decision by time, so rows merged from another copy later do not overtake newer ones.
+    """
+    db.executescript(
+        """
+        DROP TABLE review_state;
+        CREATE TABLE review_decisions_v4 (
+            id INTEGER PRIMARY KEY,
+            qa_pair_id TEXT NOT NULL REFERENCES qa_pairs(id),
+            annotator TEXT NOT NULL,
+            decision TEXT CHECK (decision IN ('accept', 'reject', 'revise', 'skip')),
+            previous_decision TEXT,
+            reverts_id INTEGER REFERENCES review_decisions_v4(id),
+            created_at TEXT NOT NULL,
+            criteria_json TEXT,
+            notes TEXT,
+            uid TEXT NOT NULL UNIQUE DEFAULT (lower(hex(randomblob(16))))
+        );
+        INSERT INTO review_decisions_v4 (id, qa_pair_id, annotator, decision, previous_decision, reverts_id,
+                                         created_at, criteria_json, notes, uid)
+        SELECT id, qa_pair_id, annotator, decision, previous_decision, reverts_id, created_at, NULL, NULL,
+               lower(hex(randomblob(16)))
+        FROM review_decisions ORDER BY id;
+        DROP TABLE review_decisions;
+        ALTER TABLE review_decisions_v4 RENAME TO review_decisions;
+        CREATE INDEX review_decisions_pair ON review_decisions(qa_pair_id, annotator, id);
+        CREATE INDEX review_decisions_annotator ON review_decisions(annotator, id);
+        CREATE TABLE review_state (
+            qa_pair_id TEXT NOT NULL REFERENCES qa_pairs(id),
+            annotator TEXT NOT NULL,
+            decision TEXT,
+            decision_id INTEGER NOT NULL REFERENCES review_decisions(id),
+            updated_at TEXT NOT NULL,
+            PRIMARY KEY (qa_pair_id, annotator)
+        );
+        CREATE INDEX review_state_annotator ON review_state(annotator, decision);
+        CREATE TRIGGER review_decisions_current AFTER INSERT ON review_decisions
+        BEGIN
+            INSERT INTO review_state (qa_pair_id, annotator, decision, decision_id, updated_at)
+            VALUES (NEW.qa_pair_id, NEW.annotator, NEW.decision, NEW.id, NEW.created_at)
+            ON CONFLICT (qa_pair_id, annotator) DO UPDATE SET
+                decision = excluded.decision, decision_id = excluded.decision_id,
+                updated_at = excluded.updated_at
+            WHERE excluded.updated_at >= review_state.updated_at;
+        END;
+        INSERT INTO review_state (qa_pair_id, annotator, decision, decision_id, updated_at)
+        SELECT d.qa_pair_id, d.annotator, d.decision, d.id, d.created_at
+        FROM review_decisions d
+        WHERE d.id = (SELECT x.id FROM review_decisions x
+                      WHERE x.qa_pair_id = d.qa_pair_id AND x.annotator = d.annotator
+                      ORDER BY x.created_at DESC, x.id DESC LIMIT 1);
+
+        CREATE TABLE assignments (
+            qa_pair_id TEXT NOT NULL REFERENCES qa_pairs(id),
+            annotator TEXT NOT NULL,
+            assigned_at TEXT NOT NULL,
+            assigned_by TEXT NOT NULL,
+            seed INTEGER,
+            PRIMARY KEY (qa_pair_id, annotator)
+        );
+        CREATE INDEX assignments_annotator ON assignments(annotator, qa_pair_id);
+        CREATE TABLE settings (
+            key TEXT PRIMARY KEY,
+            value TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            updated_by TEXT NOT NULL
+        );
+        CREATE TABLE adjudications (
+            id INTEGER PRIMARY KEY,
+            qa_pair_id TEXT NOT NULL REFERENCES qa_pairs(id),
+            adjudicator TEXT NOT NULL,
+            decision TEXT NOT NULL CHECK (decision IN ('accept', 'reject', 'revise')),
+            reason TEXT NOT NULL,
+            checklist_version INTEGER,
+            created_at TEXT NOT NULL,
+            uid TEXT NOT NULL UNIQUE DEFAULT (lower(hex(randomblob(16))))
+        );
+        CREATE INDEX adjudications_pair ON adjudications(qa_pair_id, id);
+        CREATE TABLE events (
+            id INTEGER PRIMARY KEY,
+            qa_pair_id TEXT NOT NULL,
+            actor TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            ref_table TEXT NOT NULL,
+            ref_id INTEGER NOT NULL,
+            before_json TEXT,
+            after_json TEXT,
+            created_at TEXT NOT NULL
+        );
+        CREATE INDEX events_pair ON events(qa_pair_id, id);
+        CREATE TRIGGER review_decisions_event AFTER INSERT ON review_decisions
+        BEGIN
+            INSERT INTO events (qa_pair_id, actor, kind, ref_table, ref_id, before_json, after_json, created_at)
+            VALUES (NEW.qa_pair_id, NEW.annotator,
+                    CASE WHEN NEW.reverts_id IS NOT NULL THEN 'undo'
+                         WHEN NEW.decision = 'skip' THEN 'skip' ELSE 'review' END,
+                    'review_decisions', NEW.id,
+                    json_object('decision', NEW.previous_decision),
+                    json_object('decision', NEW.decision, 'criteria', json(coalesce(NEW.criteria_json, 'null')),
+                                'notes', NEW.notes, 'reverts', NEW.reverts_id),
+                    NEW.created_at);
+        END;
+        CREATE TRIGGER review_notes_event AFTER INSERT ON review_notes
+        BEGIN
+            INSERT INTO events (qa_pair_id, actor, kind, ref_table, ref_id, before_json, after_json, created_at)
+            VALUES (NEW.qa_pair_id, NEW.annotator, 'note', 'review_notes', NEW.id,
+                    json_object('text', (SELECT n.text FROM review_notes n WHERE n.qa_pair_id = NEW.qa_pair_id
+                                         AND n.annotator = NEW.annotator AND n.id < NEW.id ORDER BY n.id DESC LIMIT 1)),
+                    json_object('text', NEW.text), NEW.created_at);
+        END;
+        CREATE TRIGGER checklist_versions_event AFTER INSERT ON checklist_versions
+        BEGIN
+            INSERT INTO events (qa_pair_id, actor, kind, ref_table, ref_id, before_json, after_json, created_at)
+            VALUES (NEW.qa_pair_id, NEW.author, 'checklist', 'checklist_versions', NEW.id,
+                    json_object('version', NEW.parent_version),
+                    json_object('version', NEW.version, 'origin', NEW.origin, 'draft', NEW.is_draft,
+                                'valid', NEW.is_valid, 'restored_from', NEW.restored_from),
+                    NEW.created_at);
+        END;
+        CREATE TRIGGER adjudications_event AFTER INSERT ON adjudications
+        BEGIN
+            INSERT INTO events (qa_pair_id, actor, kind, ref_table, ref_id, before_json, after_json, created_at)
+            VALUES (NEW.qa_pair_id, NEW.adjudicator, 'adjudication', 'adjudications', NEW.id, NULL,
+                    json_object('decision', NEW.decision, 'reason', NEW.reason,
+                                'checklist_version', NEW.checklist_version),
+                    NEW.created_at);
+        END;
+        INSERT INTO events (qa_pair_id, actor, kind, ref_table, ref_id, before_json, after_json, created_at)
+        SELECT qa_pair_id, annotator, CASE WHEN reverts_id IS NOT NULL THEN 'undo'
+                                           WHEN decision = 'skip' THEN 'skip' ELSE 'review' END,
+               'review_decisions', id, json_object('decision', previous_decision),
+               json_object('decision', decision, 'criteria', NULL, 'notes', NULL, 'reverts', reverts_id), created_at
+        FROM review_decisions;
+        INSERT INTO events (qa_pair_id, actor, kind, ref_table, ref_id, before_json, after_json, created_at)
+        SELECT qa_pair_id, annotator, 'note', 'review_notes', id, NULL, json_object('text', text), created_at
+        FROM review_notes;
+        INSERT INTO events (qa_pair_id, actor, kind, ref_table, ref_id, before_json, after_json, created_at)
+        SELECT qa_pair_id, author, 'checklist', 'checklist_versions', id, json_object('version', parent_version),
+               json_object('version', version, 'origin', origin, 'draft', is_draft, 'valid', is_valid,
+                           'restored_from', restored_from), created_at
+        FROM checklist_versions;
+        """
+    )
+    _append_only(db, "review_decisions")
+    _append_only(db, "adjudications")
+    _append_only(db, "events")
+    _add_uid(db, "review_notes")
+    _add_uid(db, "checklist_versions")
+
+
 SCHEMA_VERSION = len(migrations._migrations)
 """Number of migrations this version of benchwright knows; recorded in exports."""

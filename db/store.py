@@ -14,6 +14,7 @@ import hashlib
 import json
 import sqlite3
 import threading
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -546,8 +547,8 @@ class Store(ChecklistStoreMixin):
         with self.write() as db:
             self.ordinal_of(pair_id)
             cur = db.conn.execute(
-                "INSERT INTO review_notes (qa_pair_id, annotator, text, created_at) VALUES (?, ?, ?, ?)",
-                (pair_id, annotator, text, utc_now()),
+                "INSERT INTO review_notes (qa_pair_id, annotator, text, created_at, uid) VALUES (?, ?, ?, ?, ?)",
+                (pair_id, annotator, text, utc_now(), uuid.uuid4().hex),
             )
             return cur.lastrowid
 

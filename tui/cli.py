@@ -197,17 +197,21 @@ def checklist_schema() -> None:
     click.echo(json.dumps(checklist_json_schema(), indent=2, sort_keys=True))
 
 
-def _resolve_pair(store: Store, record) -> str:
+def _resolve_pair(store: Store, record, file: str) -> str:
+    where = f"{file}, line {record.line}" if record.line else file
     if record.pair_ref:
-        store.ordinal_of(record.pair_ref)
+        try:
+            store.ordinal_of(record.pair_ref)
+        except BenchwrightError:
+            raise BenchwrightError(f"{where}: no Q&A pair with id {record.pair_ref}; nothing was imported") from None
         return record.pair_ref
     if record.question:
         found = store.find_pairs_by_question(record.question)
         if len(found) == 1:
             return found[0]
         what = "no pair has" if not found else f"{len(found)} pairs have"
-        raise BenchwrightError(f"line {record.line}: {what} exactly this question; give qa_pair_id instead")
-    raise BenchwrightError(f"line {record.line}: the checklist names no pair; add qa_pair_id, or pass --pair ID")
+        raise BenchwrightError(f"{where}: {what} exactly this question; give qa_pair_id instead; nothing was imported")
+    raise BenchwrightError(f"{where}: the checklist names no pair; add qa_pair_id, or pass --pair ID")
 
 
 @checklist.command("import")
@@ -229,14 +233,15 @@ def checklist_import(ctx, file, pair, fmt, annotator) -> None:
     records = read_checklists(file, fmt=fmt, pair=pair)
     who = resolve_annotator(annotator)
     with _open(ctx) as store:
-        targets = [_resolve_pair(store, r) for r in records]
+        targets = [_resolve_pair(store, r, file) for r in records]
         saved = store.import_checklists(
-            [(pid, r.checklist, r.source_format) for pid, r in zip(targets, records, strict=True)], author=who
+            [(pid, r.checklist, r.source_format, r.draft) for pid, r in zip(targets, records, strict=True)],
+            author=who,
         )
     drafts = 0
     for (pid, version), r in zip(saved, records, strict=True):
-        state = "draft" if r.violations else "valid"
-        drafts += bool(r.violations)
+        state = "draft" if (r.violations or r.draft) else "valid"
+        drafts += bool(r.violations or r.draft)
         click.echo(f"{pid}: version {version} ({r.source_format}, {state})")
         for v in r.violations:
             click.echo(f"    {v}")
@@ -291,7 +296,7 @@ def checklist_history(ctx, pair) -> None:
     with _open(ctx) as store:
         history = store.checklist_history(pair)
     if not history:
-        click.echo(f"pair {pair} has no checklist")
+        raise BenchwrightError(f"pair {pair} has no checklist")
     for v in history:
         extra = f" (restored from {v.restored_from})" if v.restored_from else ""
         click.echo(f"v{v.version}\t{v.origin}{' draft' if v.is_draft else ''}\t{'valid' if v.is_valid else 'invalid'}"

@@ -7,7 +7,9 @@
   full credit at ``points``, one tier per deduction at ``points - deduction`` (criteria of equal scores
   joined), and 0.
 - ``checkeval``: CheckEval yes/no question lists: YAML or JSON ``{definition, sub_aspect: {name: question}}``,
-  or a list of questions. Each question becomes a binary knowledge item of weight 1.
+  or a list of questions. A sub-aspect's text may hold several questions (CheckEval's elaborated lists fold
+  them into one YAML string; CheckEval splits them after each ``?``, and so do we). Each question becomes
+  a binary knowledge item of weight 1.
 
 Conversions never rescale: a converted checklist that breaks the RepoProbe rules (for example weights
 summing to 8, or 6 questions) is returned with its violations, to be stored as a draft and fixed by hand.
@@ -17,6 +19,7 @@ A clarity item is added when the source has none.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -49,6 +52,8 @@ class ChecklistRecord:
     source_format: str
     line: int | None = None
     violations: list[Violation] = field(default_factory=list)
+    draft: bool = False
+    """True when the record itself says ``"draft": true`` (an exported draft stays a draft)."""
 
 
 def _with_clarity(items: list[ChecklistItem]) -> Checklist:
@@ -57,11 +62,12 @@ def _with_clarity(items: list[ChecklistItem]) -> Checklist:
     return Checklist(items=items)
 
 
-def convert_rubberduck(rubric: list[dict], display: str = "<rubric>") -> Checklist:
+def convert_rubberduck(rubric: list[dict], display: str = "<rubric>", line: int | None = None) -> Checklist:
     """A RubberDuckBench point rubric as a checklist (see the module docstring).
 
     Raises:
-        InputFileError: an item lacks ``desc`` or integer ``points``, or a deduction is not an integer.
+        InputFileError: an item lacks ``desc`` or integer ``points``, or a deduction has no integer
+            ``points`` or a ``desc`` that is not text.
     """
     items: list[ChecklistItem] = []
     problems: list[InputProblem] = []
@@ -69,13 +75,16 @@ def convert_rubberduck(rubric: list[dict], display: str = "<rubric>") -> Checkli
         where = f"item {n}"
         if not isinstance(raw, dict) or not isinstance(raw.get("desc"), str) or isinstance(raw.get("points"), bool) \
                 or not isinstance(raw.get("points"), int):
-            problems.append(InputProblem(display, None, where, "needs a text 'desc' and integer 'points'"))
+            problems.append(InputProblem(display, line, where, "needs a text 'desc' and integer 'points'"))
             continue
         weight = raw["points"]
         tiers: dict[int, list[str]] = {weight: [f"Fully satisfies: {raw['desc']}"]}
         for m, sub in enumerate(raw.get("subitems") or [], start=1):
             if not isinstance(sub, dict) or isinstance(sub.get("points"), bool) or not isinstance(sub.get("points"), int):
-                problems.append(InputProblem(display, None, f"{where}.subitems[{m}]", "needs integer 'points'"))
+                problems.append(InputProblem(display, line, f"{where}.subitems[{m}]", "needs integer 'points'"))
+                continue
+            if not isinstance(sub.get("desc", ""), str):
+                problems.append(InputProblem(display, line, f"{where}.subitems[{m}]", "'desc' must be text"))
                 continue
             s = weight - sub["points"]
             label = " (a false claim)" if sub.get("lie") else ""
@@ -101,7 +110,7 @@ def convert_checkeval(data: Any, display: str = "<checkeval>") -> Checklist:
         sub = data.get("sub_aspect") or data.get("questions") or {}
         if isinstance(sub, dict):
             for value in sub.values():
-                for q in value if isinstance(value, list) else [value]:
+                for q in value if isinstance(value, list) else _split_questions(value):
                     if isinstance(q, str) and q.strip():
                         questions.append(q.strip())
         elif isinstance(sub, list):
@@ -119,6 +128,13 @@ def convert_checkeval(data: Any, display: str = "<checkeval>") -> Checklist:
     return _with_clarity(items)
 
 
+def _split_questions(value: Any) -> list[Any]:
+    """A sub-aspect's text as its questions: split after each ``?`` that ends a question (as CheckEval does)."""
+    if not isinstance(value, str):
+        return [value]
+    return [q for q in re.split(r"(?<=\?)\s+", value.strip()) if q]
+
+
 def _detect(obj: Any) -> str:
     if isinstance(obj, dict) and "items" in obj:
         return "benchwright"
@@ -126,8 +142,9 @@ def _detect(obj: Any) -> str:
         return "checkeval"
     if isinstance(obj, dict) and "rubric" in obj:
         return "rubberduck"
-    if isinstance(obj, list) and obj and all(isinstance(x, dict) and "desc" in x and "points" in x for x in obj):
-        return "rubberduck"
+    if isinstance(obj, list) and obj and all(isinstance(x, dict) and "desc" in x for x in obj) \
+            and any("points" in x for x in obj):
+        return "rubberduck"  # an item without points is then reported by name, not as an unknown shape
     if isinstance(obj, list) and obj and all(isinstance(x, str) for x in obj):
         return "checkeval"
     return "unknown"
@@ -145,7 +162,11 @@ def _record(obj: Any, fmt: str, display: str, line: int | None, pair: str | None
         if kind == "benchwright":
             checklist = Checklist.model_validate({"items": obj.get("items")} if isinstance(obj, dict) else obj)
         elif kind == "rubberduck":
-            checklist = convert_rubberduck(obj["rubric"] if isinstance(obj, dict) else obj, display)
+            rubric = obj.get("rubric") if isinstance(obj, dict) else obj
+            if not isinstance(rubric, list) or not rubric:
+                raise InputFileError.single(display, "not a RubberDuckBench rubric (a list of {desc, points, "
+                                            "subitems}, or an object with one under 'rubric')", line)
+            checklist = convert_rubberduck(rubric, display, line)
         elif kind == "checkeval":
             checklist = convert_checkeval(obj, display)
         else:
@@ -155,7 +176,8 @@ def _record(obj: Any, fmt: str, display: str, line: int | None, pair: str | None
         raise InputFileError([
             InputProblem(display, line, ".".join(str(x) for x in err["loc"]), err["msg"]) for err in e.errors()
         ]) from None
-    return ChecklistRecord(ref, question, checklist, kind, line, validate(checklist))
+    draft = isinstance(obj, dict) and obj.get("draft") is True
+    return ChecklistRecord(ref, question, checklist, kind, line, validate(checklist), draft)
 
 
 def read_checklists(path: str | Path, *, fmt: str = "auto", pair: str | None = None) -> list[ChecklistRecord]:
@@ -186,10 +208,10 @@ def read_checklists(path: str | Path, *, fmt: str = "auto", pair: str | None = N
                 try:
                     objects.append((number, json.loads(raw)))
                 except json.JSONDecodeError as e:
-                    raise InputFileError.single(
-                        display, f"invalid JSON: {e.msg} at column {e.colno}",
-                        number if len(text.split("\n")) > 1 else first_error.lineno,
-                    ) from None
+                    # when the first line is no JSON value by itself, the file is not JSON lines but one
+                    # JSON document, broken where the whole-file parse stopped
+                    bad, at = (e, number) if objects else (first_error, first_error.lineno)
+                    raise InputFileError.single(display, f"invalid JSON: {bad.msg} at column {bad.colno}", at) from None
     else:
         import yaml
 
@@ -197,7 +219,9 @@ def read_checklists(path: str | Path, *, fmt: str = "auto", pair: str | None = N
             objects = [(1, yaml.safe_load(text))]
         except yaml.YAMLError as e:
             mark = getattr(e, "problem_mark", None)
-            raise InputFileError.single(display, f"invalid YAML: {e}", mark.line + 1 if mark else None) from None
+            # the parser's own words, without its '<unicode string>' position lines (the line is named)
+            words = ", ".join(x for x in (getattr(e, "context", None), getattr(e, "problem", None)) if x) or str(e)
+            raise InputFileError.single(display, f"invalid YAML: {words}", mark.line + 1 if mark else None) from None
     records: list[ChecklistRecord] = []
     for line, obj in objects:
         if isinstance(obj, dict) and isinstance(obj.get("checklists"), list):
