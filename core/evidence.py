@@ -24,7 +24,7 @@ _BARE_EXCLUDED = {"json", "txt", "lock", "md", "r", "m", "html", "xml", "css"}
 _PATH = rf"(?P<path>(?:[A-Za-z0-9_.\-]+/)*[A-Za-z0-9_\-][A-Za-z0-9_.\-]*\.(?:{_CODE_EXT}))"
 _RANGE = r"(?P<start>\d+)(?:\s*(?:-|–|—|to)\s*(?P<end>\d+))?"
 _AFTER = re.compile(
-    rf"^(?::(?P<colon>\d+)(?:[-–—](?P<colon_end>\d+))?|`?\s*(?:\(|:|,)?\s*(?:at\s+|on\s+)?lines?\s+{_RANGE})",
+    rf"^(?:(?::L?|#L)(?P<colon>\d+)(?:[-–—]L?(?P<colon_end>\d+))?|`?\s*(?:\(|:|,)?\s*(?:at\s+|on\s+)?lines?\s+{_RANGE})",
     re.IGNORECASE,
 )
 _BEFORE = re.compile(rf"lines?\s+{_RANGE}\s+(?:of|in)\s+`?$", re.IGNORECASE)
@@ -60,12 +60,22 @@ class Evidence:
             ``no-repository`` (no local checkout, or its folder is gone).
         path: the repository-relative path to open, when there is one.
         candidates: repository-relative matches, sorted, for ``ambiguous``.
+        line_count: lines in the file at ``path`` (None when nothing was opened).
     """
 
     citation: Citation
     status: str
     path: str | None = None
     candidates: tuple[str, ...] = field(default_factory=tuple)
+    line_count: int | None = None
+
+    @property
+    def beyond_end(self) -> bool:
+        """True when the cited lines start or end past the file's last line (or at line 0)."""
+        if self.citation.start is None or self.line_count is None:
+            return False
+        end = self.citation.end or self.citation.start
+        return self.citation.start < 1 or end > self.line_count
 
     @property
     def openable(self) -> bool:
@@ -139,8 +149,29 @@ def _openable(root: str | Path, relative: str) -> bool:
         return False
 
 
+def _count_lines(root: str | Path, relative: str) -> int | None:
+    try:
+        with (Path(root) / relative).open("rb") as fh:
+            data = fh.read(MAX_COUNT_BYTES)
+    except OSError:
+        return None
+    return len(data.splitlines())
+
+
+MAX_COUNT_BYTES = 2_000_000
+"""Files larger than this are not line-counted for the out-of-range check."""
+
+
 def resolve_citation(root: str | Path | None, citation: Citation) -> Evidence:
-    """Resolve ``citation`` inside the repository at ``root`` (see :class:`Evidence` for the outcomes)."""
+    """Resolve ``citation`` inside the repository at ``root`` (see :class:`Evidence` for the outcomes);
+    for a cited line range, the file's line count is read so a range past its end can be flagged."""
+    ev = _resolve(root, citation)
+    if ev.path and citation.start is not None:
+        return Evidence(ev.citation, ev.status, ev.path, ev.candidates, _count_lines(root, ev.path))
+    return ev
+
+
+def _resolve(root: str | Path | None, citation: Citation) -> Evidence:
     if root is None or not Path(root).is_dir():
         return Evidence(citation, "no-repository")
     try:

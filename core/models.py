@@ -28,17 +28,19 @@ def utc_now() -> str:
 class Decision(StrEnum):
     """An annotator's review decision of a Q&A pair in the review queue.
 
-    ``skip`` is recorded so that resuming can tell "seen, left for later" from "not seen yet";
-    a skipped pair still counts as undecided.
+    ``accept``, ``reject`` and ``revise`` submit a review (RepoProbe §3.2 quality assurance); ``skip`` is
+    recorded so that resuming can tell "seen, left for later" from "not seen yet"; a skipped pair still
+    counts as undecided.
     """
 
     ACCEPT = "accept"
     REJECT = "reject"
+    REVISE = "revise"
     SKIP = "skip"
 
     @property
     def decided(self) -> bool:
-        """True for accept and reject: the decisions that count in progress."""
+        """True for accept, reject and revise: the decisions that submit a review."""
         return self is not Decision.SKIP
 
 

@@ -2,8 +2,22 @@
 
 from .checklists import CHECKLIST_FILTERS, ChecklistConflictError, ChecklistVersion, InvalidChecklistError
 from .migrations import SCHEMA_VERSION, migrations
-from .store import STATUSES, Progress, QueueFilter, QueueRow, Store
+from .reviews import Adjudication, Disagreement
+from .store import STATUSES, Progress, QueueFilter, QueueRow, StaleReviewError, Store
 
 __all__ = [
-    "CHECKLIST_FILTERS", "SCHEMA_VERSION", "STATUSES", "ChecklistConflictError", "ChecklistVersion",
-    "InvalidChecklistError", "Progress", "QueueFilter", "QueueRow", "Store", "migrations"]
+    "CHECKLIST_FILTERS",
+    "SCHEMA_VERSION",
+    "STATUSES",
+    "Adjudication",
+    "ChecklistConflictError",
+    "ChecklistVersion",
+    "Disagreement",
+    "InvalidChecklistError",
+    "Progress",
+    "QueueFilter",
+    "QueueRow",
+    "StaleReviewError",
+    "Store",
+    "migrations",
+]

@@ -7,6 +7,7 @@ import uuid
 from dataclasses import dataclass
 
 from benchwright.core.checklist import Checklist, Origin, validate
+from benchwright.core.checklist_diff import diff_checklists, render_diff_text
 from benchwright.core.errors import BenchwrightError, NotFoundError
 from benchwright.core.models import utc_now
 
@@ -56,7 +57,7 @@ class ChecklistStoreMixin:
     def save_checklist(
         self, pair_id: str, checklist: Checklist, *, author: str, origin: Origin | str = Origin.EDITED,
         expected_version: int | str | None = "any", draft: bool = False, restored_from: int | None = None,
-        source_format: str | None = None,
+        source_format: str | None = None, visible_to: str | None = None,
     ) -> ChecklistVersion:
         """Append a new version of ``pair_id``'s checklist; returns it.
 
@@ -80,13 +81,27 @@ class ChecklistStoreMixin:
             row = db.conn.execute(
                 "SELECT version FROM checklist_current WHERE qa_pair_id = ?", [pair_id]
             ).fetchone()
-            current = row[0] if row else None
+            latest = row[0] if row else None
+            # In blind mode an annotator edits their own line: only their own and non-annotator versions count.
+            current = self.visible_checklist_version(pair_id, visible_to) if visible_to else latest
             if expected_version != "any" and expected_version != current:
+                changed = ""
+                if current is not None:
+                    newer = self.checklist_version(pair_id, current)
+                    try:
+                        base = self.checklist_version(pair_id, expected_version) if expected_version else None
+                    except NotFoundError:
+                        base = None
+                    if base is not None:
+                        changed = "\nwhat changed:\n" + render_diff_text(
+                            diff_checklists(base.checklist, newer.checklist))
+                    changed = f" by {newer.author} at {newer.created_at[11:19]} UTC" + changed
                 raise ChecklistConflictError(
-                    f"the checklist of this pair is now at version {current}, saved by someone else after you "
-                    f"opened version {expected_version}; reload it and apply your edit again"
+                    f"the checklist of this pair is now at version {current}, saved{changed}\n"
+                    f"after you opened version {expected_version}; nothing was overwritten. Reload it (leave and "
+                    "press c again) and apply your edit again"
                 )
-            version = (current or 0) + 1
+            version = (latest or 0) + 1
             db.conn.execute(
                 """INSERT INTO checklist_versions (qa_pair_id, version, origin, is_draft, is_valid, author,
                    created_at, parent_version, restored_from, source_format, items_json, violations_json, uid)

@@ -32,10 +32,12 @@ from benchwright.core.errors import (
 )
 from benchwright.core.importers import ParseResult
 from benchwright.core.models import Decision, QAPair, Repository, SourceRef, utc_now
+from benchwright.core.review import Criteria
 
 from .checklists import CHECKLIST_FILTERS, ChecklistStoreMixin
 from .locking import serialized
 from .migrations import migrations
+from .reviews import ReviewStoreMixin
 
 BUSY_TIMEOUT_S = 10.0
 """Seconds a write waits for another process's write to finish before failing."""
@@ -61,6 +63,7 @@ class QueueFilter:
         category: a RepoProbe category.
         text: a case-insensitive substring of the question or the reference answer.
         checklist: one of :data:`CHECKLIST_FILTERS`, on the pair's current checklist.
+        assigned_to: only pairs assigned to this annotator.
     """
 
     status: str | None = None
@@ -69,6 +72,7 @@ class QueueFilter:
     category: str | None = None
     text: str | None = None
     checklist: str | None = None
+    assigned_to: str | None = None
 
     def sql(self, annotator: str) -> tuple[str, list]:
         """``(where_clause, params)`` over ``qa_pairs p LEFT JOIN review_state s`` (s for ``annotator``)."""
@@ -92,6 +96,9 @@ class QueueFilter:
             clauses.append("(p.question LIKE ? ESCAPE '\\' OR p.reference_answer LIKE ? ESCAPE '\\')")
             like = "%" + self.text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
             params += [like, like]
+        if self.assigned_to is not None:
+            clauses.append("EXISTS (SELECT 1 FROM assignments a WHERE a.qa_pair_id = p.id AND a.annotator = ?)")
+            params.append(self.assigned_to)
         if self.checklist is not None:
             if self.checklist not in CHECKLIST_FILTERS:
                 raise BenchwrightError(
@@ -105,6 +112,10 @@ class QueueFilter:
                 "valid-checklist": f"EXISTS ({current} AND c.is_valid = 1 AND c.is_draft = 0)",
             }[self.checklist])
         return (" AND ".join(clauses) or "1"), params
+
+
+class StaleReviewError(BenchwrightError):
+    """A decision based on a view of the pair that another session has changed since."""
 
 
 @dataclass(frozen=True)
@@ -130,7 +141,7 @@ class Progress:
     mine: int
 
 
-class Store(ChecklistStoreMixin):
+class Store(ChecklistStoreMixin, ReviewStoreMixin):
     """A benchwright project database.
 
     Open with :meth:`Store.open`; use as a context manager or call :meth:`close`.
@@ -149,17 +160,26 @@ class Store(ChecklistStoreMixin):
 
     # ----------------------------------------------------------------- opening
     @classmethod
-    def open(cls, path: str | Path) -> Store:
-        """Open (creating if needed) the project at ``path`` and apply pending migrations.
+    def open(cls, path: str | Path, *, create: bool = True) -> Store:
+        """Open the project at ``path`` (creating it when ``create`` and it does not exist) and apply
+        pending migrations.
 
         Raises:
-            StoreError: not a SQLite file, a folder that does not exist, or a migration failed.
+            StoreError: no project there and ``create`` is False; an existing file that is not a SQLite
+                database (it is never overwritten); a folder that does not exist; a migration failed.
         """
         p = Path(path)
         if p.is_dir():
             raise StoreError(f"{p}: is a directory; give the path of a project file, e.g. {p / 'benchwright.db'}")
         if not p.parent.exists():
             raise StoreError(f"{p}: folder {p.parent} does not exist")
+        if not p.exists() and not create:
+            raise StoreError(f"{p}: no project here; create one with: benchwright init (or pass --db PATH)")
+        if p.exists():
+            with p.open("rb") as fh:
+                header = fh.read(16)
+            if header != b"SQLite format 3\x00" and not (header == b"" and create):
+                raise StoreError(f"{p}: not a benchwright project (not a SQLite database); nothing was changed")
         conn: sqlite3.Connection | None = None
         try:
             conn = sqlite3.connect(str(p), check_same_thread=False, timeout=BUSY_TIMEOUT_S)
@@ -307,6 +327,20 @@ class Store(ChecklistStoreMixin):
                 against the commit), so its pairs would be filed under code they were not written for.
         """
         report = ImportReport(file=result.file, format=result.format, read=result.read)
+        digest = hashlib.sha256(Path(file_path).read_bytes()).hexdigest()
+        earlier = self._one(
+            "SELECT repository, created_at FROM import_batches WHERE file_sha256 = ? AND format = ? "
+            "AND coalesce(repository, '') != coalesce(?, '') ORDER BY id LIMIT 1",
+            [digest, result.format, repository],
+        )
+        if earlier is not None and result.format != "swe-qa-pro":
+            was = f"--repo {earlier[0]}" if earlier[0] else "no --repo"
+            now = f"--repo {repository}" if repository else "no --repo"
+            raise InputFileError.single(
+                result.file,
+                f"this file was imported on {earlier[1][:10]} with {was}; importing it with {now} would add every "
+                f"pair again under another repository. Repeat the earlier --repo to add nothing",
+            )
         if result.problems and not skip_invalid:
             raise InputFileError(result.problems)
         if result.read == 0:
@@ -326,7 +360,6 @@ class Store(ChecklistStoreMixin):
         for name in sorted({p.repository for p in result.pairs if p.repository} - known):
             self.get_repository(name)  # raises NotFoundError with the fix
         path = Path(file_path)
-        digest = hashlib.sha256(path.read_bytes()).hexdigest()
         now = utc_now()
         with self.write() as db:
             for repo in result.repositories:
@@ -470,32 +503,62 @@ class Store(ChecklistStoreMixin):
         """Totals for the progress line."""
         total = self.count_pairs()
         decided = self._one(
-            "SELECT count(DISTINCT qa_pair_id) FROM review_state WHERE decision IN ('accept', 'reject')"
+            "SELECT count(DISTINCT qa_pair_id) FROM review_state WHERE decision IN ('accept', 'reject', 'revise')"
         )[0]
         mine = self._one(
-            "SELECT count(*) FROM review_state WHERE annotator = ? AND decision IN ('accept', 'reject')",
+            "SELECT count(*) FROM review_state WHERE annotator = ? AND decision IN ('accept', 'reject', 'revise')",
             [annotator],
         )[0]
         return Progress(total, decided, mine)
 
     # -------------------------------------------------------------- decisions
-    def record_decision(self, pair_id: str, annotator: str, decision: Decision | str) -> int:
-        """Append ``annotator``'s decision on ``pair_id``; committed before returning. Returns the row id.
+    def record_decision(
+        self, pair_id: str, annotator: str, decision: Decision | str, *, criteria: Criteria | None = None,
+        notes: str | None = None, expected_state: int | str | None = "any",
+    ) -> int:
+        """Append ``annotator``'s decision on ``pair_id`` (with the four criteria and notes, a review);
+        committed before returning. Returns the row id.
+
+        ``expected_state`` is the ``review_state.decision_id`` the caller showed (None: no decision yet);
+        when the state moved on meanwhile (the same annotator in another terminal), nothing is written.
 
         Raises:
             NotFoundError: no such pair.
             ValueError: not a known decision.
+            StaleReviewError: ``expected_state`` no longer holds.
         """
         decision = Decision(decision)
         with self.write() as db:
             self.ordinal_of(pair_id)
+            if expected_state != "any":
+                row = db.conn.execute(
+                    """SELECT s.decision_id, s.decision, s.updated_at FROM review_state s
+                       WHERE s.qa_pair_id = ? AND s.annotator = ?""", [pair_id, annotator]
+                ).fetchone()
+                if (row[0] if row else None) != expected_state:
+                    what = row[1] or "undecided (an undo)" if row else "undecided"
+                    raise StaleReviewError(
+                        f"this pair was changed in another session meanwhile (now: {what}, at "
+                        f"{row[2][11:19] if row else '?'} UTC); the screen shows it now; press the key again "
+                        "to replace it"
+                    )
             previous = self.current_decision(pair_id, annotator)
             cur = db.conn.execute(
-                """INSERT INTO review_decisions (qa_pair_id, annotator, decision, previous_decision, created_at)
-                   VALUES (?, ?, ?, ?, ?)""",
-                (pair_id, annotator, decision.value, previous.value if previous else None, utc_now()),
+                """INSERT INTO review_decisions (qa_pair_id, annotator, decision, previous_decision, created_at,
+                                                 criteria_json, notes)
+                   VALUES (?, ?, ?, ?, ?, ?, ?)""",
+                (pair_id, annotator, decision.value, previous.value if previous else None, utc_now(),
+                 criteria.to_json() if criteria else None, notes),
             )
             return cur.lastrowid
+
+    @serialized
+    def state_id(self, pair_id: str, annotator: str) -> int | None:
+        """The id of ``annotator``'s latest decision row on ``pair_id`` (for :meth:`record_decision`'s check)."""
+        row = self._one(
+            "SELECT decision_id FROM review_state WHERE qa_pair_id = ? AND annotator = ?", [pair_id, annotator]
+        )
+        return row[0] if row else None
 
     @serialized
     def current_decision(self, pair_id: str, annotator: str) -> Decision | None:
@@ -522,11 +585,17 @@ class Store(ChecklistStoreMixin):
                 return None
             decision_id, pair_id, previous = row
             current = self.current_decision(pair_id, annotator)
+            before = db.conn.execute(
+                """SELECT criteria_json, notes FROM review_decisions
+                   WHERE qa_pair_id = ? AND annotator = ? AND id < ? ORDER BY id DESC LIMIT 1""",
+                [pair_id, annotator, decision_id],
+            ).fetchone()
             db.conn.execute(
                 """INSERT INTO review_decisions
-                   (qa_pair_id, annotator, decision, previous_decision, reverts_id, created_at)
-                   VALUES (?, ?, ?, ?, ?, ?)""",
-                (pair_id, annotator, previous, current.value if current else None, decision_id, utc_now()),
+                   (qa_pair_id, annotator, decision, previous_decision, reverts_id, created_at, criteria_json, notes)
+                   VALUES (?, ?, ?, ?, ?, ?, ?, ?)""",
+                (pair_id, annotator, previous, current.value if current else None, decision_id, utc_now(),
+                 before[0] if before else None, before[1] if before else None),
             )
             return pair_id
 

@@ -37,8 +37,8 @@ def _friendly(fn):
     return wrapper
 
 
-def _open(ctx: click.Context) -> Store:
-    return Store.open(ctx.obj["db"])
+def _open(ctx: click.Context, *, create: bool = False) -> Store:
+    return Store.open(ctx.obj["db"], create=create)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -57,7 +57,7 @@ def main(ctx: click.Context, db_path: str | None) -> None:
 @_friendly
 def init(ctx: click.Context) -> None:
     """Create an empty project file (or upgrade an existing one in place)."""
-    with _open(ctx) as store:
+    with _open(ctx, create=True) as store:
         click.echo(f"project ready: {store.path} ({store.count_pairs()} Q&A pairs)")
 
 

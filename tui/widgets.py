@@ -16,12 +16,15 @@ def literal(text: str | None, style: str = "") -> Text:
 
 def _parser() -> MarkdownIt:
     # html off: tags in data (``<module>``, ``<b>``) are shown as typed, never swallowed as HTML.
-    return MarkdownIt("gfm-like", {"html": False})
+    # Emphasis and strikethrough off: ``__getattr__`` and ``**kwargs`` in code questions must read exactly
+    # as written; structure (paragraphs, lists, headings, code blocks and spans) is still rendered.
+    return MarkdownIt("gfm-like", {"html": False}).disable(["emphasis", "strikethrough"])
 
 
 class LiteralMarkdown(Markdown):
-    """A Markdown viewer for text from data: Markdown structure is rendered, but inline HTML is shown as
-    text, Rich markup is never parsed, and control characters (ANSI escapes) are made visible."""
+    """A Markdown viewer for text from data: Markdown structure (paragraphs, lists, headings, code) is
+    rendered, but emphasis markers, inline HTML and Rich markup are shown as typed, and control characters
+    (ANSI escapes) are made visible."""
 
     def __init__(self, markdown: str | None = None, **kwargs) -> None:
         super().__init__(printable(markdown or ""), parser_factory=_parser, open_links=False, **kwargs)

@@ -119,7 +119,7 @@ def json_lines(
         try:
             obj = json.loads(line)
         except json.JSONDecodeError as e:
-            problems.append(InputProblem(display, number, None, f"invalid JSON: {e.msg} at column {e.colno}"))
+            problems.append(InputProblem(display, number, None, f"invalid JSON: {e.msg} (column {e.colno})"))
             continue
         except RecursionError:
             problems.append(InputProblem(display, number, None, "invalid JSON: nested too deeply"))

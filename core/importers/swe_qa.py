@@ -70,6 +70,13 @@ def parse_swe_qa_categorized(path: Path, display: str, repository: str | None) -
         ok_s, subtype = optional_text(rec, "category", display, line, result.problems)
         if len(result.problems) > before or not (ok_t and ok_s):
             continue
+        if not (raw_type or heading_type):
+            result.problems.append(InputProblem(
+                display, line, "category_type",
+                "required field is missing and no '# WHAT CATEGORIES'-style heading precedes the record; "
+                "is this the categorized layout? (plain {question, answer} files are format swe-qa)",
+            ))
+            continue
         try:
             qa_type = normalize_qa_type(raw_type or heading_type)
         except ValueError as e:

@@ -43,6 +43,8 @@ def parse_mapping(items: list[str] | tuple[str, ...]) -> dict[str, str]:
             raise BenchwrightError(f"--map {item!r}: unknown target {target!r}; targets are {', '.join(TARGETS)}")
         if target in mapping:
             raise BenchwrightError(f"--map: target {target!r} is mapped twice")
+        if any(not part for part in column.split(".")):
+            raise BenchwrightError(f"--map {item!r}: {column!r} is not a column or a dotted path such as a.b")
         mapping[target] = column
     mapping.setdefault("question", "question")
     mapping.setdefault("answer", "answer")
@@ -72,12 +74,14 @@ def _records_to_pairs(
             raw = _lookup(rec, column)
             if raw is _MISSING or raw is None or (isinstance(raw, str) and not raw.strip()):
                 if target in ("question", "answer"):
-                    what = "required field is missing" if raw is _MISSING or raw is None else "must not be empty"
+                    what = ("required field is missing" if raw is _MISSING
+                            else "is null; a text is required" if raw is None else "must not be empty")
                     problems.append(InputProblem(display, line, label, what))
                     bad = True
                 values[target] = None
                 continue
-            if isinstance(raw, bool) or not isinstance(raw, str | int | float):
+            text_only = target in ("question", "answer")
+            if isinstance(raw, bool) or not isinstance(raw, str if text_only else str | int | float):
                 problems.append(InputProblem(display, line, label, f"must be a string, found {json_type(raw)}"))
                 bad = True
                 continue
@@ -137,6 +141,11 @@ def _parse_csv_text(text: str, display: str, repository: str | None, mapping: di
     except csv.Error as e:
         raise InputFileError.single(display, f"malformed CSV header: {e}", 1) from None
     header = [h.strip() for h in header]
+    repeated = sorted({h for h in header if header.count(h) > 1 and h})
+    if repeated:
+        raise InputFileError([
+            InputProblem(display, 1, h, "column name appears more than once in the header") for h in repeated
+        ])
     missing = [
         InputProblem(display, 1, column, f"column is not in the header (mapped to {target})")
         for target, column in mapping.items() if column not in header

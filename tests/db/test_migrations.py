@@ -219,7 +219,7 @@ def test_opening_a_file_that_is_not_sqlite_raises_store_error_naming_it(tmp_path
     path = tmp_path / "notes.txt"
     content = b"these are my notes, not a database\n" * 200
     path.write_bytes(content)
-    with pytest.raises(StoreError, match="cannot open as a benchwright project") as info:
+    with pytest.raises(StoreError, match="not a benchwright project") as info:
         Store.open(path)
     assert str(path) in str(info.value)
     assert path.read_bytes() == content

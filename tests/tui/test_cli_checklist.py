@@ -57,6 +57,7 @@ class Project:
         self.dir = tmp_path
         self.db = tmp_path / "project.db"
         (tmp_path / "flask-src").mkdir()
+        assert self.run("init").exit_code == 0
         r = self.run("repo", "add", "flask", str(tmp_path / "flask-src"), "--version", "1.0")
         assert r.exit_code == 0, r.output
         pairs = self.file("pairs.jsonl", "".join(json.dumps({"question": q, "answer": a}) + "\n" for q, a in QUESTIONS))

@@ -37,6 +37,7 @@ class Project:
         self.db = tmp_path / "project.db"
         code = tmp_path / "flask-src"
         code.mkdir()
+        assert self.run("init").exit_code == 0
         r = self.run("repo", "add", "flask", str(code), "--version", "1.0")
         assert r.exit_code == 0, r.output
 

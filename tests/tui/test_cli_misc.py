@@ -19,6 +19,9 @@ def run(*args, **kw):
 def test_repo_add_plain_directory_needs_a_version(tmp_path):
     db = str(tmp_path / "p.db")
     (tmp_path / "code").mkdir()
+    r = run("--db", db, "repo", "add", "code", str(tmp_path / "code"), "--version", "2.0")
+    assert r.exit_code == 1 and "benchwright init" in r.output and not (tmp_path / "p.db").exists()
+    assert run("--db", db, "init").exit_code == 0
     r = run("--db", db, "repo", "add", "code", str(tmp_path / "code"))
     assert r.exit_code == 1 and "--version" in r.output
     r = run("--db", db, "repo", "add", "code", str(tmp_path / "code"), "--version", "2.0")
@@ -42,6 +45,7 @@ def test_repo_add_git_checkout_reads_and_checks_the_commit(tmp_path):
         subprocess.run(["git", "-C", str(code), *cmd], check=True, env=env)
     head = subprocess.run(["git", "-C", str(code), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
     db = str(tmp_path / "p.db")
+    assert run("--db", db, "init").exit_code == 0
     r = run("--db", db, "repo", "add", "code", str(code), "--commit", "0000000")
     assert r.exit_code == 1 and head[:12] in r.output and "0000000" in r.output
     r = run("--db", db, "repo", "add", "code", str(code), "--commit", head[:7])
@@ -73,6 +77,19 @@ def test_not_a_project_file(tmp_path):
     bad.write_text("this is not sqlite" * 100)
     r = run("--db", str(bad), "status")
     assert r.exit_code == 1 and "bad.db" in r.output and "Traceback" not in r.output
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    r = run("--db", str(empty), "status")
+    assert r.exit_code == 1 and "not a benchwright project" in r.output
+    assert empty.read_bytes() == b""  # never overwritten
+
+
+def test_commands_other_than_init_never_create_a_project(tmp_path):
+    db = tmp_path / "typo.db"
+    for args in (["status"], ["repo", "list"], ["import", "swe-qa", str(tmp_path / "x.jsonl")]):
+        r = run("--db", str(db), *args)
+        assert r.exit_code == 1, args
+        assert not db.exists(), args
 
 
 def test_demo_is_created_once_and_reused(tmp_path, monkeypatch):

@@ -1,0 +1,88 @@
+"""Reviews: one annotator's judgment of one Q&A pair under the four QA criteria (RepoProbe §3.2
+"Quality Assurance"): QA consistency, checklist quality, task validity, code relevance, each pass or fail
+with an optional note, plus a decision (accept / reject / revise) and notes."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+CRITERIA = ("qa_consistency", "checklist_quality", "task_validity", "code_relevance")
+"""The four orthogonal validation criteria, in the order of their digit keys 1-4."""
+
+CRITERION_LABELS = {
+    "qa_consistency": "QA consistency",
+    "checklist_quality": "checklist quality",
+    "task_validity": "task validity",
+    "code_relevance": "code relevance",
+}
+CRITERION_HELP = {
+    "qa_consistency": "the answer directly and non-contradictorily answers the question",
+    "checklist_quality": "checklist items are correct, granular enough and not conflated",
+    "task_validity": "the question needs repository context, not generic knowledge",
+    "code_relevance": "the evidence is in the repository's code",
+}
+
+
+class Verdict(StrEnum):
+    """A criterion's verdict."""
+
+    PASS = "pass"
+    FAIL = "fail"
+
+
+def next_verdict(v: Verdict | None) -> Verdict | None:
+    """Cycle used by the digit keys: unset → pass → fail → unset."""
+    return {None: Verdict.PASS, Verdict.PASS: Verdict.FAIL, Verdict.FAIL: None}[v]
+
+
+@dataclass
+class Criteria:
+    """Verdicts (None = not judged yet) and optional notes of the four criteria."""
+
+    verdicts: dict[str, Verdict | None] = field(default_factory=lambda: dict.fromkeys(CRITERIA))
+    notes: dict[str, str] = field(default_factory=dict)
+
+    def to_json(self) -> str:
+        """Stable JSON: ``{"qa_consistency": {"verdict": "pass", "note": ""}, ...}``."""
+        return json.dumps(
+            {c: {"verdict": (self.verdicts.get(c).value if self.verdicts.get(c) else None),
+                 "note": self.notes.get(c, "")} for c in CRITERIA},
+            sort_keys=True,
+        )
+
+    @classmethod
+    def from_json(cls, text: str | None) -> Criteria:
+        """Parse :meth:`to_json` output; None or empty gives unjudged criteria.
+
+        Raises:
+            ValueError: unknown criterion or verdict.
+        """
+        out = cls()
+        if not text:
+            return out
+        for name, value in json.loads(text).items():
+            if name not in CRITERIA:
+                raise ValueError(f"unknown criterion {name!r}")
+            verdict = value.get("verdict") if isinstance(value, dict) else value
+            out.verdicts[name] = Verdict(verdict) if verdict else None
+            if isinstance(value, dict) and value.get("note"):
+                out.notes[name] = value["note"]
+        return out
+
+    def differs_from(self, other: Criteria) -> list[str]:
+        """Criteria whose verdicts differ (both judged or not)."""
+        return [c for c in CRITERIA if self.verdicts.get(c) != other.verdicts.get(c)]
+
+
+@dataclass(frozen=True)
+class Review:
+    """One annotator's current review of one pair."""
+
+    qa_pair_id: str
+    annotator: str
+    decision: str
+    criteria: Criteria
+    notes: str | None
+    created_at: str

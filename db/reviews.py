@@ -1,0 +1,279 @@
+"""Several annotators in the store: reviews, assignments, blind mode, adjudication, the audit trail."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from benchwright.core.assignment import assign_pairs
+from benchwright.core.checklist import Checklist, Origin
+from benchwright.core.errors import BenchwrightError
+from benchwright.core.models import utc_now
+from benchwright.core.review import CRITERIA, Criteria, Review
+
+from .locking import serialized
+
+SUBMITTED = ("accept", "reject", "revise")
+"""Decisions that submit a review (``skip`` does not)."""
+
+
+@dataclass(frozen=True)
+class Disagreement:
+    """A pair whose annotators disagree: on the decision, on criteria, or on their checklist edits.
+
+    Attributes:
+        qa_pair_id: the pair.
+        fields: what differs: ``decision``, criterion names, ``checklist``.
+        annotators: who reviewed or edited it.
+    """
+
+    qa_pair_id: str
+    fields: tuple[str, ...]
+    annotators: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Adjudication:
+    """The final decision on a pair, with its reason (and the adjudicated checklist version, if any)."""
+
+    qa_pair_id: str
+    adjudicator: str
+    decision: str
+    reason: str
+    checklist_version: int | None
+    created_at: str
+
+
+class ReviewStoreMixin:
+    """Review, assignment and adjudication methods of :class:`benchwright.db.Store`."""
+
+    # ------------------------------------------------------------------ settings
+    @serialized
+    def setting(self, key: str, default: str | None = None) -> str | None:
+        """A project setting (``blind_mode``: ``on`` / ``off``), or ``default``."""
+        row = self.db.conn.execute("SELECT value FROM settings WHERE key = ?", [key]).fetchone()
+        return row[0] if row else default
+
+    def set_setting(self, key: str, value: str, *, by: str) -> None:
+        """Set a project setting (who and when are kept)."""
+        with self.write() as db:
+            db.conn.execute(
+                """INSERT INTO settings (key, value, updated_at, updated_by) VALUES (?, ?, ?, ?)
+                   ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at,
+                   updated_by = excluded.updated_by""",
+                (key, value, utc_now(), by),
+            )
+
+    @property
+    def blind_mode(self) -> bool:
+        """True when annotators may not see each other's work on a pair before submitting their own."""
+        return self.setting("blind_mode", "off") == "on"
+
+    # ------------------------------------------------------------------- reviews
+    @serialized
+    def reviews_of(self, pair_id: str) -> dict[str, Review]:
+        """Each annotator's current submitted review of ``pair_id`` (accept, reject or revise)."""
+        rows = self.db.conn.execute(
+            """SELECT d.annotator, d.decision, d.criteria_json, d.notes, d.created_at
+               FROM review_state s JOIN review_decisions d ON d.id = s.decision_id
+               WHERE s.qa_pair_id = ? AND s.decision IN ('accept', 'reject', 'revise') ORDER BY d.annotator""",
+            [pair_id],
+        ).fetchall()
+        return {r[0]: Review(pair_id, r[0], r[1], Criteria.from_json(r[2]), r[3], r[4]) for r in rows}
+
+    @serialized
+    def current_criteria(self, pair_id: str, annotator: str) -> Criteria:
+        """``annotator``'s criteria on ``pair_id`` as last recorded (unjudged when none)."""
+        row = self.db.conn.execute(
+            """SELECT d.criteria_json FROM review_state s JOIN review_decisions d ON d.id = s.decision_id
+               WHERE s.qa_pair_id = ? AND s.annotator = ?""",
+            [pair_id, annotator],
+        ).fetchone()
+        return Criteria.from_json(row[0] if row else None)
+
+    @serialized
+    def has_submitted(self, pair_id: str, annotator: str) -> bool:
+        """True when ``annotator``'s current decision on ``pair_id`` is accept, reject or revise."""
+        row = self.db.conn.execute(
+            "SELECT decision FROM review_state WHERE qa_pair_id = ? AND annotator = ?", [pair_id, annotator]
+        ).fetchone()
+        return bool(row and row[0] in SUBMITTED)
+
+    def may_see_others(self, pair_id: str, annotator: str) -> bool:
+        """Blind mode: others' reviews and checklist edits are visible once ``annotator`` submitted."""
+        return not self.blind_mode or self.has_submitted(pair_id, annotator)
+
+    @serialized
+    def visible_checklist_version(self, pair_id: str, annotator: str) -> int | None:
+        """The checklist version ``annotator`` sees: the current one, or in blind mode before their review
+        the latest version that is not another annotator's edit."""
+        if self.may_see_others(pair_id, annotator):
+            row = self.db.conn.execute(
+                "SELECT version FROM checklist_current WHERE qa_pair_id = ?", [pair_id]
+            ).fetchone()
+        else:
+            row = self.db.conn.execute(
+                """SELECT max(version) FROM checklist_versions
+                   WHERE qa_pair_id = ? AND NOT (origin = 'edited' AND author != ?)""",
+                [pair_id, annotator],
+            ).fetchone()
+        return row[0] if row and row[0] is not None else None
+
+    # --------------------------------------------------------------- assignment
+    def assign(self, annotators: list[str], overlap: int, *, seed: int = 0, by: str) -> dict[str, int]:
+        """Give every pair to ``overlap`` annotators (balanced, reproducible; see
+        :func:`benchwright.core.assignment.assign_pairs`), replacing earlier assignments. Turns blind mode on
+        when ``overlap > 1``. Returns pairs per annotator.
+
+        Raises:
+            BenchwrightError: bad annotators or overlap.
+        """
+        pair_ids = [r[0] for r in self.db.conn.execute("SELECT id FROM qa_pairs ORDER BY ordinal")]
+        try:
+            plan = assign_pairs(pair_ids, annotators, overlap, seed)
+        except ValueError as e:
+            raise BenchwrightError(str(e)) from None
+        now = utc_now()
+        with self.write() as db:
+            db.conn.execute("DELETE FROM assignments")
+            db.conn.executemany(
+                "INSERT INTO assignments (qa_pair_id, annotator, assigned_at, assigned_by, seed) VALUES (?, ?, ?, ?, ?)",
+                [(pid, a, now, by, seed) for pid, names in plan.items() for a in names],
+            )
+            if overlap > 1:
+                self.set_setting("blind_mode", "on", by=by)
+        loads: dict[str, int] = dict.fromkeys(a.strip() for a in annotators)
+        for names in plan.values():
+            for a in names:
+                loads[a] = (loads[a] or 0) + 1
+        return {a: n or 0 for a, n in loads.items()}
+
+    @serialized
+    def assigned_count(self, annotator: str) -> int:
+        """Number of pairs assigned to ``annotator``."""
+        return self.db.conn.execute("SELECT count(*) FROM assignments WHERE annotator = ?", [annotator]).fetchone()[0]
+
+    @serialized
+    def assignees(self, pair_id: str) -> list[str]:
+        """Annotators ``pair_id`` is assigned to."""
+        return [r[0] for r in self.db.conn.execute(
+            "SELECT annotator FROM assignments WHERE qa_pair_id = ? ORDER BY annotator", [pair_id])]
+
+    # ------------------------------------------------------------- adjudication
+    @serialized
+    def annotator_checklists(self, pair_id: str) -> dict[str, int]:
+        """``{author: latest version}`` of the annotators' own checklist edits (origin ``edited``)."""
+        rows = self.db.conn.execute(
+            """SELECT author, max(version) FROM checklist_versions
+               WHERE qa_pair_id = ? AND origin = 'edited' GROUP BY author ORDER BY author""",
+            [pair_id],
+        ).fetchall()
+        return {r[0]: r[1] for r in rows}
+
+    @serialized
+    def adjudication_of(self, pair_id: str) -> Adjudication | None:
+        """The latest adjudication of ``pair_id``, or None."""
+        r = self.db.conn.execute(
+            """SELECT qa_pair_id, adjudicator, decision, reason, checklist_version, created_at FROM adjudications
+               WHERE qa_pair_id = ? ORDER BY created_at DESC, id DESC LIMIT 1""",
+            [pair_id],
+        ).fetchone()
+        return Adjudication(*r) if r else None
+
+    def disagreement_of(self, pair_id: str) -> Disagreement | None:
+        """What the annotators of ``pair_id`` disagree on, or None (also None once an adjudication is newer
+        than every review and checklist edit of the pair)."""
+        reviews = self.reviews_of(pair_id)
+        fields: list[str] = []
+        if len(reviews) >= 2:
+            rs = list(reviews.values())
+            if len({r.decision for r in rs}) > 1:
+                fields.append("decision")
+            for c in CRITERIA:
+                if len({r.criteria.verdicts.get(c) for r in rs}) > 1:
+                    fields.append(c)
+        edits = self.annotator_checklists(pair_id)
+        if len(edits) >= 2:
+            texts = {self.checklist_version(pair_id, v).checklist.to_json() for v in edits.values()}
+            if len(texts) > 1:
+                fields.append("checklist")
+        if not fields:
+            return None
+        adj = self.adjudication_of(pair_id)
+        if adj is not None:
+            latest = max([r.created_at for r in reviews.values()] + [
+                self.checklist_version(pair_id, v).created_at for v in edits.values()
+            ])
+            if adj.created_at >= latest:
+                return None
+        return Disagreement(pair_id, tuple(fields), tuple(sorted(set(reviews) | set(edits))))
+
+    def disagreements(self) -> list[Disagreement]:
+        """Every pair awaiting adjudication, in queue order."""
+        candidates = [r[0] for r in self.db.conn.execute(
+            """SELECT p.id FROM qa_pairs p WHERE
+                 (SELECT count(*) FROM review_state s WHERE s.qa_pair_id = p.id
+                  AND s.decision IN ('accept', 'reject', 'revise')) >= 2
+                 OR (SELECT count(DISTINCT author) FROM checklist_versions v
+                     WHERE v.qa_pair_id = p.id AND v.origin = 'edited') >= 2
+               ORDER BY p.ordinal""")]
+        out = []
+        for pid in candidates:
+            d = self.disagreement_of(pid)
+            if d:
+                out.append(d)
+        return out
+
+    def adjudicate(
+        self, pair_id: str, adjudicator: str, decision: str, reason: str, *, checklist: Checklist | None = None
+    ) -> Adjudication:
+        """Record the final decision on ``pair_id`` with its reason; a given checklist becomes a new version
+        with origin ``adjudicated``. One transaction.
+
+        Raises:
+            BenchwrightError: empty reason, unknown decision, or (InvalidChecklistError) an invalid checklist.
+        """
+        if decision not in SUBMITTED:
+            raise BenchwrightError(f"decision must be accept, reject or revise, not {decision!r}")
+        if not reason.strip():
+            raise BenchwrightError("an adjudication needs a reason")
+        with self.write() as db:
+            self.ordinal_of(pair_id)
+            version = None
+            if checklist is not None:
+                version = self.save_checklist(pair_id, checklist, author=adjudicator, origin=Origin.ADJUDICATED).version
+            db.conn.execute(
+                """INSERT INTO adjudications (qa_pair_id, adjudicator, decision, reason, checklist_version, created_at)
+                   VALUES (?, ?, ?, ?, ?, ?)""",
+                (pair_id, adjudicator, decision, reason.strip(), version, utc_now()),
+            )
+        return self.adjudication_of(pair_id)
+
+    def accept_unanimous(self, adjudicator: str) -> list[str]:
+        """Adjudicate in bulk every pair with at least two reviews that agree on the decision and all
+        criteria, with no checklist conflict and no adjudication yet. Returns their ids."""
+        done = []
+        pairs = [r[0] for r in self.db.conn.execute(
+            """SELECT p.id FROM qa_pairs p WHERE (SELECT count(*) FROM review_state s WHERE s.qa_pair_id = p.id
+               AND s.decision IN ('accept', 'reject', 'revise')) >= 2
+               AND NOT EXISTS (SELECT 1 FROM adjudications a WHERE a.qa_pair_id = p.id) ORDER BY p.ordinal""")]
+        with self.write():
+            for pid in pairs:
+                if self.disagreement_of(pid) is None:
+                    decision = next(iter(self.reviews_of(pid).values())).decision
+                    self.adjudicate(pid, adjudicator, decision, "unanimous reviews (bulk)")
+                    done.append(pid)
+        return done
+
+    # -------------------------------------------------------------- audit trail
+    @serialized
+    def events_of(self, pair_id: str) -> list[dict]:
+        """The pair's audit trail, oldest first: ``{id, actor, kind, before, after, created_at}``."""
+        import json
+
+        return [
+            {"id": r[0], "actor": r[1], "kind": r[2], "before": json.loads(r[3]) if r[3] else None,
+             "after": json.loads(r[4]) if r[4] else None, "created_at": r[5]}
+            for r in self.db.conn.execute(
+                "SELECT id, actor, kind, before_json, after_json, created_at FROM events "
+                "WHERE qa_pair_id = ? ORDER BY created_at, id", [pair_id])
+        ]
