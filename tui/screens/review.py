@@ -8,7 +8,7 @@ from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Label, OptionList, Static
@@ -16,12 +16,13 @@ from textual.widgets.option_list import Option
 
 from benchwright.core.errors import BenchwrightError
 from benchwright.core.evidence import Evidence, gather_evidence
-from benchwright.core.models import Decision, QAPair
-from benchwright.db import QueueFilter, Store
+from benchwright.core.models import QAPair
+from benchwright.core.review import CRITERIA, CRITERION_LABELS, Criteria, Verdict, next_verdict
+from benchwright.db import QueueFilter, StaleReviewError, Store
 
 from ..widgets import LiteralMarkdown, literal
 
-_DECISION_STYLE = {"accept": "bold green", "reject": "bold red", "skip": "yellow"}
+_DECISION_STYLE = {"accept": "bold green", "reject": "bold red", "revise": "bold magenta", "skip": "yellow"}
 _EVIDENCE_MARK = {
     "found": ("✓", "green"), "found-by-suffix": ("✓", "green"), "ambiguous": ("?", "yellow"),
     "missing": ("✗ missing", "red"), "unsafe": ("✗ outside the repository", "red"),
@@ -42,18 +43,25 @@ class ReviewScreen(Screen):
     """
 
     BINDINGS = [
+        Binding("question_mark", "app.help", "Help", key_display="?", id="review.help"),
+        Binding("escape", "back", "Queue", id="review.queue"),
         Binding("a", "decide('accept')", "Accept", id="review.accept"),
         Binding("x", "decide('reject')", "Reject", id="review.reject"),
+        Binding("r", "decide('revise')", "Revise", id="review.revise"),
         Binding("space", "decide('skip')", "Skip", id="review.skip"),
+        Binding("1", "criterion(0)", "QA consistency", show=False, id="review.c1"),
+        Binding("2", "criterion(1)", "Checklist quality", show=False, id="review.c2"),
+        Binding("3", "criterion(2)", "Task validity", show=False, id="review.c3"),
+        Binding("4", "criterion(3)", "Code relevance", show=False, id="review.c4"),
         Binding("left", "move(-1)", "Previous", id="review.previous"),
         Binding("right", "move(1)", "Next", id="review.next"),
         Binding("backspace", "undo", "Undo", id="review.undo"),
         Binding("n", "notes", "Notes", id="review.notes"),
+        Binding("k", "criterion_notes", "Criterion notes", show=False, id="review.criterion_notes"),
         Binding("e", "focus_evidence", "Evidence", id="review.evidence"),
         Binding("c", "edit_checklist", "Checklist", id="review.checklist"),
         Binding("d", "checklist_diff", "Diff", id="review.diff"),
-        Binding("question_mark", "app.help", "Help", key_display="?", id="review.help"),
-        Binding("escape", "back", "Queue", id="review.queue"),
+        Binding("h", "history", "History", id="review.history"),
     ]
 
     class Decided(Message):
@@ -73,6 +81,8 @@ class ReviewScreen(Screen):
         self.pair: QAPair | None = None
         self.evidence: list[Evidence] = []
         self._openable: dict[str, Evidence] = {}
+        self.criteria = Criteria()
+        self.state_id: int | None = None
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -83,8 +93,12 @@ class ReviewScreen(Screen):
                 yield LiteralMarkdown(id="question")
                 yield Label("Reference answer", classes="section-title")
                 yield LiteralMarkdown(id="answer")
-            with Vertical(id="review-side"):
+            with VerticalScroll(id="review-side"):
                 yield Static(id="metadata")
+                yield Label("Criteria (1-4: pass / fail / unset · k notes)", classes="section-title")
+                yield Static(id="criteria")
+                yield Label("Other reviews", classes="section-title")
+                yield Static(id="others")
                 yield Label("Checklist (c edit · d diff)", classes="section-title")
                 yield Static(id="checklist")
                 yield Label("Evidence (enter opens)", classes="section-title")
@@ -118,6 +132,9 @@ class ReviewScreen(Screen):
             mark, style = _EVIDENCE_MARK[ev.status]
             label = literal(str(ev.citation))
             label.append(f"  {mark}", style=style)
+            if ev.beyond_end:
+                label = literal(str(ev.citation))
+                label.append(f"  ✗ lines beyond the end ({ev.line_count} lines)", style="bold red")
             if ev.status == "found-by-suffix":
                 label.append(f" {ev.path}", style="dim")
             elif ev.status == "ambiguous":
@@ -133,6 +150,10 @@ class ReviewScreen(Screen):
                 self._openable[f"ev{i}"] = ev
             options.add_option(Option(label, id=f"ev{i}", disabled=not ev.openable))
         self.query_one("#checklist", Static).update(self._checklist_text(pair_id))
+        self.criteria = self.store.current_criteria(pair_id, self.annotator)
+        self.state_id = self.store.state_id(pair_id, self.annotator)
+        self._show_criteria()
+        self.query_one("#others", Static).update(self._others_text(pair_id))
         note = self.store.current_note(pair_id, self.annotator)
         self.query_one("#note", Static).update(literal(note) if note else Text("no notes", style="dim"))
 
@@ -143,7 +164,7 @@ class ReviewScreen(Screen):
         line = Text()
         line.append(f"#{self.store.ordinal_of(self.pair_id)}  ", style="bold")
         if decision:
-            line.append(f"{decision.value}ed" if decision is not Decision.SKIP else "skipped",
+            line.append({"accept": "accepted", "reject": "rejected", "revise": "to revise", "skip": "skipped"}[decision.value],
                         style=_DECISION_STYLE[decision.value])
         else:
             line.append("undecided", style="dim")
@@ -154,7 +175,8 @@ class ReviewScreen(Screen):
         self.query_one("#review-status", Static).update(line)
 
     def _checklist_text(self, pair_id: str) -> Text:
-        current = self.store.checklist_version(pair_id)
+        version = self.store.visible_checklist_version(pair_id, self.annotator)
+        current = self.store.checklist_version(pair_id, version) if version else None
         if current is None:
             return Text("no checklist yet: press c to write one", style="dim")
         t = Text()
@@ -164,6 +186,9 @@ class ReviewScreen(Screen):
         t.append(" · valid" if current.is_valid else f" · {len(current.violations)} problems",
                  style="green" if current.is_valid else "bold red")
         t.append("\n")
+        if current.author != self.annotator and current.origin == "edited":
+            t.append(f" · by {current.author}", style="italic")
+            t.append("\n")
         for it in current.checklist.items:
             t.append(f"[{it.weight}] ", style="bold cyan")
             t.append_text(literal(it.key_point or "(no key point)"))
@@ -199,19 +224,88 @@ class ReviewScreen(Screen):
 
     # ------------------------------------------------------------------ actions
     async def action_decide(self, decision: str) -> None:
-        """Store the decision now (committed), then move to the next pair."""
+        """Store the review now (decision, the four criteria, committed), then move to the next pair."""
+        if decision == "accept" and self.pair is not None and self.pair.needs_reference:
+            self.notify("This pair has no reference answer, so it cannot be accepted; reject it or mark it "
+                        "for revision (r).", title="Not accepted", severity="warning")
+            return
         try:
-            self.store.record_decision(self.pair_id, self.annotator, decision)
+            self.store.record_decision(
+                self.pair_id, self.annotator, decision,
+                criteria=self.criteria if decision != "skip" else self.store.current_criteria(self.pair_id, self.annotator),
+                expected_state=self.state_id,
+            )
+        except StaleReviewError as e:
+            await self.show_pair(self.pair_id)
+            self.notify(str(e), title="Changed in another session", severity="warning", timeout=8)
+            return
         except BenchwrightError as e:
             self.notify(str(e), title="Not saved", severity="error")
             return
         self.post_message(self.Decided(self.pair_id, decision))
         nxt = self.store.neighbor(self.pair_id, self.annotator, self.flt, step=1)
         if nxt is None:
-            self.refresh_status()
+            await self.show_pair(self.pair_id)
             self.notify("End of the queue.", title=decision)
             return
         await self.show_pair(nxt)
+
+    def action_criterion(self, index: int) -> None:
+        """Cycle a criterion's verdict: unset → pass → fail → unset (stored with the next decision key)."""
+        name = CRITERIA[index]
+        self.criteria.verdicts[name] = next_verdict(self.criteria.verdicts.get(name))
+        self._show_criteria()
+
+    def _show_criteria(self) -> None:
+        t = Text()
+        for i, name in enumerate(CRITERIA, start=1):
+            verdict = self.criteria.verdicts.get(name)
+            mark, style = {None: ("·", "dim"), Verdict.PASS: ("✓ pass", "green"), Verdict.FAIL: ("✗ fail", "red")}[verdict]
+            t.append(f"{i} {CRITERION_LABELS[name]:<18}", style="bold")
+            t.append(mark, style=style)
+            if self.criteria.notes.get(name):
+                t.append("  ")
+                t.append_text(literal(self.criteria.notes[name][:40]))
+            t.append("\n")
+        self.query_one("#criteria", Static).update(t)
+
+    def _others_text(self, pair_id: str) -> Text:
+        reviews = {a: r for a, r in self.store.reviews_of(pair_id).items() if a != self.annotator}
+        if not reviews:
+            return Text("none yet", style="dim")
+        if not self.store.may_see_others(pair_id, self.annotator):
+            return Text(f"{len(reviews)} hidden until you submit yours (blind mode)", style="italic yellow")
+        t = Text()
+        for who, r in reviews.items():
+            t.append(f"{who}: ", style="bold")
+            t.append(r.decision, style=_DECISION_STYLE.get(r.decision, ""))
+            t.append("  ")
+            for name in CRITERIA:
+                v = r.criteria.verdicts.get(name)
+                t.append({None: "·", Verdict.PASS: "✓", Verdict.FAIL: "✗"}[v],
+                         style={None: "dim", Verdict.PASS: "green", Verdict.FAIL: "red"}[v])
+            if r.notes:
+                t.append("  ")
+                t.append_text(literal(r.notes[:60]))
+            t.append("\n")
+        return t
+
+    def action_criterion_notes(self) -> None:
+        """Notes per criterion (saved with the next decision)."""
+        from .criteria_notes import CriteriaNotesScreen
+
+        def done(notes: dict[str, str] | None) -> None:
+            if notes is not None:
+                self.criteria.notes = {k: v for k, v in notes.items() if v.strip()}
+                self._show_criteria()
+
+        self.app.push_screen(CriteriaNotesScreen(dict(self.criteria.notes)), done)
+
+    def action_history(self) -> None:
+        """The pair's audit trail: every decision, review, note, checklist version and adjudication."""
+        from .history import HistoryScreen
+
+        self.app.push_screen(HistoryScreen(self.store, self.pair_id, self.annotator))
 
     async def action_move(self, step: int) -> None:
         """Show the previous (-1) or next (+1) pair of the queue."""

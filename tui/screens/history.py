@@ -1,0 +1,61 @@
+"""The audit trail of one pair: every event with who, when, before and after (append-only)."""
+
+from __future__ import annotations
+
+import json
+
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Static
+
+from benchwright.core.text import printable
+from benchwright.db import Store
+
+
+def _short(value) -> str:
+    if value is None:
+        return ""
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True) if not isinstance(value, str) else value
+    return printable(text[:160])
+
+
+class HistoryScreen(Screen):
+    """Events of a pair, oldest first. In blind mode, other annotators' events stay hidden until the
+    viewer has submitted a review of the pair."""
+
+    BINDINGS = [Binding("escape", "app.pop_screen", "Back", id="history.back")]
+
+    def __init__(self, store: Store, pair_id: str, annotator: str) -> None:
+        super().__init__()
+        self.store = store
+        self.pair_id = pair_id
+        self.annotator = annotator
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with VerticalScroll():
+            yield Static(id="history")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        events = self.store.events_of(self.pair_id)
+        see_all = self.store.may_see_others(self.pair_id, self.annotator)
+        table = Table(title=f"History of pair #{self.store.ordinal_of(self.pair_id)}", expand=True)
+        for column in ("when (UTC)", "who", "what", "before", "after"):
+            table.add_column(column, overflow="fold")
+        hidden = 0
+        for e in events:
+            if not see_all and e["actor"] != self.annotator and e["kind"] in ("review", "undo", "note", "checklist", "skip"):
+                if not (e["kind"] == "checklist" and (e["after"] or {}).get("origin") in ("generated", "imported")):
+                    hidden += 1
+                    continue
+            table.add_row(Text(e["created_at"][:19].replace("T", " ")), Text(printable(e["actor"])), Text(e["kind"]),
+                          Text(_short(e["before"])), Text(_short(e["after"])))
+        if hidden:
+            table.caption = f"{hidden} events of other annotators are hidden until you submit your review (blind mode)"
+            self.notify(table.caption, timeout=5)
+        self.query_one("#history", Static).update(table)
