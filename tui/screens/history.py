@@ -23,6 +23,13 @@ def _short(value) -> str:
     return printable(text[:160])
 
 
+def _private(event: dict, viewer: str) -> bool:
+    """True for another annotator's own work on the pair (hidden in blind mode before the viewer's review)."""
+    if event["actor"] == viewer or event["kind"] not in ("review", "undo", "note", "checklist", "skip"):
+        return False
+    return not (event["kind"] == "checklist" and (event["after"] or {}).get("origin") in ("generated", "imported"))
+
+
 class HistoryScreen(Screen):
     """Events of a pair, oldest first. In blind mode, other annotators' events stay hidden until the
     viewer has submitted a review of the pair."""
@@ -49,10 +56,9 @@ class HistoryScreen(Screen):
             table.add_column(column, overflow="fold")
         hidden = 0
         for e in events:
-            if not see_all and e["actor"] != self.annotator and e["kind"] in ("review", "undo", "note", "checklist", "skip"):
-                if not (e["kind"] == "checklist" and (e["after"] or {}).get("origin") in ("generated", "imported")):
-                    hidden += 1
-                    continue
+            if not see_all and _private(e, self.annotator):
+                hidden += 1
+                continue
             table.add_row(Text(e["created_at"][:19].replace("T", " ")), Text(printable(e["actor"])), Text(e["kind"]),
                           Text(_short(e["before"])), Text(_short(e["after"])))
         if hidden:
