@@ -623,3 +623,44 @@ def checklist_agreement(
     else:
         alpha = AgreementFigure(None, 0, 0, "no key point was matched across annotators, so no weights to compare")
     return ChecklistAgreement(annotators, units, n_key_points, n_matched, match_rate, alpha, note)
+
+
+@dataclass(frozen=True)
+class ProjectChecklistAgreement:
+    """Checklist agreement over every pair edited by two or more annotators.
+
+    Attributes:
+        n_pairs: pairs with checklists from at least two annotators.
+        n_key_points: key points over those pairs and annotators; n_matched: of them, in a matched unit.
+        match_rate: n_matched / n_key_points (None without key points).
+        weight_alpha: Krippendorff's alpha (interval) over the weights of every matched unit of every pair
+            (units are items, annotators raters).
+    """
+
+    n_pairs: int
+    n_key_points: int
+    n_matched: int
+    match_rate: float | None
+    weight_alpha: AgreementFigure
+
+
+def project_checklist_agreement(
+    checklists_by_pair: Mapping[str, Mapping[str, Sequence[tuple[str, float]]]], threshold: float = 0.5
+) -> ProjectChecklistAgreement:
+    """Pool :func:`checklist_agreement` over pairs: key points are matched within each pair, and the
+    weights of all matched units go into one interval alpha (item id ``pair#unit``)."""
+    n_pairs = n_points = n_matched = 0
+    ratings: list[Rating] = []
+    for pair_id, versions in sorted(checklists_by_pair.items()):
+        if len(versions) < 2:
+            continue
+        n_pairs += 1
+        result = checklist_agreement(versions, threshold)
+        n_points += result.n_key_points
+        n_matched += result.n_matched
+        for u, unit in enumerate(result.units):
+            if len(unit.weights) >= 2:
+                ratings += [Rating(f"{pair_id}#{u}", who, w) for who, w in unit.weights.items()]
+    alpha = krippendorff_alpha(ratings, "interval") if ratings else AgreementFigure(
+        None, 0, 0, "no key point was matched between two annotators")
+    return ProjectChecklistAgreement(n_pairs, n_points, n_matched, n_matched / n_points if n_points else None, alpha)

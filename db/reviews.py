@@ -277,3 +277,41 @@ class ReviewStoreMixin:
                 "SELECT id, actor, kind, before_json, after_json, created_at FROM events "
                 "WHERE qa_pair_id = ? ORDER BY created_at, id", [pair_id])
         ]
+
+
+class AgreementInputsMixin:
+    """Builds the inputs of :mod:`benchwright.core.agreement` from the store."""
+
+    @serialized
+    def review_ratings(self) -> dict[str, list]:
+        """``{field: [Rating]}`` for ``decision`` and the four criteria, from every annotator's current
+        submitted review (unjudged criteria are missing values)."""
+        from benchwright.core.agreement import Rating
+
+        out: dict[str, list] = {"decision": [], **{c: [] for c in CRITERIA}}
+        rows = self.db.conn.execute(
+            """SELECT s.qa_pair_id, s.annotator, d.decision, d.criteria_json
+               FROM review_state s JOIN review_decisions d ON d.id = s.decision_id
+               WHERE s.decision IN ('accept', 'reject', 'revise') ORDER BY s.qa_pair_id, s.annotator"""
+        ).fetchall()
+        for pair_id, who, decision, criteria_json in rows:
+            out["decision"].append(Rating(pair_id, who, decision))
+            verdicts = Criteria.from_json(criteria_json).verdicts
+            for c in CRITERIA:
+                v = verdicts.get(c)
+                out[c].append(Rating(pair_id, who, v.value if v else None))
+        return out
+
+    def checklist_edits(self) -> dict[str, dict[str, list[tuple[str, float]]]]:
+        """``{pair: {author: [(key point, weight)]}}`` of knowledge items in each annotator's latest
+        edited checklist, for pairs edited by two or more annotators."""
+        out: dict[str, dict[str, list[tuple[str, float]]]] = {}
+        pairs = [r[0] for r in self.db.conn.execute(
+            """SELECT qa_pair_id FROM checklist_versions WHERE origin = 'edited'
+               GROUP BY qa_pair_id HAVING count(DISTINCT author) >= 2""")]
+        for pid in pairs:
+            out[pid] = {
+                who: [(it.key_point, it.weight) for it in self.checklist_version(pid, v).checklist.knowledge_items]
+                for who, v in self.annotator_checklists(pid).items()
+            }
+        return out

@@ -37,7 +37,7 @@ from benchwright.core.review import Criteria
 from .checklists import CHECKLIST_FILTERS, ChecklistStoreMixin
 from .locking import serialized
 from .migrations import migrations
-from .reviews import ReviewStoreMixin
+from .reviews import AgreementInputsMixin, ReviewStoreMixin
 
 BUSY_TIMEOUT_S = 10.0
 """Seconds a write waits for another process's write to finish before failing."""
@@ -141,7 +141,7 @@ class Progress:
     mine: int
 
 
-class Store(ChecklistStoreMixin, ReviewStoreMixin):
+class Store(ChecklistStoreMixin, ReviewStoreMixin, AgreementInputsMixin):
     """A benchwright project database.
 
     Open with :meth:`Store.open`; use as a context manager or call :meth:`close`.
@@ -417,6 +417,22 @@ class Store(ChecklistStoreMixin, ReviewStoreMixin):
         if row is None:
             raise NotFoundError(f"no Q&A pair with id {pair_id}")
         return _pair_from_row(row)
+
+    @serialized
+    def resolve_pair(self, ref: str) -> str:
+        """A pair id from ``ref``: an id (``qa_...``) or a queue position (``#12`` or ``12``).
+
+        Raises:
+            NotFoundError: no such pair.
+        """
+        text = ref.strip()
+        if text.lstrip("#").isdigit():
+            row = self._one("SELECT id FROM qa_pairs WHERE ordinal = ?", [int(text.lstrip("#"))])
+            if row is None:
+                raise NotFoundError(f"no Q&A pair at position {text}")
+            return row[0]
+        self.ordinal_of(text)
+        return text
 
     @serialized
     def count_pairs(self) -> int:

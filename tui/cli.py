@@ -276,6 +276,7 @@ def checklist_export(ctx, out) -> None:
 def checklist_show(ctx, pair, version) -> None:
     """Print a pair's checklist and its validity."""
     with _open(ctx) as store:
+        pair = store.resolve_pair(pair)
         v = store.checklist_version(pair, version)
     if v is None:
         raise BenchwrightError(f"pair {pair} has no checklist")
@@ -294,6 +295,7 @@ def checklist_show(ctx, pair, version) -> None:
 def checklist_history(ctx, pair) -> None:
     """List the versions of a pair's checklist."""
     with _open(ctx) as store:
+        pair = store.resolve_pair(pair)
         history = store.checklist_history(pair)
     if not history:
         raise BenchwrightError(f"pair {pair} has no checklist")
@@ -314,6 +316,7 @@ def checklist_diff(ctx, pair, v1, v2) -> None:
     from benchwright.core.checklist_diff import diff_checklists, render_diff_text
 
     with _open(ctx) as store:
+        pair = store.resolve_pair(pair)
         history = store.checklist_history(pair)
         if not history:
             raise BenchwrightError(f"pair {pair} has no checklist")
@@ -334,8 +337,172 @@ def checklist_diff(ctx, pair, v1, v2) -> None:
 def checklist_restore(ctx, pair, version, annotator) -> None:
     """Make an older version current again (as a new version)."""
     with _open(ctx) as store:
+        pair = store.resolve_pair(pair)
         v = store.restore_checklist(pair, version, author=resolve_annotator(annotator))
     click.echo(f"restored version {version} of {pair} as version {v.version}")
+
+
+# ----------------------------------------------------------- several annotators
+@main.command()
+@click.option("--annotators", required=True, help="Comma-separated names, e.g. ada,bob,cy.")
+@click.option("--overlap", type=int, default=2, show_default=True, help="Annotators per pair.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the tie-breaking order.")
+@click.option("--as", "annotator", help="Who assigns.")
+@click.pass_context
+@_friendly
+def assign(ctx, annotators, overlap, seed, annotator) -> None:
+    """Give every pair to OVERLAP annotators, balanced and reproducible (replaces earlier assignments).
+
+    With an overlap above 1, blind mode is turned on: nobody sees another's review of a pair before
+    submitting their own.
+    """
+    names = [a for a in annotators.split(",")]
+    with _open(ctx) as store:
+        loads = store.assign(names, overlap, seed=seed, by=resolve_annotator(annotator))
+        blind = store.blind_mode
+    for who, n in loads.items():
+        click.echo(f"{who}\t{n} pairs")
+    click.echo(f"overlap {overlap}, seed {seed}; blind mode {'on' if blind else 'off'}")
+
+
+@main.command()
+@click.argument("state", type=click.Choice(["on", "off"]))
+@click.option("--as", "annotator", help="Who changes it.")
+@click.pass_context
+@_friendly
+def blind(ctx, state, annotator) -> None:
+    """Turn blind mode on or off for the project."""
+    with _open(ctx) as store:
+        store.set_setting("blind_mode", state, by=resolve_annotator(annotator))
+    click.echo(f"blind mode {state}")
+
+
+def _fmt(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:.3f}"
+
+
+@main.command()
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of tables.")
+@click.pass_context
+@_friendly
+def agreement(ctx, as_json) -> None:
+    """Inter-annotator agreement: Cohen's kappa per annotator pair, Fleiss' kappa and Krippendorff's alpha
+    for the decision and each QA criterion; key-point and weight agreement of checklists."""
+    from dataclasses import asdict
+
+    from rich.console import Console
+    from rich.table import Table
+
+    from benchwright.core.agreement import agreement_report, project_checklist_agreement
+
+    with _open(ctx) as store:
+        report = agreement_report(store.review_ratings())
+        checklists = project_checklist_agreement(store.checklist_edits())
+    if as_json:
+        click.echo(json.dumps({"reviews": {k: asdict(v) for k, v in report.items()},
+                               "checklists": asdict(checklists)}, indent=2, default=str))
+        return
+    console = Console(highlight=False)
+    table = Table(title="Agreement of reviews")
+    for column in ("field", "pairs", "Cohen's kappa (pairs of annotators)", "Fleiss' kappa", "Krippendorff's alpha"):
+        table.add_column(column)
+    for name, fa in report.items():
+        cohen = "; ".join(f"{k.annotator_a}-{k.annotator_b} {_fmt(k.kappa)} (n={k.n_items})" for k in fa.cohen) or "n/a"
+        table.add_row(name, str(fa.n_items), cohen, f"{_fmt(fa.fleiss.value)} (n={fa.fleiss.n_items})",
+                      f"{_fmt(fa.krippendorff.value)} (n={fa.krippendorff.n_items})")
+    console.print(table)
+    console.print(
+        f"Checklists edited by two or more annotators: {checklists.n_pairs} pairs; key points matched "
+        f"{checklists.n_matched}/{checklists.n_key_points} ({_fmt(checklists.match_rate)}); weights "
+        f"Krippendorff's alpha (interval) {_fmt(checklists.weight_alpha.value)} (n={checklists.weight_alpha.n_items})"
+    )
+
+
+@main.group()
+def adjudication() -> None:
+    """Pairs whose reviews or checklist edits disagree, and their final decisions."""
+
+
+@adjudication.command("list")
+@click.pass_context
+@_friendly
+def adjudication_list(ctx) -> None:
+    """List pairs awaiting adjudication and what their annotators disagree on."""
+    with _open(ctx) as store:
+        items = store.disagreements()
+        for d in items:
+            click.echo(f"#{store.ordinal_of(d.qa_pair_id)}\t{d.qa_pair_id}\t{', '.join(d.fields)}\t{', '.join(d.annotators)}")
+    click.echo(f"{len(items)} pairs await adjudication")
+
+
+@adjudication.command("accept-unanimous")
+@click.option("--as", "annotator", help="The adjudicator.")
+@click.pass_context
+@_friendly
+def adjudication_unanimous(ctx, annotator) -> None:
+    """Record the final decision of every pair whose reviews all agree (bulk)."""
+    with _open(ctx) as store:
+        done = store.accept_unanimous(resolve_annotator(annotator))
+    click.echo(f"adjudicated {len(done)} unanimous pairs")
+
+
+@main.command()
+@click.argument("pair")
+@click.option("--decision", type=click.Choice(["accept", "reject", "revise"]), required=True)
+@click.option("--reason", required=True, help="Why (kept with the adjudication).")
+@click.option("--checklist-from", "checklist_from", help="Make this annotator's checklist edit the adjudicated one.")
+@click.option("--as", "annotator", help="The adjudicator.")
+@click.pass_context
+@_friendly
+def adjudicate(ctx, pair, decision, reason, checklist_from, annotator) -> None:
+    """Record the final decision on PAIR (an id or #N) with a reason."""
+    with _open(ctx) as store:
+        pid = store.resolve_pair(pair)
+        checklist = None
+        if checklist_from:
+            versions = store.annotator_checklists(pid)
+            if checklist_from not in versions:
+                raise BenchwrightError(f"{checklist_from} has not edited the checklist of {pid}")
+            checklist = store.checklist_version(pid, versions[checklist_from]).checklist
+        adj = store.adjudicate(pid, resolve_annotator(annotator), decision, reason, checklist=checklist)
+    extra = f", checklist version {adj.checklist_version}" if adj.checklist_version else ""
+    click.echo(f"{pid}: {adj.decision} ({adj.reason}){extra}")
+
+
+@main.command()
+@click.argument("pair")
+@click.pass_context
+@_friendly
+def history(ctx, pair) -> None:
+    """Print PAIR's audit trail: every decision, review, note, checklist version and adjudication."""
+    with _open(ctx) as store:
+        pid = store.resolve_pair(pair)
+        for e in store.events_of(pid):
+            click.echo(f"{e['created_at']}\t{printable(e['actor'])}\t{e['kind']}\t"
+                       f"{printable(json.dumps(e['before'], ensure_ascii=False))} -> "
+                       f"{printable(json.dumps(e['after'], ensure_ascii=False))}")
+
+
+@main.command()
+@click.argument("other", type=click.Path(dir_okay=False))
+@click.pass_context
+@_friendly
+def merge(ctx, other) -> None:
+    """Bring another copy's reviews, notes, checklist versions and adjudications into this project.
+
+    Idempotent: merging the same copy again adds nothing. Conflicting checklist edits are reported and show
+    up in the adjudication queue.
+    """
+    from benchwright.db.merge import merge_project
+
+    with _open(ctx) as store:
+        report = merge_project(store, other)
+    added = ", ".join(f"{n} {t.replace('_', ' ')}" for t, n in report.added.items()) or "nothing new"
+    click.echo(f"merged {other}: {added}")
+    if report.unknown_pairs:
+        click.echo(f"  {report.unknown_pairs} rows name pairs this project does not have (not merged)")
+    for c in report.conflicts:
+        click.echo(f"  conflict: {c}")
 
 
 # ------------------------------------------------------------------------ demo

@@ -1,0 +1,150 @@
+"""Merging another copy of a project (an annotator who worked offline) into this one.
+
+Rows of the append-only tables carry a ``uid``; a row whose uid is already here is skipped, so merging the
+same copy twice adds nothing. Reviews keep their times, so ``review_state`` follows whichever review is
+newer. A checklist version whose number is taken here by different content is appended under the next free
+number and reported as a conflict; two annotators' differing edits then appear in the adjudication queue.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from benchwright.core.errors import StoreError
+
+
+@dataclass
+class MergeReport:
+    """What a merge brought in (counts per table) and what it could not place."""
+
+    added: dict[str, int] = field(default_factory=dict)
+    skipped_present: dict[str, int] = field(default_factory=dict)
+    unknown_pairs: int = 0
+    conflicts: list[str] = field(default_factory=list)
+
+
+_TABLES = ("review_decisions", "review_notes", "checklist_versions", "adjudications")
+
+
+def merge_project(store, other_path: str | Path) -> MergeReport:
+    """Bring ``other_path``'s reviews, notes, checklist versions and adjudications into ``store`` (one
+    transaction; events are written by the store's triggers).
+
+    Raises:
+        StoreError: the other file is missing or not a benchwright project.
+    """
+    from .store import Store
+
+    other = Path(other_path)
+    if not other.is_file():
+        raise StoreError(f"{other}: no such project file")
+    # Upgrade a copy, never the other file itself.
+    with tempfile.TemporaryDirectory() as tmp:
+        copy = Path(tmp) / "other.db"
+        src = sqlite3.connect(f"file:{other}?mode=ro", uri=True)
+        try:
+            dst = sqlite3.connect(copy)
+            src.backup(dst)
+            dst.close()
+        except sqlite3.DatabaseError as e:
+            raise StoreError(f"{other}: not a benchwright project ({e})") from None
+        finally:
+            src.close()
+        with Store.open(copy, create=False) as theirs:
+            return _merge(store, theirs.db.conn)
+
+
+def _merge(store, theirs: sqlite3.Connection) -> MergeReport:
+    report = MergeReport()
+    theirs.row_factory = sqlite3.Row
+    with store.write() as db:
+        conn = db.conn
+        pairs = {r[0] for r in conn.execute("SELECT id FROM qa_pairs")}
+        known = {t: {r[0] for r in conn.execute(f"SELECT uid FROM {t}")} for t in _TABLES}
+        # decisions first, mapping their ids for reverts_id
+        id_map: dict[int, int] = {}
+        local_by_uid = {r[0]: r[1] for r in conn.execute("SELECT uid, id FROM review_decisions")}
+        for r in theirs.execute("SELECT * FROM review_decisions ORDER BY id"):
+            if r["uid"] in known["review_decisions"]:
+                id_map[r["id"]] = local_by_uid[r["uid"]]
+                report.skipped_present["review_decisions"] = report.skipped_present.get("review_decisions", 0) + 1
+                continue
+            if r["qa_pair_id"] not in pairs:
+                report.unknown_pairs += 1
+                continue
+            cur = conn.execute(
+                """INSERT INTO review_decisions (qa_pair_id, annotator, decision, previous_decision, reverts_id,
+                   created_at, criteria_json, notes, uid) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                (r["qa_pair_id"], r["annotator"], r["decision"], r["previous_decision"],
+                 id_map.get(r["reverts_id"]) if r["reverts_id"] else None, r["created_at"], r["criteria_json"],
+                 r["notes"], r["uid"]),
+            )
+            id_map[r["id"]] = cur.lastrowid
+            report.added["review_decisions"] = report.added.get("review_decisions", 0) + 1
+        for r in theirs.execute("SELECT * FROM review_notes ORDER BY id"):
+            if r["uid"] in known["review_notes"] or r["qa_pair_id"] not in pairs:
+                report.unknown_pairs += r["qa_pair_id"] not in pairs
+                continue
+            conn.execute(
+                "INSERT INTO review_notes (qa_pair_id, annotator, text, created_at, uid) VALUES (?, ?, ?, ?, ?)",
+                (r["qa_pair_id"], r["annotator"], r["text"], r["created_at"], r["uid"]),
+            )
+            report.added["review_notes"] = report.added.get("review_notes", 0) + 1
+        for r in theirs.execute("SELECT * FROM checklist_versions ORDER BY qa_pair_id, version"):
+            if r["uid"] in known["checklist_versions"]:
+                continue
+            if r["qa_pair_id"] not in pairs:
+                report.unknown_pairs += 1
+                continue
+            taken = conn.execute(
+                "SELECT items_json FROM checklist_versions WHERE qa_pair_id = ? AND version = ?",
+                (r["qa_pair_id"], r["version"]),
+            ).fetchone()
+            version = r["version"]
+            if taken is not None:
+                version = conn.execute(
+                    "SELECT max(version) + 1 FROM checklist_versions WHERE qa_pair_id = ?", (r["qa_pair_id"],)
+                ).fetchone()[0]
+                if taken[0] != r["items_json"]:
+                    report.conflicts.append(
+                        f"{r['qa_pair_id']}: their checklist version {r['version']} by {r['author']} differs from "
+                        f"version {r['version']} here; added as version {version}"
+                    )
+            conn.execute(
+                """INSERT INTO checklist_versions (qa_pair_id, version, origin, is_draft, is_valid, author, created_at,
+                   parent_version, restored_from, source_format, items_json, violations_json, uid)
+                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                (r["qa_pair_id"], version, r["origin"], r["is_draft"], r["is_valid"], r["author"], r["created_at"],
+                 r["parent_version"], r["restored_from"], r["source_format"], r["items_json"], r["violations_json"],
+                 r["uid"]),
+            )
+            report.added["checklist_versions"] = report.added.get("checklist_versions", 0) + 1
+        for r in theirs.execute("SELECT * FROM adjudications ORDER BY id"):
+            if r["uid"] in known["adjudications"] or r["qa_pair_id"] not in pairs:
+                continue
+            conn.execute(
+                """INSERT INTO adjudications (qa_pair_id, adjudicator, decision, reason, checklist_version, created_at, uid)
+                   VALUES (?, ?, ?, ?, ?, ?, ?)""",
+                (r["qa_pair_id"], r["adjudicator"], r["decision"], r["reason"], r["checklist_version"],
+                 r["created_at"], r["uid"]),
+            )
+            report.added["adjudications"] = report.added.get("adjudications", 0) + 1
+    return report
+
+
+def copy_project(src: str | Path, dest: str | Path) -> None:
+    """Copy a project file consistently (SQLite backup), e.g. for an annotator going offline."""
+    if Path(dest).exists():
+        raise StoreError(f"{dest}: already exists; choose another name")
+    s = sqlite3.connect(f"file:{src}?mode=ro", uri=True)
+    d = sqlite3.connect(dest)
+    try:
+        s.backup(d)
+    finally:
+        d.close()
+        s.close()
+    shutil.copymode(src, dest)
