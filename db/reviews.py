@@ -264,6 +264,18 @@ class ReviewStoreMixin:
                     done.append(pid)
         return done
 
+    @serialized
+    def annotator_progress(self) -> list[tuple[str, int, int]]:
+        """``[(annotator, assigned pairs, submitted reviews)]`` sorted by name."""
+        rows = self.db.conn.execute(
+            """SELECT who, sum(assigned), sum(done) FROM (
+                   SELECT annotator AS who, 1 AS assigned, 0 AS done FROM assignments
+                   UNION ALL
+                   SELECT annotator, 0, 1 FROM review_state WHERE decision IN ('accept', 'reject', 'revise'))
+               GROUP BY who ORDER BY who"""
+        ).fetchall()
+        return [(r[0], r[1], r[2]) for r in rows]
+
     # -------------------------------------------------------------- audit trail
     @serialized
     def events_of(self, pair_id: str) -> list[dict]:
@@ -315,3 +327,4 @@ class AgreementInputsMixin:
                 for who, v in self.annotator_checklists(pid).items()
             }
         return out
+

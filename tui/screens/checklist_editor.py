@@ -108,7 +108,7 @@ class LeaveScreen(ModalScreen[str]):
         self.dismiss(what)
 
 
-class ChecklistEditorScreen(Screen[int | None]):
+class ChecklistEditorScreen(Screen[object]):
     """Edit the current checklist of one pair; dismisses with the saved version number (or None)."""
 
     BINDINGS = [
@@ -126,14 +126,23 @@ class ChecklistEditorScreen(Screen[int | None]):
         Binding("escape", "leave", "Leave", priority=True, id="checklist.leave"),
     ]
 
-    def __init__(self, store: Store, annotator: str, pair_id: str) -> None:
+    def __init__(
+        self, store: Store, annotator: str, pair_id: str, *, initial: Checklist | None = None,
+        compose_only: bool = False,
+    ) -> None:
+        """``compose_only``: nothing is saved; ctrl+s hands the (valid) checklist back to the caller
+        (the adjudication screen), esc hands back None."""
         super().__init__()
         self.store = store
         self.annotator = annotator
         self.pair_id = pair_id
-        current = store.checklist_version(pair_id)
+        self.compose_only = compose_only
+        # In blind mode the editor starts from what this annotator may see (never another's edit).
+        visible = store.visible_checklist_version(pair_id, annotator)
+        current = store.checklist_version(pair_id, visible) if visible else None
         self.base_version: int | None = current.version if current else None
-        self.form: list[dict] = checklist_to_form(current.checklist if current else starter_checklist())
+        start = initial or (current.checklist if current else starter_checklist())
+        self.form: list[dict] = checklist_to_form(start)
         self.saved_form = copy.deepcopy(self.form)
         self.undo_stack: list[list[dict]] = []
         self.redo_stack: list[list[dict]] = []
@@ -379,10 +388,17 @@ class ChecklistEditorScreen(Screen[int | None]):
         if any(p.rule in ("weight-not-integer", "score-not-integer") for p in problems):
             self.notify("Weights and scores must be whole numbers, even in a draft.", severity="error")
             return False
+        if self.compose_only:
+            if draft:
+                self.notify("An adjudicated checklist must be valid; drafts cannot be kept here.", severity="error")
+                return False
+            self.saved_form = copy.deepcopy(self.form)
+            self.dismiss(checklist)
+            return True
         try:
             saved = self.store.save_checklist(
                 self.pair_id, checklist, author=self.annotator, origin=Origin.EDITED,
-                expected_version=self.base_version, draft=draft,
+                expected_version=self.base_version, draft=draft, visible_to=self.annotator,
             )
         except BenchwrightError as e:
             self.notify(str(e), title="Not saved", severity="error", timeout=10)
@@ -403,8 +419,8 @@ class ChecklistEditorScreen(Screen[int | None]):
 
     def action_leave(self) -> None:
         """Leave the editor, asking first when there are unsaved edits."""
-        if not self.dirty:
-            self.dismiss(self.saved_version)
+        if not self.dirty or self.compose_only:
+            self.dismiss(None if self.compose_only else self.saved_version)
             return
 
         def chosen(what: str | None) -> None:

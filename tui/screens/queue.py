@@ -35,8 +35,9 @@ class QueueScreen(Screen):
         Binding("u", "next_undecided", "First undecided", id="queue.undecided"),
         Binding("r", "reload", "Refresh", id="queue.refresh"),
         Binding("home", "top", "Top", show=False, id="queue.top"),
+        Binding("A", "adjudicate", "Adjudicate", key_display="A", id="queue.adjudicate"),
+        Binding("S", "statistics", "Statistics", key_display="S", id="queue.statistics"),
         Binding("question_mark", "app.help", "Help", key_display="?", id="queue.help"),
-        Binding("ctrl+q", "app.quit", "Quit", id="queue.quit"),
     ]
 
     def __init__(self, store: Store, annotator: str) -> None:
@@ -176,6 +177,18 @@ class QueueScreen(Screen):
     def action_next_undecided(self) -> None:
         """Put the cursor on the first undecided pair (loading rows up to it)."""
         self.reload(focus_first_undecided=True)
+
+    def action_adjudicate(self) -> None:
+        """Open the adjudication screen (pairs whose reviews or checklist edits disagree)."""
+        from .adjudication import AdjudicationScreen
+
+        self.app.push_screen(AdjudicationScreen(self.store, self.annotator), lambda _: self.reload())
+
+    def action_statistics(self) -> None:
+        """Open the agreement statistics."""
+        from .statistics import StatisticsScreen
+
+        self.app.push_screen(StatisticsScreen(self.store))
 
     def action_top(self) -> None:
         """Reload the queue from its first pair."""

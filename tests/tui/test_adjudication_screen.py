@@ -1,0 +1,107 @@
+"""The adjudication screen with Pilot: reviews side by side, checklist items taken from A or B, the final
+decision with a reason recorded (checklist origin adjudicated); and the statistics screen."""
+
+from __future__ import annotations
+
+from textual.widgets import Input
+
+from benchwright.core.checklist import Checklist, ChecklistItem, binary_rubric, clarity_item
+from benchwright.core.review import Criteria, Verdict
+from benchwright.db import Store
+from benchwright.tui.app import BenchwrightApp
+from benchwright.tui.screens.adjudication import AdjudicationScreen
+from benchwright.tui.screens.statistics import StatisticsScreen
+
+SIZE = (160, 48)
+
+
+def checklist(first: str, w1: int, second: str, w2: int) -> Checklist:
+    return Checklist(items=[
+        ChecklistItem(key_point=first, weight=w1, rubric=binary_rubric(w1)),
+        ChecklistItem(key_point=second, weight=w2, rubric=binary_rubric(w2)),
+        clarity_item(),
+    ])
+
+
+def disagreeing_project(db, ids) -> None:
+    with Store.open(db) as store:
+        store.set_setting("blind_mode", "on", by="lead")  # ada and bob edit blind, from the same base
+        store.save_checklist(ids[0], checklist("Names the parser", 5, "Explains retries", 4), author="llm",
+                             origin="generated")
+        store.save_checklist(ids[0], checklist("Names the parser module", 6, "Explains retries", 3), author="ada",
+                             expected_version=1, visible_to="ada")
+        store.save_checklist(ids[0], checklist("Names the parser", 5, "Explains the retry order", 4), author="bob",
+                             expected_version=1, visible_to="bob")
+        good, bad = Criteria(), Criteria()
+        good.verdicts["qa_consistency"] = Verdict.PASS
+        bad.verdicts["qa_consistency"] = Verdict.FAIL
+        store.record_decision(ids[0], "ada", "accept", criteria=good)
+        store.record_decision(ids[0], "bob", "revise", criteria=bad)
+        store.record_decision(ids[1], "ada", "accept", criteria=good)
+        store.record_decision(ids[1], "bob", "accept", criteria=good)
+
+
+async def test_adjudicate_with_items_from_both_annotators(project):
+    db, ids = project
+    disagreeing_project(db, ids)
+    with Store.open(db) as store:
+        app = BenchwrightApp(store, "lead", resume=False)
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            await pilot.press("A")
+            await pilot.pause()
+            screen = app.screen
+            assert isinstance(screen, AdjudicationScreen) and screen.pair_id == ids[0]
+            marks = [str(c) for c in screen.reviews_table.columns[-1]._cells]
+            assert marks[:2] == ["≠", "≠"]  # decision and QA consistency differ
+            assert screen.annotators == ["ada", "bob"]
+            # item 1 from A (ada), item 2 from B (bob)
+            await pilot.press("[", "j", "]")
+            composed = screen.composed()
+            assert [i.key_point for i in composed.knowledge_items] == ["Names the parser module", "Explains the retry order"]
+            assert [i.weight for i in composed.knowledge_items] == [6, 4]
+            await pilot.press("r")
+            await pilot.press("ctrl+s")
+            await pilot.pause()
+            assert store.adjudication_of(ids[0]) is None  # no reason yet
+            await pilot.press("tab")  # focus goes straight to the reason field
+            assert app.focused is screen.query_one("#adj-reason", Input), app.focused
+            await pilot.press(*"ada's point is sharper")
+            assert screen.query_one("#adj-reason", Input).value == "ada's point is sharper"
+            # weights 6 + 4 = 10: invalid, refused
+            await pilot.press("ctrl+s")
+            await pilot.pause()
+            assert store.adjudication_of(ids[0]) is None
+            await pilot.press("shift+tab", "[")  # back from the reason field; item 2 from A too: weights 6 + 3
+            await pilot.press("ctrl+s")
+            await pilot.pause()
+            adj = store.adjudication_of(ids[0])
+            assert adj is not None and adj.decision == "revise" and adj.adjudicator == "lead"
+            current = store.checklist_version(ids[0])
+            assert current.origin == "adjudicated" and current.version == adj.checklist_version
+            assert [i.weight for i in current.checklist.knowledge_items] == [6, 3]
+            assert store.disagreement_of(ids[0]) is None
+            # ids[1] is unanimous: not in the queue; bulk accept adjudicates it
+            assert screen.pair_id is None
+            await pilot.press("u")
+            await pilot.pause()
+            assert store.adjudication_of(ids[1]).decision == "accept"
+
+
+async def test_statistics_screen_shows_agreement(project):
+    db, ids = project
+    disagreeing_project(db, ids)
+    with Store.open(db) as store:
+        app = BenchwrightApp(store, "lead", resume=False)
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            await pilot.press("S")
+            await pilot.pause()
+            assert isinstance(app.screen, StatisticsScreen)
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            report = app.screen.report
+            assert report is not None and report["decision"].n_items == 2
+            kappa = {(k.annotator_a, k.annotator_b): k for k in report["decision"].cohen}[("ada", "bob")]
+            assert kappa.n_items == 2 and kappa.observed_agreement == 0.5
+            assert app.screen.checklists.n_pairs == 1

@@ -1,0 +1,265 @@
+"""The adjudication screen: pairs whose reviews or checklist edits disagree, the reviews side by side per
+criterion (differences marked), two annotators' checklists side by side with word diffs, per item a choice
+of A's or B's (or an edit), and the final decision with its reason (RepoProbe §3.2, SWE-QA-Pro §2.4)."""
+
+from __future__ import annotations
+
+from rich.table import Table
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Input, Label, OptionList, Static
+from textual.widgets.option_list import Option
+
+from benchwright.core.checklist import Checklist, ItemKind, clarity_item, validate
+from benchwright.core.checklist_diff import ItemChange, diff_checklists
+from benchwright.core.errors import BenchwrightError
+from benchwright.core.review import CRITERIA, CRITERION_LABELS, Verdict
+from benchwright.db import Store
+
+from ..widgets import literal
+from .checklist_diff import render_side
+
+_MARK = {None: ("·", "dim"), Verdict.PASS: ("pass", "green"), Verdict.FAIL: ("fail", "red")}
+
+
+class AdjudicationScreen(Screen):
+    """Adjudicate disagreements one pair at a time.
+
+    Keys: up/down pick a pair; ``a``/``x``/``r`` set the final decision; ``j``/``k`` move between checklist
+    items; ``[`` takes annotator A's item, ``]`` B's; ``e`` edits the composed checklist; ``tab`` reaches
+    the reason; ``ctrl+s`` records the adjudication; ``u`` accepts every unanimous pair in bulk.
+    """
+
+    BINDINGS = [
+        Binding("escape", "app.pop_screen", "Back", id="adjudication.back"),
+        Binding("a", "final('accept')", "Accept", id="adjudication.accept"),
+        Binding("x", "final('reject')", "Reject", id="adjudication.reject"),
+        Binding("r", "final('revise')", "Revise", id="adjudication.revise"),
+        Binding("j", "item(1)", "Next item", id="adjudication.next_item"),
+        Binding("k", "item(-1)", "Prev item", id="adjudication.prev_item"),
+        Binding("left_square_bracket", "take(0)", "Take A", key_display="[", id="adjudication.take_a"),
+        Binding("right_square_bracket", "take(1)", "Take B", key_display="]", id="adjudication.take_b"),
+        Binding("e", "edit", "Edit checklist", id="adjudication.edit"),
+        Binding("ctrl+s", "record", "Record", priority=True, id="adjudication.record"),
+        Binding("u", "unanimous", "Accept unanimous", id="adjudication.unanimous"),
+    ]
+
+    def __init__(self, store: Store, adjudicator: str) -> None:
+        super().__init__()
+        self.store = store
+        self.adjudicator = adjudicator
+        self.pair_id: str | None = None
+        self.final: str | None = None
+        self.annotators: list[str] = []
+        self.changes: list[ItemChange] = []
+        self.choices: list[int | None] = []
+        self.item_cursor = 0
+        self.edited: Checklist | None = None
+        self.sides: list[Checklist] = []
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Horizontal(id="adj-body"):
+            with Vertical(id="adj-left"):
+                yield Label("Awaiting adjudication", classes="section-title")
+                yield OptionList(id="adj-queue")
+            with VerticalScroll(id="adj-right", can_focus=False):
+                yield Static(id="adj-question")
+                yield Static(id="adj-reviews")
+                with Horizontal(id="adj-checklists"):
+                    yield Static(id="adj-side-a", classes="diff-side")
+                    yield Static(id="adj-side-b", classes="diff-side")
+                yield Static(id="adj-compose")
+                yield Static(id="adj-final")
+                yield Input(placeholder="reason for the final decision (required)", id="adj-reason")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.reload()
+
+    def reload(self) -> None:
+        """Refill the queue of disagreements and show the first one."""
+        queue = self.query_one("#adj-queue", OptionList)
+        queue.clear_options()
+        items = self.store.disagreements()
+        for d in items:
+            label = Text(f"#{self.store.ordinal_of(d.qa_pair_id)} ", style="bold")
+            label.append(", ".join(CRITERION_LABELS.get(f, f) for f in d.fields), style="yellow")
+            label.append(f"  {', '.join(d.annotators)}", style="dim")
+            queue.add_option(Option(label, id=d.qa_pair_id))
+        if items:
+            queue.highlighted = 0
+            self.show(items[0].qa_pair_id)
+        else:
+            self.pair_id = None
+            self.query_one("#adj-question", Static).update(Text("Nothing awaits adjudication.", style="italic"))
+            for w in ("#adj-reviews", "#adj-side-a", "#adj-side-b", "#adj-compose", "#adj-final"):
+                self.query_one(w, Static).update("")
+        queue.focus()
+
+    @on(OptionList.OptionHighlighted, "#adj-queue")
+    def _picked(self, event: OptionList.OptionHighlighted) -> None:
+        if event.option_id and event.option_id != self.pair_id:
+            self.show(event.option_id)
+
+    def show(self, pair_id: str) -> None:
+        """Show one pair's reviews and checklists."""
+        self.pair_id, self.final, self.edited, self.item_cursor = pair_id, None, None, 0
+        pair = self.store.get_pair(pair_id)
+        q = Text(f"#{self.store.ordinal_of(pair_id)} ", style="bold")
+        q.append_text(literal(pair.question[:400]))
+        self.query_one("#adj-question", Static).update(q)
+        reviews = self.store.reviews_of(pair_id)
+        edits = self.store.annotator_checklists(pair_id)
+        self.annotators = sorted(set(reviews) | set(edits))
+        table = Table(title="Reviews", expand=False)
+        table.add_column("")
+        for who in self.annotators:
+            table.add_column(who)
+        table.add_column("")
+        rows = [("decision", {w: reviews[w].decision if w in reviews else None for w in self.annotators})]
+        for c in CRITERIA:
+            rows.append((CRITERION_LABELS[c], {w: reviews[w].criteria.verdicts.get(c) if w in reviews else None
+                                               for w in self.annotators}))
+        for label, values in rows:
+            differ = len({v for v in values.values()}) > 1
+            cells = []
+            for w in self.annotators:
+                v = values[w]
+                if isinstance(v, Verdict) or v is None:
+                    mark, style = _MARK[v]
+                else:
+                    mark, style = v, {"accept": "green", "reject": "red", "revise": "magenta"}[v]
+                cells.append(Text(mark, style=style))
+            table.add_row(Text(label, style="bold"), *cells, Text("≠" if differ else "", style="bold yellow"))
+        notes = [(w, reviews[w].notes) for w in self.annotators if w in reviews and reviews[w].notes]
+        if notes:
+            table.caption = " · ".join(f"{w}: {n[:80]}" for w, n in notes)
+        self.reviews_table = table
+        self.query_one("#adj-reviews", Static).update(table)
+        # checklists of the first two annotators with edits (or the current one when only one edited)
+        versions = [self.store.checklist_version(pair_id, v) for v in edits.values()][:2]
+        if len(versions) < 2:
+            current = self.store.checklist_version(pair_id)
+            versions = ([current] if current else []) + versions
+        self.sides = [v.checklist for v in versions[:2]]
+        names = [f"{v.author} v{v.version}" for v in versions[:2]]
+        if len(self.sides) == 2:
+            self.changes = diff_checklists(self.sides[0], self.sides[1])
+            self.query_one("#adj-side-a", Static).update(Text(f"A: {names[0]}\n\n", style="bold") + render_side(self.changes, 0))
+            self.query_one("#adj-side-b", Static).update(Text(f"B: {names[1]}\n\n", style="bold") + render_side(self.changes, 1))
+            self.choices = [1 if c.new_index is not None else 0 for c in self.changes]
+        else:
+            self.changes, self.choices = [], []
+            self.query_one("#adj-side-a", Static).update(Text("no conflicting checklist edits", style="dim"))
+            self.query_one("#adj-side-b", Static).update("")
+        self.query_one("#adj-reason", Input).value = ""
+        self._show_compose()
+        self._show_final()
+
+    def composed(self) -> Checklist | None:
+        """The checklist made of the chosen side of each item (or the edited one)."""
+        if self.edited is not None:
+            return self.edited
+        if not self.changes:
+            return None
+        items = []
+        for change, choice in zip(self.changes, self.choices, strict=True):
+            index = change.old_index if choice == 0 else change.new_index
+            if index is not None:
+                items.append(self.sides[choice].items[index])
+        if not any(i.kind is ItemKind.CLARITY for i in items):
+            items.append(clarity_item())
+        return Checklist(items=items)
+
+    def _show_compose(self) -> None:
+        t = Text("Adjudicated checklist ([ A · ] B · j/k item · e edit)\n", style="bold")
+        result = self.composed()
+        if result is None:
+            self.query_one("#adj-compose", Static).update(Text("no checklist to adjudicate", style="dim"))
+            return
+        if self.edited is not None:
+            t.append("edited by you\n", style="italic")
+        for n, (change, choice) in enumerate(zip(self.changes, self.choices, strict=True)):
+            pointer = "▶ " if n == self.item_cursor and self.edited is None else "  "
+            side = "AB"[choice]
+            item = self.sides[choice].items[i] if (i := (change.old_index if choice == 0 else change.new_index)) is not None else None
+            t.append(pointer)
+            t.append(f"[{side}] ", style="bold cyan")
+            if item is None:
+                t.append(f"(left out: {side} has no such item)\n", style="dim")
+            else:
+                t.append(f"{item.weight} ", style="bold")
+                t.append_text(literal(item.key_point[:90]))
+                t.append("\n")
+        problems = validate(result)
+        t.append("✓ valid" if not problems else "✗ " + "; ".join(str(p) for p in problems[:3]),
+                 style="green" if not problems else "red")
+        self.query_one("#adj-compose", Static).update(t)
+
+    def _show_final(self) -> None:
+        t = Text("Final decision: ", style="bold")
+        t.append(self.final or "(press a, x or r)", style="bold green" if self.final else "dim")
+        self.query_one("#adj-final", Static).update(t)
+
+    # ------------------------------------------------------------------ actions
+    def action_final(self, decision: str) -> None:
+        """Choose the final decision."""
+        self.final = decision
+        self._show_final()
+
+    def action_item(self, step: int) -> None:
+        """Move the item cursor."""
+        if self.changes:
+            self.item_cursor = max(0, min(len(self.changes) - 1, self.item_cursor + step))
+            self._show_compose()
+
+    def action_take(self, side: int) -> None:
+        """Take annotator A's (0) or B's (1) version of the item under the cursor."""
+        if self.changes:
+            self.edited = None
+            self.choices[self.item_cursor] = side
+            self._show_compose()
+
+    def action_edit(self) -> None:
+        """Edit the composed checklist; the edit becomes the adjudicated checklist."""
+        from .checklist_editor import ChecklistEditorScreen
+
+        start = self.composed()
+        if self.pair_id is None or start is None:
+            return
+
+        def done(result) -> None:
+            if isinstance(result, Checklist):
+                self.edited = result
+                self._show_compose()
+
+        self.app.push_screen(ChecklistEditorScreen(self.store, self.adjudicator, self.pair_id, initial=start,
+                                                   compose_only=True), done)
+
+    def action_record(self) -> None:
+        """Record the adjudication: final decision, reason, and the composed checklist (origin adjudicated)."""
+        if self.pair_id is None:
+            return
+        reason = self.query_one("#adj-reason", Input).value
+        if not self.final:
+            self.notify("Choose the final decision first (a, x or r).", severity="warning")
+            return
+        checklist = self.composed()
+        try:
+            self.store.adjudicate(self.pair_id, self.adjudicator, self.final, reason, checklist=checklist)
+        except BenchwrightError as e:
+            self.notify(str(e), title="Not recorded", severity="error", timeout=8)
+            return
+        self.notify(f"Adjudicated #{self.store.ordinal_of(self.pair_id)}: {self.final}.", timeout=3)
+        self.reload()
+
+    def action_unanimous(self) -> None:
+        """Adjudicate every pair whose reviews all agree, in bulk."""
+        done = self.store.accept_unanimous(self.adjudicator)
+        self.notify(f"Adjudicated {len(done)} unanimous pairs.", timeout=4)
+        self.reload()

@@ -1,0 +1,82 @@
+"""The statistics screen: progress per annotator and inter-annotator agreement (Cohen's kappa per pair of
+annotators, Fleiss' kappa, Krippendorff's alpha) for the decision and each QA criterion, and checklist
+agreement. Computed in a worker thread: the statistics libraries take seconds to load."""
+
+from __future__ import annotations
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Static
+
+from benchwright.core.review import CRITERION_LABELS
+from benchwright.db import Store
+
+
+def _fmt(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:.3f}"
+
+
+class StatisticsScreen(Screen):
+    """Agreement figures of the project, with the number of pairs behind each."""
+
+    BINDINGS = [Binding("escape", "app.pop_screen", "Back", id="statistics.back"),
+                Binding("r", "refresh_figures", "Recompute", id="statistics.refresh")]
+
+    def __init__(self, store: Store) -> None:
+        super().__init__()
+        self.store = store
+        self.report = None
+        self.checklists = None
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with VerticalScroll():
+            yield Static(Text("computing agreement…", style="italic"), id="statistics")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.action_refresh_figures()
+
+    def action_refresh_figures(self) -> None:
+        """Recompute in a worker (the store's reads are serialized, so this is safe)."""
+        self.query_one("#statistics", Static).update(Text("computing agreement…", style="italic"))
+        self._compute()
+
+    @work(thread=True, exclusive=True, exit_on_error=False)
+    def _compute(self) -> None:
+        from benchwright.core.agreement import agreement_report, project_checklist_agreement
+
+        report = agreement_report(self.store.review_ratings())
+        checklists = project_checklist_agreement(self.store.checklist_edits())
+        self.app.call_from_thread(self._show, report, checklists)
+
+    def _show(self, report, checklists) -> None:
+        table = Table(title="Agreement of reviews", expand=True)
+        for column in ("field", "pairs", "Cohen's kappa per pair of annotators", "Fleiss' kappa", "Krippendorff's alpha"):
+            table.add_column(column, overflow="fold")
+        for name, fa in report.items():
+            cohen = "\n".join(f"{k.annotator_a}–{k.annotator_b}: {_fmt(k.kappa)} (n={k.n_items})"
+                              + (f" {k.reason}" if k.kappa is None and k.reason else "") for k in fa.cohen) or "n/a"
+            table.add_row(CRITERION_LABELS.get(name, name), str(fa.n_items), cohen,
+                          f"{_fmt(fa.fleiss.value)} (n={fa.fleiss.n_items})",
+                          f"{_fmt(fa.krippendorff.value)} (n={fa.krippendorff.n_items})")
+        text = Text(
+            f"\nChecklists edited by two or more annotators: {checklists.n_pairs} pairs · key points matched "
+            f"{checklists.n_matched}/{checklists.n_key_points} ({_fmt(checklists.match_rate)}) · weights "
+            f"Krippendorff's alpha (interval) {_fmt(checklists.weight_alpha.value)} "
+            f"(n={checklists.weight_alpha.n_items}; {checklists.weight_alpha.note})\n"
+        )
+        progress = Table(title="Progress", expand=False)
+        progress.add_column("annotator")
+        progress.add_column("assigned")
+        progress.add_column("submitted reviews")
+        for who, assigned, done in self.store.annotator_progress():
+            progress.add_row(who, str(assigned), str(done))
+        self.report, self.checklists = report, checklists
+        self.query_one("#statistics", Static).update(Group(progress, table, text))
