@@ -16,8 +16,15 @@ def assign_pairs(
     pair of every other; the same input and seed give the same result.
 
     Raises:
-        ValueError: no annotators, a repeated or empty name, or ``overlap`` not in 1..len(annotators).
+        ValueError: no annotators, a repeated or empty name, ``overlap`` not a whole number in
+            1..len(annotators), or a repeated pair id.
     """
+    if isinstance(annotators, str):
+        raise ValueError("give the annotators as a list of names, not one string")
+    if isinstance(overlap, bool) or not isinstance(overlap, int):
+        raise ValueError(f"overlap must be a whole number, not {overlap!r}")
+    if len(set(pair_ids)) != len(pair_ids):
+        raise ValueError("a pair id is given twice")
     names = [a.strip() for a in annotators]
     if not names or any(not a for a in names):
         raise ValueError("give at least one non-empty annotator name")

@@ -62,7 +62,10 @@ class Criteria:
         out = cls()
         if not text:
             return out
-        for name, value in json.loads(text).items():
+        data = json.loads(text)
+        if not isinstance(data, dict):
+            raise ValueError(f"criteria must be a JSON object, not {type(data).__name__}")
+        for name, value in data.items():
             if name not in CRITERIA:
                 raise ValueError(f"unknown criterion {name!r}")
             verdict = value.get("verdict") if isinstance(value, dict) else value

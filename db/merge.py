@@ -16,6 +16,8 @@ from pathlib import Path
 
 from benchwright.core.errors import StoreError
 
+from .migrations import MIGRATION_SET
+
 
 @dataclass
 class MergeReport:
@@ -45,17 +47,57 @@ def merge_project(store, other_path: str | Path) -> MergeReport:
     # Upgrade a copy, never the other file itself.
     with tempfile.TemporaryDirectory() as tmp:
         copy = Path(tmp) / "other.db"
-        src = sqlite3.connect(f"file:{other}?mode=ro", uri=True)
         try:
-            dst = sqlite3.connect(copy)
-            src.backup(dst)
-            dst.close()
+            _backup(other, copy)
+            _check_is_project(copy)
         except sqlite3.DatabaseError as e:
             raise StoreError(f"{other}: not a benchwright project ({e})") from None
-        finally:
-            src.close()
-        with Store.open(copy, create=False) as theirs:
+        except _NotAProject as e:
+            raise StoreError(f"{other}: not a benchwright project ({e}); nothing was merged") from None
+        try:
+            theirs = Store.open(copy, create=False)
+        except StoreError as e:
+            raise StoreError(f"{other}: cannot read it as a benchwright project ({e})") from None
+        with theirs:
             return _merge(store, theirs.db.conn)
+
+
+class _NotAProject(Exception):
+    pass
+
+
+def _uri(path: Path) -> str:
+    """A read-only SQLite URI for ``path`` (``?`` and ``#`` in a file name would otherwise end the path)."""
+    return f"{path.resolve().as_uri()}?mode=ro"
+
+
+def _backup(src: Path, dest: Path) -> None:
+    """Copy the database ``src`` to ``dest`` through SQLite's backup API (``src`` is opened read-only)."""
+    s = sqlite3.connect(_uri(src), uri=True)
+    try:
+        d = sqlite3.connect(dest)
+        try:
+            s.backup(d)
+        finally:
+            d.close()
+    finally:
+        s.close()
+
+
+def _check_is_project(path: Path) -> None:
+    """Raise _NotAProject unless ``path`` is a SQLite file holding benchwright's schema (any version)."""
+    conn = sqlite3.connect(path)
+    try:
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if "_sqlite_migrations" not in tables or "qa_pairs" not in tables:
+            raise _NotAProject("it has no benchwright tables")
+        applied = conn.execute(
+            "SELECT count(*) FROM _sqlite_migrations WHERE migration_set = ?", [MIGRATION_SET]
+        ).fetchone()[0]
+        if not applied:
+            raise _NotAProject("it has no benchwright migrations")
+    finally:
+        conn.close()
 
 
 def _merge(store, theirs: sqlite3.Connection) -> MergeReport:
@@ -94,57 +136,88 @@ def _merge(store, theirs: sqlite3.Connection) -> MergeReport:
                 (r["qa_pair_id"], r["annotator"], r["text"], r["created_at"], r["uid"]),
             )
             report.added["review_notes"] = report.added.get("review_notes", 0) + 1
+        # Checklist versions. Their numbers may be taken here; a version is then appended under the next free
+        # number, so their numbers are mapped: (pair, their version) -> version here, for parent_version,
+        # restored_from and adjudications.checklist_version.
+        local_uid_version = {
+            r[0]: (r[1], r[2]) for r in conn.execute("SELECT uid, qa_pair_id, version FROM checklist_versions")
+        }
+        before = {(r[0], r[1]): r[2] for r in conn.execute(
+            "SELECT qa_pair_id, version, items_json FROM checklist_versions")}
+        version_map: dict[tuple[str, int], int] = {}
         for r in theirs.execute("SELECT * FROM checklist_versions ORDER BY qa_pair_id, version"):
+            pid = r["qa_pair_id"]
             if r["uid"] in known["checklist_versions"]:
+                version_map[(pid, r["version"])] = local_uid_version[r["uid"]][1]
+                report.skipped_present["checklist_versions"] = report.skipped_present.get("checklist_versions", 0) + 1
                 continue
-            if r["qa_pair_id"] not in pairs:
+            if pid not in pairs:
                 report.unknown_pairs += 1
                 continue
             taken = conn.execute(
-                "SELECT items_json FROM checklist_versions WHERE qa_pair_id = ? AND version = ?",
-                (r["qa_pair_id"], r["version"]),
+                "SELECT 1 FROM checklist_versions WHERE qa_pair_id = ? AND version = ?", (pid, r["version"])
             ).fetchone()
             version = r["version"]
             if taken is not None:
                 version = conn.execute(
-                    "SELECT max(version) + 1 FROM checklist_versions WHERE qa_pair_id = ?", (r["qa_pair_id"],)
+                    "SELECT max(version) + 1 FROM checklist_versions WHERE qa_pair_id = ?", (pid,)
                 ).fetchone()[0]
-                if taken[0] != r["items_json"]:
+                # A conflict is a number that was taken here before this merge by different content; their
+                # later versions that only move along with it are not reported again.
+                ours = before.get((pid, r["version"]))
+                if ours is not None and ours != r["items_json"]:
                     report.conflicts.append(
-                        f"{r['qa_pair_id']}: their checklist version {r['version']} by {r['author']} differs from "
+                        f"{pid}: their checklist version {r['version']} by {r['author']} differs from "
                         f"version {r['version']} here; added as version {version}"
                     )
+            version_map[(pid, r["version"])] = version
+
+            def mapped(v, pid=pid):
+                return version_map.get((pid, v), v) if v is not None else None
+
             conn.execute(
                 """INSERT INTO checklist_versions (qa_pair_id, version, origin, is_draft, is_valid, author, created_at,
                    parent_version, restored_from, source_format, items_json, violations_json, uid)
                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
-                (r["qa_pair_id"], version, r["origin"], r["is_draft"], r["is_valid"], r["author"], r["created_at"],
-                 r["parent_version"], r["restored_from"], r["source_format"], r["items_json"], r["violations_json"],
-                 r["uid"]),
+                (pid, version, r["origin"], r["is_draft"], r["is_valid"], r["author"], r["created_at"],
+                 mapped(r["parent_version"]), mapped(r["restored_from"]), r["source_format"], r["items_json"],
+                 r["violations_json"], r["uid"]),
             )
             report.added["checklist_versions"] = report.added.get("checklist_versions", 0) + 1
         for r in theirs.execute("SELECT * FROM adjudications ORDER BY id"):
-            if r["uid"] in known["adjudications"] or r["qa_pair_id"] not in pairs:
+            if r["uid"] in known["adjudications"]:
+                report.skipped_present["adjudications"] = report.skipped_present.get("adjudications", 0) + 1
                 continue
+            if r["qa_pair_id"] not in pairs:
+                report.unknown_pairs += 1
+                continue
+            v = r["checklist_version"]
             conn.execute(
                 """INSERT INTO adjudications (qa_pair_id, adjudicator, decision, reason, checklist_version, created_at, uid)
                    VALUES (?, ?, ?, ?, ?, ?, ?)""",
-                (r["qa_pair_id"], r["adjudicator"], r["decision"], r["reason"], r["checklist_version"],
-                 r["created_at"], r["uid"]),
+                (r["qa_pair_id"], r["adjudicator"], r["decision"], r["reason"],
+                 version_map.get((r["qa_pair_id"], v), v) if v is not None else None, r["created_at"], r["uid"]),
             )
             report.added["adjudications"] = report.added.get("adjudications", 0) + 1
     return report
 
 
 def copy_project(src: str | Path, dest: str | Path) -> None:
-    """Copy a project file consistently (SQLite backup), e.g. for an annotator going offline."""
-    if Path(dest).exists():
+    """Copy a project file consistently (SQLite backup), e.g. for an annotator going offline.
+
+    Raises:
+        StoreError: ``dest`` exists, ``src`` is missing or not a benchwright project (no copy is left).
+    """
+    src, dest = Path(src), Path(dest)
+    if dest.exists():
         raise StoreError(f"{dest}: already exists; choose another name")
-    s = sqlite3.connect(f"file:{src}?mode=ro", uri=True)
-    d = sqlite3.connect(dest)
+    if not src.is_file():
+        raise StoreError(f"{src}: no such project file")
     try:
-        s.backup(d)
-    finally:
-        d.close()
-        s.close()
+        _backup(src, dest)
+        _check_is_project(dest)
+    except (sqlite3.DatabaseError, _NotAProject) as e:
+        for leftover in (dest, Path(f"{dest}-wal"), Path(f"{dest}-shm")):
+            leftover.unlink(missing_ok=True)
+        raise StoreError(f"{src}: not a benchwright project ({e}); nothing was copied") from None
     shutil.copymode(src, dest)

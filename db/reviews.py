@@ -127,13 +127,14 @@ class ReviewStoreMixin:
         Raises:
             BenchwrightError: bad annotators or overlap.
         """
-        pair_ids = [r[0] for r in self.db.conn.execute("SELECT id FROM qa_pairs ORDER BY ordinal")]
-        try:
-            plan = assign_pairs(pair_ids, annotators, overlap, seed)
-        except ValueError as e:
-            raise BenchwrightError(str(e)) from None
         now = utc_now()
         with self.write() as db:
+            # Read the pairs inside the write transaction: a pair imported meanwhile is not left unassigned.
+            pair_ids = [r[0] for r in db.conn.execute("SELECT id FROM qa_pairs ORDER BY ordinal")]
+            try:
+                plan = assign_pairs(pair_ids, annotators, overlap, seed)
+            except ValueError as e:
+                raise BenchwrightError(str(e)) from None
             db.conn.execute("DELETE FROM assignments")
             db.conn.executemany(
                 "INSERT INTO assignments (qa_pair_id, annotator, assigned_at, assigned_by, seed) VALUES (?, ?, ?, ?, ?)",
@@ -179,6 +180,7 @@ class ReviewStoreMixin:
         ).fetchone()
         return Adjudication(*r) if r else None
 
+    @serialized
     def disagreement_of(self, pair_id: str) -> Disagreement | None:
         """What the annotators of ``pair_id`` disagree on, or None (also None once an adjudication is newer
         than every review and checklist edit of the pair)."""
@@ -207,6 +209,7 @@ class ReviewStoreMixin:
                 return None
         return Disagreement(pair_id, tuple(fields), tuple(sorted(set(reviews) | set(edits))))
 
+    @serialized
     def disagreements(self) -> list[Disagreement]:
         """Every pair awaiting adjudication, in queue order."""
         candidates = [r[0] for r in self.db.conn.execute(
@@ -248,15 +251,18 @@ class ReviewStoreMixin:
             )
         return self.adjudication_of(pair_id)
 
+    @serialized
     def accept_unanimous(self, adjudicator: str) -> list[str]:
         """Adjudicate in bulk every pair with at least two reviews that agree on the decision and all
         criteria, with no checklist conflict and no adjudication yet. Returns their ids."""
         done = []
-        pairs = [r[0] for r in self.db.conn.execute(
-            """SELECT p.id FROM qa_pairs p WHERE (SELECT count(*) FROM review_state s WHERE s.qa_pair_id = p.id
-               AND s.decision IN ('accept', 'reject', 'revise')) >= 2
-               AND NOT EXISTS (SELECT 1 FROM adjudications a WHERE a.qa_pair_id = p.id) ORDER BY p.ordinal""")]
-        with self.write():
+        with self.write() as db:
+            # Chosen inside the write transaction, so a pair another process adjudicates meanwhile is not
+            # adjudicated twice.
+            pairs = [r[0] for r in db.conn.execute(
+                """SELECT p.id FROM qa_pairs p WHERE (SELECT count(*) FROM review_state s WHERE s.qa_pair_id = p.id
+                   AND s.decision IN ('accept', 'reject', 'revise')) >= 2
+                   AND NOT EXISTS (SELECT 1 FROM adjudications a WHERE a.qa_pair_id = p.id) ORDER BY p.ordinal""")]
             for pid in pairs:
                 if self.disagreement_of(pid) is None:
                     decision = next(iter(self.reviews_of(pid).values())).decision
@@ -314,6 +320,7 @@ class AgreementInputsMixin:
                 out[c].append(Rating(pair_id, who, v.value if v else None))
         return out
 
+    @serialized
     def checklist_edits(self) -> dict[str, dict[str, list[tuple[str, float]]]]:
         """``{pair: {author: [(key point, weight)]}}`` of knowledge items in each annotator's latest
         edited checklist, for pairs edited by two or more annotators."""

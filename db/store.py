@@ -17,7 +17,7 @@ import threading
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from sqlite_utils import Database
@@ -501,7 +501,15 @@ class Store(ChecklistStoreMixin, ReviewStoreMixin, AgreementInputsMixin):
 
     @serialized
     def first_undecided(self, annotator: str, flt: QueueFilter = QueueFilter()) -> str | None:
-        """Where work resumes: the first pair ``annotator`` has not seen, else the first they skipped, else None."""
+        """Where work resumes: the first pair ``annotator`` has not seen, else the first they skipped, else None.
+
+        Pairs assigned to ``annotator`` come first: only when none of them is left does work resume among
+        the others.
+        """
+        if flt.assigned_to is None and self._one("SELECT 1 FROM assignments WHERE annotator = ? LIMIT 1", [annotator]):
+            mine = self.first_undecided(annotator, replace(flt, assigned_to=annotator))
+            if mine is not None:
+                return mine
         where, params = flt.sql(annotator)
         for condition in ("s.decision IS NULL", "s.decision = 'skip'"):
             row = self._one(

@@ -34,12 +34,11 @@ class BenchwrightApp(App):
         self.sub_title = f"{title or store.path.name} · annotator: {annotator}"
 
     def on_mount(self) -> None:
-        queue = QueueScreen(self.store, self.annotator)
+        first = self.store.first_undecided(self.annotator) if self.resume else None
+        queue = QueueScreen(self.store, self.annotator, start_at=first)
         self.push_screen(queue)
-        if self.resume:
-            first = self.store.first_undecided(self.annotator)
-            if first:
-                queue.open_pair(first)
+        if first:
+            queue.open_pair(first)
 
     def action_help(self) -> None:
         """Show the keys of the current screen."""

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import io
 import os
 import signal
 import subprocess
 import sys
 import textwrap
 
+from rich.console import Console
 from textual.widgets import DataTable, Input, OptionList, Static
-from textual.widgets._markdown import MarkdownBlock
 
 from benchwright.core.evidence import Evidence
 from benchwright.db import Store
@@ -114,13 +115,14 @@ async def test_text_from_data_is_literal(project):
             await pilot.pause()
             screen = app.screen
             assert screen.pair_id == ids[0]
-            question = screen.query_one("#question")
-            text = " ".join(str(b._content) for b in question.query(MarkdownBlock))
+            console = Console(width=150, color_system="truecolor", record=True, file=io.StringIO())
+            segments = list(console.render(screen.query_one("#question").document))
+            text = "".join(seg.text for seg in segments)
             assert "[bold]this[/bold]" in text
             assert "\x1b" not in text and "␛[31m" in text
             assert "<module>" in text
-            for block in question.query(MarkdownBlock):
-                assert not any("bold" in str(span.style) or "red" in str(span.style) for span in block._content.spans)
+            styled = [seg for seg in segments if "this" in seg.text]
+            assert styled and not any(seg.style and (seg.style.bold or seg.style.color) for seg in styled)
             svg = app.export_screenshot()
             assert "[bold]this[/bold]" in svg.replace("&#160;", " ")
 
@@ -278,3 +280,15 @@ def test_decisions_survive_kill_9(project, tmp_path):
         assert store.db.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         app_next = store.first_undecided("ann")
     assert app_next == ids[3]
+
+
+def test_markdown_keeps_code_names_and_html_literal():
+    from benchwright.tui.widgets import LiteralMarkdownRenderable
+
+    source = "Why do `__init__`, __getattr__ and **kwargs and <module> and ~~x~~ stay?\n\n- item one\n"
+    console = Console(width=120, record=True, file=io.StringIO())
+    segments = list(console.render(LiteralMarkdownRenderable(source)))
+    text = "".join(seg.text for seg in segments)
+    for literal_part in ("__getattr__", "**kwargs", "<module>", "~~x~~", "__init__"):
+        assert literal_part in text
+    assert "item one" in text and "- item one" not in text  # structure is rendered

@@ -30,6 +30,7 @@ class QueueScreen(Screen):
     """The review queue of one annotator, in import order, filtered; opens at the first undecided pair."""
 
     BINDINGS = [
+        Binding("question_mark", "app.help", "Help", key_display="?", id="queue.help"),
         Binding("enter", "open", "Review", show=True, id="queue.open"),
         Binding("slash", "search", "Search", key_display="/", id="queue.search"),
         Binding("u", "next_undecided", "First undecided", id="queue.undecided"),
@@ -37,14 +38,16 @@ class QueueScreen(Screen):
         Binding("home", "top", "Top", show=False, id="queue.top"),
         Binding("A", "adjudicate", "Adjudicate", key_display="A", id="queue.adjudicate"),
         Binding("S", "statistics", "Statistics", key_display="S", id="queue.statistics"),
-        Binding("question_mark", "app.help", "Help", key_display="?", id="queue.help"),
     ]
 
-    def __init__(self, store: Store, annotator: str) -> None:
+    def __init__(self, store: Store, annotator: str, *, start_at: str | None = None) -> None:
+        """``start_at``: the pair to put the cursor on first (else the first undecided one)."""
         super().__init__()
+        self.start_at = start_at
         self.store = store
         self.annotator = annotator
-        self.flt = QueueFilter()
+        # An annotator with assignments sees their own pairs first (the filter can show all).
+        self.flt = QueueFilter(assigned_to=annotator if store.assigned_count(annotator) else None)
         self.last_ordinal = 0
         self.exhausted = False
         self.rows: list[QueueRow] = []
@@ -53,12 +56,15 @@ class QueueScreen(Screen):
         facets = self.store.facets()
         yield Header()
         with Horizontal(id="filters"):
-            yield Select([(s, s) for s in STATUSES], prompt="status: all", id="f-status")
-            yield Select([(r, r) for r in facets["repository"]], prompt="repository: all", id="f-repository")
-            yield Select([(t, t) for t in facets["qa_type"]], prompt="QA type: all", id="f-qa_type")
-            yield Select([(c, c) for c in facets["category"]], prompt="category: all", id="f-category")
-            yield Select([(c, c) for c in CHECKLIST_FILTERS], prompt="checklist: all", id="f-checklist")
-            yield Input(placeholder="search question and answer (/)", id="f-text")
+            yield Select([(s, s) for s in STATUSES], prompt="status", id="f-status")
+            yield Select([(r, r) for r in facets["repository"]], prompt="repository", id="f-repository")
+            yield Select([(t, t) for t in facets["qa_type"]], prompt="QA type", id="f-qa_type")
+            yield Select([(c, c) for c in facets["category"]], prompt="category", id="f-category")
+            yield Select([(c, c) for c in CHECKLIST_FILTERS], prompt="checklist", id="f-checklist")
+            if self.flt.assigned_to:
+                yield Select([("assigned to me", self.annotator)], value=self.annotator, prompt="all pairs",
+                             id="f-assigned_to")
+        yield Input(placeholder="search question and answer: / to type, enter to apply", id="f-text")
         yield Static(id="progress")
         yield DataTable(id="queue", cursor_type="row", zebra_stripes=True)
         yield Footer()
@@ -70,7 +76,7 @@ class QueueScreen(Screen):
         table.add_column("type", key="type", width=6)
         table.add_column("repository", key="repository", width=18)
         table.add_column("question", key="question")
-        self.reload(focus_first_undecided=True)
+        self.reload(focus_first_undecided=self.start_at is None, keep=self.start_at)
         table.focus()
 
     # ----------------------------------------------------------------- loading

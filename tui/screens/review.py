@@ -83,6 +83,7 @@ class ReviewScreen(Screen):
         self._openable: dict[str, Evidence] = {}
         self.criteria = Criteria()
         self.state_id: int | None = None
+        self._progress = None
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -117,9 +118,9 @@ class ReviewScreen(Screen):
         pair = self.pair = self.store.get_pair(pair_id)
         repo = self.store.get_repository(pair.repository, missing_ok=True) if pair.repository else None
         self.refresh_status()
-        await self.query_one("#question", LiteralMarkdown).show(pair.question)
+        self.query_one("#question", LiteralMarkdown).show(pair.question)
         answer = pair.reference_answer or "*No reference answer yet: this pair needs one.*"
-        await self.query_one("#answer", LiteralMarkdown).show(answer)
+        self.query_one("#answer", LiteralMarkdown).show(answer)
         self.query_one("#review-text").scroll_home(animate=False)
         self.query_one("#metadata", Static).update(self._metadata(pair, repo))
         self.evidence = gather_evidence(repo.local_path if repo else None, pair.reference_answer)
@@ -160,7 +161,9 @@ class ReviewScreen(Screen):
     def refresh_status(self) -> None:
         """Update the status line: position, my decision, progress."""
         decision = self.store.current_decision(self.pair_id, self.annotator)
-        prog = self.store.progress(self.annotator)
+        if self._progress is None:  # counted once, and again only after a decision or an undo
+            self._progress = self.store.progress(self.annotator)
+        prog = self._progress
         line = Text()
         line.append(f"#{self.store.ordinal_of(self.pair_id)}  ", style="bold")
         if decision:
@@ -242,6 +245,7 @@ class ReviewScreen(Screen):
         except BenchwrightError as e:
             self.notify(str(e), title="Not saved", severity="error")
             return
+        self._progress = None
         self.post_message(self.Decided(self.pair_id, decision))
         nxt = self.store.neighbor(self.pair_id, self.annotator, self.flt, step=1)
         if nxt is None:
@@ -321,6 +325,7 @@ class ReviewScreen(Screen):
         if pair_id is None:
             self.notify("Nothing to undo.", timeout=2)
             return
+        self._progress = None
         self.post_message(self.Decided(pair_id, None))
         await self.show_pair(pair_id)
         self.notify(f"Undone: pair #{self.store.ordinal_of(pair_id)} is back to its earlier state.", timeout=3)
