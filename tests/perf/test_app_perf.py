@@ -1,0 +1,519 @@
+"""Review app benchmarks on a 100,000-pair project (headless, 160x48).
+
+- start: from constructing ``BenchwrightApp`` to the review screen showing the first undecided pair
+  (goal < 1 s), with that pair at the top of the queue and deep in it (first 60,000 decided);
+  baselines: a bare Textual app with a header, a Static and a footer, and the store calls alone.
+- previous/next: 200 ``right`` then 100 ``left``; per-press latency (goal p95 < 50 ms); baseline: the
+  same walk through ``Store.neighbor`` + ``Store.get_pair`` alone.
+- queue: ``escape`` from the review screen until the queue is shown with its cursor on the pair;
+  baseline: the store calls of the queue's reload alone.
+- what-if: the previous/next walk again with the two fixes suggested by these figures patched in from
+  the test (single-widget Markdown, cached progress); labelled WHAT-IF in the output.
+
+Every figure also says how much of it is store (SQLite) time, measured by wrapping the public methods of
+the Store instance the app uses.
+
+How a press is timed: the key event is posted to the app (as ``Pilot.press`` does), then the clock runs
+until ``ReviewScreen.show_pair`` has finished for the new pair (question and answer Markdown mounted),
+every widget of the screen has processed its pending messages, and the screen's layout and paint have
+been done (``Pilot.pause`` does the same three steps, plus an idle wait of >= 20 ms that would swamp a
+50 ms goal; ``Pilot.press`` adds two more). A short ``pilot.press`` + ``pilot.pause`` sample, with the
+harness's own floor (an unbound key), is printed as a cross-check.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import statistics
+import time
+from pathlib import Path
+
+import pytest
+from markdown_it import MarkdownIt
+from perf_support import (
+    ANNOTATOR,
+    N_PAIRS,
+    copy_project,
+    decide_first,
+    goal,
+    percentile,
+    report,
+    summary_ms,
+)
+from rich.markdown import Markdown as RichMarkdown
+from textual import events
+from textual.app import App, ComposeResult
+from textual.widgets import DataTable, Footer, Header, Static
+
+from benchwright.core.text import printable
+from benchwright.db import Store
+from benchwright.tui.app import BenchwrightApp
+from benchwright.tui.screens.queue import QueueScreen
+from benchwright.tui.screens.review import ReviewScreen
+
+pytestmark = pytest.mark.perf
+
+SIZE = (160, 48)
+DEEP = 60_000
+START_GOAL_S = 1.0
+START_SAFETY_S = 10.0
+PRESS_GOAL_P95_S = 0.050
+PRESS_SAFETY_P95_S = 1.0
+QUEUE_SAFETY_S = 5.0
+TIMEOUT_S = 30.0
+
+
+# ------------------------------------------------------------------ helpers
+@pytest.fixture(scope="module", params=[0, DEEP], ids=["first-undecided-at-top", "first-60000-decided"])
+def project(request, base_project: Path, perf_dir: Path) -> tuple[Path, int]:
+    """(project file, number of pairs already decided by the annotator)."""
+    depth = request.param
+    if depth == 0:
+        return base_project, 0
+    path = copy_project(base_project, perf_dir / f"deep-{depth}.db")
+    t0 = time.perf_counter()
+    decide_first(path, depth)
+    print(f"\n  (recorded {depth:,} decisions in {time.perf_counter() - t0:.1f} s)")
+    return path, depth
+
+
+async def _until(predicate, what: str, timeout: float = TIMEOUT_S) -> None:
+    deadline = time.perf_counter() + timeout
+    while not predicate():
+        if time.perf_counter() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        await asyncio.sleep(0.0005)
+
+
+def _review_shows(app: App, pair_id: str) -> bool:
+    """The review screen is current and fully shows ``pair_id`` (both Markdown documents mounted)."""
+    screen = app.screen
+    if not isinstance(screen, ReviewScreen) or screen.pair_id != pair_id or screen.pair is None:
+        return False
+    try:
+        answer = screen.query_one("#answer")
+    except Exception:
+        return False
+    expected = (screen.pair.reference_answer or "").strip()
+    if isinstance(answer, _StaticMarkdown):  # the what-if stand-in
+        return answer.bench_source.strip() == expected
+    return bool(answer.children) and getattr(answer, "source", "").strip() == expected
+
+
+async def _settle(pilot, app: App) -> None:
+    """Let every widget of the current screen process its queued messages, then lay out and paint
+    (Pilot.pause without its idle wait)."""
+    await pilot._wait_for_screen()
+    app.screen._on_timer_update()
+
+
+class _StoreMeter:
+    """Times every public Store call made through one Store instance (outermost calls only)."""
+
+    def __init__(self, store: Store) -> None:
+        self.total = 0.0
+        self.calls = 0
+        self.by_name: dict[str, float] = {}
+        self.count_by_name: dict[str, int] = {}
+        self._depth = 0
+        for name in dir(store):
+            if name.startswith("_") or name in ("db", "path", "write", "close"):
+                continue
+            fn = getattr(store, name)
+            if callable(fn) and not isinstance(fn, type):
+                setattr(store, name, self._wrap(name, fn))
+
+    def _wrap(self, name, fn):
+        def timed(*args, **kwargs):
+            if self._depth:
+                return fn(*args, **kwargs)
+            self._depth += 1
+            t0 = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                dt = time.perf_counter() - t0
+                self._depth -= 1
+                self.total += dt
+                self.calls += 1
+                self.by_name[name] = self.by_name.get(name, 0.0) + dt
+                self.count_by_name[name] = self.count_by_name.get(name, 0) + 1
+
+        return timed
+
+    def reset(self) -> None:
+        self.total, self.calls, self.by_name, self.count_by_name = 0.0, 0, {}, {}
+
+    def top(self, n: int = 5) -> str:
+        items = sorted(self.by_name.items(), key=lambda kv: -kv[1])[:n]
+        return ", ".join(f"{k} {self.count_by_name[k]}x {v * 1e3:.1f} ms" for k, v in items)
+
+
+class _FullGCMeter:
+    """Count and time CPython's full (generation 2) collections."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.seconds = 0.0
+        self._t0 = 0.0
+
+    def __call__(self, phase: str, info: dict) -> None:
+        if info.get("generation") != 2:
+            return
+        if phase == "start":
+            self._t0 = time.perf_counter()
+        else:
+            self.count += 1
+            self.seconds += time.perf_counter() - self._t0
+
+    def __enter__(self):
+        gc.callbacks.append(self)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        gc.callbacks.remove(self)
+
+
+class _BareApp(App):
+    """Framework floor: a Textual app with a header, a 2 kB Static and a footer."""
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static("x " * 1000, id="body")
+        yield Footer()
+
+
+async def _time_start(db_path: Path, expected: str) -> tuple[float, float, _StoreMeter]:
+    """(seconds to the review screen showing ``expected``, seconds to that screen painted, store meter)."""
+    store = Store.open(db_path)
+    meter = _StoreMeter(store)
+    try:
+        t0 = time.perf_counter()
+        app = BenchwrightApp(store, ANNOTATOR)
+        async with app.run_test(size=SIZE) as pilot:
+            await _until(lambda: _review_shows(app, expected), "the review screen at the first undecided pair")
+            shown = time.perf_counter() - t0
+            await _settle(pilot, app)
+            painted = time.perf_counter() - t0
+        return shown, painted, meter
+    finally:
+        store.close()
+
+
+async def _time_bare_start() -> float:
+    t0 = time.perf_counter()
+    app = _BareApp()
+    async with app.run_test(size=SIZE) as pilot:
+        await _until(lambda: bool(app.screen.query("#body")), "the bare app")
+        await _settle(pilot, app)
+        return time.perf_counter() - t0
+
+
+# ------------------------------------------------------------------ start
+async def test_start_to_first_undecided(project: tuple[Path, int]) -> None:
+    db_path, depth = project
+    with Store.open(db_path) as store:
+        t0 = time.perf_counter()
+        expected = store.first_undecided(ANNOTATOR)
+        store.get_pair(expected)
+        store.progress(ANNOTATOR)
+        store_s = time.perf_counter() - t0
+        ordinal = store.ordinal_of(expected)
+    assert ordinal == depth + 1
+
+    runs = [await _time_start(db_path, expected) for _ in range(3)]
+    bare = [await _time_bare_start() for _ in range(3)]
+    shown = statistics.median(r[0] for r in runs)
+    painted = statistics.median(r[1] for r in runs)
+    sql = statistics.median(r[2].total for r in runs)
+    bare_s = statistics.median(bare)
+    report(
+        f"start -> review screen at the first undecided pair (#{ordinal:,} of {N_PAIRS:,})",
+        [
+            f"shown   : median {shown * 1e3:7.1f} ms   runs {', '.join(f'{r[0] * 1e3:.0f}' for r in runs)} ms",
+            f"painted : median {painted * 1e3:7.1f} ms   runs {', '.join(f'{r[1] * 1e3:.0f}' for r in runs)} ms"
+            f"   (goal < {START_GOAL_S * 1e3:.0f} ms: {goal(painted < START_GOAL_S)})",
+            f"baseline bare Textual app start: median {bare_s * 1e3:.1f} ms -> ratio {painted / bare_s:.2f}x",
+            f"baseline store calls alone (first_undecided + get_pair + progress): {store_s * 1e3:.1f} ms"
+            f" ({store_s / painted:.0%} of the start)",
+            f"store calls the app makes while starting: median {sql * 1e3:.1f} ms ({sql / painted:.0%} of the start): "
+            + runs[-1][2].top(),
+        ],
+    )
+    assert painted < START_SAFETY_S
+
+
+# ------------------------------------------------------------- previous/next
+KEYS = ["right"] * 200 + ["left"] * 100
+
+
+def _store_walk(store: Store, start: str, keys: list[str]) -> tuple[list[float], str]:
+    """Baseline: the same walk through Store.neighbor + Store.get_pair alone; (per step, last id)."""
+    times: list[float] = []
+    current = start
+    for key in keys:
+        t0 = time.perf_counter()
+        current = store.neighbor(current, ANNOTATOR, step=1 if key == "right" else -1)
+        store.get_pair(current)
+        times.append(time.perf_counter() - t0)
+    return times, current
+
+
+async def _navigate(app: App, pilot, meter: _StoreMeter, keys: list[str]) -> dict:
+    """Press ``keys`` on the review screen, timing each press (see the module docstring)."""
+    screen = app.screen
+    done = asyncio.Event()
+    original = screen.show_pair
+
+    async def show_pair(pair_id: str) -> None:
+        try:
+            await original(pair_id)
+        finally:
+            done.set()
+
+    screen.show_pair = show_pair  # instrument this instance: the clock stops after its await
+    out: dict = {"wall": [], "cpu": [], "sql": [], "sql_by_name": {}}
+    try:
+        with _FullGCMeter() as gcm:
+            for key in keys:
+                before = screen.pair_id
+                done.clear()
+                meter.reset()
+                c0, t0 = time.process_time(), time.perf_counter()
+                app.post_message(events.Key(key, None))
+                await asyncio.wait_for(done.wait(), TIMEOUT_S)
+                await _settle(pilot, app)
+                out["wall"].append(time.perf_counter() - t0)
+                out["cpu"].append(time.process_time() - c0)
+                out["sql"].append(meter.total)
+                for name, seconds in meter.by_name.items():
+                    out["sql_by_name"][name] = out["sql_by_name"].get(name, 0.0) + seconds
+                assert screen.pair_id != before, f"{key} did not move"
+    finally:
+        del screen.show_pair
+    out["gc_count"], out["gc_s"] = gcm.count, gcm.seconds
+    return out
+
+
+def _nav_lines(nav: dict, base: list[float], n: int) -> list[str]:
+    wall = nav["wall"]
+    p50, p95 = percentile(wall, 0.5), percentile(wall, 0.95)
+    b50 = percentile(base, 0.5)
+    by_name = sorted(nav["sql_by_name"].items(), key=lambda kv: -kv[1])[:6]
+    return [
+        f"app, per press (wall)   : {summary_ms(wall)}",
+        f"app, per press (CPU)    : {summary_ms(nav['cpu'])}",
+        f"goal p95 < {PRESS_GOAL_P95_S * 1e3:.0f} ms: {goal(p95 < PRESS_GOAL_P95_S)}",
+        f"  of which store calls  : {summary_ms(nav['sql'])}",
+        "  store ms/press by call: " + ", ".join(f"{k} {v * 1e3 / n:.2f}" for k, v in by_name),
+        f"  full GC collections   : {nav['gc_count']} in {n} presses, {nav['gc_s'] * 1e3:.0f} ms in all"
+        f" ({nav['gc_s'] / sum(wall):.0%} of the navigation time)",
+        f"baseline neighbor+get_pair: {summary_ms(base)}",
+        f"ratio app / baseline    : p50 {p50 / b50:,.0f}x   mean {statistics.fmean(wall) / statistics.fmean(base):,.0f}x",
+    ]
+
+
+async def test_previous_next_latency(project: tuple[Path, int]) -> None:
+    db_path, depth = project
+    store = Store.open(db_path)
+    try:
+        start = store.first_undecided(ANNOTATOR)
+        base, expected_end = _store_walk(store, start, KEYS)
+        t0 = time.perf_counter()
+        for _ in range(20):
+            store.progress(ANNOTATOR)
+        progress_s = (time.perf_counter() - t0) / 20
+
+        meter = _StoreMeter(store)
+        app = BenchwrightApp(store, ANNOTATOR)
+        async with app.run_test(size=SIZE) as pilot:
+            await _until(lambda: _review_shows(app, start), "the review screen")
+            await _settle(pilot, app)
+            nav = await _navigate(app, pilot, meter, KEYS)
+            assert _review_shows(app, expected_end), "the app walked to another pair than the store"
+
+            # Cross-check with the Pilot helpers (they include idle waits of >= 20 ms each).
+            floor: list[float] = []
+            for _ in range(10):
+                t0 = time.perf_counter()
+                await pilot.press("f12")  # bound to nothing here
+                await pilot.pause()
+                floor.append(time.perf_counter() - t0)
+            piloted: list[float] = []
+            for key in ["right"] * 15 + ["left"] * 15:
+                t0 = time.perf_counter()
+                await pilot.press(key)
+                await pilot.pause()
+                piloted.append(time.perf_counter() - t0)
+            assert _review_shows(app, expected_end)
+
+            # Queue: escape from the review screen (the queue reloads around the pair shown last).
+            await pilot.pause()
+            meter.reset()
+            queue_s = await _time_escape_to_queue(app, pilot, expected_end)
+            queue_sql = meter.total
+    finally:
+        store.close()
+
+    p95 = percentile(nav["wall"], 0.95)
+    report(
+        f"previous/next on {N_PAIRS:,} pairs, {depth:,} decided: 200 x right, 100 x left",
+        [
+            *_nav_lines(nav, base, len(KEYS)),
+            f"Store.progress alone    : {progress_s * 1e3:.2f} ms per call (ReviewScreen.refresh_status calls it"
+            " on every press)",
+            f"pilot.press + pilot.pause: {summary_ms(piloted)}",
+            f"  harness floor (unbound key): {summary_ms(floor)}",
+            f"escape -> queue shown at the pair: {queue_s * 1e3:.1f} ms (store calls {queue_sql * 1e3:.1f} ms)",
+        ],
+    )
+    assert p95 < PRESS_SAFETY_P95_S, f"p95 per press {p95 * 1e3:.0f} ms"
+
+
+class _RichMarkdown(RichMarkdown):
+    """Rich's Markdown renderable parsed with HTML off, like LiteralMarkdown's parser."""
+
+    def __init__(self, markup: str) -> None:
+        super().__init__(markup, hyperlinks=False)
+        self.parsed = MarkdownIt("commonmark", {"html": False}).enable("strikethrough").enable("table").parse(markup)
+
+
+class _StaticMarkdown(Static):
+    """What-if stand-in for LiteralMarkdown: one Static holding a Rich Markdown renderable, so showing
+    a pair updates one widget instead of removing and mounting a widget per Markdown block."""
+
+    def __init__(self, markdown: str | None = None, **kwargs) -> None:
+        super().__init__("", **kwargs)
+        self.bench_source = ""
+
+    def show(self, markdown: str | None):
+        self.bench_source = markdown or ""
+        self.update(_RichMarkdown(printable(markdown or "")))
+
+        async def _done() -> None:
+            return None
+
+        return _done()
+
+
+async def test_previous_next_what_if(project: tuple[Path, int], monkeypatch) -> None:
+    """WHAT-IF, not the app as shipped: the same navigation with the two fixes this benchmark suggests,
+    patched in from the test (no source file changes):
+
+    1. the question and answer shown by one Static each holding a Rich Markdown renderable, instead of
+       Textual's Markdown widget (which removes and mounts one widget per block on every update);
+    2. Store.progress memoized (as a cache invalidated by decisions would be; this walk decides nothing).
+    """
+    from benchwright.tui.screens import review as review_mod
+
+    monkeypatch.setattr(review_mod, "LiteralMarkdown", _StaticMarkdown)
+    db_path, depth = project
+    store = Store.open(db_path)
+    try:
+        start = store.first_undecided(ANNOTATOR)
+        base, expected_end = _store_walk(store, start, KEYS)
+        real_progress, memo = store.progress, {}
+
+        def progress(annotator: str):
+            if annotator not in memo:
+                memo[annotator] = real_progress(annotator)
+            return memo[annotator]
+
+        store.progress = progress
+        meter = _StoreMeter(store)
+        app = BenchwrightApp(store, ANNOTATOR)
+        async with app.run_test(size=SIZE) as pilot:
+            await _until(lambda: _review_shows(app, start), "the review screen")
+            await _settle(pilot, app)
+            nav = await _navigate(app, pilot, meter, KEYS)
+            assert _review_shows(app, expected_end)
+    finally:
+        store.close()
+    report(
+        f"WHAT-IF (single-widget Markdown + cached progress) previous/next, {depth:,} decided",
+        _nav_lines(nav, base, len(KEYS)),
+    )
+
+
+# --------------------------------------------------------------------- queue
+def _queue_ready(app: App, pair_id: str) -> bool:
+    screen = app.screen
+    if not isinstance(screen, QueueScreen) or not screen.rows:
+        return False
+    table = screen.query_one(DataTable)
+    return table.row_count > 0 and 0 <= table.cursor_row < len(screen.rows) and screen.rows[table.cursor_row].id == pair_id
+
+
+async def _time_escape_to_queue(app: App, pilot, pair_id: str) -> float:
+    t0 = time.perf_counter()
+    app.post_message(events.Key("escape", None))
+    await _until(lambda: _queue_ready(app, pair_id), "the queue with its cursor on the pair")
+    await _settle(pilot, app)
+    return time.perf_counter() - t0
+
+
+async def test_open_queue(project: tuple[Path, int]) -> None:
+    """Escape from the review screen to the queue, three times at the first undecided pair and, on the
+    shallow project, three times at pair #1000 (the most rows the queue preloads above its target)."""
+    from benchwright.db import QueueFilter
+    from benchwright.tui.screens import queue as queue_mod
+
+    db_path, depth = project
+    store = Store.open(db_path)
+    try:
+        start = store.first_undecided(ANNOTATOR)
+        targets = {"first undecided": start}
+        if depth == 0:
+            row = store.db.conn.execute(
+                "SELECT id FROM qa_pairs WHERE ordinal = ?", [queue_mod.MAX_PRELOAD]
+            ).fetchone()
+            targets[f"pair #{queue_mod.MAX_PRELOAD}"] = row[0]
+
+        # Baseline: the store calls of QueueScreen.reload(keep=pair) alone.
+        base: dict[str, float] = {}
+        for name, pid in targets.items():
+            t0 = time.perf_counter()
+            ordinal = store.ordinal_of(pid)
+            after = ordinal - 1 if ordinal > queue_mod.MAX_PRELOAD else 0
+            while True:
+                page = store.queue_page(ANNOTATOR, QueueFilter(), after_ordinal=after, limit=queue_mod.PAGE)
+                after = page[-1].ordinal
+                if after >= ordinal or len(page) < queue_mod.PAGE:
+                    break
+            store.progress(ANNOTATOR)
+            store.count_filtered(ANNOTATOR, QueueFilter())
+            base[name] = time.perf_counter() - t0
+
+        results: dict[str, list[float]] = {}
+        sql: dict[str, str] = {}
+        meter = _StoreMeter(store)
+        app = BenchwrightApp(store, ANNOTATOR)
+        async with app.run_test(size=SIZE) as pilot:
+            await _until(lambda: _review_shows(app, start), "the review screen")
+            await _settle(pilot, app)
+            for name, pid in targets.items():
+                results[name] = []
+                for _ in range(3):
+                    if not _review_shows(app, pid):
+                        await app.screen.show_pair(pid)  # not timed: put the review screen on the target
+                    await pilot.pause()  # not timed: let the app go idle first
+                    meter.reset()
+                    results[name].append(await _time_escape_to_queue(app, pilot, pid))
+                    sql[name] = f"{meter.total * 1e3:.1f} ms ({meter.top(4)})"
+                    app.post_message(events.Key("enter", None))  # back to the review screen, not timed
+                    await _until(lambda pid=pid: _review_shows(app, pid), "the review screen again")
+                    await _settle(pilot, app)
+    finally:
+        store.close()
+
+    lines = []
+    for name, times in results.items():
+        med = statistics.median(times)
+        lines.append(
+            f"at {name:16s}: median {med * 1e3:7.1f} ms   runs {', '.join(f'{t * 1e3:.0f}' for t in times)} ms"
+            f"   baseline store calls {base[name] * 1e3:.1f} ms -> ratio {med / base[name]:.1f}x"
+        )
+        lines.append(f"    store calls the app made (last run): {sql[name]}")
+    report(f"escape -> queue on {N_PAIRS:,} pairs, {depth:,} decided", lines)
+    assert max(max(t) for t in results.values()) < QUEUE_SAFETY_S
