@@ -31,6 +31,7 @@ from benchwright.core.errors import (
     StoreError,
 )
 from benchwright.core.importers import ParseResult
+from benchwright.core.importers.base import paused_gc
 from benchwright.core.models import Decision, QAPair, Repository, SourceRef, utc_now
 from benchwright.core.review import Criteria
 
@@ -327,7 +328,8 @@ class Store(ChecklistStoreMixin, ReviewStoreMixin, AgreementInputsMixin):
                 against the commit), so its pairs would be filed under code they were not written for.
         """
         report = ImportReport(file=result.file, format=result.format, read=result.read)
-        digest = hashlib.sha256(Path(file_path).read_bytes()).hexdigest()
+        with Path(file_path).open("rb") as fh:
+            digest = hashlib.file_digest(fh, "sha256").hexdigest()
         earlier = self._one(
             "SELECT repository, created_at FROM import_batches WHERE file_sha256 = ? AND format = ? "
             "AND coalesce(repository, '') != coalesce(?, '') ORDER BY id LIMIT 1",
@@ -361,7 +363,7 @@ class Store(ChecklistStoreMixin, ReviewStoreMixin, AgreementInputsMixin):
             self.get_repository(name)  # raises NotFoundError with the fix
         path = Path(file_path)
         now = utc_now()
-        with self.write() as db:
+        with paused_gc(), self.write() as db:
             for repo in result.repositories:
                 if self.get_repository(repo.name, missing_ok=True) is None:
                     db["repositories"].insert(_repo_row(repo, annotator))

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import BenchwrightError, InputFileError
-from .base import ParseResult
+from .base import ParseResult, paused_gc
 from .swe_qa import parse_swe_qa, parse_swe_qa_categorized
 from .swe_qa_pro import parse_swe_qa_pro
 from .tabular import TARGETS, parse_csv, parse_jsonl, parse_mapping
@@ -36,6 +36,11 @@ def parse(
         BenchwrightError: unknown format, or a mapping given to a format that takes none.
         InputFileError: problems of the whole file (missing, empty, not UTF-8, not Parquet).
     """
+    with paused_gc():
+        return _parse(fmt, path, repository=repository, mapping=mapping)
+
+
+def _parse(fmt: str, path: str | Path, *, repository: str | None, mapping) -> ParseResult:
     display = str(path)
     p = Path(path)
     if fmt not in FORMATS:
