@@ -358,5 +358,26 @@ def m004_reviews_assignments_adjudication_events(db: Database) -> None:
     _add_uid(db, "checklist_versions")
 
 
+@migrations(name="m005_releases")
+def m005_releases(db: Database) -> None:
+    """Releases: one row per created release (name, version, time, who, where, manifest), append-only."""
+    db.executescript(
+        """
+        CREATE TABLE releases (
+            id INTEGER PRIMARY KEY,
+            name TEXT NOT NULL,
+            version TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            created_by TEXT NOT NULL,
+            path TEXT NOT NULL,
+            n_pairs INTEGER NOT NULL,
+            manifest_json TEXT NOT NULL,
+            UNIQUE (name, version)
+        );
+        """
+    )
+    _append_only(db, "releases")
+
+
 SCHEMA_VERSION = len(migrations._migrations)
 """Number of migrations this version of benchwright knows; recorded in exports."""

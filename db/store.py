@@ -38,6 +38,7 @@ from benchwright.core.review import Criteria
 from .checklists import CHECKLIST_FILTERS, ChecklistStoreMixin
 from .locking import serialized
 from .migrations import migrations
+from .releases import ReleaseStoreMixin
 from .reviews import AgreementInputsMixin, ReviewStoreMixin
 
 BUSY_TIMEOUT_S = 10.0
@@ -142,7 +143,7 @@ class Progress:
     mine: int
 
 
-class Store(ChecklistStoreMixin, ReviewStoreMixin, AgreementInputsMixin):
+class Store(ChecklistStoreMixin, ReviewStoreMixin, AgreementInputsMixin, ReleaseStoreMixin):
     """A benchwright project database.
 
     Open with :meth:`Store.open`; use as a context manager or call :meth:`close`.
