@@ -192,12 +192,30 @@ def m003_checklists(db: Database) -> None:
     _append_only(db, "checklist_versions")
 
 
+_UID_KEYS = {
+    "review_notes": "id, qa_pair_id, annotator, text, created_at",
+    "checklist_versions": "id, qa_pair_id, version, author, created_at, items_json",
+}
+
+
+def _row_uid(table: str, values) -> str:
+    """A uid derived from a row's content, so two copies of one project upgraded apart agree on it."""
+    import hashlib
+
+    h = hashlib.sha256(table.encode())
+    for v in values:
+        h.update(b"\x1f" + str(v).encode("utf-8"))
+    return h.hexdigest()[:32]
+
+
 def _add_uid(db: Database, table: str) -> None:
     """Give every row of an append-only table a unique ``uid`` (merges match rows across copies by it)."""
     db.execute(f"ALTER TABLE {table} ADD COLUMN uid TEXT")
     for op in ("update", "delete"):
         db.execute(f"DROP TRIGGER IF EXISTS {table}_no_{op}")
-    db.execute(f"UPDATE {table} SET uid = lower(hex(randomblob(16))) WHERE uid IS NULL")
+    key = _UID_KEYS[table]
+    rows = db.execute(f"SELECT id, {key} FROM {table} WHERE uid IS NULL").fetchall()
+    db.conn.executemany(f"UPDATE {table} SET uid = ? WHERE id = ?", [(_row_uid(table, r[1:]), r[0]) for r in rows])
     db.execute(f"CREATE UNIQUE INDEX {table}_uid ON {table}(uid)")
     _append_only(db, table)
 
@@ -211,6 +229,9 @@ def m004_reviews_assignments_adjudication_events(db: Database) -> None:
     ``review_decisions`` is rebuilt to widen its decision check; ``review_state`` now follows the latest
     decision by time, so rows merged from another copy later do not overtake newer ones.
     """
+    db.conn.create_function(
+        "bw_row_uid", 6, lambda *v: _row_uid("review_decisions", v), deterministic=True
+    )
     db.executescript(
         """
         DROP TABLE review_state;
@@ -229,7 +250,7 @@ def m004_reviews_assignments_adjudication_events(db: Database) -> None:
         INSERT INTO review_decisions_v4 (id, qa_pair_id, annotator, decision, previous_decision, reverts_id,
                                          created_at, criteria_json, notes, uid)
         SELECT id, qa_pair_id, annotator, decision, previous_decision, reverts_id, created_at, NULL, NULL,
-               lower(hex(randomblob(16)))
+               bw_row_uid(id, qa_pair_id, annotator, decision, previous_decision, created_at)
         FROM review_decisions ORDER BY id;
         DROP TABLE review_decisions;
         ALTER TABLE review_decisions_v4 RENAME TO review_decisions;

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import sqlite3
 import threading
 import uuid
@@ -429,8 +430,8 @@ class Store(ChecklistStoreMixin, ReviewStoreMixin, AgreementInputsMixin, Release
             NotFoundError: no such pair.
         """
         text = ref.strip()
-        if text.lstrip("#").isdigit():
-            row = self._one("SELECT id FROM qa_pairs WHERE ordinal = ?", [int(text.lstrip("#"))])
+        if re.fullmatch(r"#?[0-9]+", text):
+            row = self._one("SELECT id FROM qa_pairs WHERE ordinal = ?", [int(text.removeprefix("#"))])
             if row is None:
                 raise NotFoundError(f"no Q&A pair at position {text}")
             return row[0]
@@ -605,7 +606,7 @@ class Store(ChecklistStoreMixin, ReviewStoreMixin, AgreementInputsMixin, Release
                 """SELECT d.id, d.qa_pair_id, d.previous_decision FROM review_decisions d
                    WHERE d.annotator = ? AND d.reverts_id IS NULL
                      AND NOT EXISTS (SELECT 1 FROM review_decisions u WHERE u.reverts_id = d.id)
-                   ORDER BY d.id DESC LIMIT 1""",
+                   ORDER BY d.created_at DESC, d.id DESC LIMIT 1""",
                 [annotator],
             ).fetchone()
             if row is None:
@@ -614,8 +615,10 @@ class Store(ChecklistStoreMixin, ReviewStoreMixin, AgreementInputsMixin, Release
             current = self.current_decision(pair_id, annotator)
             before = db.conn.execute(
                 """SELECT criteria_json, notes FROM review_decisions
-                   WHERE qa_pair_id = ? AND annotator = ? AND id < ? ORDER BY id DESC LIMIT 1""",
-                [pair_id, annotator, decision_id],
+                   WHERE qa_pair_id = ? AND annotator = ? AND id != ?
+                     AND created_at <= (SELECT created_at FROM review_decisions WHERE id = ?)
+                   ORDER BY created_at DESC, id DESC LIMIT 1""",
+                [pair_id, annotator, decision_id, decision_id],
             ).fetchone()
             db.conn.execute(
                 """INSERT INTO review_decisions

@@ -245,7 +245,7 @@ def checklist_import(ctx, file, pair, fmt, annotator) -> None:
         click.echo(f"{pid}: version {version} ({r.source_format}, {state})")
         for v in r.violations:
             click.echo(f"    {v}")
-    click.echo(f"imported {len(saved)} checklists ({drafts} drafts to fix in the editor)")
+    click.echo(f"imported {_n(len(saved), 'checklist')} ({_n(drafts, 'draft')} to fix in the editor)")
 
 
 @checklist.command("export")
@@ -377,6 +377,11 @@ def blind(ctx, state, annotator) -> None:
     click.echo(f"blind mode {state}")
 
 
+def _n(count: int, noun: str) -> str:
+    """``1 pair``, ``2 pairs``."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
 def _fmt(x: float | None) -> str:
     return "n/a" if x is None else f"{x:.3f}"
 
@@ -432,7 +437,7 @@ def adjudication_list(ctx) -> None:
         items = store.disagreements()
         for d in items:
             click.echo(f"#{store.ordinal_of(d.qa_pair_id)}\t{d.qa_pair_id}\t{', '.join(d.fields)}\t{', '.join(d.annotators)}")
-    click.echo(f"{len(items)} pairs await adjudication")
+    click.echo(f"{_n(len(items), 'pair')} await{'s' if len(items) == 1 else ''} adjudication")
 
 
 @adjudication.command("accept-unanimous")
@@ -443,7 +448,7 @@ def adjudication_unanimous(ctx, annotator) -> None:
     """Record the final decision of every pair whose reviews all agree (bulk)."""
     with _open(ctx) as store:
         done = store.accept_unanimous(resolve_annotator(annotator))
-    click.echo(f"adjudicated {len(done)} unanimous pairs")
+    click.echo(f"adjudicated {_n(len(done), 'unanimous pair')}")
 
 
 @main.command()
@@ -471,16 +476,27 @@ def adjudicate(ctx, pair, decision, reason, checklist_from, annotator) -> None:
 
 @main.command()
 @click.argument("pair")
+@click.option("--as", "annotator", help="Who is asking (blind mode hides others' work until you reviewed).")
 @click.pass_context
 @_friendly
-def history(ctx, pair) -> None:
+def history(ctx, pair, annotator) -> None:
     """Print PAIR's audit trail: every decision, review, note, checklist version and adjudication."""
+    from .screens.history import is_private_event
+
+    who = resolve_annotator(annotator)
     with _open(ctx) as store:
         pid = store.resolve_pair(pair)
+        see_all = store.may_see_others(pid, who)
+        hidden = 0
         for e in store.events_of(pid):
+            if not see_all and is_private_event(e, who):
+                hidden += 1
+                continue
             click.echo(f"{e['created_at']}\t{printable(e['actor'])}\t{e['kind']}\t"
                        f"{printable(json.dumps(e['before'], ensure_ascii=False))} -> "
                        f"{printable(json.dumps(e['after'], ensure_ascii=False))}")
+    if hidden:
+        click.echo(f"({_n(hidden, 'event')} of other annotators hidden until you submit your review: blind mode)")
 
 
 @main.command()
@@ -497,12 +513,78 @@ def merge(ctx, other) -> None:
 
     with _open(ctx) as store:
         report = merge_project(store, other)
-    added = ", ".join(f"{n} {t.replace('_', ' ')}" for t, n in report.added.items()) or "nothing new"
+    added = ", ".join(_n(n, t.replace("_", " ").rstrip("s")) for t, n in report.added.items()) or "nothing new"
     click.echo(f"merged {other}: {added}")
     if report.unknown_pairs:
         click.echo(f"  {report.unknown_pairs} rows name pairs this project does not have (not merged)")
     for c in report.conflicts:
         click.echo(f"  conflict: {c}")
+
+
+# -------------------------------------------------------------------- releases
+@main.group()
+def release() -> None:
+    """Frozen, versioned, checksummed benchmark releases."""
+
+
+def _preflight_lines(pre) -> list[str]:
+    lines = [f"included: {len(pre.included)} pairs"]
+    for reason, n in pre.reasons().items():
+        lines.append(f"excluded: {n} pairs: {reason}")
+    return lines
+
+
+@release.command("preflight")
+@click.option("--list", "list_all", is_flag=True, help="List every excluded pair with its reason.")
+@click.pass_context
+@_friendly
+def release_preflight(ctx, list_all) -> None:
+    """Show what a release would include and exclude, and why."""
+    with _open(ctx) as store:
+        pre = store.release_preflight()
+        for line in _preflight_lines(pre):
+            click.echo(line)
+        if list_all:
+            for pid, reason in pre.excluded:
+                click.echo(f"  #{store.ordinal_of(pid)}\t{pid}\t{reason}")
+
+
+@release.command("create")
+@click.argument("name")
+@click.option("--version", "version", required=True, help="Semantic version X.Y.Z.")
+@click.option("--out", "out", type=click.Path(file_okay=False), default="releases", show_default=True,
+              help="Folder that receives NAME-VERSION/.")
+@click.option("--with-annotators", is_flag=True, help="Write annotator names instead of pseudonymous ids.")
+@click.option("--license", "license_", default="cc-by-4.0", show_default=True)
+@click.option("--as", "annotator", help="Who releases.")
+@click.pass_context
+@_friendly
+def release_create(ctx, name, version, out, with_annotators, license_, annotator) -> None:
+    """Preflight, then write NAME-VERSION (JSONL, Parquet, dataset card, manifest, changelog)."""
+    from .services import create_release
+
+    with _open(ctx) as store:
+        pre = store.release_preflight()
+        for line in _preflight_lines(pre):
+            click.echo(line)
+        path = create_release(store, pre, name, version, Path(out), by=resolve_annotator(annotator),
+                              with_annotators=with_annotators, license=license_)
+    click.echo(f"wrote {path}")
+
+
+@release.command("verify")
+@click.argument("folder", type=click.Path(file_okay=False))
+@_friendly
+def release_verify(folder) -> None:
+    """Check every checksum and the schema of a release folder."""
+    from benchwright.exports import verify_release
+
+    report = verify_release(Path(folder))
+    for problem in report.problems:
+        click.echo(f"  {problem}")
+    if not report.ok:
+        raise BenchwrightError(f"{folder}: the release differs from its manifest ({len(report.problems)} problems)")
+    click.echo(f"{folder}: every checksum and the schema match")
 
 
 # ------------------------------------------------------------------------ demo

@@ -8,7 +8,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from store_helpers import ALICE, BOB, IDS, make_pair
+from store_helpers import ALICE, BOB, IDS, import_pairs, make_pair
 
 from benchwright.core.checklist import Checklist, ChecklistItem, ItemKind, binary_rubric, clarity_item
 from benchwright.core.errors import StoreError
@@ -223,8 +223,6 @@ def test_rows_about_pairs_missing_here_are_reported_not_merged(loaded, db_path, 
     copy_project(db_path, other)
     extra = make_pair("A question only the copy has?", line=99)
     with Store.open(other) as off:
-        from store_helpers import import_pairs
-
         import_pairs(off, tmp_path, [extra], name="extra.jsonl", annotator=BOB)
         off.record_decision(extra.id, BOB, "accept")
         off.add_note(extra.id, BOB, "n")
@@ -257,7 +255,7 @@ def test_merging_a_file_that_is_not_a_project_fails_naming_it(loaded, tmp_path, 
     make(bad)
     data = bad.read_bytes()
     before = counts(loaded)
-    with pytest.raises(StoreError, match="not-a-project.db") as e:
+    with pytest.raises(StoreError, match=r"not-a-project\.db") as e:
         merge_project(loaded, bad)
     assert "not a benchwright project" in str(e.value)
     assert counts(loaded) == before
@@ -265,7 +263,7 @@ def test_merging_a_file_that_is_not_a_project_fails_naming_it(loaded, tmp_path, 
 
 
 def test_merging_a_missing_file_or_folder_fails(loaded, tmp_path):
-    with pytest.raises(StoreError, match="gone.db"):
+    with pytest.raises(StoreError, match=r"gone\.db"):
         merge_project(loaded, tmp_path / "gone.db")
     with pytest.raises(StoreError, match="no such project file"):
         merge_project(loaded, tmp_path)
@@ -282,8 +280,8 @@ def test_copy_project_refuses_to_overwrite_and_to_copy_non_projects(loaded, db_p
     assert dest.read_bytes() == data
     bad = tmp_path / "notes.txt"
     bad.write_text("hello\n" * 500)
-    with pytest.raises(StoreError, match="notes.txt"):
+    with pytest.raises(StoreError, match=r"notes\.txt"):
         copy_project(bad, tmp_path / "out.db")
-    with pytest.raises(StoreError, match="missing.db"):
+    with pytest.raises(StoreError, match=r"missing\.db"):
         copy_project(tmp_path / "missing.db", tmp_path / "out.db")
     assert not (tmp_path / "out.db").exists()

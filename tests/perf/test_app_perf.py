@@ -98,7 +98,7 @@ def _review_shows(app: App, pair_id: str) -> bool:
     expected = (screen.pair.reference_answer or "").strip()
     if isinstance(answer, _StaticMarkdown):  # the what-if stand-in
         return answer.bench_source.strip() == expected
-    return bool(answer.children) and getattr(answer, "source", "").strip() == expected
+    return getattr(answer, "source", "").strip() == printable(expected).strip()
 
 
 async def _settle(pilot, app: App) -> None:

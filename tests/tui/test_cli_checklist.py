@@ -112,7 +112,7 @@ def test_import_our_json(project):
         f"{a}: version 1 (benchwright, valid)",
         f"{b}: version 1 (benchwright, draft)",
         "    knowledge weights sum to 8; they must sum to 9",
-        "imported 2 checklists (1 drafts to fix in the editor)",
+        "imported 2 checklists (1 draft to fix in the editor)",
     ]
     assert project.rows("SELECT qa_pair_id, version, origin, is_draft, is_valid, author, source_format "
                         "FROM checklist_versions ORDER BY id") == [
@@ -128,7 +128,7 @@ def test_import_rubberduck_rubric_for_a_pair(project):
     assert r.stdout.splitlines() == [
         f"{pid}: version 1 (rubberduck, draft)",
         "    knowledge weights sum to 8; they must sum to 9",
-        "imported 1 checklists (1 drafts to fix in the editor)",
+        "imported 1 checklist (1 draft to fix in the editor)",
     ]
     show = project.run("checklist", "show", pid)
     assert show.exit_code == 0, show.output
@@ -154,7 +154,7 @@ def test_import_checkeval_yaml_for_a_pair(project):
     assert r.stdout.splitlines() == [
         f"{pid}: version 1 (checkeval, draft)",
         "    knowledge weights sum to 3; they must sum to 9",
-        "imported 1 checklists (1 drafts to fix in the editor)",
+        "imported 1 checklist (1 draft to fix in the editor)",
     ]
     show = project.run("checklist", "show", pid).stdout
     for question in ("Does the answer stay on the question?", "Does each paragraph relate to the question?",

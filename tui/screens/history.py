@@ -23,7 +23,7 @@ def _short(value) -> str:
     return printable(text[:160])
 
 
-def _private(event: dict, viewer: str) -> bool:
+def is_private_event(event: dict, viewer: str) -> bool:
     """True for another annotator's own work on the pair (hidden in blind mode before the viewer's review)."""
     if event["actor"] == viewer or event["kind"] not in ("review", "undo", "note", "checklist", "skip"):
         return False
@@ -56,7 +56,7 @@ class HistoryScreen(Screen):
             table.add_column(column, overflow="fold")
         hidden = 0
         for e in events:
-            if not see_all and _private(e, self.annotator):
+            if not see_all and is_private_event(e, self.annotator):
                 hidden += 1
                 continue
             table.add_row(Text(e["created_at"][:19].replace("T", " ")), Text(printable(e["actor"])), Text(e["kind"]),

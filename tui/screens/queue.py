@@ -38,6 +38,7 @@ class QueueScreen(Screen):
         Binding("home", "top", "Top", show=False, id="queue.top"),
         Binding("A", "adjudicate", "Adjudicate", key_display="A", id="queue.adjudicate"),
         Binding("S", "statistics", "Statistics", key_display="S", id="queue.statistics"),
+        Binding("R", "release", "Release", key_display="R", id="queue.release"),
     ]
 
     def __init__(self, store: Store, annotator: str, *, start_at: str | None = None) -> None:
@@ -195,6 +196,12 @@ class QueueScreen(Screen):
         from .statistics import StatisticsScreen
 
         self.app.push_screen(StatisticsScreen(self.store))
+
+    def action_release(self) -> None:
+        """Open the release screen (preflight, then create)."""
+        from .release import ReleaseScreen
+
+        self.app.push_screen(ReleaseScreen(self.store, self.annotator))
 
     def action_top(self) -> None:
         """Reload the queue from its first pair."""

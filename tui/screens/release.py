@@ -1,0 +1,96 @@
+"""The release screen: the preflight (what is included, what is excluded and why), then create the release
+in a worker with progress. The files are written by :mod:`benchwright.exports` through
+:func:`benchwright.tui.services.create_release`, the same path as ``benchwright release create``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.table import Table
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Input, Label, ProgressBar, Static
+
+from benchwright.core.errors import BenchwrightError
+from benchwright.db import Store
+
+
+class ReleaseScreen(Screen):
+    """Preflight and create a release; ``ctrl+s`` creates it, ``esc`` goes back."""
+
+    BINDINGS = [
+        Binding("escape", "app.pop_screen", "Back", id="release.back"),
+        Binding("ctrl+s", "create", "Create release", priority=True, id="release.create"),
+    ]
+
+    def __init__(self, store: Store, annotator: str, out: Path = Path("releases")) -> None:
+        super().__init__()
+        self.store = store
+        self.annotator = annotator
+        self.out = out
+        self.preflight = None
+        self.created: Path | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Horizontal(id="release-form"):
+            yield Label("name ")
+            yield Input(placeholder="e.g. flask-qa", id="release-name")
+            yield Label(" version ")
+            yield Input(placeholder="X.Y.Z", id="release-version")
+        yield ProgressBar(total=100, show_eta=False, id="release-progress")
+        with VerticalScroll():
+            yield Static(id="release-preflight")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.preflight = self.store.release_preflight()
+        pre = self.preflight
+        table = Table(title=f"Preflight: {len(pre.included)} pairs included, {len(pre.excluded)} excluded", expand=True)
+        table.add_column("excluded because")
+        table.add_column("pairs", justify="right")
+        table.add_column("first of them")
+        by_reason: dict[str, list[str]] = {}
+        for pid, reason in pre.excluded:
+            by_reason.setdefault(reason, []).append(pid)
+        for reason, ids in sorted(by_reason.items()):
+            table.add_row(reason, str(len(ids)), ", ".join(f"#{self.store.ordinal_of(i)}" for i in ids[:8]))
+        self.query_one("#release-preflight", Static).update(table)
+        self.query_one("#release-name", Input).focus()
+
+    def action_create(self) -> None:
+        """Create the release (refused when empty, or when the version exists)."""
+        name = self.query_one("#release-name", Input).value.strip()
+        version = self.query_one("#release-version", Input).value.strip()
+        if not name or not version:
+            self.notify("Give the release a name and a version (X.Y.Z).", severity="warning")
+            return
+        self._create(name, version)
+
+    @work(thread=True, exclusive=True, exit_on_error=False)
+    def _create(self, name: str, version: str) -> None:
+        from ..services import create_release
+
+        bar = self.query_one("#release-progress", ProgressBar)
+
+        def progress(done: int, total: int) -> None:
+            self.app.call_from_thread(bar.update, total=max(total, 1), progress=done)
+
+        try:
+            path = create_release(self.store, self.preflight, name, version, self.out, by=self.annotator,
+                                  progress=progress)
+        except (BenchwrightError, ValueError) as e:
+            self.app.call_from_thread(self.notify, str(e), title="No release", severity="error", timeout=10)
+            return
+        self.created = path
+        self.app.call_from_thread(self.notify, f"Wrote {path}", title="Release created", timeout=8)
+        self.app.call_from_thread(self._done, path)
+
+    def _done(self, path: Path) -> None:
+        t = Text(f"Release written to {path}\n", style="bold green")
+        t.append("Check it any time with: benchwright release verify " + str(path), style="dim")
+        self.query_one("#release-preflight", Static).update(t)
