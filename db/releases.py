@@ -104,11 +104,19 @@ class ReleaseStoreMixin:
         ).fetchone() is not None
 
     @serialized
-    def previous_release(self, name: str) -> dict | None:
-        """The latest release of ``name`` (``{version, path, created_at}``), or None."""
-        r = self.db.conn.execute(
-            "SELECT version, path, created_at FROM releases WHERE name = ? ORDER BY id DESC LIMIT 1", [name]
-        ).fetchone()
+    def previous_release(self, name: str, before_version: str | None = None) -> dict | None:
+        """The latest release of ``name`` (``{version, path, created_at}``), or the one made just before
+        ``before_version``; None when there is none."""
+        if before_version is None:
+            r = self.db.conn.execute(
+                "SELECT version, path, created_at FROM releases WHERE name = ? ORDER BY id DESC LIMIT 1", [name]
+            ).fetchone()
+        else:
+            r = self.db.conn.execute(
+                """SELECT version, path, created_at FROM releases WHERE name = ? AND id <
+                   (SELECT id FROM releases WHERE name = ? AND version = ?) ORDER BY id DESC LIMIT 1""",
+                [name, name, before_version],
+            ).fetchone()
         return {"version": r[0], "path": r[1], "created_at": r[2]} if r else None
 
     def record_release(self, name: str, version: str, *, created_at: str, created_by: str, path: str,

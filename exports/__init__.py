@@ -1,5 +1,29 @@
 """benchwright.exports: releases and export formats. Takes domain objects from core, writes files.
 
-Releases (JSONL, Parquet, dataset card, manifest) arrive with the releases issue; the layer exists now so
-the import rules hold from the first commit.
+A release (:func:`write_release`) is a folder with data/test.jsonl, data/test.parquet, a dataset card
+(README.md), CHANGELOG.md and manifest.json; :func:`verify_release` checks one and :func:`read_release`
+reads one back. See docs/releases.md.
 """
+
+from .card import dataset_card, size_category
+from .release import (
+    PARQUET_SCHEMA,
+    RELEASE_FORMAT,
+    ReleaseError,
+    ReleaseRepository,
+    ReleaseRow,
+    ReleaseSource,
+    ReleaseSpec,
+    VerifyReport,
+    changelog,
+    pseudonymize,
+    read_release,
+    rows_to_table,
+    verify_release,
+    write_release,
+)
+
+__all__ = [
+    "PARQUET_SCHEMA", "RELEASE_FORMAT", "ReleaseError", "ReleaseRepository", "ReleaseRow", "ReleaseSource",
+    "ReleaseSpec", "VerifyReport", "changelog", "dataset_card", "pseudonymize", "read_release", "rows_to_table", "size_category", "verify_release", "write_release",
+]

@@ -104,7 +104,7 @@ def repo_list(ctx) -> None:
 
 # ---------------------------------------------------------------------- import
 @main.command("import")
-@click.argument("fmt", metavar="FORMAT", type=click.Choice(FORMATS))
+@click.argument("fmt", metavar="FORMAT", type=click.Choice([*FORMATS, "release"]))
 @click.argument("file", type=click.Path(dir_okay=True))
 @click.option("--repo", "repository", help="Registered repository the pairs are about.")
 @click.option("--map", "mapping", multiple=True, metavar="TARGET=COLUMN",
@@ -114,11 +114,18 @@ def repo_list(ctx) -> None:
 @click.pass_context
 @_friendly
 def import_cmd(ctx, fmt, file, repository, mapping, skip_invalid, annotator) -> None:
-    """Import candidate Q&A pairs from FILE in FORMAT.
+    """Import candidate Q&A pairs from FILE in FORMAT (``release``: a release folder made by benchwright).
 
     All or nothing: a file with any invalid record imports nothing (unless --skip-invalid), and
     importing the same file again adds nothing.
     """
+    if fmt == "release":
+        from .services import import_release
+
+        with _open(ctx) as store:
+            pairs, checklists = import_release(store, Path(file), by=resolve_annotator(annotator))
+        click.echo(f"{file}: added {_n(pairs, 'Q&A pair')} and {_n(checklists, 'checklist')}")
+        return
     result = parse(fmt, file, repository=repository, mapping=mapping)
     with _open(ctx) as store:
         if repository:
@@ -569,6 +576,22 @@ def release_create(ctx, name, version, out, with_annotators, license_, annotator
             click.echo(line)
         path = create_release(store, pre, name, version, Path(out), by=resolve_annotator(annotator),
                               with_annotators=with_annotators, license=license_)
+    click.echo(f"wrote {path}")
+
+
+@release.command("rebuild")
+@click.argument("name")
+@click.option("--version", "version", required=True)
+@click.option("--out", "out", type=click.Path(file_okay=False), required=True, help="Folder to write into.")
+@click.option("--with-annotators", is_flag=True)
+@click.pass_context
+@_friendly
+def release_rebuild(ctx, name, version, out, with_annotators) -> None:
+    """Write a recorded release again from the current state with its recorded time (same state, same bytes)."""
+    from .services import rebuild_release
+
+    with _open(ctx) as store:
+        path = rebuild_release(store, name, version, Path(out), by="", with_annotators=with_annotators)
     click.echo(f"wrote {path}")
 
 

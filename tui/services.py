@@ -49,6 +49,8 @@ def create_release(
     Raises:
         BenchwrightError: the version exists, the release would be empty, or writing failed (nothing is left).
     """
+    from pydantic import ValidationError
+
     from benchwright.exports import ReleaseSpec, write_release
 
     if record and store.release_exists(name, version):
@@ -56,16 +58,21 @@ def create_release(
     if not preflight.included:
         raise BenchwrightError("the release would be empty: no pair is accepted with a valid checklist "
                                "(see benchwright release preflight --list)")
-    previous = store.previous_release(name)
+    previous = store.previous_release(name, before_version=None if record else version)
     previous_dir = Path(previous["path"]) if previous and Path(previous["path"]).is_dir() else None
-    spec = ReleaseSpec(
-        name=name, version=version, created_at=created_at or utc_now(), created_by=by,
-        benchwright_version=metadata.version("benchwright"), schema_version=SCHEMA_VERSION, license=license,
-        description=f"{name}: repository-level code-comprehension questions with weighted checklists, made with benchwright.",
-        prompt_hashes={}, judge_hashes={},
-        agreement=_agreement_figures(store, {c.pair.id for c in preflight.included}),
-        excluded=preflight.excluded,
-    )
+    try:
+        spec = ReleaseSpec(
+            name=name, version=version, created_at=created_at or utc_now(), created_by=by,
+            benchwright_version=metadata.version("benchwright"), schema_version=SCHEMA_VERSION, license=license,
+            description=f"{name}: repository-level code-comprehension questions with weighted checklists, "
+                        "made with benchwright.",
+            prompt_hashes={}, judge_hashes={},
+            agreement=_agreement_figures(store, {c.pair.id for c in preflight.included}),
+            excluded=preflight.excluded, pseudonym_salt=pseudonym_salt(store, by),
+        )
+    except ValidationError as e:
+        problems = "; ".join(f"{'.'.join(map(str, err['loc']))}: {err['msg']}" for err in e.errors())
+        raise BenchwrightError(f"cannot make release {name} {version}: {problems}") from None
     path = write_release(release_rows(preflight), spec, out, previous_dir=previous_dir,
                          with_annotators=with_annotators, progress=progress)
     if record:
@@ -73,3 +80,67 @@ def create_release(
         store.record_release(name, version, created_at=spec.created_at, created_by=by, path=str(path.resolve()),
                              n_pairs=len(preflight.included), manifest=manifest)
     return path
+
+
+def pseudonym_salt(store: Store, by: str) -> str:
+    """The project's secret for pseudonymous annotator ids (made once, kept in the project's settings, never
+    written into a release), so a pseudonym cannot be checked by guessing names."""
+    import secrets
+
+    salt = store.setting("pseudonym_salt")
+    if salt is None:
+        salt = secrets.token_hex(16)
+        store.set_setting("pseudonym_salt", salt, by=by)
+    return salt
+
+
+def rebuild_release(store: Store, name: str, version: str, out: Path, *, by: str,
+                    with_annotators: bool = False) -> Path:
+    """Write a recorded release again from the current project state with its recorded time (to check that
+    the state still gives the same bytes, or to restore a lost folder). Nothing is recorded.
+
+    Raises:
+        BenchwrightError: no such release recorded.
+    """
+    row = store.db.conn.execute(
+        "SELECT created_at, created_by, manifest_json FROM releases WHERE name = ? AND version = ?", [name, version]
+    ).fetchone()
+    if row is None:
+        raise BenchwrightError(f"no release {name} {version} was made from this project")
+    manifest = json.loads(row[2])
+    return create_release(
+        store, store.release_preflight(), name, version, out, by=row[1], with_annotators=with_annotators,
+        license=manifest.get("license", "cc-by-4.0"), created_at=row[0], record=False,
+    )
+
+
+def import_release(store: Store, folder: Path, *, by: str) -> tuple[int, int]:
+    """Bring a release back into the project: its repositories, pairs (same ids), and checklists (origin
+    ``imported``). Verifies the folder first. Idempotent. Returns ``(pairs added, checklists added)``.
+
+    Raises:
+        BenchwrightError: the folder does not verify, or a repository conflicts with one registered here.
+    """
+    from benchwright.core.importers import ParseResult
+    from benchwright.exports import read_release
+
+    manifest, rows = read_release(folder)
+    domain = [row.to_domain() for row in rows]
+    result = ParseResult(format="release", file=str(folder), read=len(rows))
+    seen_repos = {}
+    for pair, repo, _ in domain:
+        result.pairs.append(pair)
+        seen_repos.setdefault(repo.name, repo)
+    result.repositories = list(seen_repos.values())
+    manifest_path = folder / "manifest.json"
+    before = store.count_pairs()
+    store.apply_import(result, annotator=by, file_path=manifest_path,
+                       options={"release": f"{manifest.get('name')} {manifest.get('version')}"})
+    added_pairs = store.count_pairs() - before
+    entries = []
+    for pair, _, checklist in domain:
+        current = store.checklist_version(pair.id)
+        if current is None or current.checklist.to_json() != checklist.to_json():
+            entries.append((pair.id, checklist, "release"))
+    store.import_checklists(entries, author=by)
+    return added_pairs, len(entries)

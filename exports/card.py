@@ -1,0 +1,311 @@
+"""The dataset card (README.md) of a release: Hugging Face YAML front matter, then statistics computed from
+the rows and the release's agreement figures, exclusions and provenance.
+
+Everything here is a pure function of the rows, the spec and the manifest fields: no clock, no machine
+details, stable order (counts descending, then by name), so the same release gives the same bytes.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import yaml
+
+from benchwright.core.checklist import ItemKind
+
+if TYPE_CHECKING:
+    from .release import ReleaseRow, ReleaseSpec
+
+NONE_LABEL = "(none)"
+
+_SIZE_CATEGORIES = (
+    (1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M"),
+    (10_000_000, "1M<n<10M"), (100_000_000, "10M<n<100M"), (1_000_000_000, "100M<n<1B"),
+)
+
+
+def size_category(n: int) -> str:
+    """The Hugging Face ``size_categories`` value for ``n`` rows (``n<1K``, ``1K<n<10K``, ...)."""
+    for bound, label in _SIZE_CATEGORIES:
+        if n < bound:
+            return label
+    return "n>1T" if n >= 10**12 else "1B<n<10B"
+
+
+def front_matter(n_rows: int, spec: ReleaseSpec) -> dict:
+    """The card's YAML metadata in the Hugging Face dataset-card conventions."""
+    return {
+        "pretty_name": spec.pretty_name or spec.name,
+        "license": spec.license,
+        "language": ["en"],
+        "task_categories": ["question-answering"],
+        "tags": list(spec.tags),
+        "size_categories": [size_category(n_rows)],
+        "configs": [{
+            "config_name": "default",
+            "data_files": [{"split": "test", "path": "data/test.parquet"}],
+        }],
+    }
+
+
+def _cell(v: object) -> str:
+    s = NONE_LABEL if v is None or v == "" else str(v)
+    return " ".join(s.split()).replace("|", "\\|")
+
+
+def _pct(n: int, total: int) -> str:
+    return f"{100 * n / total:.1f}%" if total else "-"
+
+
+def _count_table(header: str, counts: Counter[str], total: int) -> list[str]:
+    lines = [f"| {header} | pairs | share |", "|---|---:|---:|"]
+    for key, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+        lines.append(f"| {_cell(key)} | {n} | {_pct(n, total)} |")
+    return lines
+
+
+def _fmt(v: object) -> str:
+    if isinstance(v, bool) or v is None:
+        return "n/a" if v is None else str(v).lower()
+    if isinstance(v, float):
+        return f"{v:.3f}"
+    if isinstance(v, list | tuple):
+        return ", ".join(_fmt(x) for x in v)
+    return _cell(v)
+
+
+def _flatten(d: dict, prefix: str = "") -> list[tuple[str, object]]:
+    out: list[tuple[str, object]] = []
+    for k in sorted(d, key=str):
+        v = d[k]
+        name = f"{prefix}{k}"
+        if isinstance(v, dict):
+            out += _flatten(v, name + " / ")
+        else:
+            out.append((name, v))
+    return out
+
+
+def agreement_lines(agreement: dict) -> list[str]:
+    """The agreement figures as a Markdown table.
+
+    ``{"decision": {"fleiss_kappa": 0.7, "n": 40}, ...}`` (every value a dict of plain figures) becomes a
+    table with one row per measure and one column per figure; any other shape is flattened to
+    ``measure / figure | value`` rows.
+    """
+    if not agreement:
+        return ["No agreement figures were recorded for this release."]
+    if all(isinstance(v, dict) and v and not any(isinstance(x, dict) for x in v.values()) for v in agreement.values()):
+        cols = sorted({str(k) for v in agreement.values() for k in v})
+        lines = ["| measure | " + " | ".join(_cell(c) for c in cols) + " |", "|---|" + "---:|" * len(cols)]
+        for name in sorted(agreement, key=str):
+            figures = {str(k): x for k, x in agreement[name].items()}
+            lines.append(f"| {_cell(name)} | " + " | ".join(_fmt(figures.get(c)) if c in figures else "" for c in cols) + " |")
+        return lines
+    lines = ["| measure | value |", "|---|---:|"]
+    lines += [f"| {_cell(k)} | {_fmt(v)} |" for k, v in _flatten(agreement)]
+    return lines
+
+
+@dataclass
+class ReleaseStats:
+    """Counts a dataset card shows, computed from the release table by :func:`release_stats`."""
+
+    n: int
+    repositories: Counter[tuple[str, str, str]]
+    by: dict[str, Counter[str]]
+    annotators: int
+    adjudicated: int
+    knowledge_per_checklist: Counter[int]
+    weights: Counter[int]
+    splits: Counter[tuple[int, ...]]
+    binary_items: int
+    multi_tier_items: int
+
+
+def _counts(values: list) -> Counter[str]:
+    out: Counter[str] = Counter()
+    for v, c in Counter(values).items():
+        out[NONE_LABEL if v is None or v == "" else str(v)] += c
+    return out
+
+
+def release_stats(table: pa.Table) -> ReleaseStats:
+    """Statistics of a release table (:data:`benchwright.exports.release.PARQUET_SCHEMA`), computed with
+    Arrow and numpy rather than row by row."""
+    n = table.num_rows
+    repo = table.column("repository").combine_chunks()
+    repo_cols = [pc.struct_field(repo, f).to_pylist() for f in ("name", "commit", "version_label")]
+    repositories = Counter((name, commit or "", label or "") for name, commit, label in zip(*repo_cols, strict=True))
+    col = {name: table.column(name).to_pylist() for name in ("language", "category", "theme", "qa_type", "qa_subtype")}
+    by = {name: _counts(col[name]) for name in ("language", "category", "theme", "qa_type")}
+    if any(col["qa_subtype"]):
+        by["qa_subtype"] = _counts([f"{t or NONE_LABEL} / {s or NONE_LABEL}"
+                                    for t, s in zip(col["qa_type"], col["qa_subtype"], strict=True)])
+    annotators = len(pc.unique(pc.list_flatten(table.column("annotators"))))
+    adjudicated = pc.sum(table.column("adjudicated")).as_py() or 0
+
+    checklist = table.column("checklist").combine_chunks()
+    items = pc.list_flatten(checklist)
+    row_of_item = pc.list_parent_indices(checklist).to_numpy()
+    knowledge = pc.equal(pc.struct_field(items, "kind"), ItemKind.KNOWLEDGE.value).to_numpy(zero_copy_only=False)
+    weight = pc.struct_field(items, "weight").to_numpy()
+    rubric = pc.struct_field(items, "rubric")
+    score = pc.struct_field(pc.list_flatten(rubric), "score").to_numpy()
+    item_of_tier = pc.list_parent_indices(rubric).to_numpy()
+    # an item's rubric is binary when its scores are exactly {0, weight}
+    n_items = len(items)
+    tier_weight = weight[item_of_tier]
+    is_zero, is_weight = score == 0, score == tier_weight
+    other = np.bincount(item_of_tier, weights=~(is_zero | is_weight), minlength=n_items)
+    has_zero = np.bincount(item_of_tier, weights=is_zero, minlength=n_items) > 0
+    has_weight = np.bincount(item_of_tier, weights=is_weight, minlength=n_items) > 0
+    binary = (other == 0) & has_zero & has_weight
+    k_rows, k_weights = row_of_item[knowledge], weight[knowledge]
+    per_row = np.bincount(k_rows, minlength=n)
+    order = np.lexsort((-k_weights, k_rows))  # by row, heaviest first
+    sorted_weights = k_weights[order].tolist()
+    ends = np.cumsum(per_row).tolist()
+    starts = [0, *ends[:-1]]
+    splits = Counter(tuple(sorted_weights[a:b]) for a, b in zip(starts, ends, strict=True))
+    return ReleaseStats(
+        n=n, repositories=repositories, by=by, annotators=annotators, adjudicated=int(adjudicated),
+        knowledge_per_checklist=Counter(per_row.tolist()), weights=Counter(k_weights.tolist()), splits=splits,
+        binary_items=int(binary[knowledge].sum()), multi_tier_items=int((~binary[knowledge]).sum()),
+    )
+
+
+def checklist_lines(stats: ReleaseStats) -> list[str]:
+    """Statistics of the checklists: knowledge items per checklist, knowledge weights, rubric kinds."""
+    n = stats.n
+    n_items = sum(stats.weights.values())
+    lines = ["Knowledge items per checklist (each checklist also has the clarity item, worth 1):", "",
+             "| knowledge items | checklists | share |", "|---:|---:|---:|"]
+    lines += [f"| {k} | {c} | {_pct(c, n)} |" for k, c in sorted(stats.knowledge_per_checklist.items())]
+    mean = f"{n_items / n:.2f}" if n else "-"
+    lines += ["", f"{n_items} knowledge items in all, {mean} per checklist.", "",
+              "Weights of the knowledge items (they sum to 9 per checklist):", "",
+              "| weight | items | share |", "|---:|---:|---:|"]
+    lines += [f"| {w} | {c} | {_pct(c, n_items)} |" for w, c in sorted(stats.weights.items())]
+    lines += ["", "Most common weight splits:", "", "| weights | checklists | share |", "|---|---:|---:|"]
+    lines += [f"| {' + '.join(map(str, p)) or NONE_LABEL} | {c} | {_pct(c, n)} |"
+              for p, c in sorted(stats.splits.items(), key=lambda kv: (-kv[1], kv[0]))[:10]]
+    lines += ["", f"Rubrics of knowledge items: {stats.binary_items} binary (scores 0 or the weight), "
+              f"{stats.multi_tier_items} multi-tier."]
+    return lines
+
+
+FIELDS = (
+    ("id", "string", "Stable id of the pair (`qa_` + 16 hex digits of a content hash)."),
+    ("question", "string", "The question about the repository."),
+    ("reference_answer", "string", "The reviewed reference answer."),
+    ("repository", "struct", "`name`, `url`, `commit` and `version_label` of the code base the question is about."),
+    ("checklist", "list of struct", "Scoring checklist: items with `kind` (knowledge or clarity), `key_point`, "
+     "`weight` and `rubric` (list of `score`, `criterion`)."),
+    ("category", "string", "Code-understanding category."),
+    ("qa_type", "string", "What, Why, How or Where."),
+    ("qa_subtype", "string", "Finer question class, when known."),
+    ("cluster_id", "string", "Topic cluster id, when known."),
+    ("cluster_name", "string", "Topic cluster name, when known."),
+    ("language", "string", "Programming language of the repository."),
+    ("theme", "string", "Theme of the repository."),
+    ("source", "struct", "Provenance: `format`, `file` (name only), `line` (or row, per `unit`), `upstream_id`."),
+    ("final_decision", "string", "Final review decision (accept)."),
+    ("adjudicated", "bool", "True when reviewers disagreed and an adjudicator decided."),
+    ("annotators", "list of string", "Reviewers of the pair."),
+)
+
+
+def dataset_card(rows: Sequence[ReleaseRow] | pa.Table, spec: ReleaseSpec, manifest: dict) -> str:
+    """README.md of a release: YAML front matter and Markdown statistics.
+
+    ``rows`` are the release's rows or their Arrow table (:func:`benchwright.exports.rows_to_table`).
+    ``manifest`` holds the release's manifest fields written so far (``annotators``, ``excluded``,
+    ``previous_release``, ``created_by``, ``release_format``); checksums are in manifest.json, not here.
+    """
+    if not isinstance(rows, pa.Table):
+        from .release import rows_to_table
+
+        rows = rows_to_table(list(rows))
+    stats = release_stats(rows)
+    n = stats.n
+    meta = yaml.safe_dump(front_matter(n, spec), sort_keys=False, allow_unicode=True, default_flow_style=False, width=10_000)
+    title = spec.pretty_name or spec.name
+    repos = sorted(stats.repositories)
+    adjudicated = stats.adjudicated
+    out = ["---", meta.rstrip("\n"), "---", "", f"# {title}", ""]
+    if spec.description:
+        out += [spec.description.strip(), ""]
+    out += [
+        f"Release **{spec.version}** of `{spec.name}`, created {spec.created_at}: {n} question-answer pairs about "
+        f"{len(repos)} pinned repositor{'y' if len(repos) == 1 else 'ies'}, each with a reference answer and a "
+        "weighted scoring checklist, reviewed and accepted by annotators. Built with benchwright "
+        f"{spec.benchwright_version}.",
+        "",
+        "## Loading",
+        "",
+        "```python",
+        "from datasets import load_dataset",
+        "",
+        'ds = load_dataset("parquet", data_files={"test": "data/test.parquet"}, split="test")  # this folder',
+        '# ds = load_dataset("OWNER/NAME", split="test")  # once published on the Hugging Face Hub',
+        "```",
+        "",
+        "The same rows are in `data/test.jsonl` (one JSON object per line, sorted by `id`). "
+        "`manifest.json` lists the sha256 and size of every file; `benchwright release verify DIR` checks them.",
+        "",
+        "## Fields",
+        "",
+        "| field | type | meaning |",
+        "|---|---|---|",
+    ]
+    out += [f"| `{name}` | {typ} | {text} |" for name, typ, text in FIELDS]
+    out += ["", "## Statistics", "", "| | |", "|---|---:|", f"| pairs | {n} |", f"| repositories | {len(repos)} |",
+            f"| annotators | {stats.annotators} |", f"| adjudicated pairs | {adjudicated} ({_pct(adjudicated, n)}) |", ""]
+    out += ["### Repositories", "", "| repository | commit | version | pairs |", "|---|---|---|---:|"]
+    out += [f"| {_cell(name)} | {_cell(commit[:12] or None)} | {_cell(label or None)} | {stats.repositories[(name, commit, label)]} |"
+            for name, commit, label in repos]
+    for heading, header, key in (
+        ("By language", "language", "language"), ("By category", "category", "category"),
+        ("By theme", "theme", "theme"), ("By QA type", "QA type", "qa_type"),
+    ):
+        out += ["", f"### {heading}", "", *_count_table(header, stats.by[key], n)]
+    if "qa_subtype" in stats.by:
+        out += ["", "### By QA type and subtype", "", *_count_table("QA type / subtype", stats.by["qa_subtype"], n)]
+    out += ["", "### Checklists", "", *checklist_lines(stats)]
+    out += ["", "## Review agreement", "", *agreement_lines(spec.agreement)]
+    excluded = manifest.get("excluded") or {}
+    out += ["", "## Exclusions", ""]
+    if excluded:
+        total = sum(excluded.values())
+        out += [f"{total} pairs of the project were not released:", "", "| reason | pairs |", "|---|---:|"]
+        out += [f"| {_cell(reason)} | {c} |" for reason, c in sorted(excluded.items(), key=lambda kv: (-kv[1], kv[0]))]
+    else:
+        out += ["No pair of the project was left out."]
+    out += ["", "## Annotators", ""]
+    if manifest.get("annotators") == "named":
+        out += ["The `annotators` field holds the annotators' names, published with their consent."]
+    else:
+        out += ["The `annotators` field holds pseudonymous ids (`annotator-` + 8 hex digits): the same person has "
+                "the same id throughout this release."]
+    out += ["", "## Provenance", "", "| | |", "|---|---|",
+            f"| benchwright | {_cell(spec.benchwright_version)} |",
+            f"| project schema version | {spec.schema_version} |",
+            f"| release format | {manifest.get('release_format')} |",
+            f"| created at | {_cell(spec.created_at)} |",
+            f"| created by | {_cell(manifest.get('created_by'))} |"]
+    prev = manifest.get("previous_release")
+    if prev:
+        out.append(f"| previous release | {_cell(prev.get('name'))} {_cell(prev.get('version'))} |")
+    for label, hashes in (("prompt template", spec.prompt_hashes), ("judge", spec.judge_hashes)):
+        for key in sorted(hashes):
+            out.append(f"| {label} `{_cell(key)}` | `{_cell(hashes[key])}` |")
+    out += ["", "Changes against the previous release are in `CHANGELOG.md`.", "", "## License", "",
+            f"`{spec.license}`", ""]
+    return "\n".join(out)

@@ -1,0 +1,884 @@
+"""Releases: a versioned folder a benchmark is published as.
+
+Layout of ``<out_dir>/<name>-<version>/``::
+
+    data/test.jsonl     one JSON object per pair, sorted by id (keys sorted, compact, UTF-8, "\\n" line ends)
+    data/test.parquet   the same rows, explicit nested Arrow schema (:data:`PARQUET_SCHEMA`)
+    README.md           dataset card: Hugging Face YAML front matter, then statistics (see card.py)
+    CHANGELOG.md        against the previous release (pairs added, removed, edited; checklist changes)
+    manifest.json       sha256 and size of every other file, versions, prompt and judge hashes
+
+:func:`write_release` writes everything into a hidden temporary sibling folder and renames it into place
+at the end, so an interrupted release leaves nothing that looks like a release. The only time written is
+``ReleaseSpec.created_at`` (from the release record): the same rows and spec give byte-identical files
+(with the same versions of benchwright, pyarrow and orjson). :func:`verify_release` checks a folder against its
+manifest and the schema; :func:`read_release` reads one back for ``import release``.
+
+Annotator names are replaced by :func:`pseudonymize` ids unless ``with_annotators`` is given.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import secrets
+import shutil
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from importlib import metadata
+from itertools import pairwise
+from operator import attrgetter
+from pathlib import Path
+
+import orjson
+import pyarrow as pa
+import pyarrow.parquet as pq
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from benchwright.core.checklist import Checklist, ChecklistItem, validate
+from benchwright.core.checklist_diff import diff_checklists, render_diff_text, render_word_diff, word_diff
+from benchwright.core.errors import BenchwrightError
+from benchwright.core.importers import paused_gc
+from benchwright.core.models import QAPair, Repository, SourceRef
+
+RELEASE_FORMAT = 1
+"""Version of the release layout and row schema (``release_format`` in manifest.json)."""
+
+DATA_JSONL = "data/test.jsonl"
+DATA_PARQUET = "data/test.parquet"
+CARD = "README.md"
+CHANGELOG = "CHANGELOG.md"
+MANIFEST = "manifest.json"
+RELEASE_FILES = (CHANGELOG, CARD, DATA_JSONL, DATA_PARQUET)
+"""Every file a release holds besides manifest.json (which lists them)."""
+
+MANIFEST_FIELDS = (
+    "name", "version", "created_at", "created_by", "benchwright_version", "schema_version", "release_format",
+    "license", "n_pairs", "annotators", "prompt_hashes", "judge_hashes", "excluded", "previous_release", "files",
+)
+"""Keys every manifest.json has."""
+
+PARQUET_OPTIONS: dict = {
+    "compression": "zstd",
+    "compression_level": 3,
+    "use_dictionary": True,
+    "write_statistics": True,
+    "data_page_version": "1.0",
+    "version": "2.6",
+    "row_group_size": 4096,
+}
+"""The fixed settings every release's Parquet file is written with."""
+
+_SEMVER = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$")
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+
+
+class ReleaseError(BenchwrightError):
+    """A release cannot be written or read (empty, exists already, fails verification...)."""
+
+
+# ------------------------------------------------------------------------------------------- the rows
+class ReleaseRepository(BaseModel):
+    """The repository a pair is about, as published (no local path)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(min_length=1)
+    url: str | None = None
+    commit: str | None = None
+    version_label: str | None = None
+
+
+class ReleaseSource(BaseModel):
+    """Where the pair was imported from: format, file name (no folders), line or row, upstream id."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    format: str
+    file: str
+    line: int | None = None
+    unit: str = "line"
+    upstream_id: str | None = None
+
+
+class ReleaseRow(BaseModel):
+    """One released Q&A pair: a row of data/test.jsonl and data/test.parquet."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(min_length=1)
+    question: str = Field(min_length=1)
+    reference_answer: str = Field(min_length=1)
+    repository: ReleaseRepository
+    checklist: list[ChecklistItem]
+    category: str | None = None
+    qa_type: str | None = None
+    qa_subtype: str | None = None
+    cluster_id: str | None = None
+    cluster_name: str | None = None
+    language: str | None = None
+    theme: str | None = None
+    source: ReleaseSource
+    final_decision: str
+    adjudicated: bool = False
+    annotators: list[str] = Field(default_factory=list)
+
+    @classmethod
+    def from_domain(
+        cls, pair: QAPair, repository: Repository, checklist: Checklist, final_decision: str, adjudicated: bool,
+        annotators: list[str],
+    ) -> ReleaseRow:
+        """The row of a pair that goes into a release (annotator names as given; see :func:`write_release`).
+
+        ``language`` and ``theme`` fall back to the repository's. The source keeps the file's name only
+        (an import path such as ``/home/ada/data/flask.jsonl`` would publish a local folder).
+
+        Raises:
+            ReleaseError: the pair has no reference answer.
+        """
+        if pair.needs_reference:
+            raise ReleaseError(f"pair {pair.id} has no reference answer; it cannot be released")
+        src = pair.source
+        return cls(
+            id=pair.id, question=pair.question, reference_answer=pair.reference_answer or "",
+            repository=ReleaseRepository(
+                name=repository.name, url=repository.url, commit=repository.commit,
+                version_label=repository.version_label,
+            ),
+            checklist=list(checklist.items), category=pair.category, qa_type=pair.qa_type,
+            qa_subtype=pair.qa_subtype, cluster_id=pair.cluster_id, cluster_name=pair.cluster_name,
+            language=pair.language or repository.language, theme=pair.theme or repository.theme,
+            source=ReleaseSource(
+                format=src.format, file=src.file.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1] or src.file,
+                line=src.line, unit=src.unit, upstream_id=src.upstream_id,
+            ),
+            final_decision=final_decision, adjudicated=adjudicated, annotators=list(annotators),
+        )
+
+    def to_domain(self) -> tuple[QAPair, Repository, Checklist]:
+        """The pair, its repository and its checklist, for ``import release``."""
+        pair = QAPair(
+            id=self.id, repository=self.repository.name, question=self.question,
+            reference_answer=self.reference_answer, category=self.category, qa_type=self.qa_type,
+            qa_subtype=self.qa_subtype, cluster_id=self.cluster_id, cluster_name=self.cluster_name,
+            language=self.language, theme=self.theme,
+            source=SourceRef(**self.source.model_dump()),
+        )
+        repo = Repository(**self.repository.model_dump())
+        return pair, repo, Checklist(items=list(self.checklist))
+
+
+_TIER = pa.struct([pa.field("score", pa.int64(), nullable=False), pa.field("criterion", pa.string(), nullable=False)])
+_ITEM = pa.struct([
+    pa.field("kind", pa.string(), nullable=False),
+    pa.field("key_point", pa.string(), nullable=False),
+    pa.field("weight", pa.int64(), nullable=False),
+    pa.field("rubric", pa.list_(pa.field("element", _TIER, nullable=False)), nullable=False),
+])
+PARQUET_SCHEMA = pa.schema([
+    pa.field("id", pa.string(), nullable=False),
+    pa.field("question", pa.string(), nullable=False),
+    pa.field("reference_answer", pa.string(), nullable=False),
+    pa.field("repository", pa.struct([
+        pa.field("name", pa.string(), nullable=False),
+        pa.field("url", pa.string()),
+        pa.field("commit", pa.string()),
+        pa.field("version_label", pa.string()),
+    ]), nullable=False),
+    pa.field("checklist", pa.list_(pa.field("element", _ITEM, nullable=False)), nullable=False),
+    pa.field("category", pa.string()),
+    pa.field("qa_type", pa.string()),
+    pa.field("qa_subtype", pa.string()),
+    pa.field("cluster_id", pa.string()),
+    pa.field("cluster_name", pa.string()),
+    pa.field("language", pa.string()),
+    pa.field("theme", pa.string()),
+    pa.field("source", pa.struct([
+        pa.field("format", pa.string(), nullable=False),
+        pa.field("file", pa.string(), nullable=False),
+        pa.field("line", pa.int64()),
+        pa.field("unit", pa.string(), nullable=False),
+        pa.field("upstream_id", pa.string()),
+    ]), nullable=False),
+    pa.field("final_decision", pa.string(), nullable=False),
+    pa.field("adjudicated", pa.bool_(), nullable=False),
+    pa.field("annotators", pa.list_(pa.field("element", pa.string(), nullable=False)), nullable=False),
+])
+"""The Arrow schema of data/test.parquet (nested structs and lists; field order is the row's)."""
+
+
+_FLAT = ("id", "question", "reference_answer", "category", "qa_type", "qa_subtype", "cluster_id", "cluster_name",
+         "language", "theme", "final_decision")
+
+
+def _field(name: str) -> pa.Field:
+    return PARQUET_SCHEMA.field(name)
+
+
+def _struct(values: dict[str, list], t: pa.StructType) -> pa.StructArray:
+    fields = [t.field(i) for i in range(t.num_fields)]
+    return pa.StructArray.from_arrays([pa.array(values[f.name], f.type) for f in fields], fields=fields)
+
+
+def rows_to_table(rows: Sequence[ReleaseRow], annotators: Sequence[list[str]] | None = None) -> pa.Table:
+    """An Arrow table of ``rows`` with :data:`PARQUET_SCHEMA`, built column by column (no per-row dicts).
+
+    ``annotators``, when given, replaces each row's annotators (the pseudonymized lists).
+    """
+    flat = list(zip(*map(attrgetter(*_FLAT), rows), strict=True))
+    cols: dict[str, pa.Array] = {n: pa.array(flat[i], pa.string()) for i, n in enumerate(_FLAT)}
+    for name in ("repository", "source"):
+        t = _field(name).type
+        names = [t.field(i).name for i in range(t.num_fields)]
+        parts = list(zip(*map(attrgetter(*names), map(attrgetter(name), rows)), strict=True))
+        cols[name] = _struct(dict(zip(names, parts, strict=True)), t)
+    item_offsets, rubric_offsets = [0], [0]
+    kinds: list[str] = []
+    key_points: list[str] = []
+    weights: list[int] = []
+    scores: list[int] = []
+    criteria: list[str] = []
+    add_kind, add_key_point, add_weight = kinds.append, key_points.append, weights.append
+    add_score, add_criterion = scores.append, criteria.append
+    add_rubric, add_items = rubric_offsets.append, item_offsets.append
+    for r in rows:  # plain loops: attribute access on the models is fastest written out
+        for it in r.checklist:
+            add_kind(it.kind)  # a StrEnum member: Arrow takes it as its text
+            add_key_point(it.key_point)
+            add_weight(it.weight)
+            for t in it.rubric:
+                add_score(t.score)
+                add_criterion(t.criterion)
+            add_rubric(len(scores))
+        add_items(len(kinds))
+    rubric_t = _ITEM.field("rubric").type
+    tiers = _struct({"score": scores, "criterion": criteria}, rubric_t.value_type)
+    rubric = pa.ListArray.from_arrays(pa.array(rubric_offsets, pa.int32()), tiers, type=rubric_t)
+    item_fields = [_ITEM.field(i) for i in range(_ITEM.num_fields)]
+    items = pa.StructArray.from_arrays([
+        pa.array(kinds, pa.string()), pa.array(key_points, pa.string()), pa.array(weights, pa.int64()), rubric,
+    ], fields=item_fields)
+    cols["checklist"] = pa.ListArray.from_arrays(pa.array(item_offsets, pa.int32()), items, type=_field("checklist").type)
+    cols["adjudicated"] = pa.array([r.adjudicated for r in rows], pa.bool_())
+    names = annotators if annotators is not None else [r.annotators for r in rows]
+    cols["annotators"] = pa.array(names, _field("annotators").type)
+    return pa.Table.from_arrays([cols[n] for n in PARQUET_SCHEMA.names], schema=PARQUET_SCHEMA)
+
+
+# ------------------------------------------------------------------------------------------- the spec
+def _default_benchwright_version() -> str:
+    try:
+        return metadata.version("benchwright")
+    except metadata.PackageNotFoundError:  # pragma: no cover - running from a source tree
+        return "0+unknown"
+
+
+class ReleaseSpec(BaseModel):
+    """What a release is: name and version, the release record's time and author, provenance figures.
+
+    ``created_at`` (ISO 8601, UTC, from the release record) is the only time written to a release.
+    ``excluded`` is the preflight's ``(pair id, reason)`` list; the card and manifest count it by reason.
+    ``pseudonym_salt`` is never written: pass a secret of the project so pseudonyms cannot be checked
+    against guessed names (by default the release name, which keeps pseudonyms stable across versions).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    version: str
+    created_at: str
+    created_by: str
+    benchwright_version: str = Field(default_factory=_default_benchwright_version)
+    schema_version: int
+    license: str = "cc-by-4.0"
+    description: str = ""
+    pretty_name: str = ""
+    tags: list[str] = Field(default_factory=lambda: ["code", "code-comprehension", "repository-level", "benchwright"])
+    prompt_hashes: dict[str, str] = Field(default_factory=dict)
+    judge_hashes: dict[str, str] = Field(default_factory=dict)
+    agreement: dict = Field(default_factory=dict)
+    excluded: list[tuple[str, str]] = Field(default_factory=list)
+    pseudonym_salt: str = Field(default="", exclude=True, repr=False)
+
+    @field_validator("name")
+    @classmethod
+    def _safe_name(cls, v: str) -> str:
+        if not _NAME.match(v):
+            raise ValueError(
+                f"release name {v!r} must start with a letter or digit and hold only letters, digits, '.', '_' "
+                "and '-' (it names the release folder)"
+            )
+        return v
+
+    @field_validator("version")
+    @classmethod
+    def _semver(cls, v: str) -> str:
+        if not _SEMVER.match(v):
+            raise ValueError(f"version {v!r} is not X.Y.Z (three whole numbers, no leading zeros), e.g. 1.0.0")
+        return v
+
+    @field_validator("created_at")
+    @classmethod
+    def _utc(cls, v: str) -> str:
+        try:
+            t = datetime.fromisoformat(v)
+        except ValueError:
+            raise ValueError(f"created_at {v!r} is not an ISO 8601 time") from None
+        if t.utcoffset() != timedelta(0):
+            raise ValueError(f"created_at {v!r} is not in UTC (+00:00)")
+        return v
+
+    @property
+    def folder_name(self) -> str:
+        """``<name>-<version>``: the release folder's name."""
+        return f"{self.name}-{self.version}"
+
+    def excluded_reasons(self) -> dict[str, int]:
+        """Excluded pairs counted by reason, sorted by reason."""
+        out: dict[str, int] = {}
+        for _, reason in self.excluded:
+            out[reason] = out.get(reason, 0) + 1
+        return dict(sorted(out.items()))
+
+
+def pseudonymize(name: str, salt: str) -> str:
+    """A stable pseudonymous id of an annotator: ``annotator-`` + 8 hex digits of sha256(salt + name)."""
+    return "annotator-" + hashlib.sha256((salt + name).encode("utf-8")).hexdigest()[:8]
+
+
+# ------------------------------------------------------------------------------------------ changelog
+_TRACKED_FIELDS = (
+    "repository", "category", "qa_type", "qa_subtype", "cluster_id", "cluster_name", "language", "theme",
+    "final_decision", "adjudicated",
+)
+
+
+def _fenced(text: str, info: str = "text") -> str:
+    """``text`` in a code fence longer than any backtick run inside it."""
+    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}{info}\n{text}\n{fence}"
+
+
+def _one_line(text: str, limit: int = 100) -> str:
+    s = " ".join(text.split())
+    return s if len(s) <= limit else s[: limit - 1].rstrip() + "…"
+
+
+def _value(v) -> str:
+    if isinstance(v, dict):
+        return ", ".join(f"{k}={v[k]}" for k in v if v[k] is not None) or "none"
+    return "none" if v is None else str(v)
+
+
+def changelog(
+    previous_rows: Sequence[ReleaseRow] | None, rows: Sequence[ReleaseRow], *, label: str = "",
+    previous_label: str = "",
+) -> str:
+    """A Markdown changelog of ``rows`` against ``previous_rows`` (None for a first release).
+
+    Lists added and removed pair ids, pairs whose question or reference answer changed (word diffs),
+    other field changes (repository pin, category, QA type...) and checklist changes
+    (:func:`benchwright.core.checklist_diff.diff_checklists`, rendered as text per pair).
+    """
+    title = f"## {label}" if label else "## This release"
+    out = ["# Changelog", ""]
+    if previous_rows is None:
+        out += [title, "", f"First release: {len(rows)} pairs.", ""]
+        return "\n".join(out)
+    out += [title + (f" against {previous_label}" if previous_label else " against the previous release"), ""]
+    old = {r.id: r for r in previous_rows}
+    new = {r.id: r for r in rows}
+    added = sorted(new.keys() - old.keys())
+    removed = sorted(old.keys() - new.keys())
+    kept = sorted(new.keys() & old.keys())
+    edited = [i for i in kept if (old[i].question, old[i].reference_answer) != (new[i].question, new[i].reference_answer)]
+    fields: list[tuple[str, list[str]]] = []
+    for i in kept:
+        a, b = old[i], new[i]
+        changed = [f for f in _TRACKED_FIELDS if getattr(a, f) != getattr(b, f)]
+        if changed:
+            fields.append((i, [
+                f"{f}: {_value(_dump(getattr(a, f)))} -> {_value(_dump(getattr(b, f)))}" for f in changed
+            ]))
+    checklists = [i for i in kept if old[i].checklist != new[i].checklist]
+    out += [
+        "| | pairs |", "|---|---:|",
+        f"| previous release | {len(old)} |", f"| this release | {len(new)} |",
+        f"| added | {len(added)} |", f"| removed | {len(removed)} |",
+        f"| question or answer edited | {len(edited)} |", f"| other fields changed | {len(fields)} |",
+        f"| checklist changed | {len(checklists)} |", "",
+    ]
+    if added:
+        out += [f"### Added ({len(added)})", ""] + [f"- `{i}` {_one_line(new[i].question)}" for i in added] + [""]
+    if removed:
+        out += [f"### Removed ({len(removed)})", ""] + [f"- `{i}` {_one_line(old[i].question)}" for i in removed] + [""]
+    if edited:
+        out += [f"### Edited ({len(edited)})", "", "Word diffs: `[-removed-]`, `{+added+}`.", ""]
+        for i in edited:
+            a, b = old[i], new[i]
+            out += [f"#### `{i}`", ""]
+            for what, x, y in (("question", a.question, b.question), ("reference answer", a.reference_answer, b.reference_answer)):
+                if x != y:
+                    out += [f"{what}:", "", _fenced(render_word_diff(word_diff(x, y))), ""]
+    if fields:
+        out += [f"### Other field changes ({len(fields)})", ""]
+        out += [f"- `{i}`: " + "; ".join(changes) for i, changes in fields] + [""]
+    if checklists:
+        out += [f"### Checklist changes ({len(checklists)})", ""]
+        for i in checklists:
+            diff = diff_checklists(Checklist(items=list(old[i].checklist)), Checklist(items=list(new[i].checklist)))
+            out += [f"#### `{i}`", "", _fenced(render_diff_text(diff)), ""]
+    if not (added or removed or edited or fields or checklists):
+        out += ["No pair changed.", ""]
+    return "\n".join(out)
+
+
+def _dump(v):
+    return v.model_dump(mode="json") if isinstance(v, BaseModel) else v
+
+
+# ----------------------------------------------------------------------------------------- the writer
+_JSONL_OPTIONS = orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE
+
+
+_fields_of = attrgetter("__dict__")
+"""orjson's fallback for the pydantic models in a row: their field values (nested models come back here)."""
+
+
+def jsonl_bytes(rows: Sequence[ReleaseRow], annotators: Sequence[list[str]] | None = None) -> bytes:
+    """data/test.jsonl: one object a line (the row's ``model_dump(mode="json")``), keys sorted, UTF-8 not
+    escaped, compact separators, "\\n" line ends. ``annotators`` replaces each row's annotators.
+
+    Raises:
+        ReleaseError: a row holds text that is not valid Unicode (a lone surrogate), named by pair id.
+    """
+    dumps = orjson.dumps
+    names = annotators if annotators is not None else [r.annotators for r in rows]
+    out = []
+    for r, ann in zip(rows, names, strict=True):
+        d = dict(r.__dict__)
+        d["annotators"] = ann
+        try:
+            out.append(dumps(d, default=_fields_of, option=_JSONL_OPTIONS))
+        except orjson.JSONEncodeError as e:
+            raise ReleaseError(f"pair {r.id} cannot be written as JSON: {e}") from None
+    return b"".join(out)
+
+
+def _sha256_entry(data: bytes) -> dict:
+    return {"sha256": hashlib.sha256(data).hexdigest(), "size": len(data)}
+
+
+def _write_bytes(path: Path, data: bytes) -> dict:
+    """Write ``data`` to ``path`` (fsynced); returns its manifest entry."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    return _sha256_entry(data)
+
+
+def _write_jsonl(path: Path, data: bytes) -> dict:
+    return _write_bytes(path, data)
+
+
+def _write_parquet(path: Path, table: pa.Table) -> dict:
+    sink = pa.BufferOutputStream()
+    pq.write_table(table, sink, **PARQUET_OPTIONS)
+    return _write_bytes(path, sink.getvalue().to_pybytes())
+
+
+def _write_card(path: Path, table: pa.Table, spec: ReleaseSpec, manifest_base: dict) -> dict:
+    from .card import dataset_card
+
+    return _write_bytes(path, dataset_card(table, spec, manifest_base).encode("utf-8"))
+
+
+def _write_changelog(path: Path, text: str) -> dict:
+    return _write_bytes(path, text.encode("utf-8"))
+
+
+def _manifest_bytes(manifest: dict) -> bytes:
+    return (json.dumps(manifest, sort_keys=True, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
+
+
+def _write_manifest(path: Path, manifest: dict) -> dict:
+    return _write_bytes(path, _manifest_bytes(manifest))
+
+
+def _file_entry(path: Path) -> dict:
+    with path.open("rb") as f:
+        digest = hashlib.file_digest(f, "sha256").hexdigest()
+    return {"sha256": digest, "size": path.stat().st_size}
+
+
+def _fsync_dir(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:  # pragma: no cover - platforms without directory fds
+        return
+    try:
+        os.fsync(fd)
+    except OSError:  # pragma: no cover
+        pass
+    finally:
+        os.close(fd)
+
+
+def _prepare_rows(rows: Iterable[ReleaseRow]) -> list[ReleaseRow]:
+    rows = list(rows)
+    if not rows:
+        raise ReleaseError("a release needs at least one pair; nothing was written")
+    rows.sort(key=lambda r: r.id)
+    dupes = sorted({a.id for a, b in pairwise(rows) if a.id == b.id})
+    if dupes:
+        raise ReleaseError(f"pair ids repeat in the release: {', '.join(dupes[:10])}; nothing was written")
+    return rows
+
+
+def _annotator_lists(rows: Sequence[ReleaseRow], salt: str | None) -> list[list[str]]:
+    """Each row's annotators, sorted; pseudonymized with ``salt`` unless it is None."""
+    cache: dict[tuple[str, ...], list[str]] = {}
+    out = []
+    for r in rows:
+        key = tuple(r.annotators)
+        names = cache.get(key)
+        if names is None:
+            names = cache[key] = sorted(key if salt is None else (pseudonymize(n, salt) for n in key))
+        out.append(names)
+    return out
+
+
+def write_release(
+    rows: Iterable[ReleaseRow], spec: ReleaseSpec, out_dir: str | Path, *, previous_dir: str | Path | None = None,
+    with_annotators: bool = False, progress: Callable[[int, int], None] | None = None,
+) -> Path:
+    """Write the release ``<out_dir>/<name>-<version>`` and return its path.
+
+    Rows are written sorted by id, each row's annotators sorted; annotators (in rows and ``created_by``)
+    become :func:`pseudonymize` ids unless ``with_annotators``. With ``previous_dir`` (a release folder, verified first) the changelog
+    compares against it. ``progress(done, total)`` is called after each of the steps (rows, JSONL,
+    Parquet, changelog, card, manifest, move into place).
+
+    Checklists are written as given: the rows come from the store's preflight, which admits only valid,
+    non-draft checklists; :func:`verify_release` checks the rules again.
+
+    Everything is written into a hidden temporary sibling folder (``.<name>-<version>.<random>.partial``)
+    and renamed into place at the end; on any error the temporary folder is removed and nothing is left.
+
+    Raises:
+        ReleaseError: no rows, repeated ids, the target folder exists, or ``previous_dir`` does not verify.
+    """
+    out_dir = Path(out_dir)
+    target = out_dir / spec.folder_name
+    total = 7
+    done = 0
+
+    def step() -> None:
+        nonlocal done
+        done += 1
+        if progress is not None:
+            progress(done, total)
+
+    if target.exists() or target.is_symlink():
+        raise ReleaseError(f"{target} exists already; a release is never overwritten (choose a new version)")
+    with paused_gc():
+        return _write_release(rows, spec, out_dir, target, previous_dir, with_annotators, step)
+
+
+def _write_release(
+    rows: Iterable[ReleaseRow], spec: ReleaseSpec, out_dir: Path, target: Path, previous_dir: str | Path | None,
+    with_annotators: bool, step: Callable[[], None],
+) -> Path:
+    rows = _prepare_rows(rows)
+    previous: tuple[dict, list[ReleaseRow]] | None = None
+    previous_manifest_sha = None
+    if previous_dir is not None:
+        previous = read_release(previous_dir)
+        previous_manifest_sha = hashlib.sha256((Path(previous_dir) / MANIFEST).read_bytes()).hexdigest()
+    salt = spec.pseudonym_salt or spec.name
+    step()
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    tmp = out_dir / f".{spec.folder_name}.{secrets.token_hex(6)}.partial"
+    tmp.mkdir()
+    try:
+        files: dict[str, dict] = {}
+        annotators = _annotator_lists(rows, None if with_annotators else salt)
+        table = rows_to_table(rows, annotators)
+        # Parquet in a worker thread: pyarrow's encoding, the write, fsync and hashing run without the GIL,
+        # beside the JSON lines. Leaving the pool waits for the worker, also on an error.
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="release-parquet") as pool:
+            parquet = pool.submit(_write_parquet, tmp / DATA_PARQUET, table)
+            files[DATA_JSONL] = _write_jsonl(tmp / DATA_JSONL, jsonl_bytes(rows, annotators))
+            step()
+            files[DATA_PARQUET] = parquet.result()
+            step()
+        prev_label = ""
+        if previous is not None:
+            prev_label = f"{previous[0].get('name')} {previous[0].get('version')}"
+        files[CHANGELOG] = _write_changelog(tmp / CHANGELOG, changelog(
+            previous[1] if previous else None, rows, label=f"{spec.name} {spec.version}", previous_label=prev_label,
+        ))
+        step()
+        manifest = {
+            "name": spec.name,
+            "version": spec.version,
+            "created_at": spec.created_at,
+            "created_by": spec.created_by if with_annotators else pseudonymize(spec.created_by, salt),
+            "benchwright_version": spec.benchwright_version,
+            "schema_version": spec.schema_version,
+            "release_format": RELEASE_FORMAT,
+            "license": spec.license,
+            "n_pairs": len(rows),
+            "annotators": "named" if with_annotators else "pseudonymous",
+            "prompt_hashes": dict(sorted(spec.prompt_hashes.items())),
+            "judge_hashes": dict(sorted(spec.judge_hashes.items())),
+            "excluded": spec.excluded_reasons(),
+            "previous_release": None if previous is None else {
+                "name": previous[0].get("name"), "version": previous[0].get("version"),
+                "manifest_sha256": previous_manifest_sha,
+            },
+        }
+        files[CARD] = _write_card(tmp / CARD, table, spec, manifest)
+        step()
+        manifest["files"] = dict(sorted(files.items()))
+        _write_manifest(tmp / MANIFEST, manifest)
+        _set_times(tmp, spec.created_at)
+        _fsync_dir(tmp / "data")
+        _fsync_dir(tmp)
+        step()
+        if target.exists() or target.is_symlink():
+            raise ReleaseError(f"{target} appeared while the release was written; nothing was replaced")
+        os.replace(tmp, target)
+        _fsync_dir(out_dir)
+        step()
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return target
+
+
+def _set_times(folder: Path, created_at: str) -> None:
+    """Every file's and folder's modification time set to the release time (tidy archives)."""
+    t = datetime.fromisoformat(created_at).timestamp()
+    for p in sorted(folder.rglob("*"), reverse=True):
+        os.utime(p, (t, t))
+    os.utime(folder, (t, t))
+
+
+# -------------------------------------------------------------------------------------- verify / read
+@dataclass
+class VerifyReport:
+    """What :func:`verify_release` found: ``ok`` when ``problems`` is empty."""
+
+    ok: bool
+    problems: list[str] = field(default_factory=list)
+    n_pairs: int | None = None
+    files_checked: int = 0
+
+    def __str__(self) -> str:
+        if self.ok:
+            return f"release verified: {self.files_checked} files, {self.n_pairs} pairs"
+        return "\n".join([f"{len(self.problems)} problems:"] + [f"  {p}" for p in self.problems])
+
+
+def _schema_differences(actual: pa.Schema, expected: pa.Schema) -> list[str]:
+    out = []
+    a = {f.name: f for f in actual}
+    e = {f.name: f for f in expected}
+    out += [f"column {n!r} is missing" for n in e if n not in a]
+    out += [f"column {n!r} is not in the release schema" for n in a if n not in e]
+    for n in e:
+        if n in a and not a[n].equals(e[n]):
+            out.append(f"column {n!r} is {a[n].type}{'' if a[n].nullable else ' not null'}, "
+                       f"expected {e[n].type}{'' if e[n].nullable else ' not null'}")
+    if not out and actual.names != expected.names:
+        out.append(f"columns are in the order {actual.names}, expected {expected.names}")
+    return out
+
+
+def _safe_rel(name: str) -> bool:
+    p = Path(name)
+    return bool(name) and not p.is_absolute() and ".." not in p.parts and "\\" not in name
+
+
+def verify_release(path: str | Path) -> VerifyReport:
+    """Check a release folder: manifest fields, every listed file's size and sha256, no unlisted files,
+    JSONL rows valid :class:`ReleaseRow` objects (sorted, unique ids, valid checklists), the Parquet
+    schema equal to :data:`PARQUET_SCHEMA`, and row counts and ids matching the manifest."""
+    return _verify(Path(path))[0]
+
+
+def _verify(root: Path) -> tuple[VerifyReport, list[ReleaseRow]]:
+    """:func:`verify_release`, also returning the JSONL rows that parsed (so a read parses them once)."""
+    rows: list[ReleaseRow] = []
+    problems: list[str] = []
+    rep = VerifyReport(ok=False, problems=problems)
+    if not root.is_dir():
+        problems.append(f"{root} is not a folder")
+        return rep, rows
+    mpath = root / MANIFEST
+    if not mpath.is_file():
+        problems.append(f"{MANIFEST} is missing")
+        return rep, rows
+    try:
+        manifest = json.loads(mpath.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as e:
+        problems.append(f"{MANIFEST} is not valid JSON: {e}")
+        return rep, rows
+    if not isinstance(manifest, dict):
+        problems.append(f"{MANIFEST} is not a JSON object")
+        return rep, rows
+    problems += [f"{MANIFEST}: field {k!r} is missing" for k in MANIFEST_FIELDS if k not in manifest]
+    if manifest.get("release_format") not in (None, RELEASE_FORMAT):
+        problems.append(f"{MANIFEST}: release_format {manifest.get('release_format')!r} is not {RELEASE_FORMAT}"
+                        " (written by another benchwright version?)")
+    files = manifest.get("files")
+    if not isinstance(files, dict):
+        problems.append(f"{MANIFEST}: 'files' is not an object of name -> {{sha256, size}}")
+        files = {}
+    for name in RELEASE_FILES:
+        if name not in files:
+            problems.append(f"{MANIFEST} does not list {name}")
+    intact: set[str] = set()
+    for name in sorted(files):
+        entry = files[name]
+        if not _safe_rel(name):
+            problems.append(f"{MANIFEST} lists an unsafe path {name!r}")
+            continue
+        p = root / name
+        if not p.is_file():
+            problems.append(f"{name}: listed in the manifest but missing")
+            continue
+        rep.files_checked += 1
+        if not isinstance(entry, dict):
+            problems.append(f"{name}: manifest entry is not {{sha256, size}}")
+            continue
+        got = _file_entry(p)
+        ok = True
+        if got["size"] != entry.get("size"):
+            problems.append(f"{name}: size is {got['size']} bytes, the manifest says {entry.get('size')}")
+            ok = False
+        if got["sha256"] != entry.get("sha256"):
+            problems.append(f"{name}: sha256 is {got['sha256']}, the manifest says {entry.get('sha256')}")
+            ok = False
+        if ok:
+            intact.add(name)
+    listed = set(files) | {MANIFEST}
+    for p in sorted(root.rglob("*")):
+        rel = p.relative_to(root).as_posix()
+        if (p.is_file() or p.is_symlink()) and rel not in listed:
+            problems.append(f"{rel}: not listed in the manifest")
+    n_pairs = manifest.get("n_pairs")
+    ids: list[str] | None = None
+    jp = root / DATA_JSONL
+    if jp.is_file():
+        rows, row_problems = _check_jsonl(jp)
+        ids = [r.id for r in rows]
+        problems += row_problems
+        if n_pairs is not None and len(ids) != n_pairs:
+            problems.append(f"{DATA_JSONL}: {len(ids)} rows, the manifest says {n_pairs}")
+    pp = root / DATA_PARQUET
+    if pp.is_file():
+        try:
+            pf = pq.ParquetFile(pp)
+        except (pa.ArrowException, OSError) as e:
+            problems.append(f"{DATA_PARQUET}: not a readable Parquet file ({e})")
+        else:
+            diffs = _schema_differences(pf.schema_arrow, PARQUET_SCHEMA)
+            problems += [f"{DATA_PARQUET}: schema differs: {d}" for d in diffs]
+            if n_pairs is not None and pf.metadata.num_rows != n_pairs:
+                problems.append(f"{DATA_PARQUET}: {pf.metadata.num_rows} rows, the manifest says {n_pairs}")
+            if not diffs and ids is not None:
+                pids = pf.read(columns=["id"]).column("id").to_pylist()
+                if pids != ids:
+                    problems.append(f"{DATA_PARQUET}: pair ids differ from {DATA_JSONL}")
+    card = root / CARD
+    if card.is_file():
+        problems += _check_card(card.read_text(encoding="utf-8", errors="replace"))
+    rep.n_pairs = n_pairs if isinstance(n_pairs, int) else (len(ids) if ids is not None else None)
+    rep.ok = not problems
+    return rep, rows
+
+
+def _check_jsonl(path: Path, limit: int = 20) -> tuple[list[ReleaseRow], list[str]]:
+    rows: list[ReleaseRow] = []
+    problems: list[str] = []
+    bad = 0
+    with path.open("rb") as f:
+        for n, line in enumerate(f, start=1):
+            try:
+                row = ReleaseRow.model_validate_json(line)
+            except ValidationError as e:
+                bad += 1
+                if bad <= limit:
+                    err = e.errors()[0]
+                    where = ".".join(str(x) for x in err["loc"]) or "row"
+                    problems.append(f"{DATA_JSONL}, line {n}, field '{where}': {err['msg']}")
+                continue
+            if validate(Checklist(items=list(row.checklist))):
+                problems.append(f"{DATA_JSONL}, line {n}: the checklist of {row.id} breaks the checklist rules")
+            rows.append(row)
+    if bad > limit:
+        problems.append(f"{DATA_JSONL}: ... and {bad - limit} more invalid rows")
+    ids = [r.id for r in rows]
+    if ids != sorted(set(ids)):
+        problems.append(f"{DATA_JSONL}: pair ids are not sorted and unique")
+    return rows, problems
+
+
+def _check_card(text: str) -> list[str]:
+    import yaml
+
+    if not text.startswith("---\n"):
+        return [f"{CARD}: no YAML front matter"]
+    end = text.find("\n---\n", 4)
+    if end < 0:
+        return [f"{CARD}: the YAML front matter is not closed"]
+    try:
+        meta = yaml.safe_load(text[4:end])
+    except yaml.YAMLError as e:
+        return [f"{CARD}: the YAML front matter does not parse ({e})"]
+    problems = []
+    if not isinstance(meta, dict):
+        return [f"{CARD}: the YAML front matter is not a mapping"]
+    for key in ("license", "configs", "task_categories", "size_categories"):
+        if key not in meta:
+            problems.append(f"{CARD}: front matter has no {key!r}")
+    paths = [df.get("path") for c in meta.get("configs") or [] if isinstance(c, dict)
+             for df in c.get("data_files") or [] if isinstance(df, dict)]
+    if "configs" in meta and DATA_PARQUET not in paths:
+        problems.append(f"{CARD}: configs do not name {DATA_PARQUET}")
+    return problems
+
+
+def read_release(path: str | Path, *, verify: bool = True) -> tuple[dict, list[ReleaseRow]]:
+    """The manifest (a dict) and the rows of a release folder, for ``import release``.
+
+    ``manifest["annotators"]`` says whether the rows' annotators are ``named`` or ``pseudonymous``.
+
+    Raises:
+        ReleaseError: the folder does not verify (every problem listed), or cannot be read.
+    """
+    root = Path(path)
+    try:
+        if verify:
+            report, rows = _verify(root)
+            if not report.ok:
+                shown = "\n".join(f"  {p}" for p in report.problems[:20])
+                more = f"\n  ... and {len(report.problems) - 20} more" if len(report.problems) > 20 else ""
+                raise ReleaseError(f"{root} is not an intact release:\n{shown}{more}")
+        else:
+            with (root / DATA_JSONL).open("rb") as f:
+                rows = [ReleaseRow.model_validate_json(line) for line in f if line.strip()]
+        manifest = json.loads((root / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise ReleaseError(f"{root} cannot be read as a release: {e}") from None
+    return manifest, rows

@@ -1,0 +1,131 @@
+"""Release benchmark: ``write_release`` of 10,000 pairs against ``pq.write_table`` of the same table.
+
+``write_release`` writes data/test.jsonl and data/test.parquet, the changelog, the dataset card (statistics
+over every row), manifest.json (sha256 of every file) and fsyncs and renames the folder. The baseline writes
+only the Parquet file of the same rows with pyarrow (the table built beforehand, outside the timing; the
+same fixed Parquet settings). Each is run five times, alternating, and the best times are compared.
+Goal: within 3x of pyarrow alone; the assertion is a safety net at 6x.
+
+For context a second baseline is printed: the same rows written with pyarrow the plain way, from the
+models (``model_dump`` of each row, ``pa.Table.from_pylist``, ``pq.write_table``).
+
+A second figure: the same release with a previous release of the same size to compare against (changelog
+with 500 changed pairs; the previous release is verified first).
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from perf_support import goal, report, synthetic_records
+
+from benchwright.core.checklist import ChecklistItem, RubricTier, binary_rubric, clarity_item
+from benchwright.exports import PARQUET_SCHEMA, ReleaseRow, ReleaseSpec, rows_to_table, write_release
+from benchwright.exports.release import PARQUET_OPTIONS
+
+pytestmark = pytest.mark.perf
+
+N_ROWS = 10_000
+RUNS = 5
+GOAL_RATIO = 3.0
+SAFETY_RATIO = 6.0
+SPLITS = ((9,), (5, 4), (4, 3, 2), (3, 2, 2, 2))
+CATEGORIES = ("Project Architecture", "Business Logic", "Implementation Details")
+QA_TYPES = ("What", "Why", "How", "Where")
+
+
+def synthetic_rows(n: int = N_ROWS) -> list[ReleaseRow]:
+    rows = []
+    for i, rec in enumerate(synthetic_records(n, seed=7)):
+        split = SPLITS[i % len(SPLITS)]
+        items = [
+            ChecklistItem(key_point=f"Names the step {k} of case {i}: the handler resolves the rule.", weight=w,
+                          rubric=binary_rubric(w) if (i + k) % 2 else [
+                              RubricTier(score=w, criterion="Fully covers the point."),
+                              RubricTier(score=w // 2 or 1, criterion="Partly covers it."),
+                              RubricTier(score=0, criterion="Misses it."),
+                          ] if w > 2 else binary_rubric(w))
+            for k, w in enumerate(split)
+        ]
+        items.append(clarity_item())
+        rows.append(ReleaseRow(
+            id=f"qa_{i:016x}", question=rec["question"], reference_answer=rec["answer"],
+            repository={"name": f"repo{i % 5}", "url": f"https://example.org/repo{i % 5}", "commit": f"{i % 5:040x}"},
+            checklist=items, category=CATEGORIES[i % 3], qa_type=QA_TYPES[i % 4], qa_subtype=f"sub-{i % 7}",
+            cluster_id=f"c{i % 40}", cluster_name=f"cluster {i % 40}", language="Python", theme=f"theme {i % 6}",
+            source={"format": "swe-qa", "file": f"repo{i % 5}.jsonl", "line": i + 1}, final_decision="accept",
+            adjudicated=i % 11 == 0, annotators=["ada", "bob"] if i % 3 else ["ada", "bob", "cy"],
+        ))
+    return rows
+
+
+def _spec(version: str) -> ReleaseSpec:
+    return ReleaseSpec(
+        name="bench", version=version, created_at="2026-11-29T10:00:00+00:00", created_by="ada", schema_version=5,
+        prompt_hashes={"checklist": "0" * 64}, judge_hashes={"judge": "1" * 64},
+        agreement={"decision": {"fleiss_kappa": 0.71, "n": 400}}, excluded=[(f"qa_x{i}", "not reviewed") for i in range(300)],
+    )
+
+
+def test_write_release_against_pyarrow(tmp_path: Path):
+    t0 = time.perf_counter()
+    rows = synthetic_rows()
+    t1 = time.perf_counter()
+    table = rows_to_table(rows)
+    t2 = time.perf_counter()
+
+    ours: list[float] = []
+    base: list[float] = []
+    plain: list[float] = []
+    for run in range(RUNS):
+        out = tmp_path / f"run{run}"
+        t = time.perf_counter()
+        path = write_release(rows, _spec("1.0.0"), out)
+        ours.append(time.perf_counter() - t)
+        t = time.perf_counter()
+        pq.write_table(table, str(tmp_path / f"table{run}.parquet"), **PARQUET_OPTIONS)
+        base.append(time.perf_counter() - t)
+        t = time.perf_counter()
+        plain_table = pa.Table.from_pylist([r.model_dump(mode="json") for r in rows], schema=PARQUET_SCHEMA)
+        pq.write_table(plain_table, str(tmp_path / f"plain{run}.parquet"), **PARQUET_OPTIONS)
+        plain.append(time.perf_counter() - t)
+        del plain_table
+        if run < RUNS - 1:
+            shutil.rmtree(out)
+    sizes = {p.relative_to(path).as_posix(): p.stat().st_size for p in path.rglob("*") if p.is_file()}
+
+    # with a previous release to compare against: 500 pairs edited, 200 checklists reweighted
+    changed = []
+    for i, r in enumerate(rows):
+        if i % 20 == 0:
+            r = r.model_copy(update={"question": r.question + " (revised)"})
+        elif i % 50 == 1:
+            items = list(r.checklist)
+            if len(items) > 2:
+                a, b = items[0], items[1]
+                items[0] = a.model_copy(update={"weight": a.weight + 1, "rubric": binary_rubric(a.weight + 1)})
+                items[1] = b.model_copy(update={"weight": b.weight - 1, "rubric": binary_rubric(b.weight - 1)})
+                r = r.model_copy(update={"checklist": items})
+        changed.append(r)
+    t = time.perf_counter()
+    write_release(changed, _spec("1.1.0"), tmp_path / "run0", previous_dir=path)
+    with_previous = time.perf_counter() - t
+
+    best, best_base = min(ours), min(base)
+    ratio = best / best_base
+    report(f"release: {N_ROWS} pairs, write_release vs pq.write_table", [
+        f"rows built in {t1 - t0:.2f} s; Arrow table built in {t2 - t1:.2f} s (outside both timings)",
+        "write_release:    " + "  ".join(f"{x:.3f} s" for x in ours) + f"   best {best:.3f} s",
+        "pq.write_table:   " + "  ".join(f"{x:.3f} s" for x in base) + f"   best {best_base:.3f} s",
+        f"ratio {ratio:.2f}x (goal {GOAL_RATIO:.0f}x: {goal(ratio <= GOAL_RATIO)}; safety net {SAFETY_RATIO:.0f}x)",
+        "model_dump + from_pylist + pq.write_table: " + "  ".join(f"{x:.3f} s" for x in plain)
+        + f"   best {min(plain):.3f} s; write_release / that = {best / min(plain):.2f}x",
+        f"with a previous release (verified, changelog of 500 edits and 200 checklist changes): {with_previous:.3f} s",
+        "files: " + ", ".join(f"{k} {v / 1e6:.1f} MB" for k, v in sorted(sizes.items())),
+    ])
+    assert ratio < SAFETY_RATIO

@@ -1,0 +1,145 @@
+"""Releases through the CLI on a reviewed project: preflight, create, verify, rebuild byte for byte,
+a second version with its changelog, loading with the Hugging Face datasets library, import release."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from benchwright.core.checklist import Checklist, ChecklistItem, binary_rubric, clarity_item
+from benchwright.db import Store
+from benchwright.tui.cli import main
+
+
+def run(db: Path, *args: str):
+    return CliRunner().invoke(main, ["--db", str(db), *args])
+
+
+def good_checklist(tag: str = "") -> Checklist:
+    return Checklist(items=[
+        ChecklistItem(key_point=f"Names the module{tag}", weight=5, rubric=binary_rubric(5)),
+        ChecklistItem(key_point="Explains the order", weight=4, rubric=binary_rubric(4)),
+        clarity_item(),
+    ])
+
+
+@pytest.fixture
+def reviewed(tmp_path, monkeypatch):
+    monkeypatch.setenv("BENCHWRIGHT_CONFIG", str(tmp_path / "none.toml"))
+    db = tmp_path / "p.db"
+    code = tmp_path / "code"
+    code.mkdir()
+    assert run(db, "init").exit_code == 0
+    assert run(db, "repo", "add", "demo", str(code), "--version", "1.0", "--url", "https://example.org/demo").exit_code == 0
+    data = tmp_path / "pairs.jsonl"
+    data.write_text("".join(json.dumps({"question": f"Question {i}?", "answer": f"Answer {i}."}) + "\n" for i in range(5)))
+    assert run(db, "import", "jsonl", str(data), "--repo", "demo").exit_code == 0
+    with Store.open(db) as store:
+        ids = [r.id for r in store.queue_page("x", limit=10)]
+        for pid in ids[:4]:
+            store.save_checklist(pid, good_checklist(), author="llm", origin="generated")
+        for pid in ids[:3]:
+            store.record_decision(pid, "ada", "accept")
+            store.record_decision(pid, "bob", "accept")
+        store.record_decision(ids[3], "ada", "reject")
+        store.record_decision(ids[3], "bob", "reject")
+    return db, ids, tmp_path
+
+
+def test_preflight_lists_what_is_included_and_why_others_are_not(reviewed):
+    db, ids, _ = reviewed
+    r = run(db, "release", "preflight", "--list")
+    assert r.exit_code == 0, r.output
+    assert "included: 3 pairs" in r.output
+    assert "not accepted (final decision: reject)" in r.output and "not reviewed" in r.output
+
+
+def test_create_verify_rebuild_and_tamper(reviewed):
+    db, ids, tmp = reviewed
+    out = tmp / "releases"
+    r = run(db, "release", "create", "demo-qa", "--version", "1.0.0", "--out", str(out), "--as", "lead")
+    assert r.exit_code == 0, r.output
+    folder = out / "demo-qa-1.0.0"
+    for name in ("data/test.jsonl", "data/test.parquet", "README.md", "manifest.json", "CHANGELOG.md"):
+        assert (folder / name).is_file(), name
+    rows = [json.loads(line) for line in (folder / "data/test.jsonl").read_text().splitlines()]
+    assert sorted(r["id"] for r in rows) == sorted(ids[:3])
+    assert all(a.startswith("annotator-") for row in rows for a in row["annotators"])  # pseudonymous
+    assert "ada" not in (folder / "data/test.jsonl").read_text()
+    assert "configs:" in (folder / "README.md").read_text()
+    assert run(db, "release", "verify", str(folder)).exit_code == 0
+    # the same version again is refused; nothing is written
+    r = run(db, "release", "create", "demo-qa", "--version", "1.0.0", "--out", str(tmp / "other"))
+    assert r.exit_code == 1 and "exists already" in r.output and not (tmp / "other").exists()
+    # the same state and recorded time give the same bytes
+    r = run(db, "release", "rebuild", "demo-qa", "--version", "1.0.0", "--out", str(tmp / "again"))
+    assert r.exit_code == 0, r.output
+    again = tmp / "again" / "demo-qa-1.0.0"
+    files = sorted(p.relative_to(folder) for p in folder.rglob("*") if p.is_file())
+    assert files == sorted(p.relative_to(again) for p in again.rglob("*") if p.is_file())
+    for f in files:
+        assert (folder / f).read_bytes() == (again / f).read_bytes(), f
+    # one changed byte is caught
+    data = bytearray((folder / "data/test.jsonl").read_bytes())
+    data[10] ^= 1
+    (folder / "data/test.jsonl").write_bytes(bytes(data))
+    r = run(db, "release", "verify", str(folder))
+    assert r.exit_code == 1 and "test.jsonl" in r.output
+
+
+def test_second_version_has_a_changelog_and_names_on_request(reviewed):
+    db, ids, tmp = reviewed
+    out = tmp / "releases"
+    assert run(db, "release", "create", "demo-qa", "--version", "1.0.0", "--out", str(out)).exit_code == 0
+    with Store.open(db) as store:
+        store.save_checklist(ids[0], good_checklist(" and its entry point"), author="ada")
+        store.record_decision(ids[2], "ada", "reject")
+        store.record_decision(ids[2], "bob", "reject")
+    r = run(db, "release", "create", "demo-qa", "--version", "1.1.0", "--out", str(out), "--with-annotators")
+    assert r.exit_code == 0, r.output
+    log = (out / "demo-qa-1.1.0" / "CHANGELOG.md").read_text()
+    assert ids[2] in log and "and its entry point" in log
+    rows = [json.loads(line) for line in (out / "demo-qa-1.1.0" / "data/test.jsonl").read_text().splitlines()]
+    assert {a for row in rows for a in row["annotators"]} == {"ada", "bob"}
+
+
+def test_empty_release_is_refused(tmp_path, monkeypatch):
+    monkeypatch.setenv("BENCHWRIGHT_CONFIG", str(tmp_path / "none.toml"))
+    db = tmp_path / "empty.db"
+    assert run(db, "init").exit_code == 0
+    r = run(db, "release", "create", "x", "--version", "1.0.0", "--out", str(tmp_path / "r"))
+    assert r.exit_code == 1 and "empty" in r.output and not (tmp_path / "r" / "x-1.0.0").exists()
+    r = run(db, "release", "create", "x", "--version", "one", "--out", str(tmp_path / "r"))
+    assert r.exit_code == 1 and "Traceback" not in r.output
+
+
+def test_release_loads_with_datasets_and_imports_back(reviewed, monkeypatch):
+    db, ids, tmp = reviewed
+    out = tmp / "releases"
+    assert run(db, "release", "create", "demo-qa", "--version", "1.0.0", "--out", str(out)).exit_code == 0
+    folder = out / "demo-qa-1.0.0"
+    datasets = pytest.importorskip("datasets")
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    cache = tmp / "hf-cache"
+    parquet = datasets.load_dataset("parquet", data_files=str(folder / "data/test.parquet"), cache_dir=str(cache))
+    jsonl = datasets.load_dataset("json", data_files=str(folder / "data/test.jsonl"), cache_dir=str(cache))
+    assert parquet["train"].num_rows == 3 and jsonl["train"].num_rows == 3
+    row = parquet["train"][0]
+    assert row["repository"]["url"] == "https://example.org/demo"
+    assert [i["weight"] for i in row["checklist"]] == [5, 4, 1]
+    # import the release into a new project: same ids, checklists back
+    fresh = tmp / "fresh.db"
+    assert run(fresh, "init").exit_code == 0
+    r = run(fresh, "import", "release", str(folder))
+    assert r.exit_code == 0 and "added 3 Q&A pairs and 3 checklists" in r.output, r.output
+    r = run(fresh, "import", "release", str(folder))
+    assert "added 0 Q&A pairs and 0 checklists" in r.output  # idempotent
+    with Store.open(fresh) as store:
+        assert sorted(r.id for r in store.queue_page("x", limit=10)) == sorted(ids[:3])
+        assert store.checklist_version(ids[0]).checklist == good_checklist()
+    os.environ.pop("HF_DATASETS_OFFLINE", None)
