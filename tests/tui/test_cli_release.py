@@ -51,7 +51,7 @@ def reviewed(tmp_path, monkeypatch):
 
 
 def test_preflight_lists_what_is_included_and_why_others_are_not(reviewed):
-    db, ids, _ = reviewed
+    db, _ids, _ = reviewed
     r = run(db, "release", "preflight", "--list")
     assert r.exit_code == 0, r.output
     assert "included: 3 pairs" in r.output
