@@ -143,3 +143,34 @@ def test_release_loads_with_datasets_and_imports_back(reviewed, monkeypatch):
         assert sorted(r.id for r in store.queue_page("x", limit=10)) == sorted(ids[:3])
         assert store.checklist_version(ids[0]).checklist == good_checklist()
     os.environ.pop("HF_DATASETS_OFFLINE", None)
+
+
+async def test_release_screen_shows_preflight_and_creates(reviewed, monkeypatch):
+    from textual.widgets import Input
+
+    from benchwright.tui.app import BenchwrightApp
+    from benchwright.tui.screens.release import ReleaseScreen
+
+    db, _ids, tmp = reviewed
+    monkeypatch.chdir(tmp)
+    with Store.open(db) as store:
+        app = BenchwrightApp(store, "lead", resume=False)
+        async with app.run_test(size=(160, 48)) as pilot:
+            await pilot.pause()
+            await pilot.press("R")
+            await pilot.pause()
+            screen = app.screen
+            assert isinstance(screen, ReleaseScreen)
+            assert len(screen.preflight.included) == 3
+            assert dict(screen.preflight.reasons()) == {"not accepted (final decision: reject)": 1, "not reviewed": 1}
+            await pilot.press("ctrl+s")  # no name yet: refused
+            await pilot.pause()
+            assert screen.created is None
+            screen.query_one("#release-name", Input).value = "demo-qa"
+            screen.query_one("#release-version", Input).value = "2.0.0"
+            await pilot.press("ctrl+s")
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            assert screen.created == Path("releases") / "demo-qa-2.0.0"
+            assert (tmp / "releases" / "demo-qa-2.0.0" / "manifest.json").is_file()
+            assert store.release_exists("demo-qa", "2.0.0")
