@@ -400,5 +400,56 @@ def m005_releases(db: Database) -> None:
     _append_only(db, "releases")
 
 
+@migrations(name="m006_probes")
+def m006_probes(db: Database) -> None:
+    """NITR probes: probes and their variants (replaced on re-import, with a fingerprint of every file),
+    oracle runs with per-module results and logs (append-only), and oracle sign-offs (append-only)."""
+    db.executescript(
+        """
+        CREATE TABLE probes (
+            id TEXT PRIMARY KEY,
+            title TEXT NOT NULL,
+            primary_dimension TEXT,
+            probe_json TEXT NOT NULL,
+            fingerprint TEXT NOT NULL,
+            imported_at TEXT NOT NULL,
+            imported_by TEXT NOT NULL
+        );
+        CREATE TABLE probe_variants (
+            probe_id TEXT NOT NULL REFERENCES probes(id),
+            name TEXT NOT NULL,
+            kind TEXT NOT NULL CHECK (kind IN ('intended', 'shortcut', 'near-miss')),
+            expected TEXT NOT NULL CHECK (expected IN ('pass', 'fail')),
+            variant_json TEXT NOT NULL,
+            PRIMARY KEY (probe_id, name)
+        );
+        CREATE TABLE oracle_runs (
+            id INTEGER PRIMARY KEY,
+            probe_id TEXT NOT NULL REFERENCES probes(id),
+            variant TEXT,
+            outcome TEXT NOT NULL CHECK (outcome IN ('pass', 'fail', 'error')),
+            expected TEXT,
+            fingerprint TEXT NOT NULL,
+            run_json TEXT NOT NULL,
+            duration_s REAL NOT NULL,
+            created_at TEXT NOT NULL,
+            created_by TEXT NOT NULL
+        );
+        CREATE INDEX oracle_runs_probe ON oracle_runs(probe_id, variant, id);
+        CREATE TABLE oracle_signoffs (
+            id INTEGER PRIMARY KEY,
+            probe_id TEXT NOT NULL REFERENCES probes(id),
+            annotator TEXT NOT NULL,
+            verdict TEXT NOT NULL CHECK (verdict IN ('signed-off', 'not-signed-off')),
+            reason TEXT NOT NULL,
+            fingerprint TEXT NOT NULL,
+            created_at TEXT NOT NULL
+        );
+        """
+    )
+    _append_only(db, "oracle_runs")
+    _append_only(db, "oracle_signoffs")
+
+
 SCHEMA_VERSION = len(migrations._migrations)
 """Number of migrations this version of benchwright knows; recorded in exports."""

@@ -39,6 +39,7 @@ from benchwright.core.review import Criteria
 from .checklists import CHECKLIST_FILTERS, ChecklistStoreMixin
 from .locking import serialized
 from .migrations import migrations
+from .probes import ProbeStoreMixin
 from .releases import ReleaseStoreMixin
 from .reviews import AgreementInputsMixin, ReviewStoreMixin
 
@@ -144,7 +145,7 @@ class Progress:
     mine: int
 
 
-class Store(ChecklistStoreMixin, ReviewStoreMixin, AgreementInputsMixin, ReleaseStoreMixin):
+class Store(ChecklistStoreMixin, ReviewStoreMixin, AgreementInputsMixin, ReleaseStoreMixin, ProbeStoreMixin):
     """A benchwright project database.
 
     Open with :meth:`Store.open`; use as a context manager or call :meth:`close`.

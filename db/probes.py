@@ -1,0 +1,166 @@
+"""NITR probes in the store: probes and variants, oracle runs with their logs, and sign-offs.
+
+A probe's ``fingerprint`` covers every file of its case, evaluator and variants; a sign-off records the
+fingerprint it was given under, so any later change to the probe marks it stale (NITR §3, oracle validation).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass
+
+from benchwright.core.errors import BenchwrightError, NotFoundError
+from benchwright.core.models import utc_now
+
+from .locking import serialized
+
+VALIDATION_STATES = ("not run", "incomplete", "separating", "not separating", "signed off", "stale sign-off",
+                     "not signed off")
+
+
+def to_json(obj) -> str:
+    """JSON of a pydantic model or a dataclass (sorted keys)."""
+    if hasattr(obj, "model_dump"):
+        data = obj.model_dump(mode="json")
+    elif dataclasses.is_dataclass(obj):
+        data = dataclasses.asdict(obj)
+    else:
+        data = obj
+    return json.dumps(data, sort_keys=True, ensure_ascii=False, default=str)
+
+
+@dataclass(frozen=True)
+class SignOff:
+    """An annotator's verdict on a probe's oracle, with the probe fingerprint it was given under."""
+
+    annotator: str
+    verdict: str
+    reason: str
+    fingerprint: str
+    created_at: str
+
+
+class ProbeStoreMixin:
+    """Probe methods of :class:`benchwright.db.Store`."""
+
+    def save_probe(self, probe, variants: list, fingerprint: str, *, by: str) -> None:
+        """Insert or replace a probe and its variants (a re-import replaces them; runs and sign-offs stay,
+        and a changed fingerprint makes earlier sign-offs stale)."""
+        with self.write() as db:
+            db.conn.execute("DELETE FROM probe_variants WHERE probe_id = ?", [probe.id])
+            db.conn.execute(
+                """INSERT INTO probes (id, title, primary_dimension, probe_json, fingerprint, imported_at, imported_by)
+                   VALUES (?, ?, ?, ?, ?, ?, ?)
+                   ON CONFLICT (id) DO UPDATE SET title = excluded.title,
+                     primary_dimension = excluded.primary_dimension, probe_json = excluded.probe_json,
+                     fingerprint = excluded.fingerprint, imported_at = excluded.imported_at,
+                     imported_by = excluded.imported_by""",
+                (probe.id, probe.title, probe.primary_dimension, to_json(probe), fingerprint, utc_now(), by),
+            )
+            names = set()
+            for v in variants:
+                if v.name in names:
+                    raise BenchwrightError(f"probe {probe.id}: variant {v.name!r} appears twice")
+                names.add(v.name)
+                db.conn.execute(
+                    "INSERT INTO probe_variants (probe_id, name, kind, expected, variant_json) VALUES (?, ?, ?, ?, ?)",
+                    (probe.id, v.name, v.kind, v.expected, to_json(v)),
+                )
+
+    @serialized
+    def probe_ids(self) -> list[str]:
+        """Every probe id, sorted."""
+        return [r[0] for r in self.db.conn.execute("SELECT id FROM probes ORDER BY id")]
+
+    @serialized
+    def probe_record(self, probe_id: str) -> dict:
+        """``{id, title, primary_dimension, probe (dict), fingerprint, variants: [dict]}``.
+
+        Raises:
+            NotFoundError: no such probe.
+        """
+        r = self.db.conn.execute(
+            "SELECT id, title, primary_dimension, probe_json, fingerprint FROM probes WHERE id = ?", [probe_id]
+        ).fetchone()
+        if r is None:
+            raise NotFoundError(f"no probe {probe_id!r}; import it with: benchwright probe import CASE_DIR EVALUATOR_DIR")
+        variants = [json.loads(v[0]) for v in self.db.conn.execute(
+            "SELECT variant_json FROM probe_variants WHERE probe_id = ? ORDER BY name", [probe_id])]
+        return {"id": r[0], "title": r[1], "primary_dimension": r[2], "probe": json.loads(r[3]),
+                "fingerprint": r[4], "variants": variants}
+
+    def record_run(self, run, *, fingerprint: str, by: str) -> int:
+        """Append an oracle run (its per-module results and logs); returns the row id."""
+        variant = getattr(run, "variant", None)
+        name = getattr(variant, "name", None) if variant is not None else None
+        with self.write() as db:
+            cur = db.conn.execute(
+                """INSERT INTO oracle_runs (probe_id, variant, outcome, expected, fingerprint, run_json, duration_s,
+                   created_at, created_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                (run.probe_id, name, run.outcome, getattr(run, "expected", None), fingerprint, to_json(run),
+                 float(getattr(run, "duration_s", 0.0) or 0.0), utc_now(), by),
+            )
+            return cur.lastrowid
+
+    @serialized
+    def latest_runs(self, probe_id: str) -> dict[str | None, dict]:
+        """``{variant name (None: the starter code): run dict}`` of the latest run of each variant, each with
+        ``outcome``, ``expected``, ``fingerprint``, ``created_at`` and the run's JSON under ``run``."""
+        rows = self.db.conn.execute(
+            """SELECT variant, outcome, expected, fingerprint, run_json, created_at, created_by FROM oracle_runs o
+               WHERE probe_id = ? AND id = (SELECT max(id) FROM oracle_runs x WHERE x.probe_id = o.probe_id
+                                            AND x.variant IS o.variant)""",
+            [probe_id],
+        ).fetchall()
+        return {r[0]: {"outcome": r[1], "expected": r[2], "fingerprint": r[3], "run": json.loads(r[4]),
+                       "created_at": r[5], "created_by": r[6]} for r in rows}
+
+    def sign_off(self, probe_id: str, annotator: str, verdict: str, reason: str) -> None:
+        """Record an annotator's verdict on the probe's oracle (``signed-off`` or ``not-signed-off``).
+
+        Raises:
+            BenchwrightError: unknown verdict, or an empty reason for ``not-signed-off``.
+        """
+        if verdict not in ("signed-off", "not-signed-off"):
+            raise BenchwrightError("verdict must be signed-off or not-signed-off")
+        if verdict == "not-signed-off" and not reason.strip():
+            raise BenchwrightError("say why the oracle is not signed off")
+        record = self.probe_record(probe_id)
+        with self.write() as db:
+            db.conn.execute(
+                """INSERT INTO oracle_signoffs (probe_id, annotator, verdict, reason, fingerprint, created_at)
+                   VALUES (?, ?, ?, ?, ?, ?)""",
+                (probe_id, annotator, verdict, reason.strip(), record["fingerprint"], utc_now()),
+            )
+
+    @serialized
+    def latest_signoff(self, probe_id: str) -> SignOff | None:
+        """The latest sign-off of the probe, or None."""
+        r = self.db.conn.execute(
+            """SELECT annotator, verdict, reason, fingerprint, created_at FROM oracle_signoffs
+               WHERE probe_id = ? ORDER BY id DESC LIMIT 1""", [probe_id]
+        ).fetchone()
+        return SignOff(*r) if r else None
+
+    def validation_state(self, probe_id: str) -> str:
+        """One of :data:`VALIDATION_STATES`: sign-off state first (stale when the probe changed since), else
+        whether the latest runs under the current fingerprint separate intended from shortcut variants."""
+        record = self.probe_record(probe_id)
+        signoff = self.latest_signoff(probe_id)
+        if signoff is not None:
+            if signoff.fingerprint != record["fingerprint"]:
+                return "stale sign-off"
+            return "signed off" if signoff.verdict == "signed-off" else "not signed off"
+        runs = {k: v for k, v in self.latest_runs(probe_id).items() if v["fingerprint"] == record["fingerprint"]}
+        if not runs:
+            return "not run"
+        names = {v["name"] for v in record["variants"]}
+        if not names <= set(runs):
+            return "incomplete"
+        for v in record["variants"]:
+            if v["kind"] == "intended" and runs[v["name"]]["outcome"] != "pass":
+                return "not separating"
+            if v["kind"] == "shortcut" and runs[v["name"]]["outcome"] == "pass":
+                return "not separating"
+        return "separating"
