@@ -39,6 +39,7 @@ class QueueScreen(Screen):
         Binding("A", "adjudicate", "Adjudicate", key_display="A", id="queue.adjudicate"),
         Binding("S", "statistics", "Statistics", key_display="S", id="queue.statistics"),
         Binding("R", "release", "Release", key_display="R", id="queue.release"),
+        Binding("P", "probes", "Probes", key_display="P", id="queue.probes"),
     ]
 
     def __init__(self, store: Store, annotator: str, *, start_at: str | None = None) -> None:
@@ -196,6 +197,12 @@ class QueueScreen(Screen):
         from .statistics import StatisticsScreen
 
         self.app.push_screen(StatisticsScreen(self.store))
+
+    def action_probes(self) -> None:
+        """Open probe validation (NITR oracles)."""
+        from .probes import ProbesScreen
+
+        self.app.push_screen(ProbesScreen(self.store, self.annotator))
 
     def action_release(self) -> None:
         """Open the release screen (preflight, then create)."""
