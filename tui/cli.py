@@ -685,7 +685,8 @@ def probe_run(ctx, probe_id, variant_names, timeout_s, annotator) -> None:
             if not m.passed:
                 click.echo(f"    {m.name} ({m.module_name}): {printable(m.reason or '')}")
                 for hit in m.matches[:5]:
-                    click.echo(f"      {hit.rule_id}: {printable(hit.relative_path)}:{hit.line or ''} {printable(hit.message or '')}")
+                    where = f"{hit.relative_path}:{hit.line}" if hit.line else str(hit.relative_path)
+                    click.echo(f"      {hit.rule_id}: {printable(hit.message or where)}")
         if r.apply_error:
             click.echo(f"    variant not applied: {printable(r.apply_error)}")
     click.echo(f"validation state: {state}")
@@ -718,6 +719,7 @@ def prepare_demo(folder: Path) -> Path:
         result = parse("jsonl", sample, repository=demo_mod.DEMO_REPOSITORY, mapping=demo_mod.DEMO_MAPPING)
         store.apply_import(result, annotator="benchwright-demo", file_path=sample,
                            repository=demo_mod.DEMO_REPOSITORY)
+        _demo_probes(store)
         for question_start, checklist in demo_mod.demo_checklists():
             pair_ids = [
                 row.id for row in store.queue_page("benchwright-demo", QueueFilter(text=question_start), limit=2)
@@ -726,6 +728,19 @@ def prepare_demo(folder: Path) -> Path:
                 store.save_checklist(pair_ids[0], checklist, author="benchwright-demo", origin="generated",
                                      draft=not is_valid(checklist))
     return db_path
+
+
+def _demo_probes(store: Store) -> None:
+    """Import the demo probes shipped with benchwright (once; a newer benchwright's probes replace them)."""
+    from benchwright.core.probes import probe_fingerprint, read_probe_folder, sample_probe_dirs
+
+    known = set(store.probe_ids())
+    for folder in sample_probe_dirs():
+        probe_obj, variants = read_probe_folder(folder)
+        fingerprint = probe_fingerprint(probe_obj, variants)
+        if probe_obj.id in known and store.probe_record(probe_obj.id)["fingerprint"] == fingerprint:
+            continue
+        store.save_probe(probe_obj, variants, fingerprint, by="benchwright-demo")
 
 
 @main.command()

@@ -173,7 +173,7 @@ def run_probe_variants(store: Store, probe_id: str, names: list[str] | None, *, 
         BenchwrightError: an unknown variant name, or the probe's files changed on disk since import
             (re-import it first, so runs and sign-offs refer to what was run).
     """
-    from benchwright.core.probes import probe_fingerprint, run_probe
+    from benchwright.core.probes import chain_for, probe_fingerprint, run_probe
 
     probe, variants, record = _probe_and_variants(store, probe_id)
     if probe_fingerprint(probe, variants) != record["fingerprint"]:
@@ -187,7 +187,8 @@ def run_probe_variants(store: Store, probe_id: str, names: list[str] | None, *, 
     for variant in chosen or [None]:
         if cancel is not None and cancel.is_set():
             break
-        run = run_probe(probe, variant, timeout_s=timeout_s, cancel=cancel, progress=progress)
+        before = chain_for(variant, variants) if variant is not None else []
+        run = run_probe(probe, variant, before=before, timeout_s=timeout_s, cancel=cancel, progress=progress)
         store.record_run(run, fingerprint=record["fingerprint"], by=by)
         runs.append(run)
     return runs

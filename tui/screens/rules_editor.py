@@ -58,7 +58,7 @@ class RulesEditorScreen(Screen):
         yield Footer()
 
     def on_mount(self) -> None:
-        from benchwright.core.probes import Probe, Variant, apply_variant_to
+        from benchwright.core.probes import Probe, Variant, apply_variant_to, chain_for
 
         record = self.store.probe_record(self.probe_id)
         self.probe = Probe.model_validate(record["probe"])
@@ -68,7 +68,10 @@ class RulesEditorScreen(Screen):
             name = v.name if v else "(starter)"
             dest = self.tmp / (v.name if v else "_starter")
             try:
-                apply_variant_to(dest, self.probe, v)
+                # the case as the variant leaves it (earlier steps first), scanned without running anything
+                shutil.copytree(self.probe.case_dir, dest, symlinks=True)
+                for item in ([*chain_for(v, self.variants), v] if v else []):
+                    apply_variant_to(dest, item)
                 self.trees[name] = dest
             except (BenchwrightError, OSError, ValueError) as e:
                 self.tree_errors[name] = str(e)

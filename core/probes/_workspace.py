@@ -1,0 +1,142 @@
+"""The throw-away workspace a probe is evaluated in (shared by the runner and the rules preview).
+
+Layout (``root`` from :func:`tempfile.mkdtemp`)::
+
+    root/repo/                  {repo_root}
+    root/repo/<case_root>/      {case_root}   a copy of the case folder, without SPEC.md
+    root/repo/<build_dir>/      {build_dir}
+    root/evaluator/             {evaluator_root}   a copy of the evaluator folder
+    root/home/, root/tmp/       HOME and TMPDIR of every command
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import sys
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from .pipeline import ROOT_KEYS, Pipeline, expand, placeholder_names
+
+HIDDEN_CASE_FILES = ("SPEC.md",)
+"""Files of the case folder's top level that are hidden from the agent and left out of the workspace."""
+
+SECRET_MARKERS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL")
+"""An environment variable whose name contains one of these (any case) is not passed to commands."""
+
+SECRET_PREFIXES = ("ANTHROPIC_", "OPENAI_")
+"""An environment variable whose name starts with one of these (any case) is not passed to commands."""
+
+
+def is_secret_name(name: str) -> bool:
+    """True for variable names that may hold credentials (see :data:`SECRET_MARKERS`, :data:`SECRET_PREFIXES`)."""
+    upper = name.upper()
+    return any(marker in upper for marker in SECRET_MARKERS) or upper.startswith(SECRET_PREFIXES)
+
+
+def scrubbed_environment(base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """A copy of ``base`` (default ``os.environ``) without the variables :func:`is_secret_name` flags."""
+    source = os.environ if base is None else base
+    return {name: value for name, value in source.items() if not is_secret_name(name)}
+
+
+def _ignore_hidden(top: Path):
+    def ignore(directory: str, names: list[str]) -> list[str]:
+        if Path(directory).resolve() == top:
+            return [n for n in names if n in HIDDEN_CASE_FILES]
+        return []
+
+    return ignore
+
+
+def remove_tree(path: Path) -> None:
+    """Delete ``path`` recursively, making read-only entries writable first; never raises."""
+
+    def on_error(func, target, _exc_info):
+        try:
+            os.chmod(target, stat.S_IRWXU)
+            parent = os.path.dirname(target)
+            os.chmod(parent, stat.S_IRWXU)
+            func(target)
+        except OSError:
+            pass
+
+    shutil.rmtree(path, onerror=on_error)
+
+
+@dataclass
+class Workspace:
+    """Paths of one evaluation workspace; see the module docstring for the layout."""
+
+    root: Path
+    repo_root: Path
+    case_root: Path
+    evaluator_root: Path
+    build_dir: Path
+    home: Path
+    tmp: Path
+
+    @classmethod
+    def create(cls, case_dir: str | Path, evaluator_dir: str | Path | None, pipeline: Pipeline) -> Workspace:
+        """A fresh workspace holding copies of the case (without ``SPEC.md``) and the evaluator.
+
+        Raises:
+            OSError: a folder cannot be copied (the partial workspace is removed).
+        """
+        root = Path(tempfile.mkdtemp(prefix="benchwright-probe-")).resolve()
+        try:
+            repo = root / "repo"
+            case_root = (repo / pipeline.case_root).resolve()
+            build_dir = (repo / pipeline.build_dir).resolve()
+            workspace = cls(
+                root=root, repo_root=repo, case_root=case_root, evaluator_root=root / "evaluator",
+                build_dir=build_dir, home=root / "home", tmp=root / "tmp",
+            )
+            source = Path(case_dir).resolve()
+            repo.mkdir()
+            shutil.copytree(source, case_root, symlinks=True, ignore=_ignore_hidden(source), dirs_exist_ok=True)
+            if evaluator_dir is not None:
+                shutil.copytree(Path(evaluator_dir), workspace.evaluator_root, symlinks=True)
+            else:
+                workspace.evaluator_root.mkdir()
+            for folder in (build_dir, workspace.home, workspace.tmp):
+                folder.mkdir(parents=True, exist_ok=True)
+            return workspace
+        except BaseException:
+            remove_tree(root)
+            raise
+
+    def values(self) -> dict[str, str]:
+        """Placeholder values: the workspace paths and ``python`` (the running interpreter)."""
+        return {
+            "build_dir": str(self.build_dir), "case_root": str(self.case_root),
+            "evaluator_root": str(self.evaluator_root), "repo_root": str(self.repo_root),
+            "python": sys.executable,
+        }
+
+    def resolve(self, value: str) -> Path:
+        """A module's ``root`` or ``cwd`` as a path inside the workspace.
+
+        ``value`` is a root key (``case_root``), a path with placeholders, or a path relative to the repo root.
+
+        Raises:
+            ValueError: the path lies outside the workspace.
+        """
+        values = self.values()
+        if value in ROOT_KEYS:
+            path = Path(values[value])
+        else:
+            text = expand(value, values) if placeholder_names(value) else value
+            path = Path(text) if Path(text).is_absolute() else self.repo_root / text
+        resolved = path.resolve()
+        if not resolved.is_relative_to(self.root):
+            raise ValueError(f"{value!r} resolves to {resolved}, outside the workspace")
+        return resolved
+
+    def remove(self) -> None:
+        """Delete the workspace."""
+        remove_tree(self.root)

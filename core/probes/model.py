@@ -1,0 +1,202 @@
+"""Probes and variants (NITR probe construction, Steps 1-4; oracle validation).
+
+A :class:`Probe` is a case (starter code, build file, agent-visible task files) with a hidden spec and a
+hidden evaluator pipeline. A :class:`Variant` is a known solution used to validate the oracle: NITR
+("Oracle validation") checks each oracle "against intended maintainable solutions, representative shortcut
+solutions, and near-miss variants" until it "stably separated the intended solution family from targeted
+shortcuts".
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from .pipeline import Pipeline
+
+DIMENSIONS: dict[str, str] = {
+    "D1": "Change Locality",
+    "D2": "Reuse and Repo Awareness",
+    "D3": "Responsibility Decomposition",
+    "D4": "Extension Structure",
+    "D5": "Interface and Substitutability Discipline",
+    "D6": "Dependency Control",
+    "D7": "Testability and Determinism",
+    "D8": "State Ownership and Lifecycle",
+    "D9": "Side-Effect Isolation",
+}
+"""The nine NITR maintainability dimensions (NITR, "The nine dimensions include: (D1) Change Locality ...")."""
+
+VariantKind = Literal["intended", "shortcut", "near-miss"]
+Expectation = Literal["pass", "fail"]
+Granularity = Literal["micro", "multi-step"]
+
+FINGERPRINT_SKIPPED = ("__pycache__", ".git", ".DS_Store")
+"""Names left out of :func:`probe_fingerprint` (with ``*.pyc``): caches that change without an edit."""
+
+
+def _check_dimension(value: str) -> str:
+    code = value.strip().upper()
+    if code not in DIMENSIONS:
+        raise ValueError(f"unknown dimension {value!r}; expected one of D1 ... D9")
+    return code
+
+
+class Probe(BaseModel):
+    """A NITR probe.
+
+    Attributes:
+        id: a short identifier (``pricing-strategy``); names the probe in runs and sign-offs.
+        title: one line for lists.
+        primary_dimension: ``D1`` ... ``D9`` (NITR: "Each case declares exactly one primary_dimension").
+        secondary_dimensions: further ``D`` codes, in order, without the primary one.
+        intent: what the oracle checks and why (hidden from the agent).
+        granularity: ``micro`` (one ``TASK.md``) or ``multi-step`` (``TASK1.md`` ... ``TASKn.md``; NITR Step 4:
+            "each applied to the code produced at the previous step").
+        steps: the task texts in order; one for a micro probe.
+        case_dir: the case folder (starter code, build file, task files, by default ``SPEC.md``).
+        evaluator_dir: the hidden evaluator folder (``pipeline.json``, hidden tests, helper scripts).
+        pipeline: the parsed ``pipeline.json``.
+        spec_file: the ``SPEC.md`` that was read, or ``None``.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str = Field(min_length=1)
+    title: str
+    primary_dimension: str
+    secondary_dimensions: list[str] = Field(default_factory=list)
+    intent: str = ""
+    granularity: Granularity
+    steps: list[str] = Field(min_length=1)
+    case_dir: str
+    evaluator_dir: str
+    pipeline: Pipeline
+    spec_file: str | None = None
+
+    @field_validator("primary_dimension")
+    @classmethod
+    def _primary(cls, value: str) -> str:
+        return _check_dimension(value)
+
+    @field_validator("secondary_dimensions")
+    @classmethod
+    def _secondary(cls, value: list[str]) -> list[str]:
+        out: list[str] = []
+        for item in value:
+            code = _check_dimension(item)
+            if code not in out:
+                out.append(code)
+        return out
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Probe:
+        if self.primary_dimension in self.secondary_dimensions:
+            raise ValueError(f"{self.primary_dimension} is the primary dimension; leave it out of the secondary ones")
+        if self.granularity == "micro" and len(self.steps) != 1:
+            raise ValueError("a micro probe has exactly one task (TASK.md)")
+        return self
+
+    @property
+    def dimension_name(self) -> str:
+        """The primary dimension's name, e.g. ``Extension Structure``."""
+        return DIMENSIONS[self.primary_dimension]
+
+
+class Variant(BaseModel):
+    """A known solution of a probe, with the oracle outcome it should get.
+
+    Attributes:
+        name: the variant's folder name (unique per probe).
+        kind: ``intended`` (the maintainable solution), ``shortcut`` (passes the behaviour, breaks the
+            structure) or ``near-miss`` (close to one of them; shows whether the oracle is too strict or
+            too loose).
+        expected: ``pass`` or ``fail``.
+        step: for a multi-step probe, the step (1-based) this variant is the edit of; ``None`` for a micro
+            probe or for a variant covering the whole sequence.
+        patch: path of a unified diff applied with ``-p1`` at the case root, or ``None``.
+        tree: path of an overlay folder copied over the case root, or ``None``.
+        after: names of variants applied before this one, in order; when empty, a step-``k`` variant is
+            applied after the intended variant of each step ``1..k-1`` (see
+            :func:`benchwright.core.probes.runner.chain_for`).
+        description: free text.
+
+    At most one of ``patch`` and ``tree`` is set; with neither the variant is the starter code unchanged.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str = Field(min_length=1)
+    kind: VariantKind
+    expected: Expectation
+    step: int | None = Field(default=None, ge=1)
+    patch: str | None = None
+    tree: str | None = None
+    after: list[str] = Field(default_factory=list)
+    description: str = ""
+
+    @model_validator(mode="after")
+    def _one_source(self) -> Variant:
+        if self.patch is not None and self.tree is not None:
+            raise ValueError("a variant has a patch or a tree overlay, not both")
+        return self
+
+
+def _hash_tree(digest: hashlib._Hash, label: str, root: Path) -> None:
+    digest.update(f"\0tree\0{label}\0".encode())
+    if not root.exists():
+        digest.update(b"\0absent\0")
+        return
+    if root.is_file():
+        digest.update(b"\0file\0" + root.read_bytes())
+        return
+    entries: list[tuple[str, Path]] = []
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        dirnames[:] = sorted(d for d in dirnames if d not in FINGERPRINT_SKIPPED)
+        for name in filenames:
+            if name in FINGERPRINT_SKIPPED or name.endswith(".pyc"):
+                continue
+            path = Path(dirpath) / name
+            entries.append((path.relative_to(root).as_posix(), path))
+        for name in dirnames:
+            path = Path(dirpath) / name
+            if path.is_symlink():
+                entries.append((path.relative_to(root).as_posix(), path))
+    for relative, path in sorted(entries):
+        digest.update(relative.encode() + b"\0")
+        if path.is_symlink():
+            digest.update(b"link\0" + os.readlink(path).encode() + b"\0")
+        else:
+            content = path.read_bytes()
+            digest.update(str(len(content)).encode() + b"\0" + content)
+
+
+def probe_fingerprint(probe: Probe, variants: Iterable[Variant] | Sequence[Variant] = ()) -> str:
+    """SHA-256 (hex) over every file of the probe's case and evaluator folders, its spec file and the
+    variants (their metadata, patch files and overlay trees).
+
+    Any edit of a file, a rename, an added or removed file or variant changes it, so a sign-off recorded
+    with a fingerprint is stale when the fingerprint differs. Caches (``__pycache__``, ``*.pyc``, ``.git``,
+    ``.DS_Store``) are left out; symlinks count by their target text. Variants are taken in name order, so
+    the order of ``variants`` does not matter. Missing folders hash as absent rather than raising.
+    """
+    digest = hashlib.sha256(b"benchwright-probe-v1\0")
+    digest.update(probe.id.encode() + b"\0")
+    _hash_tree(digest, "case", Path(probe.case_dir))
+    _hash_tree(digest, "evaluator", Path(probe.evaluator_dir))
+    if probe.spec_file and not Path(probe.spec_file).resolve().is_relative_to(Path(probe.case_dir).resolve()):
+        _hash_tree(digest, "spec", Path(probe.spec_file))
+    for variant in sorted(variants, key=lambda v: v.name):
+        meta = variant.model_dump(exclude={"patch", "tree"})
+        digest.update(b"\0variant\0" + json.dumps(meta, sort_keys=True).encode())
+        if variant.patch is not None:
+            _hash_tree(digest, "patch", Path(variant.patch))
+        if variant.tree is not None:
+            _hash_tree(digest, "overlay", Path(variant.tree))
+    return digest.hexdigest()

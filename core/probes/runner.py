@@ -1,0 +1,593 @@
+"""Running a probe's oracle on a variant, and judging whether the oracle separates its variants.
+
+NITR (harness): "For each probe, the harness creates a temporary workspace, applies the model-generated
+file edits, configures and builds the project with CMake, runs the hidden functional tests, and then
+executes the structural oracles. A probe is marked pass only if both the functional and structural
+evaluations succeed." NITR (oracle validation): each oracle is validated "against intended maintainable
+solutions, representative shortcut solutions, and near-miss variants" until it "stably separated the
+intended solution family from targeted shortcuts"; :func:`separation` makes that check explicit.
+
+Safety of a run (:func:`run_probe`):
+
+* a fresh workspace from :func:`tempfile.mkdtemp` per run, removed at the end, also on errors and
+  cancellation (unless ``keep_workspace``);
+* the case and evaluator are copied in; the originals are never written;
+* patches and overlays whose paths are absolute, contain ``..`` or lead out through symlinks are refused
+  (an ``apply_error`` outcome, not an exception);
+* commands run with ``cwd`` inside the workspace, ``HOME``/``TMPDIR``/``XDG_*`` pointing into it, and
+  every variable whose name contains KEY, TOKEN, SECRET, PASSWORD, PASSWD or CREDENTIAL, or starts with
+  ANTHROPIC_ or OPENAI_, removed;
+* each command runs in a new session (its own process group); on timeout or cancellation the whole group
+  is killed with SIGKILL, and any process left in the group after the command ends is killed too.
+
+This is not a sandbox: a command may still write wherever the user running benchwright may write. Run
+untrusted variants in a container.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import signal
+import subprocess
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..errors import BenchwrightError
+from ._workspace import Workspace, scrubbed_environment
+from .model import Expectation, Probe, Variant
+from .pipeline import (
+    RequiredPathsModule,
+    SourceAnalysisModule,
+    UnitTestModule,
+    _CommandModule,
+    expand,
+)
+from .rules import RuleMatch, VariantApplyError, apply_variant_to, scan_sources
+
+LOG_HEAD_BYTES = 16_000
+LOG_TAIL_BYTES = 48_000
+"""A module's captured output keeps its first and last bytes; the middle of a longer log is left out."""
+
+NO_TESTS_MARKER = "No tests were found"
+"""ctest's message when a ``-R`` filter matches nothing (it still exits with 0)."""
+
+Outcome = Literal["pass", "fail", "error"]
+
+
+class ModuleResult(BaseModel):
+    """The result of one pipeline module.
+
+    Attributes:
+        name: the module's ``name``.
+        module_name: its type (``build``, ``unit_test``, ``required_paths``, ``source_analysis``,
+            ``customized_check``).
+        passed: True when the module passed.
+        reason: one line saying why, e.g. ``exit code 0``, ``exit code 2: <last output line>``,
+            ``timeout: still running after 1 s; process group killed``, ``cancelled``,
+            ``rule no-if matched in src/calc.cpp:14 (+1 more)``, ``missing: src/x.h``.
+        matches: rule findings (``source_analysis``) or missing paths (``required_paths``).
+        log: the command line and its captured stdout+stderr (interleaved), at most
+            :data:`LOG_HEAD_BYTES` + :data:`LOG_TAIL_BYTES` bytes with the middle left out; for source
+            analysis one line per finding.
+        duration_s: wall time.
+        command: the argv run, placeholders filled in (empty for modules that run nothing).
+        returncode: the exit code, or ``None`` when the command did not finish or did not start.
+        timed_out: True when the command was killed for the timeout.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    module_name: str
+    passed: bool
+    reason: str
+    matches: list[RuleMatch] = Field(default_factory=list)
+    log: str = ""
+    duration_s: float = 0.0
+    command: list[str] = Field(default_factory=list)
+    returncode: int | None = None
+    timed_out: bool = False
+
+
+class OracleRun(BaseModel):
+    """One evaluation of a probe on a variant (or on the starter code).
+
+    Attributes:
+        probe_id: the probe's id.
+        variant: the variant evaluated, or ``None`` for the starter code.
+        outcome: ``pass`` (every module passed), ``fail`` (some module failed) or ``error`` (the variant
+            could not be applied, the workspace could not be set up, or the run was cancelled).
+        expected: the variant's expectation, or ``None`` for the starter code.
+        matches_expectation: ``outcome == expected``; False for an ``error``; ``None`` without a variant.
+        modules: the module results in pipeline order (fewer than the pipeline's modules when cancelled or
+            when the variant did not apply).
+        apply_error: why a variant (of ``chain`` or the variant itself) did not apply, or ``None``.
+        duration_s: wall time of the whole run.
+        chain: names of the variants applied before ``variant`` (multi-step probes).
+        cancelled: True when ``cancel`` was set during the run.
+        error: any other reason for an ``error`` outcome (workspace setup, cancellation), or ``None``.
+        started_at: ISO 8601 UTC time the run started.
+        workspace: the workspace path when it was kept (``keep_workspace=True``), else ``None``.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    probe_id: str
+    variant: Variant | None
+    outcome: Outcome
+    expected: Expectation | None
+    matches_expectation: bool | None
+    modules: list[ModuleResult] = Field(default_factory=list)
+    apply_error: str | None = None
+    duration_s: float = 0.0
+    chain: list[str] = Field(default_factory=list)
+    cancelled: bool = False
+    error: str | None = None
+    started_at: str = ""
+    workspace: str | None = None
+
+    @property
+    def failed_modules(self) -> list[ModuleResult]:
+        """The modules that did not pass."""
+        return [m for m in self.modules if not m.passed]
+
+    @property
+    def rule_matches(self) -> list[RuleMatch]:
+        """Every finding of every module."""
+        return [match for module in self.modules for match in module.matches]
+
+    def summary(self) -> str:
+        """One line: variant, outcome, expectation and the first reason of failure."""
+        name = self.variant.name if self.variant else "starter"
+        text = f"{name}: {self.outcome}"
+        if self.expected is not None:
+            text += f" (expected {self.expected}{'' if self.matches_expectation else ', MISMATCH'})"
+        if self.apply_error:
+            text += f": {self.apply_error}"
+        elif self.error:
+            text += f": {self.error}"
+        elif self.failed_modules:
+            first = self.failed_modules[0]
+            text += f": {first.name}: {first.reason}"
+        return text
+
+
+class Separation(BaseModel):
+    """Whether an oracle separates a probe's variants (NITR, oracle validation).
+
+    Attributes:
+        separating: every intended variant passes, every shortcut fails, there is at least one of each,
+            and none of them ended in an error.
+        intended_failing: names of intended variants that did not pass.
+        shortcuts_passing: names of shortcut variants that passed.
+        near_miss_notes: one sentence per near-miss: as expected, or "may be too loose" (expected fail,
+            passed) / "may be too strict" (expected pass, failed).
+        errors: ``name: reason`` of runs that ended in an error.
+        notes: anything else worth saying (no intended or no shortcut variant was run).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    separating: bool
+    intended_failing: list[str] = Field(default_factory=list)
+    shortcuts_passing: list[str] = Field(default_factory=list)
+    near_miss_notes: list[str] = Field(default_factory=list)
+    errors: list[str] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Processes
+
+
+class _BoundedReader(threading.Thread):
+    """Reads a pipe to its end, keeping the first and last bytes."""
+
+    def __init__(self, stream) -> None:
+        super().__init__(daemon=True)
+        self.stream = stream
+        self.head = bytearray()
+        self.tail: deque[bytes] = deque()
+        self.tail_size = 0
+        self.total = 0
+
+    def run(self) -> None:
+        try:
+            while True:
+                chunk = self.stream.read1(65536) if hasattr(self.stream, "read1") else self.stream.read(65536)
+                if not chunk:
+                    break
+                self.total += len(chunk)
+                room = LOG_HEAD_BYTES - len(self.head)
+                if room > 0:
+                    self.head += chunk[:room]
+                    chunk = chunk[room:]
+                if chunk:
+                    self.tail.append(chunk)
+                    self.tail_size += len(chunk)
+                    while self.tail_size - len(self.tail[0]) >= LOG_TAIL_BYTES:
+                        self.tail_size -= len(self.tail.popleft())
+        except (OSError, ValueError):
+            pass
+
+    def text(self) -> str:
+        tail = b"".join(self.tail)
+        if len(tail) > LOG_TAIL_BYTES:
+            tail = tail[-LOG_TAIL_BYTES:]
+        left_out = self.total - len(self.head) - len(tail)
+        out = bytes(self.head).decode("utf-8", errors="replace")
+        if left_out > 0:
+            out += f"\n[... {left_out} bytes of output left out ...]\n"
+        return out + tail.decode("utf-8", errors="replace")
+
+
+def _kill_group(pgid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGKILL)
+
+
+def _run_command(
+    argv: list[str], *, cwd: Path, env: dict[str, str], timeout_s: float, cancel: threading.Event | None
+) -> tuple[int | None, str, bool, bool]:
+    """Run ``argv`` in its own process group; returns (returncode, output, timed_out, cancelled)."""
+    try:
+        process = subprocess.Popen(
+            argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    except FileNotFoundError:
+        return None, f"command not found: {argv[0]}", False, False
+    except OSError as error:
+        return None, f"cannot run {argv[0]}: {error.strerror or error}", False, False
+    reader = _BoundedReader(process.stdout)
+    reader.start()
+    deadline = time.monotonic() + timeout_s
+    timed_out = cancelled = False
+    try:
+        while True:
+            try:
+                process.wait(timeout=0.05)
+                break
+            except subprocess.TimeoutExpired:
+                if cancel is not None and cancel.is_set():
+                    cancelled = True
+                elif time.monotonic() >= deadline:
+                    timed_out = True
+                if timed_out or cancelled:
+                    _kill_group(process.pid)
+                    process.wait()
+                    break
+    finally:
+        _kill_group(process.pid)  # stragglers of the group (background children) die with the command
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        reader.join(timeout=5)
+        if process.stdout is not None and not reader.is_alive():
+            process.stdout.close()
+    return (None if timed_out or cancelled else process.returncode), reader.text(), timed_out, cancelled
+
+
+def _environment(workspace: Workspace, extra: dict[str, str]) -> dict[str, str]:
+    env = scrubbed_environment()
+    env.update({
+        "HOME": str(workspace.home), "TMPDIR": str(workspace.tmp), "TMP": str(workspace.tmp),
+        "TEMP": str(workspace.tmp), "XDG_CACHE_HOME": str(workspace.home / ".cache"),
+        "XDG_CONFIG_HOME": str(workspace.home / ".config"), "XDG_DATA_HOME": str(workspace.home / ".local/share"),
+    })
+    values = workspace.values()
+    env.update({key: expand(value, values) for key, value in extra.items()})
+    return scrubbed_environment(env)
+
+
+_FAILURE_LINE = re.compile(r"\b(FAIL|FAILED|ERROR|Error|error|Traceback|Assertion)\b")
+_NOISE = ("Errors while running CTest", "The following tests FAILED", "Output from these tests are in",
+          "Use \"--rerun-failed", "tests passed,", "Total Test time")
+
+
+def _telling_line(text: str) -> str:
+    """The first line that looks like a failure message, else the last non-empty line (for reasons)."""
+    lines = [line.strip() for line in text.splitlines() if line.strip() and not line.startswith("$ ")]
+    for line in lines:
+        if _FAILURE_LINE.search(line) and not any(noise in line for noise in _NOISE) and not line.startswith(
+            ("Test #", "Start ", "1/", "0% tests")
+        ) and "***Failed" not in line:
+            return line[:200]
+    return lines[-1][:200] if lines else ""
+
+
+def _command_module(
+    module: _CommandModule, workspace: Workspace, timeout_s: float, cancel: threading.Event | None
+) -> ModuleResult:
+    started = time.monotonic()
+    values = workspace.values()
+    argv = [expand(part, values) for part in module.command]
+    base = {"name": module.name, "module_name": module.module_name, "command": argv}
+    try:
+        cwd = workspace.resolve(module.cwd or "repo_root")
+    except ValueError as error:
+        return ModuleResult(**base, passed=False, reason=f"bad working directory: {error}")
+    if not cwd.is_dir():
+        return ModuleResult(**base, passed=False, reason=f"working directory {module.cwd} does not exist")
+    limit = module.timeout_s or timeout_s
+    returncode, output, timed_out, cancelled = _run_command(
+        argv, cwd=cwd, env=_environment(workspace, module.env), timeout_s=limit, cancel=cancel
+    )
+    log = "$ " + " ".join(argv) + "\n" + output
+    duration = time.monotonic() - started
+    if timed_out:
+        reason, passed = f"timeout: still running after {limit:g} s; process group killed", False
+    elif cancelled:
+        reason, passed = "cancelled", False
+    elif returncode is None:
+        reason, passed = output, False
+    elif returncode != 0:
+        last = _telling_line(output)
+        reason, passed = f"exit code {returncode}" + (f": {last}" if last else ""), False
+    elif isinstance(module, UnitTestModule) and NO_TESTS_MARKER in output:
+        reason, passed = "no tests were run (the test filter matched nothing)", False
+    else:
+        reason, passed = "exit code 0", True
+    return ModuleResult(
+        **base, passed=passed, reason=reason, log=log, duration_s=duration, returncode=returncode,
+        timed_out=timed_out,
+    )
+
+
+def _required_paths(module: RequiredPathsModule, workspace: Workspace) -> ModuleResult:
+    started = time.monotonic()
+    base = {"name": module.name, "module_name": module.module_name}
+    try:
+        root = workspace.resolve(module.root)
+    except ValueError as error:
+        return ModuleResult(**base, passed=False, reason=f"bad root: {error}")
+    missing = [p for p in module.paths if not (root / p).exists()]
+    matches = [
+        RuleMatch(rule_id="required_path", relative_path=p, line=None, text="", kind="missing",
+                  message=f"required path {p} is missing")
+        for p in missing
+    ]
+    reason = f"missing: {', '.join(missing)}" if missing else f"all {len(module.paths)} required paths exist"
+    return ModuleResult(
+        **base, passed=not missing, reason=reason, matches=matches,
+        log="\n".join(m.message for m in matches), duration_s=time.monotonic() - started,
+    )
+
+
+def _source_analysis(module: SourceAnalysisModule, workspace: Workspace) -> ModuleResult:
+    started = time.monotonic()
+    base = {"name": module.name, "module_name": module.module_name}
+    try:
+        root = workspace.resolve(module.root)
+    except ValueError as error:
+        return ModuleResult(**base, passed=False, reason=f"bad root: {error}")
+    matches = scan_sources(module, root)
+    if matches:
+        first = matches[0]
+        verb = "matched in" if first.kind == "violation" else "required pattern not found in"
+        reason = f"rule {first.rule_id} {verb} {first.location()}"
+        if len(matches) > 1:
+            reason += f" (+{len(matches) - 1} more)"
+    else:
+        reason = f"no rule matched ({len(module.rules)} rules)"
+    log = "\n".join(f"{m.location()}: [{m.rule_id}] {m.message}" + (f"\n    {m.text}" if m.text else "") for m in matches)
+    return ModuleResult(
+        **base, passed=not matches, reason=reason, matches=matches, log=log, duration_s=time.monotonic() - started
+    )
+
+
+def _run_module(module, workspace: Workspace, timeout_s: float, cancel: threading.Event | None) -> ModuleResult:
+    if isinstance(module, _CommandModule):
+        return _command_module(module, workspace, timeout_s, cancel)
+    if isinstance(module, RequiredPathsModule):
+        return _required_paths(module, workspace)
+    return _source_analysis(module, workspace)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Runs
+
+
+def run_probe(
+    probe: Probe,
+    variant: Variant | None,
+    *,
+    before: Sequence[Variant] = (),
+    timeout_s: float = 120.0,
+    cancel: threading.Event | None = None,
+    progress: Callable[[str], None] | None = None,
+    keep_workspace: bool = False,
+) -> OracleRun:
+    """Evaluate ``probe``'s pipeline on the starter code with ``before`` and then ``variant`` applied.
+
+    Args:
+        probe: the probe.
+        variant: the variant to evaluate, or ``None`` for the starter code (``before`` still applies).
+        before: variants applied first, in order (the earlier steps of a multi-step probe; see
+            :func:`chain_for`).
+        timeout_s: timeout of each command module (a module's own ``timeout_s`` wins).
+        cancel: when set, the running command's process group is killed and no further module runs; the
+            outcome is ``error`` with ``cancelled=True``.
+        progress: called with short messages (``applying intended``, ``[3/6] unit_test functional``, ...).
+        keep_workspace: keep the workspace for inspection (its path is in ``OracleRun.workspace``).
+
+    Returns:
+        An :class:`OracleRun`. Never raises for a broken variant, a failing command or a timeout; those
+        are outcomes.
+    """
+    say = progress or (lambda _message: None)
+    started = time.monotonic()
+    started_at = datetime.now(UTC).isoformat(timespec="seconds")
+    chain = [v.name for v in before]
+    expected = variant.expected if variant is not None else None
+
+    def finish(outcome: Outcome, modules: list[ModuleResult], **extra) -> OracleRun:
+        matches = None if variant is None else (outcome != "error" and outcome == expected)
+        return OracleRun(
+            probe_id=probe.id, variant=variant, outcome=outcome, expected=expected, matches_expectation=matches,
+            modules=modules, duration_s=time.monotonic() - started, chain=chain, started_at=started_at, **extra,
+        )
+
+    if cancel is not None and cancel.is_set():
+        return finish("error", [], cancelled=True, error="cancelled before the run started")
+    say("preparing the workspace")
+    try:
+        workspace = Workspace.create(probe.case_dir, probe.evaluator_dir, probe.pipeline)
+    except OSError as error:
+        return finish("error", [], error=f"the workspace cannot be prepared: {error}")
+    kept = str(workspace.root) if keep_workspace else None
+    try:
+        for item in [*before, variant]:
+            if item is None:
+                continue
+            say(f"applying {item.name}")
+            try:
+                apply_variant_to(workspace.case_root, item)
+            except VariantApplyError as error:
+                return finish("error", [], apply_error=str(error), workspace=kept)
+        results: list[ModuleResult] = []
+        total = len(probe.pipeline.modules)
+        for index, module in enumerate(probe.pipeline.modules, start=1):
+            if cancel is not None and cancel.is_set():
+                return finish("error", results, cancelled=True, error="cancelled", workspace=kept)
+            say(f"[{index}/{total}] {module.module_name} {module.name}")
+            result = _run_module(module, workspace, timeout_s, cancel)
+            results.append(result)
+            say(f"[{index}/{total}] {module.name}: {'passed' if result.passed else 'failed'} ({result.reason})")
+            if result.reason == "cancelled":
+                return finish("error", results, cancelled=True, error="cancelled", workspace=kept)
+        outcome: Outcome = "pass" if all(r.passed for r in results) else "fail"
+        return finish(outcome, results, workspace=kept)
+    finally:
+        if not keep_workspace:
+            workspace.remove()
+
+
+def chain_for(variant: Variant, variants: Sequence[Variant]) -> list[Variant]:
+    """The variants to apply before ``variant``.
+
+    ``variant.after`` names them explicitly; otherwise a step-``k`` variant builds on the intended variant
+    of each step ``1 .. k-1`` (exactly one per step). Micro and whole-sequence variants need nothing.
+
+    Raises:
+        BenchwrightError: a name of ``after`` is unknown, or an earlier step has no or several intended
+            variants.
+    """
+    by_name = {v.name: v for v in variants}
+    if variant.after:
+        unknown = [n for n in variant.after if n not in by_name]
+        if unknown:
+            raise BenchwrightError(f"variant {variant.name}: 'after' names unknown variants: {', '.join(unknown)}")
+        return [by_name[n] for n in variant.after]
+    chain: list[Variant] = []
+    for step in range(1, (variant.step or 1)):
+        intended = [v for v in variants if v.step == step and v.kind == "intended"]
+        if len(intended) != 1:
+            raise BenchwrightError(
+                f"variant {variant.name} (step {variant.step}) builds on the intended variant of step {step}, "
+                f"but there are {len(intended)}; name them in 'after'"
+            )
+        chain.append(intended[0])
+    return chain
+
+
+def final_variants(probe: Probe, variants: Sequence[Variant]) -> list[Variant]:
+    """The variants that reach the end of the task sequence: micro and whole-sequence variants
+    (``step`` ``None``) and those of the last step. Earlier step variants are building blocks of chains."""
+    last = len(probe.steps)
+    return [v for v in variants if v.step is None or v.step == last]
+
+
+def run_all(
+    probe: Probe,
+    variants: Sequence[Variant],
+    *,
+    include_starter: bool = False,
+    timeout_s: float = 120.0,
+    cancel: threading.Event | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> list[OracleRun]:
+    """Run every final variant (:func:`final_variants`) with its chain (:func:`chain_for`), in name order,
+    and the starter code first when ``include_starter``. Stops early when ``cancel`` is set (the run in
+    progress is returned as cancelled). A chain that cannot be built is an ``error`` run.
+    """
+    say = progress or (lambda _message: None)
+    runs: list[OracleRun] = []
+    todo: list[Variant | None] = ([None] if include_starter else []) + sorted(
+        final_variants(probe, variants), key=lambda v: v.name
+    )
+    for item in todo:
+        if cancel is not None and cancel.is_set():
+            break
+        say(f"variant {item.name if item else 'starter'}")
+        try:
+            chain = chain_for(item, variants) if item is not None else []
+        except BenchwrightError as error:
+            runs.append(OracleRun(
+                probe_id=probe.id, variant=item, outcome="error", expected=item.expected if item else None,
+                matches_expectation=False, apply_error=str(error),
+            ))
+            continue
+        runs.append(run_probe(probe, item, before=chain, timeout_s=timeout_s, cancel=cancel, progress=progress))
+    return runs
+
+
+def _near_miss_note(run: OracleRun) -> str:
+    name = run.variant.name if run.variant else "starter"
+    failed = run.failed_modules
+    reason = f"{failed[0].name}: {failed[0].reason}" if failed else "every module passed"
+    if run.outcome == "error":
+        return f"{name}: could not be judged ({run.apply_error or run.error})"
+    if run.outcome == run.expected:
+        return f"{name}: {'passed' if run.outcome == 'pass' else 'failed'} as expected ({reason})"
+    if run.expected == "fail":
+        return f"{name}: expected to fail but passed; the oracle may be too loose"
+    return f"{name}: expected to pass but failed ({reason}); the oracle may be too strict"
+
+
+def separation(runs: Sequence[OracleRun]) -> Separation:
+    """Judge whether the oracle separates the variants of ``runs`` (runs of the starter code are ignored).
+
+    Separating means: at least one intended and one shortcut variant were run, every intended variant
+    passed, every shortcut failed, and none of them ended in an error. Near-misses do not decide
+    separation; each gets a note saying whether it came out as expected and, if not, whether the oracle
+    looks too loose or too strict.
+    """
+    intended_failing: list[str] = []
+    shortcuts_passing: list[str] = []
+    near_miss_notes: list[str] = []
+    errors: list[str] = []
+    notes: list[str] = []
+    kinds: set[str] = set()
+    blocked = False
+    for run in runs:
+        if run.variant is None:
+            continue
+        name, kind = run.variant.name, run.variant.kind
+        kinds.add(kind)
+        if run.outcome == "error":
+            errors.append(f"{name}: {run.apply_error or run.error or 'error'}")
+            blocked = blocked or kind in ("intended", "shortcut")
+        if kind == "intended" and run.outcome != "pass":
+            intended_failing.append(name)
+        elif kind == "shortcut" and run.outcome == "pass":
+            shortcuts_passing.append(name)
+        elif kind == "near-miss":
+            near_miss_notes.append(_near_miss_note(run))
+    for kind in ("intended", "shortcut"):
+        if kind not in kinds:
+            notes.append(f"no {kind} variant was run, so separation cannot be shown")
+    separating = not intended_failing and not shortcuts_passing and not blocked and not notes
+    return Separation(
+        separating=separating, intended_failing=intended_failing, shortcuts_passing=shortcuts_passing,
+        near_miss_notes=near_miss_notes, errors=errors, notes=notes,
+    )

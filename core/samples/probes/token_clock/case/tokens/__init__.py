@@ -1,0 +1,5 @@
+"""Session tokens."""
+
+from .issuer import Token, TokenIssuer
+
+__all__ = ["Token", "TokenIssuer"]
