@@ -1,0 +1,112 @@
+"""Probes through the CLI and the validation screen: import the shipped Python probe, run every variant,
+see the separating matrix, sign off, go stale after a change, preview a rule in the rules editor."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from textual.widgets import DataTable, TextArea
+
+from benchwright.core.probes import sample_probe_dirs
+from benchwright.db import Store
+from benchwright.tui.app import BenchwrightApp
+from benchwright.tui.cli import main
+from benchwright.tui.screens.probes import ProbesScreen
+from benchwright.tui.screens.rules_editor import RulesEditorScreen
+
+
+def run(db: Path, *args: str):
+    return CliRunner().invoke(main, ["--db", str(db), *args])
+
+
+@pytest.fixture
+def python_probe(tmp_path, monkeypatch):
+    monkeypatch.setenv("BENCHWRIGHT_CONFIG", str(tmp_path / "none.toml"))
+    source = next(p for p in sample_probe_dirs() if p.name == "token_clock")
+    folder = tmp_path / "token_clock"
+    shutil.copytree(source, folder)
+    db = tmp_path / "p.db"
+    assert run(db, "init").exit_code == 0
+    r = run(db, "probe", "import", str(folder / "case"), str(folder / "evaluator"), "--variants", str(folder / "variants"))
+    assert r.exit_code == 0, r.output
+    return db, folder
+
+
+def test_cli_run_signoff_and_stale_after_a_change(python_probe):
+    db, folder = python_probe
+    r = run(db, "probe", "list")
+    assert "token-clock" in r.output and "not run" in r.output
+    r = run(db, "probe", "run", "token-clock", "--as", "ada")
+    assert r.exit_code == 0, r.output
+    assert "validation state: separating" in r.output
+    assert "shortcut\tfail\texpected fail\tas expected" in r.output
+    assert "no-wall-clock-call" in r.output  # the rule that caught the shortcut is named
+    r = run(db, "probe", "signoff", "token-clock", "--verdict", "signed-off", "--as", "lead")
+    assert r.exit_code == 0 and "signed off" in r.output
+    r = run(db, "probe", "signoff", "token-clock", "--verdict", "not-signed-off", "--as", "lead")
+    assert r.exit_code == 1 and "say why" in r.output
+    # a change to the probe after sign-off makes the sign-off stale
+    task = folder / "case" / "TASK.md"
+    task.write_text(task.read_text() + "\nOne more sentence.\n")
+    r = run(db, "probe", "run", "token-clock")
+    assert r.exit_code == 1 and "import it again" in r.output
+    assert run(db, "probe", "import", str(folder / "case"), str(folder / "evaluator"),
+               "--variants", str(folder / "variants")).exit_code == 0
+    assert "stale sign-off" in run(db, "probe", "list").output
+    r = run(db, "probe", "run", "token-clock", "--variant", "nope")
+    assert r.exit_code == 1 and "has no variant nope" in r.output
+
+
+def test_probe_new_scaffolds_an_importable_probe(tmp_path, monkeypatch):
+    monkeypatch.setenv("BENCHWRIGHT_CONFIG", str(tmp_path / "none.toml"))
+    r = run(tmp_path / "p.db", "probe", "new", str(tmp_path / "mine"), "--id", "my-probe")
+    assert r.exit_code == 0, r.output
+    assert run(tmp_path / "p.db", "init").exit_code == 0
+    r = run(tmp_path / "p.db", "probe", "import", str(tmp_path / "mine" / "case"), str(tmp_path / "mine" / "evaluator"),
+            "--variants", str(tmp_path / "mine" / "variants"))
+    assert r.exit_code == 0 and "imported probe my-probe" in r.output, r.output
+
+
+async def test_validation_screen_runs_all_and_signs_off(python_probe):
+    db, folder = python_probe
+    with Store.open(db) as store:
+        app = BenchwrightApp(store, "ada", resume=False)
+        async with app.run_test(size=(180, 50)) as pilot:
+            await pilot.pause()
+            await pilot.press("P")
+            await pilot.pause()
+            screen = app.screen
+            assert isinstance(screen, ProbesScreen) and screen.probe_id == "token-clock"
+            screen.query_one("#probe-matrix", DataTable).focus()
+            await pilot.press("a")
+            await pilot.pause()
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            assert store.validation_state("token-clock") == "separating"
+            table = screen.query_one("#probe-matrix", DataTable)
+            rows = {str(table.get_row_at(i)[0]): [str(c) for c in table.get_row_at(i)] for i in range(table.row_count)}
+            assert rows["shortcut"][-2:] == ["fail", "✓ as expected"]
+            assert rows["intended"][-2:] == ["pass", "✓ as expected"]
+            # the rules editor previews matches without running anything
+            await pilot.press("e")
+            await pilot.pause()
+            editor = app.screen
+            assert isinstance(editor, RulesEditorScreen)
+            await pilot.pause()
+            preview = str(editor.query_one("#rules-preview").render())
+            assert "shortcut (shortcut, expected fail): 1 violation" in preview
+            assert "intended (intended, expected pass): no violation" in preview
+            editor.query_one("#rule-patterns", TextArea).text = "this_pattern_matches_nothing_at_all"
+            await pilot.pause()
+            assert "shortcut (shortcut, expected fail): no violation" in str(editor.query_one("#rules-preview").render())
+            await pilot.press("escape")
+            await pilot.pause()
+            await pilot.press("s")
+            await pilot.pause()
+            await pilot.press(*"ok", "enter")
+            await pilot.pause()
+            assert store.validation_state("token-clock") == "signed off"
+            assert store.latest_signoff("token-clock").annotator == "ada"
