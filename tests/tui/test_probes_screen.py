@@ -71,7 +71,7 @@ def test_probe_new_scaffolds_an_importable_probe(tmp_path, monkeypatch):
 
 
 async def test_validation_screen_runs_all_and_signs_off(python_probe):
-    db, folder = python_probe
+    db, _folder = python_probe
     with Store.open(db) as store:
         app = BenchwrightApp(store, "ada", resume=False)
         async with app.run_test(size=(180, 50)) as pilot:
