@@ -451,5 +451,22 @@ def m006_probes(db: Database) -> None:
     _append_only(db, "oracle_signoffs")
 
 
+@migrations(name="m007_review_drafts")
+def m007_review_drafts(db: Database) -> None:
+    """Criteria marked but not yet submitted with a decision: kept per pair and annotator, so moving away
+    or a crash loses none of them (a draft older than the annotator's latest decision is ignored)."""
+    db.executescript(
+        """
+        CREATE TABLE review_drafts (
+            qa_pair_id TEXT NOT NULL REFERENCES qa_pairs(id),
+            annotator TEXT NOT NULL,
+            criteria_json TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            PRIMARY KEY (qa_pair_id, annotator)
+        );
+        """
+    )
+
+
 SCHEMA_VERSION = len(migrations._migrations)
 """Number of migrations this version of benchwright knows; recorded in exports."""

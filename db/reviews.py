@@ -13,6 +13,10 @@ from benchwright.core.review import CRITERIA, Criteria, Review
 from .locking import serialized
 
 SUBMITTED = ("accept", "reject", "revise")
+
+_OTHERS_WORK = """origin IN ('edited', 'imported') AND author != ?
+    AND (author IN (SELECT annotator FROM assignments) OR NOT EXISTS (SELECT 1 FROM assignments))"""
+"""SQL over ``checklist_versions``: a version that is another annotator's own work (hidden in blind mode)."""
 """Decisions that submit a review (``skip`` does not)."""
 
 
@@ -82,13 +86,30 @@ class ReviewStoreMixin:
 
     @serialized
     def current_criteria(self, pair_id: str, annotator: str) -> Criteria:
-        """``annotator``'s criteria on ``pair_id`` as last recorded (unjudged when none)."""
+        """``annotator``'s criteria on ``pair_id``: a draft marked since their latest decision, else as last
+        recorded with a decision (unjudged when none)."""
         row = self.db.conn.execute(
-            """SELECT d.criteria_json FROM review_state s JOIN review_decisions d ON d.id = s.decision_id
+            """SELECT d.criteria_json, s.updated_at FROM review_state s JOIN review_decisions d ON d.id = s.decision_id
                WHERE s.qa_pair_id = ? AND s.annotator = ?""",
             [pair_id, annotator],
         ).fetchone()
+        draft = self.db.conn.execute(
+            "SELECT criteria_json, updated_at FROM review_drafts WHERE qa_pair_id = ? AND annotator = ?",
+            [pair_id, annotator],
+        ).fetchone()
+        if draft and (row is None or draft[1] > row[1]):
+            return Criteria.from_json(draft[0])
         return Criteria.from_json(row[0] if row else None)
+
+    def save_criteria_draft(self, pair_id: str, annotator: str, criteria: Criteria) -> None:
+        """Keep criteria marked before the decision (committed at once; replaced by the next draft)."""
+        with self.write() as db:
+            db.conn.execute(
+                """INSERT INTO review_drafts (qa_pair_id, annotator, criteria_json, updated_at) VALUES (?, ?, ?, ?)
+                   ON CONFLICT (qa_pair_id, annotator) DO UPDATE SET criteria_json = excluded.criteria_json,
+                   updated_at = excluded.updated_at""",
+                (pair_id, annotator, criteria.to_json(), utc_now()),
+            )
 
     @serialized
     def has_submitted(self, pair_id: str, annotator: str) -> bool:
@@ -99,8 +120,20 @@ class ReviewStoreMixin:
         return bool(row and row[0] in SUBMITTED)
 
     def may_see_others(self, pair_id: str, annotator: str) -> bool:
-        """Blind mode: others' reviews and checklist edits are visible once ``annotator`` submitted."""
-        return not self.blind_mode or self.has_submitted(pair_id, annotator)
+        """Blind mode: another annotator's review, decision and checklist edits of a pair are visible once
+        ``annotator`` submitted a review of it. Someone the pair is not assigned to, who has not worked on it
+        (a lead, an adjudicator), sees everything."""
+        if not self.blind_mode or self.has_submitted(pair_id, annotator):
+            return True
+        assignees = self.assignees(pair_id)
+        if assignees and annotator not in assignees:
+            own = self.db.conn.execute(
+                """SELECT 1 FROM review_decisions WHERE qa_pair_id = ? AND annotator = ?
+                   UNION ALL SELECT 1 FROM checklist_versions WHERE qa_pair_id = ? AND author = ? LIMIT 1""",
+                [pair_id, annotator, pair_id, annotator],
+            ).fetchone()
+            return own is None
+        return False
 
     @serialized
     def visible_checklist_version(self, pair_id: str, annotator: str) -> int | None:
@@ -112,11 +145,24 @@ class ReviewStoreMixin:
             ).fetchone()
         else:
             row = self.db.conn.execute(
-                """SELECT max(version) FROM checklist_versions
-                   WHERE qa_pair_id = ? AND NOT (origin = 'edited' AND author != ?)""",
+                f"""SELECT max(version) FROM checklist_versions
+                   WHERE qa_pair_id = ? AND NOT ({_OTHERS_WORK})""",
                 [pair_id, annotator],
             ).fetchone()
         return row[0] if row and row[0] is not None else None
+
+    @serialized
+    def visible_checklist_versions(self, pair_id: str, annotator: str) -> list[int]:
+        """Version numbers of the pair's checklist that ``annotator`` may see (all, unless blind mode hides
+        another annotator's edits)."""
+        if self.may_see_others(pair_id, annotator):
+            rows = self.db.conn.execute(
+                "SELECT version FROM checklist_versions WHERE qa_pair_id = ? ORDER BY version", [pair_id])
+        else:
+            rows = self.db.conn.execute(
+                f"SELECT version FROM checklist_versions WHERE qa_pair_id = ? AND NOT ({_OTHERS_WORK}) ORDER BY version",
+                [pair_id, annotator])
+        return [r[0] for r in rows]
 
     # --------------------------------------------------------------- assignment
     def assign(self, annotators: list[str], overlap: int, *, seed: int = 0, by: str) -> dict[str, int]:
@@ -191,7 +237,8 @@ class ReviewStoreMixin:
             if len({r.decision for r in rs}) > 1:
                 fields.append("decision")
             for c in CRITERIA:
-                if len({r.criteria.verdicts.get(c) for r in rs}) > 1:
+                # an unjudged (optional) criterion disagrees with nothing; two different verdicts do
+                if len({r.criteria.verdicts.get(c) for r in rs} - {None}) > 1:
                     fields.append(c)
         edits = self.annotator_checklists(pair_id)
         if len(edits) >= 2:
@@ -239,6 +286,10 @@ class ReviewStoreMixin:
             raise BenchwrightError(f"decision must be accept, reject or revise, not {decision!r}")
         if not reason.strip():
             raise BenchwrightError("an adjudication needs a reason")
+        dispute = self.disagreement_of(pair_id)
+        if dispute is not None and adjudicator in dispute.annotators:
+            raise BenchwrightError(f"{adjudicator} is one of the annotators who disagree on this pair; "
+                                   "someone else must adjudicate it")
         with self.write() as db:
             self.ordinal_of(pair_id)
             version = None

@@ -46,10 +46,10 @@ from .reviews import AgreementInputsMixin, ReviewStoreMixin
 BUSY_TIMEOUT_S = 10.0
 """Seconds a write waits for another process's write to finish before failing."""
 
-STATUSES = ("undecided", "accepted", "rejected", "skipped", "needs-reference")
+STATUSES = ("undecided", "accepted", "rejected", "to-revise", "skipped", "needs-reference")
 """Status filters of the queue, as seen by one annotator (``needs-reference`` is a property of the pair)."""
 
-_STATUS_DECISION = {"accepted": "accept", "rejected": "reject", "skipped": "skip"}
+_STATUS_DECISION = {"accepted": "accept", "rejected": "reject", "to-revise": "revise", "skipped": "skip"}
 _PAIR_COLUMNS = (
     "id, ordinal, repository, question, reference_answer, needs_reference, category, qa_type, qa_subtype, "
     "cluster_id, cluster_name, language, theme, task_set, source_format, source_file, source_line, "

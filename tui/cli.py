@@ -278,13 +278,25 @@ def checklist_export(ctx, out) -> None:
 @checklist.command("show")
 @click.argument("pair")
 @click.option("--version", "version", type=int, help="A version number (default: the current one).")
+@click.option("--as", "annotator", help="Who asks (blind mode hides others' edits until you reviewed).")
 @click.pass_context
 @_friendly
-def checklist_show(ctx, pair, version) -> None:
+def checklist_show(ctx, pair, version, annotator) -> None:
     """Print a pair's checklist and its validity."""
+    who = resolve_annotator(annotator)
     with _open(ctx) as store:
         pair = store.resolve_pair(pair)
-        v = store.checklist_version(pair, version)
+        visible = store.visible_checklist_versions(pair, who)
+        if version is None:
+            version = visible[-1] if visible else None
+            if version is None and store.checklist_version(pair) is not None:
+                raise BenchwrightError(f"pair {pair}: blind mode hides the checklist edits of others until you "
+                                       "submit your review")
+        elif version not in visible and store.checklist_version(pair) is not None and \
+                version <= store.checklist_version(pair).version:
+            raise BenchwrightError(f"pair {pair}: version {version} is another annotator's edit, hidden in blind "
+                                   "mode until you submit your review")
+        v = store.checklist_version(pair, version) if version is not None else None
     if v is None:
         raise BenchwrightError(f"pair {pair} has no checklist")
     click.echo(f"version {v.version} · {v.origin}{' · draft' if v.is_draft else ''} · {v.author} · {v.created_at}")

@@ -29,6 +29,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import shlex
 import signal
 import subprocess
 import threading
@@ -322,7 +323,7 @@ def _command_module(
     returncode, output, timed_out, cancelled = _run_command(
         argv, cwd=cwd, env=_environment(workspace, module.env), timeout_s=limit, cancel=cancel
     )
-    log = "$ " + " ".join(argv) + "\n" + output
+    log = "$ " + shlex.join(argv) + "\n" + output
     duration = time.monotonic() - started
     if timed_out:
         reason, passed = f"timeout: still running after {limit:g} s; process group killed", False

@@ -25,7 +25,7 @@ def checklist(first: str, w1: int, second: str, w2: int) -> Checklist:
 
 def disagreeing_project(db, ids) -> None:
     with Store.open(db) as store:
-        store.set_setting("blind_mode", "on", by="lead")  # ada and bob edit blind, from the same base
+        store.assign(["ada", "bob"], 2, by="lead")  # blind mode on: ada and bob edit blind, from the same base
         store.save_checklist(ids[0], checklist("Names the parser", 5, "Explains retries", 4), author="llm",
                              origin="generated")
         store.save_checklist(ids[0], checklist("Names the parser module", 6, "Explains retries", 3), author="ada",

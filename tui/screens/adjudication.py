@@ -85,7 +85,9 @@ class AdjudicationScreen(Screen):
         """Refill the queue of disagreements and show the first one."""
         queue = self.query_one("#adj-queue", OptionList)
         queue.clear_options()
-        items = self.store.disagreements()
+        # an annotator never adjudicates a disagreement of their own, nor sees pairs still blind to them
+        items = [d for d in self.store.disagreements()
+                 if self.adjudicator not in d.annotators and self.store.may_see_others(d.qa_pair_id, self.adjudicator)]
         for d in items:
             label = Text(f"#{self.store.ordinal_of(d.qa_pair_id)} ", style="bold")
             label.append(", ".join(CRITERION_LABELS.get(f, f) for f in d.fields), style="yellow")

@@ -67,13 +67,20 @@ class ChecklistDiffScreen(Screen):
 
     BINDINGS = [Binding("escape", "app.pop_screen", "Back", id="diff.back")]
 
-    def __init__(self, store: Store, pair_id: str, left: int | None = None, right: int | None = None) -> None:
+    def __init__(self, store: Store, pair_id: str, left: int | None = None, right: int | None = None,
+                 *, viewer: str | None = None) -> None:
+        """``viewer``: in blind mode, only the versions this annotator may see are offered."""
         super().__init__()
         self.store = store
         self.pair_id = pair_id
         history = store.checklist_history(pair_id)
+        if viewer is not None:
+            allowed = set(store.visible_checklist_versions(pair_id, viewer))
+            history = [v for v in history if v.version in allowed]
         self.versions = {v.version: v for v in history}
         generated = store.first_version_of_origin(pair_id, "generated")
+        if generated is not None and generated.version not in self.versions:
+            generated = None
         self.left = left or (generated.version if generated else (history[0].version if history else None))
         self.right = right or (history[-1].version if history else None)
 

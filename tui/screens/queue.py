@@ -21,6 +21,7 @@ MAX_PRELOAD = 1000
 """Queue position beyond which the table starts at the target pair rather than at the top."""
 
 _STATUS_TEXT = {
+    "revise": ("to revise", "magenta"),
     "accept": ("accepted", "green"), "reject": ("rejected", "red"), "skip": ("skipped", "yellow"),
     None: ("undecided", "dim"),
 }

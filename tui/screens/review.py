@@ -258,6 +258,7 @@ class ReviewScreen(Screen):
         """Cycle a criterion's verdict: unset → pass → fail → unset (stored with the next decision key)."""
         name = CRITERIA[index]
         self.criteria.verdicts[name] = next_verdict(self.criteria.verdicts.get(name))
+        self.store.save_criteria_draft(self.pair_id, self.annotator, self.criteria)
         self._show_criteria()
 
     def _show_criteria(self) -> None:
@@ -301,6 +302,7 @@ class ReviewScreen(Screen):
         def done(notes: dict[str, str] | None) -> None:
             if notes is not None:
                 self.criteria.notes = {k: v for k, v in notes.items() if v.strip()}
+                self.store.save_criteria_draft(self.pair_id, self.annotator, self.criteria)
                 self._show_criteria()
 
         self.app.push_screen(CriteriaNotesScreen(dict(self.criteria.notes)), done)
@@ -369,7 +371,7 @@ class ReviewScreen(Screen):
         """Compare checklist versions (default: generated or first against current)."""
         from .checklist_diff import ChecklistDiffScreen
 
-        self.app.push_screen(ChecklistDiffScreen(self.store, self.pair_id))
+        self.app.push_screen(ChecklistDiffScreen(self.store, self.pair_id, viewer=self.annotator))
 
     def action_back(self) -> None:
         """Return to the queue, which puts its cursor on the pair shown last."""
