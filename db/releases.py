@@ -55,6 +55,9 @@ class ReleaseStoreMixin:
         reviews = self.reviews_of(pair_id)
         if not reviews:
             return None, False, "not reviewed"
+        pending = [a for a in self.assignees(pair_id) if a not in reviews]
+        if pending:
+            return None, False, "reviews pending"
         return next(iter(reviews.values())).decision, False, None
 
     def release_preflight(self) -> Preflight:

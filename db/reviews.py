@@ -245,9 +245,17 @@ class ReviewStoreMixin:
             texts = {self.checklist_version(pair_id, v).checklist.to_json() for v in edits.values()}
             if len(texts) > 1:
                 fields.append("checklist")
+        adj = self.adjudication_of(pair_id)
+        if adj is not None and adj.checklist_version is not None:
+            # a checklist that came in after the adjudication (an import, a merge) and differs from the
+            # adjudicated one goes back to adjudication
+            current = self.checklist_version(pair_id)
+            settled = self.checklist_version(pair_id, adj.checklist_version)
+            if current.version > settled.version and current.checklist.to_json() != settled.checklist.to_json():
+                fields.append("checklist")
+                return Disagreement(pair_id, tuple(fields), tuple(sorted(set(reviews) | set(edits) | {current.author})))
         if not fields:
             return None
-        adj = self.adjudication_of(pair_id)
         if adj is not None:
             latest = max([r.created_at for r in reviews.values()] + [
                 self.checklist_version(pair_id, v).created_at for v in edits.values()

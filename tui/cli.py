@@ -575,10 +575,12 @@ def release_preflight(ctx, list_all) -> None:
               help="Folder that receives NAME-VERSION/.")
 @click.option("--with-annotators", is_flag=True, help="Write annotator names instead of pseudonymous ids.")
 @click.option("--license", "license_", default="cc-by-4.0", show_default=True)
+@click.option("--previous", "previous", type=click.Path(file_okay=False),
+              help="The previous release folder (default: where it was written), for the changelog.")
 @click.option("--as", "annotator", help="Who releases.")
 @click.pass_context
 @_friendly
-def release_create(ctx, name, version, out, with_annotators, license_, annotator) -> None:
+def release_create(ctx, name, version, out, with_annotators, license_, previous, annotator) -> None:
     """Preflight, then write NAME-VERSION (JSONL, Parquet, dataset card, manifest, changelog)."""
     from .services import create_release
 
@@ -587,7 +589,8 @@ def release_create(ctx, name, version, out, with_annotators, license_, annotator
         for line in _preflight_lines(pre):
             click.echo(line)
         path = create_release(store, pre, name, version, Path(out), by=resolve_annotator(annotator),
-                              with_annotators=with_annotators, license=license_)
+                              with_annotators=with_annotators, license=license_,
+                              previous_path=Path(previous) if previous else None)
     click.echo(f"wrote {path}")
 
 

@@ -4,6 +4,7 @@ so neither front end owns logic of its own."""
 from __future__ import annotations
 
 import json
+import re
 from importlib import metadata
 from pathlib import Path
 
@@ -40,7 +41,7 @@ def release_rows(preflight: Preflight) -> list:
 def create_release(
     store: Store, preflight: Preflight, name: str, version: str, out: Path, *, by: str,
     with_annotators: bool = False, license: str = "cc-by-4.0", created_at: str | None = None,
-    record: bool = True, progress=None,
+    record: bool = True, progress=None, previous_path: Path | None = None,
 ) -> Path:
     """Write release ``name`` ``version`` of the preflight's included pairs under ``out`` and record it.
 
@@ -53,13 +54,25 @@ def create_release(
 
     from benchwright.exports import ReleaseSpec, write_release
 
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name):
+        raise BenchwrightError(f"release name {name!r}: use letters, digits, '.', '_' and '-' (no spaces or slashes)")
+    if not re.fullmatch(r"(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)", version):
+        raise BenchwrightError(f"release version {version!r}: write it as X.Y.Z, e.g. 1.0.0")
     if record and store.release_exists(name, version):
         raise BenchwrightError(f"release {name} {version} exists already; choose a new version")
     if not preflight.included:
         raise BenchwrightError("the release would be empty: no pair is accepted with a valid checklist "
                                "(see benchwright release preflight --list)")
     previous = store.previous_release(name, before_version=None if record else version)
-    previous_dir = Path(previous["path"]) if previous and Path(previous["path"]).is_dir() else None
+    previous_dir = None
+    if previous_path is not None:
+        previous_dir = Path(previous_path)
+    elif previous is not None:
+        previous_dir = Path(previous["path"])
+        if not previous_dir.is_dir():
+            raise BenchwrightError(
+                f"the previous release {name} {previous['version']} was written to {previous_dir}, which is gone; "
+                "restore it there or pass --previous DIR, so the changelog compares against it")
     try:
         spec = ReleaseSpec(
             name=name, version=version, created_at=created_at or utc_now(), created_by=by,
@@ -108,10 +121,19 @@ def rebuild_release(store: Store, name: str, version: str, out: Path, *, by: str
     if row is None:
         raise BenchwrightError(f"no release {name} {version} was made from this project")
     manifest = json.loads(row[2])
-    return create_release(
+    path = create_release(
         store, store.release_preflight(), name, version, out, by=row[1], with_annotators=with_annotators,
         license=manifest.get("license", "cc-by-4.0"), created_at=row[0], record=False,
     )
+    rebuilt = json.loads((path / "manifest.json").read_text(encoding="utf-8"))
+    if with_annotators == (manifest.get("annotators") == "named") and rebuilt.get("files") != manifest.get("files"):
+        import shutil
+
+        shutil.rmtree(path, ignore_errors=True)
+        raise BenchwrightError(
+            f"the project has changed since {name} {version} was released: rebuilding gives different files, so "
+            "nothing was written; make a new version instead")
+    return path
 
 
 def import_release(store: Store, folder: Path, *, by: str) -> tuple[int, int]:

@@ -174,3 +174,34 @@ async def test_release_screen_shows_preflight_and_creates(reviewed, monkeypatch)
             assert screen.created == Path("releases") / "demo-qa-2.0.0"
             assert (tmp / "releases" / "demo-qa-2.0.0" / "manifest.json").is_file()
             assert store.release_exists("demo-qa", "2.0.0")
+
+
+def test_release_guards(reviewed):
+    db, ids, tmp = reviewed
+    out = tmp / "releases"
+    r = run(db, "release", "create", "demo-qa", "--version", "1.0.0\n", "--out", str(out))
+    assert r.exit_code == 1 and "X.Y.Z" in r.output and not out.exists()
+    r = run(db, "release", "create", "demo qa/x", "--version", "1.0.0", "--out", str(out))
+    assert r.exit_code == 1 and "release name" in r.output
+    assert run(db, "release", "create", "demo-qa", "--version", "1.0.0", "--out", str(out)).exit_code == 0
+    # after a change, rebuilding the old version would give other bytes: refused, nothing left behind
+    with Store.open(db) as store:
+        store.save_checklist(ids[0], good_checklist(" changed"), author="ada")
+    r = run(db, "release", "rebuild", "demo-qa", "--version", "1.0.0", "--out", str(tmp / "again"))
+    assert r.exit_code == 1 and "has changed" in r.output
+    assert not (tmp / "again" / "demo-qa-1.0.0").exists()
+    # the previous release folder moved away: the changelog cannot be made silently
+    (out / "demo-qa-1.0.0").rename(tmp / "moved")
+    r = run(db, "release", "create", "demo-qa", "--version", "1.1.0", "--out", str(out))
+    assert r.exit_code == 1 and "is gone" in r.output
+    r = run(db, "release", "create", "demo-qa", "--version", "1.1.0", "--out", str(out), "--previous", str(tmp / "moved"))
+    assert r.exit_code == 0, r.output
+    assert "First release" not in (out / "demo-qa-1.1.0" / "CHANGELOG.md").read_text()
+
+
+def test_pending_assigned_reviews_keep_a_pair_out(reviewed):
+    db, ids, _ = reviewed
+    with Store.open(db) as store:
+        store.assign(["ada", "bob", "cy"], 3, by="lead")
+        pre = store.release_preflight()
+    assert pre.included == [] and pre.reasons().get("reviews pending") == 4  # cy has reviewed none of the four
