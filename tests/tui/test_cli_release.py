@@ -200,7 +200,7 @@ def test_release_guards(reviewed):
 
 
 def test_pending_assigned_reviews_keep_a_pair_out(reviewed):
-    db, ids, _ = reviewed
+    db, _ids, _ = reviewed
     with Store.open(db) as store:
         store.assign(["ada", "bob", "cy"], 3, by="lead")
         pre = store.release_preflight()
