@@ -800,6 +800,16 @@ def _verify(root: Path) -> tuple[VerifyReport, list[ReleaseRow]]:
                 pids = pf.read(columns=["id"]).column("id").to_pylist()
                 if pids != ids:
                     problems.append(f"{DATA_PARQUET}: pair ids differ from {DATA_JSONL}")
+                else:
+                    # the two data files must say the same thing, field by field
+                    stored = pf.read().to_pylist()
+                    expected = rows_to_table(rows).to_pylist()
+                    for a, b in zip(stored, expected, strict=False):
+                        if a != b:
+                            fields = sorted(k for k in a if a.get(k) != b.get(k))
+                            problems.append(f"{DATA_PARQUET} and {DATA_JSONL} differ for pair {a.get('id')} "
+                                            f"(fields: {', '.join(fields)})")
+                            break
     card = root / CARD
     if card.is_file():
         problems += _check_card(card.read_text(encoding="utf-8", errors="replace"))

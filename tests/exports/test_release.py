@@ -313,7 +313,23 @@ def test_verify_checks_checklist_rules(released: Path):
     p.write_text("\n".join(lines) + "\n", encoding="utf-8")
     reseal(released, "data/test.jsonl")
     report = verify_release(released)
-    assert report.problems == [f"data/test.jsonl, line 1: the checklist of {bad['id']} breaks the checklist rules"]
+    assert report.problems == [
+        f"data/test.jsonl, line 1: the checklist of {bad['id']} breaks the checklist rules",
+        f"data/test.parquet and data/test.jsonl differ for pair {bad['id']} (fields: checklist)",
+    ]
+
+
+def test_verify_catches_jsonl_and_parquet_saying_different_things(released: Path):
+    p = released / "data/test.jsonl"
+    lines = p.read_text(encoding="utf-8").splitlines()
+    row = json.loads(lines[0])
+    row["final_decision"] = "reject"  # a consistent-looking edit, resealed in the manifest
+    lines[0] = json.dumps(row, ensure_ascii=False)
+    p.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    reseal(released, "data/test.jsonl")
+    report = verify_release(released)
+    assert not report.ok
+    assert report.problems == [f"data/test.parquet and data/test.jsonl differ for pair {row['id']} (fields: final_decision)"]
 
 
 def test_verify_of_a_folder_without_manifest(tmp_path: Path):
