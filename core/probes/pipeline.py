@@ -55,7 +55,7 @@ DEFAULT_SUFFIXES = (".h", ".hpp", ".cc", ".cpp")
 """Suffixes scanned by ``source_analysis`` when the module gives none (the NITR default)."""
 
 UNSUPPORTED_RULE_KEYS = (
-    "all_of", "any_of", "any_substrings", "all_substrings", "all_patterns", "substring_hit_thresholds",
+    "all_of", "any_of", "all_substrings", "all_patterns", "substring_hit_thresholds",
     "pattern_hit_thresholds",
 )
 """NITR rule keys benchwright does not evaluate; a rule using one is refused rather than half-checked."""
@@ -240,6 +240,17 @@ class RequiredPathsModule(_Module):
         return value
 
 
+def _substrings_as_patterns(data: dict) -> dict:
+    """NITR's ``any_substrings`` (literal text) as escaped ``any_patterns``."""
+    if "any_substrings" not in data:
+        return data
+    subs = data["any_substrings"]
+    if not isinstance(subs, list) or not all(isinstance(x, str) and x for x in subs):
+        raise ValueError("any_substrings must be a list of non-empty strings")
+    rest = {k: v for k, v in data.items() if k != "any_substrings"}
+    return {**rest, "any_patterns": [*rest.get("any_patterns", []), *(re.escape(x) for x in subs)]}
+
+
 class SourceRule(BaseModel):
     """One source-analysis rule, checked file by file (NITR ``source_analysis``).
 
@@ -273,6 +284,9 @@ class SourceRule(BaseModel):
     def _from_json_shape(cls, data: Any) -> Any:
         if not isinstance(data, dict):
             return data
+        data = _substrings_as_patterns(data)
+        if isinstance(data.get("not"), dict):
+            data = {**data, "not": _substrings_as_patterns(data["not"])}
         unsupported = [key for key in data if key in UNSUPPORTED_RULE_KEYS]
         if unsupported:
             raise ValueError(

@@ -207,3 +207,13 @@ def test_models_validate_when_built_directly():
     assert pipeline.source_modules()[0].name == "s"
     with pytest.raises(ValidationError):
         BuildModule(name="b", command=[])
+
+
+def test_any_substrings_are_literal_patterns():
+    from benchwright.core.probes.pipeline import SourceRule
+
+    rule = SourceRule.model_validate({"id": "x", "any_substrings": ["a.b(", "[z]"]})
+    assert [p.pattern for p in rule.compiled()] == [r"a\.b\(", r"\[z\]"]
+    assert rule.compiled()[0].search("call a.b(1)") and not rule.compiled()[0].search("axb(")
+    negated = SourceRule.model_validate({"id": "y", "not": {"any_substrings": ["self.clock()"]}})
+    assert negated.negate and negated.compiled()[0].search("t = self.clock()")
