@@ -98,7 +98,8 @@ class ChecklistStoreMixin:
                     changed = f" by {newer.author} at {newer.created_at[11:19]} UTC" + changed
                 raise ChecklistConflictError(
                     f"the checklist of this pair is now at version {current}, saved{changed}\n"
-                    f"after you opened version {expected_version}; nothing was overwritten. Reload it (leave and "
+                    f"after you opened {f'version {expected_version}' if expected_version else 'it (no checklist then)'}; "
+                    "nothing was overwritten. Reload it (leave and "
                     "press c again) and apply your edit again"
                 )
             version = (latest or 0) + 1

@@ -27,7 +27,9 @@ class NotesScreen(ModalScreen[str | None]):
             yield TextArea(self.initial, id="notes-text", soft_wrap=True, show_line_numbers=False)
 
     def on_mount(self) -> None:
-        self.query_one(TextArea).focus()
+        area = self.query_one(TextArea)
+        area.focus()
+        area.move_cursor(area.document.end)  # go on writing where the note ends
 
     def action_save(self) -> None:
         """Close the dialog, handing back the text."""
