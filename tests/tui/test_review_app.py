@@ -292,3 +292,39 @@ def test_markdown_keeps_code_names_and_html_literal():
     for literal_part in ("__getattr__", "**kwargs", "<module>", "~~x~~", "__init__"):
         assert literal_part in text
     assert "item one" in text and "- item one" not in text  # structure is rendered
+
+
+async def test_revise_shows_in_the_queue_and_its_filter(project):
+    db, ids = project
+    with Store.open(db) as store:
+        app = BenchwrightApp(store, "ann")
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            await pilot.press("1", "r")  # QA consistency pass, then revise
+            await pilot.pause()
+            assert store.current_decision(ids[0], "ann").value == "revise"
+            assert store.current_criteria(ids[0], "ann").verdicts["qa_consistency"].value == "pass"
+            await pilot.press("escape")
+            await pilot.pause()
+            queue = app.screen
+            assert isinstance(queue, QueueScreen)
+            table = queue.query_one(DataTable)
+            assert "to revise" in str(table.get_row_at(0)[1])
+            queue.query_one("#f-status").value = "to-revise"
+            await pilot.pause()
+            assert [r.id for r in queue.rows] == [ids[0]]
+
+
+async def test_marked_criteria_survive_moving_away_and_a_restart(project):
+    db, ids = project
+    with Store.open(db) as store:
+        app = BenchwrightApp(store, "ann")
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            await pilot.press("1", "2", "2", "right", "left")
+            await pilot.pause()
+            verdicts = app.screen.criteria.verdicts
+            assert verdicts["qa_consistency"].value == "pass" and verdicts["checklist_quality"].value == "fail"
+    with Store.open(db) as store:  # as after a crash: nothing was submitted, the marks are kept
+        assert store.current_criteria(ids[0], "ann").verdicts["checklist_quality"].value == "fail"
+        assert store.current_decision(ids[0], "ann") is None
