@@ -126,6 +126,11 @@ class ProbeStoreMixin:
             raise BenchwrightError("verdict must be signed-off or not-signed-off")
         if verdict == "not-signed-off" and not reason.strip():
             raise BenchwrightError("say why the oracle is not signed off")
+        if verdict == "signed-off":
+            state = self.run_state(probe_id)
+            if state != "separating":
+                raise BenchwrightError(f"probe {probe_id} is {state}: run every variant until the oracle separates "
+                                       "intended from shortcut variants before signing it off")
         record = self.probe_record(probe_id)
         with self.write() as db:
             db.conn.execute(
@@ -145,22 +150,37 @@ class ProbeStoreMixin:
 
     def validation_state(self, probe_id: str) -> str:
         """One of :data:`VALIDATION_STATES`: sign-off state first (stale when the probe changed since), else
-        whether the latest runs under the current fingerprint separate intended from shortcut variants."""
+        :meth:`run_state`."""
         record = self.probe_record(probe_id)
         signoff = self.latest_signoff(probe_id)
         if signoff is not None:
             if signoff.fingerprint != record["fingerprint"]:
                 return "stale sign-off"
             return "signed off" if signoff.verdict == "signed-off" else "not signed off"
+        return self.run_state(probe_id)
+
+    def run_state(self, probe_id: str) -> str:
+        """What the latest runs under the current fingerprint say: ``incomplete`` (no intended or no
+        shortcut variant, or one not run), ``not run``, ``not separating`` (an intended variant not passing,
+        a shortcut not failing, or any run ending in error) or ``separating``."""
+        record = self.probe_record(probe_id)
         runs = {k: v for k, v in self.latest_runs(probe_id).items() if v["fingerprint"] == record["fingerprint"]}
+        steps = len(record["probe"].get("steps") or [1])
+        # only variants that reach the end of the task sequence are judged (earlier steps are building blocks)
+        final = [v for v in record["variants"] if v.get("step") in (None, steps)]
+        kinds = {v["kind"] for v in final}
+        if "intended" not in kinds or "shortcut" not in kinds:
+            return "incomplete"  # an oracle cannot separate without an intended and a shortcut variant
         if not runs:
             return "not run"
-        names = {v["name"] for v in record["variants"]}
-        if not names <= set(runs):
+        if not {v["name"] for v in final} <= set(runs):
             return "incomplete"
-        for v in record["variants"]:
-            if v["kind"] == "intended" and runs[v["name"]]["outcome"] != "pass":
+        for v in final:
+            outcome = runs[v["name"]]["outcome"]
+            if outcome == "error":
+                return "not separating"  # a variant that did not apply or build tells nothing
+            if v["kind"] == "intended" and outcome != "pass":
                 return "not separating"
-            if v["kind"] == "shortcut" and runs[v["name"]]["outcome"] == "pass":
+            if v["kind"] == "shortcut" and outcome != "fail":
                 return "not separating"
         return "separating"

@@ -181,7 +181,8 @@ def import_probe(store: Store, case_dir: Path, evaluator_dir: Path, *, spec=None
 
     probe = read_probe(case_dir, evaluator_dir, spec)
     folder = Path(variants_dir) if variants_dir else next(
-        (d for d in (case_dir / "variants", evaluator_dir / "variants") if d.is_dir()), None)
+        (d for d in (case_dir / "variants", evaluator_dir / "variants", case_dir.parent / "variants") if d.is_dir()),
+        None)
     variants = read_variants(folder) if folder else []
     store.save_probe(probe, variants, probe_fingerprint(probe, variants), by=by)
     return probe, variants
@@ -204,7 +205,9 @@ def run_probe_variants(store: Store, probe_id: str, names: list[str] | None, *, 
     unknown = [n for n in (names or []) if n not in by_name]
     if unknown:
         raise BenchwrightError(f"probe {probe_id} has no variant {', '.join(unknown)}; it has {', '.join(by_name)}")
-    chosen = [by_name[n] for n in names] if names else variants
+    from benchwright.core.probes.runner import final_variants
+
+    chosen = [by_name[n] for n in names] if names else final_variants(probe, variants)
     runs = []
     for variant in chosen or [None]:
         if cancel is not None and cancel.is_set():

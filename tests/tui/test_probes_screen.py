@@ -110,3 +110,52 @@ async def test_validation_screen_runs_all_and_signs_off(python_probe):
             await pilot.pause()
             assert store.validation_state("token-clock") == "signed off"
             assert store.latest_signoff("token-clock").annotator == "ada"
+
+
+def test_states_need_intended_and_shortcut_and_errors_do_not_separate(python_probe, tmp_path):
+    db, folder = python_probe
+    # sign-off is refused before the runs separate
+    r = run(db, "probe", "signoff", "token-clock", "--verdict", "signed-off")
+    assert r.exit_code == 1 and "not run" in r.output
+    # a shortcut whose patch does not apply ends in error: not separating
+    bad = folder / "variants" / "broken"
+    bad.mkdir()
+    (bad / "variant.json").write_text('{"kind": "shortcut", "expected": "fail"}')
+    (bad / "patch.diff").write_text("--- a/tokens/nothing.py\n+++ b/tokens/nothing.py\n@@ -1 +1 @@\n-x\n+y\n")
+    assert run(db, "probe", "import", str(folder / "case"), str(folder / "evaluator")).exit_code == 0  # variants/ found beside case/
+    r = run(db, "probe", "run", "token-clock")
+    assert "broken\terror" in r.output and "validation state: not separating" in r.output
+    r = run(db, "probe", "signoff", "token-clock", "--verdict", "signed-off")
+    assert r.exit_code == 1 and "not separating" in r.output
+    # a probe with no variants is incomplete, never separating
+    assert run(db, "probe", "new", str(tmp_path / "bare"), "--id", "bare").exit_code == 0
+    with Store.open(db) as store:
+        from benchwright.core.probes import probe_fingerprint, read_probe
+
+        probe = read_probe(tmp_path / "bare" / "case", tmp_path / "bare" / "evaluator")
+        store.save_probe(probe, [], probe_fingerprint(probe, []), by="t")
+        assert store.validation_state("bare") == "incomplete"
+
+
+async def test_rules_editor_save_keeps_variants_and_makes_the_sign_off_stale(python_probe):
+    db, folder = python_probe
+    assert run(db, "probe", "run", "token-clock").exit_code == 0
+    assert run(db, "probe", "signoff", "token-clock", "--verdict", "signed-off").exit_code == 0
+    with Store.open(db) as store:
+        app = BenchwrightApp(store, "ada", resume=False)
+        async with app.run_test(size=(180, 50)) as pilot:
+            await pilot.pause()
+            await pilot.press("P")
+            await pilot.pause()
+            await pilot.press("e")
+            await pilot.pause()
+            editor = app.screen
+            assert isinstance(editor, RulesEditorScreen)
+            patterns = editor.query_one("#rule-patterns", TextArea)
+            patterns.text = patterns.text + "\n\\b_now\\s*=\\s*time\\.time\\b"
+            await pilot.pause()
+            await pilot.press("ctrl+s")
+            await pilot.pause()
+        assert len(store.probe_record("token-clock")["variants"]) == 3
+        assert store.validation_state("token-clock") == "stale sign-off"
+        assert "_now" in (folder / "evaluator" / "pipeline.json").read_text()

@@ -145,7 +145,9 @@ class RulesEditorScreen(Screen):
             rule_id = self.edited_rule().id
         except (BenchwrightError, ValueError) as e:
             out.append("The rule is not valid yet: ", style="bold red")
-            out.append(printable(str(e)))
+            errors = getattr(e, "errors", None)
+            text = "; ".join(err.get("msg", "") for err in errors()) if callable(errors) else str(e)
+            out.append(printable(text))
             self.query_one("#rules-preview", Static).update(out)
             return
         only_rule = module.model_copy(update={"rules": [r for r in module.rules if r.id == rule_id]})
@@ -181,14 +183,19 @@ class RulesEditorScreen(Screen):
 
     def action_save(self) -> None:
         """Write the rule into the evaluator's pipeline.json and import the probe again."""
-        from ..services import import_probe
-
         try:
             module = self.edited_module()
         except (BenchwrightError, ValueError) as e:
             self.notify(f"Not saved: {e}", severity="error")
             return
         path = Path(self.probe.evaluator_dir) / "pipeline.json"
+        from benchwright.core.probes import sample_probe_dirs
+
+        shipped = [d.resolve() for d in sample_probe_dirs()]
+        if any(d in path.resolve().parents for d in shipped):
+            self.notify("This is a probe shipped with benchwright; copy its folder, import the copy, and edit that.",
+                        title="Not saved", severity="error", timeout=8)
+            return
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
             raw = data["modules"][self.module_index]
@@ -198,9 +205,12 @@ class RulesEditorScreen(Screen):
                 for r in module.rules
             ]
             path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-            spec = self.probe.spec_file
-            self.probe, self.variants = import_probe(self.store, Path(self.probe.case_dir),
-                                                     Path(self.probe.evaluator_dir), spec=spec, by=self.annotator)
+            from benchwright.core.probes import probe_fingerprint, read_probe
+
+            # the pipeline changed on disk; the variants stay as imported
+            self.probe = read_probe(Path(self.probe.case_dir), Path(self.probe.evaluator_dir), self.probe.spec_file)
+            self.store.save_probe(self.probe, self.variants, probe_fingerprint(self.probe, self.variants),
+                                  by=self.annotator)
         except (BenchwrightError, OSError, KeyError, ValueError) as e:
             self.notify(f"Not saved: {e}", severity="error", timeout=8)
             return
