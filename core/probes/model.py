@@ -145,6 +145,8 @@ class Variant(BaseModel):
     def _one_source(self) -> Variant:
         if self.patch is not None and self.tree is not None:
             raise ValueError("a variant has a patch or a tree overlay, not both")
+        if self.name in self.after:
+            raise ValueError(f"variant {self.name!r} cannot come after itself")
         return self
 
 

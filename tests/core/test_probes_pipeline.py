@@ -217,3 +217,12 @@ def test_any_substrings_are_literal_patterns():
     assert rule.compiled()[0].search("call a.b(1)") and not rule.compiled()[0].search("axb(")
     negated = SourceRule.model_validate({"id": "y", "not": {"any_substrings": ["self.clock()"]}})
     assert negated.negate and negated.compiled()[0].search("t = self.clock()")
+
+
+def test_a_variant_cannot_come_after_itself():
+    import pydantic
+
+    from benchwright.core.probes import Variant
+
+    with pytest.raises(pydantic.ValidationError, match="after itself"):
+        Variant(name="cyc", kind="intended", expected="pass", after=["cyc"])
