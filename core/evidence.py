@@ -162,12 +162,19 @@ MAX_COUNT_BYTES = 2_000_000
 """Files larger than this are not line-counted for the out-of-range check."""
 
 
-def resolve_citation(root: str | Path | None, citation: Citation) -> Evidence:
+def resolve_citation(
+    root: str | Path | None, citation: Citation, *, line_counts: dict[str, int | None] | None = None
+) -> Evidence:
     """Resolve ``citation`` inside the repository at ``root`` (see :class:`Evidence` for the outcomes);
-    for a cited line range, the file's line count is read so a range past its end can be flagged."""
+    for a cited line range, the file's line count is read so a range past its end can be flagged.
+    ``line_counts`` caches counts by path across citations of one text (an answer often cites one file
+    many times)."""
     ev = _resolve(root, citation)
     if ev.path and citation.start is not None:
-        return Evidence(ev.citation, ev.status, ev.path, ev.candidates, _count_lines(root, ev.path))
+        cache = line_counts if line_counts is not None else {}
+        if ev.path not in cache:
+            cache[ev.path] = _count_lines(root, ev.path)
+        return Evidence(ev.citation, ev.status, ev.path, ev.candidates, cache[ev.path])
     return ev
 
 
@@ -193,5 +200,7 @@ def _resolve(root: str | Path | None, citation: Citation) -> Evidence:
 
 
 def gather_evidence(root: str | Path | None, text: str | None) -> list[Evidence]:
-    """:func:`extract_citations` of ``text``, each resolved by :func:`resolve_citation`."""
-    return [resolve_citation(root, c) for c in extract_citations(text)]
+    """:func:`extract_citations` of ``text``, each resolved by :func:`resolve_citation` (each cited file is
+    line-counted once)."""
+    counts: dict[str, int | None] = {}
+    return [resolve_citation(root, c, line_counts=counts) for c in extract_citations(text)]
