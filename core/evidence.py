@@ -170,12 +170,23 @@ def resolve_citation(
     ``line_counts`` caches counts by path across citations of one text (an answer often cites one file
     many times)."""
     ev = _resolve(root, citation)
-    if ev.path and citation.start is not None:
-        cache = line_counts if line_counts is not None else {}
-        if ev.path not in cache:
-            cache[ev.path] = _count_lines(root, ev.path)
-        return Evidence(ev.citation, ev.status, ev.path, ev.candidates, cache[ev.path])
-    return ev
+    if not ev.path or citation.start is None:
+        return ev
+    cache = line_counts if line_counts is not None else {}
+
+    def count(path: str) -> int | None:
+        if path not in cache:
+            cache[path] = _count_lines(root, path)
+        return cache[path]
+
+    candidates = ev.candidates
+    if ev.status == "ambiguous":
+        # files long enough to hold the cited lines first: the citation most likely means one of them
+        end = citation.end or citation.start
+        fits = tuple(p for p in candidates if (count(p) or 0) >= end)
+        candidates = fits + tuple(p for p in candidates if p not in fits)
+    path = candidates[0] if candidates else ev.path
+    return Evidence(ev.citation, ev.status, path, candidates, count(path))
 
 
 def _resolve(root: str | Path | None, citation: Citation) -> Evidence:

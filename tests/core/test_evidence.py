@@ -244,7 +244,8 @@ def test_flask_answers_resolve_in_the_flask_tree(flask_answers, flask_tree):
     found = sum(1 for e in evidence if e.status == "found")
     assert found > 0.7 * len(evidence)
     ambiguous = {e.citation.path: e.candidates for e in evidence if e.status == "ambiguous"}
-    assert ambiguous["blueprints.py"] == ("src/flask/blueprints.py", "src/flask/sansio/blueprints.py")
+    # both files are offered; one that holds the cited lines comes first
+    assert set(ambiguous["blueprints.py"]) == {"src/flask/blueprints.py", "src/flask/sansio/blueprints.py"}
     assert "src/flask/app.py" in ambiguous["app.py"] and "src/flask/sansio/app.py" in ambiguous["app.py"]
     for e in evidence:
         if e.openable:
@@ -260,3 +261,17 @@ def test_first_flask_answer_line_ranges_point_at_the_cited_code(flask_answers, f
     assert "ensure_ascii" in cited
     test_lines = read_repository_file(flask_tree, tests.path).splitlines()
     assert "ensure_ascii" in "\n".join(test_lines[tests.citation.start - 1 : tests.citation.end])
+
+
+def test_ambiguous_citation_prefers_a_file_long_enough_for_its_lines(tmp_path):
+    from benchwright.core.evidence import Citation, resolve_citation
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    (tmp_path / "a" / "blueprints.py").write_text("x\n" * 128)
+    (tmp_path / "b" / "blueprints.py").write_text("y\n" * 400)
+    ev = resolve_citation(tmp_path, Citation("blueprints.py", 213, 221))
+    assert ev.status == "ambiguous" and ev.path == "b/blueprints.py" and not ev.beyond_end
+    assert ev.candidates == ("b/blueprints.py", "a/blueprints.py")
+    short = resolve_citation(tmp_path, Citation("blueprints.py", 900, 901))
+    assert short.beyond_end  # no file holds line 900
