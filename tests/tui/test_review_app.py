@@ -328,3 +328,28 @@ async def test_marked_criteria_survive_moving_away_and_a_restart(project):
     with Store.open(db) as store:  # as after a crash: nothing was submitted, the marks are kept
         assert store.current_criteria(ids[0], "ann").verdicts["checklist_quality"].value == "fail"
         assert store.current_decision(ids[0], "ann") is None
+
+
+async def test_evidence_key_skips_an_ambiguous_citations_header(tmp_path):
+    import json
+
+    from benchwright.core.importers import parse
+    from benchwright.core.models import Repository
+
+    repo = tmp_path / "repo"
+    for sub in ("a", "b"):
+        (repo / sub).mkdir(parents=True)
+        (repo / sub / "views.py").write_text("v = 1\n" * 50)
+    data = tmp_path / "p.jsonl"
+    data.write_text(json.dumps({"question": "Where?", "answer": "In views.py:10."}) + "\n")
+    db = tmp_path / "p.db"
+    with Store.open(db) as store:
+        store.add_repository(Repository(name="r", version_label="1", local_path=str(repo)), "t")
+        store.apply_import(parse("swe-qa", data, repository="r"), annotator="t", file_path=data)
+        app = BenchwrightApp(store, "ann")
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            assert app.screen.evidence[0].status == "ambiguous"
+            await pilot.press("e", "enter")
+            await pilot.pause()
+            assert isinstance(app.screen, EvidenceScreen) and app.screen.evidence.path == "a/views.py"

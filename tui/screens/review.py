@@ -352,8 +352,12 @@ class ReviewScreen(Screen):
         """Move focus to the evidence list (enter opens the highlighted file)."""
         options = self.query_one("#evidence", OptionList)
         options.focus()
-        if options.highlighted is None and options.option_count:
-            options.highlighted = 0
+        current = options.highlighted
+        if current is None or options.get_option_at_index(current).disabled:
+            # the first file that can be opened (an ambiguous citation's header line cannot)
+            openable = [i for i in range(options.option_count) if not options.get_option_at_index(i).disabled]
+            if openable:
+                options.highlighted = openable[0]
 
     def action_edit_checklist(self) -> None:
         """Open the checklist editor on this pair's current checklist."""
