@@ -15,6 +15,7 @@ import json
 import re
 import sqlite3
 import threading
+import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -118,6 +119,10 @@ class QueueFilter:
         return (" AND ".join(clauses) or "1"), params
 
 
+class _Locked(Exception):
+    """Opening met SQLite's lock of another process that is still setting the file up (retried)."""
+
+
 class StaleReviewError(BenchwrightError):
     """A decision based on a view of the pair that another session has changed since."""
 
@@ -184,6 +189,19 @@ class Store(ChecklistStoreMixin, ReviewStoreMixin, AgreementInputsMixin, Release
                 header = fh.read(16)
             if header != b"SQLite format 3\x00" and not (header == b"" and create):
                 raise StoreError(f"{p}: not a benchwright project (not a SQLite database); nothing was changed")
+        deadline = time.monotonic() + BUSY_TIMEOUT_S
+        while True:
+            try:
+                return cls._open_once(p)
+            except _Locked:
+                # Switching a brand-new file to WAL takes an exclusive lock that SQLite does not wait for:
+                # several processes creating one project at the same moment retry here instead of failing.
+                if time.monotonic() > deadline:
+                    raise StoreError(f"{p}: another process held the project for too long; try again") from None
+                time.sleep(0.05)
+
+    @classmethod
+    def _open_once(cls, p: Path) -> Store:
         conn: sqlite3.Connection | None = None
         try:
             conn = sqlite3.connect(str(p), check_same_thread=False, timeout=BUSY_TIMEOUT_S)
@@ -203,6 +221,8 @@ class Store(ChecklistStoreMixin, ReviewStoreMixin, AgreementInputsMixin, Release
         except sqlite3.DatabaseError as e:
             if conn is not None:
                 conn.close()
+            if isinstance(e, sqlite3.OperationalError) and "locked" in str(e):
+                raise _Locked from None
             raise StoreError(f"{p}: cannot open as a benchwright project ({e})") from None
         except BaseException:
             if conn is not None:
