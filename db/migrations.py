@@ -468,5 +468,171 @@ def m007_review_drafts(db: Database) -> None:
     )
 
 
+@migrations(name="m008_llm_ledger_and_curation")
+def m008_llm_ledger_and_curation(db: Database) -> None:
+    """The LLM call ledger (append-only, also the cache), the link store, and curation step results
+    (RepoProbe §3.2 figure 2: classify, enrich, refine, checklist, verify), append-only with
+    ``curation_current`` (latest result per pair and step) kept by trigger."""
+    db.executescript(
+        """
+        CREATE TABLE llm_calls (
+            id INTEGER PRIMARY KEY,
+            created_at TEXT NOT NULL,
+            provider TEXT NOT NULL,
+            provider_kind TEXT NOT NULL,
+            base_url TEXT,
+            requested_model TEXT NOT NULL,
+            returned_model TEXT,
+            template_id TEXT,
+            template_hash TEXT,
+            request_hash TEXT NOT NULL,
+            repeat_index INTEGER NOT NULL DEFAULT 0,
+            attempt INTEGER NOT NULL DEFAULT 1,
+            params_json TEXT NOT NULL DEFAULT '{}',
+            status TEXT NOT NULL CHECK (status IN ('ok', 'invalid', 'refused', 'error', 'cancelled')),
+            input_tokens INTEGER NOT NULL DEFAULT 0,
+            output_tokens INTEGER NOT NULL DEFAULT 0,
+            cache_read_tokens INTEGER NOT NULL DEFAULT 0,
+            cache_write_tokens INTEGER NOT NULL DEFAULT 0,
+            latency_s REAL NOT NULL DEFAULT 0,
+            cost_usd REAL,
+            request_id TEXT,
+            http_attempts INTEGER NOT NULL DEFAULT 1,
+            http_status INTEGER,
+            output_text TEXT,
+            parsed_json TEXT,
+            error TEXT,
+            purpose TEXT,
+            qa_pair_id TEXT,
+            uid TEXT NOT NULL UNIQUE
+        );
+        CREATE INDEX llm_calls_cache ON llm_calls(request_hash, repeat_index, status, id);
+        CREATE INDEX llm_calls_pair ON llm_calls(qa_pair_id, purpose, id);
+        CREATE TABLE links (
+            url TEXT PRIMARY KEY,
+            content TEXT NOT NULL,
+            source_file TEXT NOT NULL,
+            sha256 TEXT NOT NULL,
+            added_at TEXT NOT NULL,
+            added_by TEXT NOT NULL
+        );
+        CREATE TABLE curation_results (
+            id INTEGER PRIMARY KEY,
+            qa_pair_id TEXT NOT NULL REFERENCES qa_pairs(id),
+            step TEXT NOT NULL CHECK (step IN ('classify', 'enrich', 'refine', 'checklist', 'verify')),
+            status TEXT NOT NULL CHECK (status IN ('ok', 'failed')),
+            flagged INTEGER NOT NULL DEFAULT 0,
+            output_json TEXT NOT NULL DEFAULT '{}',
+            raw_text TEXT,
+            reason TEXT,
+            model TEXT,
+            template_hash TEXT,
+            call_ids_json TEXT NOT NULL DEFAULT '[]',
+            calls_made INTEGER NOT NULL DEFAULT 0,
+            created_at TEXT NOT NULL,
+            created_by TEXT NOT NULL,
+            uid TEXT NOT NULL UNIQUE
+        );
+        CREATE INDEX curation_results_pair ON curation_results(qa_pair_id, step, id);
+        CREATE TABLE curation_current (
+            qa_pair_id TEXT NOT NULL REFERENCES qa_pairs(id),
+            step TEXT NOT NULL,
+            result_id INTEGER NOT NULL REFERENCES curation_results(id),
+            status TEXT NOT NULL,
+            flagged INTEGER NOT NULL,
+            PRIMARY KEY (qa_pair_id, step)
+        );
+        CREATE INDEX curation_current_flag ON curation_current(step, flagged);
+        CREATE TRIGGER curation_results_current AFTER INSERT ON curation_results
+        BEGIN
+            INSERT INTO curation_current (qa_pair_id, step, result_id, status, flagged)
+            VALUES (NEW.qa_pair_id, NEW.step, NEW.id, NEW.status, NEW.flagged)
+            ON CONFLICT (qa_pair_id, step) DO UPDATE SET
+                result_id = excluded.result_id, status = excluded.status, flagged = excluded.flagged;
+        END;
+        """
+    )
+    _append_only(db, "llm_calls")
+    _append_only(db, "curation_results")
+
+
+@migrations(name="m009_answers_and_judgments")
+def m009_answers_and_judgments(db: Database) -> None:
+    """Candidate answers (imported or generated) per pair, model and condition; judgments (checklist judge
+    RepoProbe §4.2, scalar judges SWE-QA-Pro §4.1 and Code-QA-Bench "Evaluation", imported scores), one row
+    per answer, judge and run, append-only; human score overrides and failure-mode labels (RepoProbe §5.4),
+    append-only with the latest row winning."""
+    db.executescript(
+        """
+        CREATE TABLE answers (
+            id TEXT PRIMARY KEY,
+            qa_pair_id TEXT NOT NULL REFERENCES qa_pairs(id),
+            model TEXT NOT NULL,
+            condition TEXT NOT NULL
+                CHECK (condition IN ('closed-book', 'code-only', 'documented', 'agentic', 'direct')),
+            text TEXT NOT NULL,
+            trajectory_json TEXT,
+            source_format TEXT NOT NULL,
+            source_file TEXT,
+            source_line INTEGER,
+            extra_json TEXT NOT NULL DEFAULT '{}',
+            created_at TEXT NOT NULL,
+            created_by TEXT NOT NULL,
+            UNIQUE (qa_pair_id, model, condition)
+        );
+        CREATE INDEX answers_model ON answers(model, condition);
+        CREATE TABLE judgments (
+            id INTEGER PRIMARY KEY,
+            answer_id TEXT NOT NULL REFERENCES answers(id),
+            judge TEXT NOT NULL CHECK (judge IN ('checklist', 'swe-qa-pro', 'code-qa-bench', 'imported')),
+            judge_model TEXT NOT NULL,
+            run_index INTEGER NOT NULL DEFAULT 0,
+            status TEXT NOT NULL CHECK (status IN ('scored', 'unscored')),
+            checklist_version INTEGER,
+            scores_json TEXT NOT NULL DEFAULT '[]',
+            score_rate REAL,
+            scale_max INTEGER,
+            seed INTEGER,
+            critique TEXT,
+            reason TEXT,
+            raw_text TEXT,
+            call_ids_json TEXT NOT NULL DEFAULT '[]',
+            created_at TEXT NOT NULL,
+            created_by TEXT NOT NULL,
+            uid TEXT NOT NULL UNIQUE
+        );
+        CREATE INDEX judgments_answer ON judgments(answer_id, judge, judge_model, run_index, id);
+        CREATE TABLE score_overrides (
+            id INTEGER PRIMARY KEY,
+            judgment_id INTEGER NOT NULL REFERENCES judgments(id),
+            key TEXT NOT NULL,
+            original_score REAL,
+            score REAL NOT NULL,
+            reason TEXT NOT NULL CHECK (length(trim(reason)) > 0),
+            annotator TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            uid TEXT NOT NULL UNIQUE
+        );
+        CREATE INDEX score_overrides_judgment ON score_overrides(judgment_id, key, id);
+        CREATE TABLE failure_modes (
+            id INTEGER PRIMARY KEY,
+            answer_id TEXT NOT NULL REFERENCES answers(id),
+            mode TEXT NOT NULL CHECK (mode IN ('edit-bias', 'shallow-explanation', 'misinterpretation',
+                                              'context-miss', 'hallucination')),
+            rationale TEXT NOT NULL DEFAULT '',
+            origin TEXT NOT NULL CHECK (origin IN ('llm', 'annotator')),
+            annotator TEXT,
+            judge_model TEXT,
+            call_ids_json TEXT NOT NULL DEFAULT '[]',
+            created_at TEXT NOT NULL,
+            uid TEXT NOT NULL UNIQUE
+        );
+        CREATE INDEX failure_modes_answer ON failure_modes(answer_id, id);
+        """
+    )
+    for table in ("judgments", "score_overrides", "failure_modes"):
+        _append_only(db, table)
+
+
 SCHEMA_VERSION = len(migrations._migrations)
 """Number of migrations this version of benchwright knows; recorded in exports."""

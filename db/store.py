@@ -38,6 +38,7 @@ from benchwright.core.models import Decision, QAPair, Repository, SourceRef, utc
 from benchwright.core.review import Criteria
 
 from .checklists import CHECKLIST_FILTERS, ChecklistStoreMixin
+from .llm import LLMStoreMixin
 from .locking import serialized
 from .migrations import migrations
 from .probes import ProbeStoreMixin
@@ -150,7 +151,8 @@ class Progress:
     mine: int
 
 
-class Store(ChecklistStoreMixin, ReviewStoreMixin, AgreementInputsMixin, ReleaseStoreMixin, ProbeStoreMixin):
+class Store(ChecklistStoreMixin, ReviewStoreMixin, AgreementInputsMixin, ReleaseStoreMixin, ProbeStoreMixin,
+            LLMStoreMixin):
     """A benchwright project database.
 
     Open with :meth:`Store.open`; use as a context manager or call :meth:`close`.

@@ -1,0 +1,41 @@
+"""The LLM layer: providers (OpenAI, Anthropic, scripted fake), the ledger-backed client, configuration.
+
+Providers' SDKs are imported only when a provider of that kind is built (:func:`.config.build_provider`).
+"""
+
+from .base import (
+    CallStatus,
+    ChatMessage,
+    LLMConfigError,
+    LLMError,
+    LLMRefusalError,
+    LLMRequest,
+    LLMResponse,
+    Provider,
+    StructuredOutput,
+    Usage,
+)
+from .client import CallRecord, CallResult, Ledger, LLMClient, MemoryLedger, Price, parse_json_output
+from .fake import Delay, ScriptedProvider
+
+__all__ = [
+    "CallRecord",
+    "CallResult",
+    "CallStatus",
+    "ChatMessage",
+    "Delay",
+    "LLMClient",
+    "LLMConfigError",
+    "LLMError",
+    "LLMRefusalError",
+    "LLMRequest",
+    "LLMResponse",
+    "Ledger",
+    "MemoryLedger",
+    "Price",
+    "Provider",
+    "ScriptedProvider",
+    "StructuredOutput",
+    "Usage",
+    "parse_json_output",
+]

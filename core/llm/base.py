@@ -1,0 +1,209 @@
+"""The provider protocol and the values every LLM call carries (ARCHITECTURE.md "LLM layer").
+
+A :class:`Provider` turns one :class:`LLMRequest` into one :class:`LLMResponse` (or raises an
+:class:`LLMError`). Providers know nothing of the ledger, the cache or validation: :class:`~.client.LLMClient`
+adds those. SDKs are imported only inside the provider that uses them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+from enum import StrEnum
+from typing import Any, Protocol, runtime_checkable
+
+from ..errors import BenchwrightError
+
+
+class CallStatus(StrEnum):
+    """Outcome of one call as recorded in the ledger. Only ``ok`` is ever reused from the cache."""
+
+    OK = "ok"
+    INVALID = "invalid"
+    """The provider answered but the output is not JSON, breaks the schema, or fails the caller's checks."""
+    REFUSED = "refused"
+    ERROR = "error"
+    """HTTP error after the SDK's retries, timeout, connection failure."""
+    CANCELLED = "cancelled"
+
+
+class StructuredOutput(StrEnum):
+    """How an endpoint is asked for JSON: its native JSON-Schema mechanism, or the prompt (then validated)."""
+
+    JSON_SCHEMA = "json_schema"
+    PROMPT = "prompt"
+
+
+# ------------------------------------------------------------------------------------------------ errors
+class LLMError(BenchwrightError):
+    """A call failed. ``status`` is what the ledger records; ``transient`` errors may succeed later.
+
+    Attributes:
+        status: :class:`CallStatus` of the failure.
+        http_status: the HTTP status code, when there was a response.
+        request_id: the provider's request id, when known.
+        raw: the text the provider returned, when there was one (refusals, invalid output).
+    """
+
+    def __init__(self, message: str, *, status: CallStatus = CallStatus.ERROR, http_status: int | None = None,
+                 request_id: str | None = None, raw: str | None = None, transient: bool = False,
+                 attempts: int = 1, usage: Usage | None = None, model: str | None = None):
+        super().__init__(message)
+        self.status = status
+        self.http_status = http_status
+        self.request_id = request_id
+        self.raw = raw
+        self.transient = transient
+        self.attempts = attempts
+        self.usage = usage
+        self.model = model
+
+
+class LLMRefusalError(LLMError):
+    """The model declined to answer (stop reason ``refusal`` or an OpenAI ``refusal`` message)."""
+
+    def __init__(self, message: str, **kw: Any):
+        kw.setdefault("status", CallStatus.REFUSED)
+        super().__init__(message, **kw)
+
+
+class LLMConfigError(BenchwrightError):
+    """The LLM configuration is incomplete or wrong: no model for a role, a missing API key, a bad value.
+    The message names the setting and where to set it."""
+
+
+# ------------------------------------------------------------------------------------------------ values
+@dataclass(frozen=True)
+class ChatMessage:
+    """One conversation turn: ``role`` is ``user`` or ``assistant`` (the system prompt travels apart)."""
+
+    role: str
+    content: str
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Token counts of one call (0 when the provider did not report them)."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(*(a + b for a, b in zip(astuple_usage(self), astuple_usage(other), strict=True)))
+
+
+def astuple_usage(u: Usage) -> tuple[int, int, int, int]:
+    """``(input, output, cache_read, cache_write)``."""
+    return (u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens)
+
+
+@dataclass(frozen=True)
+class LLMRequest:
+    """Everything that determines a model's answer, plus bookkeeping that does not.
+
+    Attributes:
+        model: the model name as the provider knows it.
+        messages: the conversation (usually one user turn).
+        system: the system prompt, or None.
+        json_schema: JSON Schema the output must satisfy (an object schema), or None for free text.
+        schema_name: a short name for the schema (OpenAI requires one).
+        params: sampling parameters (``temperature``, ``max_tokens``, ``top_p``, ``seed``); providers map
+            them to their API and report what they sent.
+        template_id, template_hash: the prompt template the messages came from (ledger only).
+        repeat: repeat index (0 for the first run); part of the cache key, so run 2 of a judge is a
+            separate call, not a cache hit of run 1.
+    """
+
+    model: str
+    messages: tuple[ChatMessage, ...]
+    system: str | None = None
+    json_schema: dict | None = None
+    schema_name: str = "output"
+    params: dict = field(default_factory=dict)
+    template_id: str | None = None
+    template_hash: str | None = None
+    repeat: int = 0
+
+    def request_hash(self, provider_kind: str, base_url: str | None) -> str:
+        """SHA-256 (hex) of what determines the answer: provider kind, base URL, model, system prompt,
+        messages, schema and parameters. The repeat index is *not* in it (the cache key pairs them)."""
+        payload = {
+            "provider": provider_kind,
+            "base_url": (base_url or "").rstrip("/"),
+            "model": self.model,
+            "system": self.system,
+            "messages": [[m.role, m.content] for m in self.messages],
+            "schema": self.json_schema,
+            "params": self.params,
+        }
+        text = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+    def with_messages(self, messages: tuple[ChatMessage, ...]) -> LLMRequest:
+        """A copy with other messages (the repair turn)."""
+        return LLMRequest(**{**self.__dict__, "messages": tuple(messages)})
+
+
+@dataclass
+class LLMResponse:
+    """One provider answer.
+
+    Attributes:
+        text: the output text (for structured output, the JSON text).
+        model: the model the provider says answered (may differ from the requested one).
+        usage: token counts.
+        request_id: the provider's request id, when sent.
+        stop_reason: the provider's stop / finish reason.
+        latency_s: wall time of the call including the SDK's retries, in seconds.
+        attempts: HTTP attempts the SDK made (1 + retries).
+        params_sent: the parameters as they went over the wire (after mapping).
+    """
+
+    text: str
+    model: str
+    usage: Usage = field(default_factory=Usage)
+    request_id: str | None = None
+    stop_reason: str | None = None
+    latency_s: float = 0.0
+    attempts: int = 1
+    params_sent: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        """A JSON-ready dict (for the ledger)."""
+        d = asdict(self)
+        return d
+
+
+@runtime_checkable
+class Provider(Protocol):
+    """One configured endpoint.
+
+    Attributes:
+        kind: ``openai``, ``anthropic`` or ``fake`` (goes into the request hash).
+        name: the configured provider name (``[providers.NAME]`` in benchwright.toml).
+        base_url: the endpoint URL (None for the SDK default).
+        structured_output: how JSON output is requested (:class:`StructuredOutput`).
+        concurrency: at most this many calls in flight.
+    """
+
+    kind: str
+    name: str
+    base_url: str | None
+    structured_output: StructuredOutput
+    concurrency: int
+
+    async def complete(self, request: LLMRequest) -> LLMResponse:
+        """Send ``request``; return the answer.
+
+        Raises:
+            LLMRefusalError: the model refused.
+            LLMError: HTTP error after the SDK's own retries (408/409/429/5xx), timeout, connection error.
+        """
+        ...
+
+    async def aclose(self) -> None:
+        """Release the HTTP client."""
+        ...

@@ -1,0 +1,349 @@
+"""Calls with a ledger, a cache, a concurrency limit, structured-output validation and one repair attempt.
+
+ARCHITECTURE.md "LLM layer": every call is recorded (:class:`CallRecord`); a finished call with the same
+request hash and repeat index is reused, so rerunning a finished step makes no calls; errors, refusals and
+invalid output are recorded but never reused. Invalid output gets one bounded repair turn that lists the
+problems; if that fails too the result is ``invalid`` with the raw text and the reasons (never coerced).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from ..models import utc_now
+from .base import (
+    CallStatus,
+    ChatMessage,
+    LLMError,
+    LLMRequest,
+    LLMResponse,
+    Provider,
+    StructuredOutput,
+    Usage,
+)
+
+Validator = Callable[[Any], list[str]]
+"""Checks a parsed output beyond its JSON Schema; returns the problems (empty: valid)."""
+
+
+@dataclass(frozen=True)
+class Price:
+    """US dollars per million tokens."""
+
+    input: float = 0.0
+    output: float = 0.0
+    cache_read: float = 0.0
+    cache_write: float = 0.0
+
+    def cost(self, usage: Usage) -> float:
+        """Dollars for ``usage``."""
+        return (usage.input_tokens * self.input + usage.output_tokens * self.output
+                + usage.cache_read_tokens * self.cache_read + usage.cache_write_tokens * self.cache_write) / 1e6
+
+
+@dataclass
+class CallRecord:
+    """One ledger row: one request sent to a provider (or one cancelled before its answer).
+
+    ``request_hash`` is the hash of the *logical* request (the first attempt's); the repair turn is
+    recorded under the same hash with ``attempt`` 2, so a repaired answer is reused on a rerun.
+    ``http_attempts`` counts the SDK's retries (1 = no retry). ``cost_usd`` is None without a price.
+    """
+
+    provider: str
+    provider_kind: str
+    base_url: str | None
+    requested_model: str
+    returned_model: str | None
+    template_id: str | None
+    template_hash: str | None
+    request_hash: str
+    repeat: int
+    attempt: int
+    params: dict
+    status: CallStatus
+    usage: Usage = field(default_factory=Usage)
+    latency_s: float = 0.0
+    cost_usd: float | None = None
+    request_id: str | None = None
+    http_attempts: int = 1
+    http_status: int | None = None
+    output_text: str | None = None
+    parsed: Any = None
+    error: str | None = None
+    purpose: str | None = None
+    qa_pair_id: str | None = None
+    created_at: str = field(default_factory=utc_now)
+    id: int | None = None
+
+
+class Ledger(Protocol):
+    """Where calls are recorded and looked up (the project database implements it)."""
+
+    def record_call(self, record: CallRecord) -> int:
+        """Store ``record``; return its id."""
+        ...
+
+    def cached_call(self, request_hash: str, repeat: int) -> CallRecord | None:
+        """The latest ``ok`` call with this request hash and repeat index, or None."""
+        ...
+
+
+class MemoryLedger:
+    """A :class:`Ledger` in memory (tests, dry runs)."""
+
+    def __init__(self) -> None:
+        self.records: list[CallRecord] = []
+
+    def record_call(self, record: CallRecord) -> int:
+        """Append ``record``; ids start at 1."""
+        record.id = len(self.records) + 1
+        self.records.append(record)
+        return record.id
+
+    def cached_call(self, request_hash: str, repeat: int) -> CallRecord | None:
+        """The latest ok record with this hash and repeat."""
+        for r in reversed(self.records):
+            if r.request_hash == request_hash and r.repeat == repeat and r.status is CallStatus.OK:
+                return r
+        return None
+
+
+@dataclass
+class CallResult:
+    """What :meth:`LLMClient.call` returns.
+
+    Attributes:
+        status: ``ok`` (``parsed`` holds the output), ``invalid`` (``problems`` says why, ``text`` is the
+            last raw output), ``refused`` or ``error`` (``error`` says why).
+        cached: the output came from the ledger; ``calls`` is then 0.
+        calls: requests sent (0, 1 or 2 with a repair).
+        call_ids: ledger ids of the calls made (or of the cached call).
+    """
+
+    status: CallStatus
+    request_hash: str
+    parsed: Any = None
+    text: str | None = None
+    problems: list[str] = field(default_factory=list)
+    error: str | None = None
+    cached: bool = False
+    calls: int = 0
+    call_ids: list[int] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)
+    cost_usd: float = 0.0
+    model: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        """True when the output is valid."""
+        return self.status is CallStatus.OK
+
+
+_FENCE = re.compile(r"^\s*```[A-Za-z0-9_-]*\s*\n(.*?)\n?```\s*$", re.S)
+
+
+def parse_json_output(text: str) -> Any:
+    """The JSON value in a model's output: the whole text, or a fenced block, or the outermost ``{...}``.
+
+    Raises:
+        ValueError: no JSON value could be read (the message says where parsing stopped).
+    """
+    candidates = [text]
+    m = _FENCE.match(text)
+    if m:
+        candidates.append(m.group(1))
+    start, end = text.find("{"), text.rfind("}")
+    if 0 <= start < end:
+        candidates.append(text[start:end + 1])
+    err: json.JSONDecodeError | None = None
+    for c in candidates:
+        try:
+            return json.loads(c)
+        except json.JSONDecodeError as e:
+            err = err or e
+    raise ValueError(f"not JSON ({err.msg} at line {err.lineno} column {err.colno})" if err else "empty output")
+
+
+def schema_problems(value: Any, schema: dict) -> list[str]:
+    """Every way ``value`` breaks ``schema`` (JSON Schema 2020-12), each with its JSON path."""
+    import jsonschema
+
+    validator = jsonschema.Draft202012Validator(schema)
+    out = []
+    for e in sorted(validator.iter_errors(value), key=lambda e: list(e.absolute_path)):
+        path = "/".join(str(p) for p in e.absolute_path) or "(top level)"
+        out.append(f"{path}: {e.message}")
+    return out
+
+
+def prompt_schema_instruction(schema: dict) -> str:
+    """The text appended to the last user turn when an endpoint has no native JSON-Schema output."""
+    return (
+        "\n\nRespond with one JSON object and nothing else (no prose, no code fence). "
+        "It must conform to this JSON Schema:\n" + json.dumps(schema, indent=1, ensure_ascii=False)
+    )
+
+
+def repair_message(problems: list[str]) -> str:
+    """The repair turn: the problems, and the instruction to answer again (RepoProbe §4.1/§4.2 outputs)."""
+    listed = "\n".join(f"- {p}" for p in problems[:20])
+    return (
+        "Your previous output cannot be used. Problems:\n" + listed +
+        "\n\nAnswer again with the complete corrected JSON object only."
+    )
+
+
+class LLMClient:
+    """A provider with the ledger, the cache, a concurrency limit and validation.
+
+    Args:
+        provider: the endpoint.
+        ledger: where calls are recorded and looked up.
+        prices: dollars per million tokens by model name (requested or returned); missing: no cost.
+    """
+
+    def __init__(self, provider: Provider, ledger: Ledger, *, prices: dict[str, Price] | None = None):
+        self.provider = provider
+        self.ledger = ledger
+        self.prices = prices or {}
+        self._semaphores: dict[int, asyncio.Semaphore] = {}
+
+    def _semaphore(self) -> asyncio.Semaphore:
+        loop = asyncio.get_running_loop()
+        sem = self._semaphores.get(id(loop))
+        if sem is None:
+            sem = self._semaphores[id(loop)] = asyncio.Semaphore(max(1, self.provider.concurrency))
+        return sem
+
+    def _price(self, requested: str, returned: str | None) -> Price | None:
+        return self.prices.get(returned or "") or self.prices.get(requested)
+
+    def request_hash(self, request: LLMRequest) -> str:
+        """The cache key's hash for ``request`` on this provider."""
+        return request.request_hash(self.provider.kind, self.provider.base_url)
+
+    async def call(self, request: LLMRequest, *, validate: Validator | None = None, repair: bool = True,
+                   force: bool = False, purpose: str | None = None, qa_pair_id: str | None = None) -> CallResult:
+        """Get a valid output for ``request``: from the cache, or from the provider (with one repair turn).
+
+        Args:
+            validate: extra checks on the parsed output (after the JSON Schema), e.g. checklist rules.
+            repair: allow one repair turn after invalid output.
+            force: ignore the cache (the new answer is recorded and becomes the cached one).
+            purpose, qa_pair_id: recorded in the ledger (the step or judge, and the pair).
+
+        Never raises for a provider failure: it comes back as a result with ``status`` error/refused.
+        Cancellation (``asyncio.CancelledError``) is recorded as a cancelled call and re-raised.
+
+        Raises:
+            LLMConfigError: the provider is misconfigured (raised by the provider before any request).
+        """
+        h = self.request_hash(request)
+        if not force:
+            hit = self.ledger.cached_call(h, request.repeat)
+            if hit is not None:
+                res = self._evaluate(request, hit.output_text or "", validate)
+                if not isinstance(res, list):
+                    return CallResult(status=CallStatus.OK, request_hash=h, parsed=res, text=hit.output_text,
+                                      cached=True, call_ids=[hit.id] if hit.id else [], model=hit.returned_model)
+        result = CallResult(status=CallStatus.ERROR, request_hash=h)
+        wire = self._wire_request(request)
+        for attempt in (1, 2):
+            response, record = await self._send(wire, request, h, attempt, purpose, qa_pair_id)
+            result.calls += 1
+            result.usage = result.usage + record.usage
+            result.cost_usd += record.cost_usd or 0.0
+            result.model = record.returned_model or result.model
+            if response is None:  # error / refusal: recorded, not repaired
+                result.call_ids.append(self.ledger.record_call(record))
+                result.status, result.error, result.text = record.status, record.error, record.output_text
+                return result
+            parsed = self._evaluate(request, response.text, validate)
+            if isinstance(parsed, list):
+                record.status, record.error = CallStatus.INVALID, "; ".join(parsed)[:2000]
+                result.call_ids.append(self.ledger.record_call(record))
+                result.status, result.problems, result.text = CallStatus.INVALID, parsed, response.text
+                if not repair or attempt == 2:
+                    return result
+                wire = wire.with_messages((*wire.messages, ChatMessage("assistant", response.text),
+                                           ChatMessage("user", repair_message(parsed))))
+                continue
+            record.parsed = parsed
+            result.call_ids.append(self.ledger.record_call(record))
+            result.status, result.parsed, result.text, result.problems = CallStatus.OK, parsed, response.text, []
+            return result
+        return result  # pragma: no cover - the loop always returns
+
+    def _wire_request(self, request: LLMRequest) -> LLMRequest:
+        if request.json_schema is None or self.provider.structured_output is StructuredOutput.JSON_SCHEMA:
+            return request
+        msgs = list(request.messages)
+        last = msgs[-1]
+        msgs[-1] = ChatMessage(last.role, last.content + prompt_schema_instruction(request.json_schema))
+        return LLMRequest(**{**request.__dict__, "messages": tuple(msgs), "json_schema": None})
+
+    @staticmethod
+    def _evaluate(request: LLMRequest, text: str, validate: Validator | None) -> Any:
+        """The parsed output, or the list of its problems."""
+        if request.json_schema is None:
+            value: Any = text
+        else:
+            try:
+                value = parse_json_output(text)
+            except ValueError as e:
+                return [str(e)]
+            problems = schema_problems(value, request.json_schema)
+            if problems:
+                return problems
+        if validate is not None:
+            problems = validate(value)
+            if problems:
+                return list(problems)
+        return value
+
+    async def _send(self, wire: LLMRequest, logical: LLMRequest, h: str, attempt: int, purpose: str | None,
+                    qa_pair_id: str | None) -> tuple[LLMResponse | None, CallRecord]:
+        p = self.provider
+        record = CallRecord(
+            provider=p.name, provider_kind=p.kind, base_url=p.base_url, requested_model=logical.model,
+            returned_model=None, template_id=logical.template_id, template_hash=logical.template_hash,
+            request_hash=h, repeat=logical.repeat, attempt=attempt, params=dict(logical.params),
+            status=CallStatus.OK, purpose=purpose, qa_pair_id=qa_pair_id,
+        )
+        async with self._semaphore():
+            t0 = time.perf_counter()
+            try:
+                response = await p.complete(wire)
+            except asyncio.CancelledError:
+                record.status, record.error = CallStatus.CANCELLED, "cancelled before the answer arrived"
+                record.latency_s = time.perf_counter() - t0
+                self.ledger.record_call(record)
+                raise
+            except LLMError as e:
+                record.latency_s = time.perf_counter() - t0
+                record.status, record.error = e.status, str(e)
+                record.http_status, record.request_id, record.output_text = e.http_status, e.request_id, e.raw
+                record.http_attempts = e.attempts
+                record.returned_model = e.model
+                if e.usage is not None:
+                    record.usage = e.usage
+                    price = self._price(logical.model, e.model)
+                    record.cost_usd = price.cost(e.usage) if price else None
+                return None, record
+        record.latency_s = response.latency_s or (time.perf_counter() - t0)
+        record.returned_model = response.model
+        record.usage = response.usage
+        record.request_id = response.request_id
+        record.http_attempts = response.attempts
+        record.params = dict(response.params_sent or logical.params)
+        record.output_text = response.text
+        price = self._price(logical.model, response.model)
+        record.cost_usd = price.cost(response.usage) if price else None
+        return response, record
