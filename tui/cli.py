@@ -772,5 +772,8 @@ def demo(annotator, no_open) -> None:
         _run_app(store, resolve_annotator(annotator), title="demo project")
 
 
+# Command groups that live in their own modules register themselves on ``main`` when imported.
+from . import cli_answers, cli_llm, cli_report  # noqa: E402, F401
+
 if __name__ == "__main__":  # pragma: no cover
     main()

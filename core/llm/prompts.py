@@ -1,0 +1,88 @@
+"""Versioned prompt templates: files in the package (``core/prompts/ID.md``), overridable per project.
+
+A project overrides template ``ID`` by putting ``prompts/ID.md`` next to its project file. Templates use
+``string.Template`` placeholders (``$question``, ``${reference_answer}``); every placeholder must be given.
+The template's SHA-256 goes into the ledger, so a changed prompt is a different request (no stale cache).
+Untrusted text (questions, answers, pages) is passed through :func:`delimit` so it cannot pose as
+instructions.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import string
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+from ..errors import BenchwrightError
+
+PROJECT_PROMPTS_DIR = "prompts"
+
+
+@dataclass(frozen=True)
+class PromptTemplate:
+    """A loaded template.
+
+    Attributes:
+        id: the template id (file stem), e.g. ``classify``.
+        text: the template text.
+        sha256: hex digest of ``text`` (recorded in the ledger as the template hash).
+        origin: ``package`` or the overriding file's path.
+    """
+
+    id: str
+    text: str
+    sha256: str
+    origin: str
+
+    def render(self, **values: str) -> str:
+        """The template with every placeholder filled.
+
+        Raises:
+            BenchwrightError: a placeholder has no value (names the template and the placeholder).
+        """
+        try:
+            return string.Template(self.text).substitute(values)
+        except KeyError as e:
+            raise BenchwrightError(f"prompt template {self.id} ({self.origin}): no value for ${e.args[0]}") from None
+        except ValueError as e:
+            raise BenchwrightError(f"prompt template {self.id} ({self.origin}): {e}") from None
+
+
+def load_template(template_id: str, project_dir: str | Path | None = None) -> PromptTemplate:
+    """Template ``template_id``: the project's override if there is one, else the packaged one.
+
+    Raises:
+        BenchwrightError: no such template (lists the known ones), or the override is not UTF-8.
+    """
+    if project_dir is not None:
+        override = Path(project_dir) / PROJECT_PROMPTS_DIR / f"{template_id}.md"
+        if override.is_file():
+            try:
+                text = override.read_text(encoding="utf-8")
+            except UnicodeDecodeError as e:
+                raise BenchwrightError(f"{override}: not UTF-8 text (byte {e.start})") from None
+            return PromptTemplate(template_id, text, _sha(text), str(override))
+    res = resources.files("benchwright.core").joinpath("prompts", f"{template_id}.md")
+    if not res.is_file():
+        raise BenchwrightError(f"no prompt template {template_id!r}; known: {', '.join(template_ids())}")
+    text = res.read_text(encoding="utf-8")
+    return PromptTemplate(template_id, text, _sha(text), "package")
+
+
+def template_ids() -> list[str]:
+    """Ids of the packaged templates."""
+    folder = resources.files("benchwright.core").joinpath("prompts")
+    return sorted(p.name[:-3] for p in folder.iterdir() if p.name.endswith(".md"))
+
+
+def delimit(tag: str, text: str | None) -> str:
+    """``text`` between ``<tag>`` and ``</tag>``, with any closing tag inside it defused, so data cannot end
+    its own block early and pose as instructions."""
+    body = (text or "").replace(f"</{tag}>", f"<\\/{tag}>")
+    return f"<{tag}>\n{body}\n</{tag}>"
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
