@@ -48,6 +48,19 @@ from .reviews import AgreementInputsMixin, ReviewStoreMixin
 BUSY_TIMEOUT_S = 10.0
 """Seconds a write waits for another process's write to finish before failing."""
 
+CURATION_FILTERS = ("flagged", "step-failed", "not-code-relevant", "verify-failed", "unresolved-links",
+                    "refined", "not-classified")
+"""Queue filters on the curation pipeline's current results (RepoProbe §3.2)."""
+_CUR = "SELECT 1 FROM curation_current k WHERE k.qa_pair_id = p.id"
+_CURATION_SQL = {
+    "flagged": f"EXISTS ({_CUR} AND k.flagged = 1)",
+    "step-failed": f"EXISTS ({_CUR} AND k.status = 'failed')",
+    "not-code-relevant": f"EXISTS ({_CUR} AND k.step = 'classify' AND k.flagged = 1)",
+    "verify-failed": f"EXISTS ({_CUR} AND k.step = 'verify' AND k.flagged = 1)",
+    "unresolved-links": f"EXISTS ({_CUR} AND k.step = 'enrich' AND k.flagged = 1)",
+    "refined": f"EXISTS ({_CUR} AND k.step = 'refine' AND k.status = 'ok')",
+    "not-classified": f"NOT EXISTS ({_CUR} AND k.step = 'classify' AND k.status = 'ok')",
+}
 STATUSES = ("undecided", "accepted", "rejected", "to-revise", "skipped", "needs-reference")
 """Status filters of the queue, as seen by one annotator (``needs-reference`` is a property of the pair)."""
 
@@ -70,6 +83,7 @@ class QueueFilter:
         text: a case-insensitive substring of the question or the reference answer.
         checklist: one of :data:`CHECKLIST_FILTERS`, on the pair's current checklist.
         assigned_to: only pairs assigned to this annotator.
+        curation: one of :data:`CURATION_FILTERS`, on the pairs' current curation results.
     """
 
     status: str | None = None
@@ -79,6 +93,7 @@ class QueueFilter:
     text: str | None = None
     checklist: str | None = None
     assigned_to: str | None = None
+    curation: str | None = None
 
     def sql(self, annotator: str) -> tuple[str, list]:
         """``(where_clause, params)`` over ``qa_pairs p LEFT JOIN review_state s`` (s for ``annotator``)."""
@@ -117,6 +132,12 @@ class QueueFilter:
                 "draft-checklist": f"EXISTS ({current} AND c.is_draft = 1)",
                 "valid-checklist": f"EXISTS ({current} AND c.is_valid = 1 AND c.is_draft = 0)",
             }[self.checklist])
+        if self.curation is not None:
+            if self.curation not in CURATION_FILTERS:
+                raise BenchwrightError(
+                    f"unknown curation filter {self.curation!r}; use one of {', '.join(CURATION_FILTERS)}"
+                )
+            clauses.append(_CURATION_SQL[self.curation])
         return (" AND ".join(clauses) or "1"), params
 
 

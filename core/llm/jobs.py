@@ -1,0 +1,137 @@
+"""Run one async task per item with bounded concurrency, progress reports and clean cancellation.
+
+Used by every LLM step over many pairs. Items finish in any order; each finished item is handed to
+``on_result`` at once (the caller stores it), so cancelling or killing the run loses nothing that finished.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+from .base import Usage
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+@dataclass
+class JobProgress:
+    """A snapshot of a running job.
+
+    Attributes:
+        total: items to do; done: items finished (ok or failed); failed: items that failed.
+        calls: requests sent to the provider; cached: outputs reused from the ledger.
+        usage: tokens of the calls made; cost_usd: their cost (0 without prices).
+        elapsed_s: seconds since the start.
+    """
+
+    total: int
+    done: int = 0
+    failed: int = 0
+    calls: int = 0
+    cached: int = 0
+    usage: Usage = field(default_factory=Usage)
+    cost_usd: float = 0.0
+    started: float = field(default_factory=time.monotonic)
+    cancelled: bool = False
+
+    @property
+    def elapsed_s(self) -> float:
+        """Seconds since the job started."""
+        return time.monotonic() - self.started
+
+    @property
+    def rate(self) -> float:
+        """Items per second so far."""
+        e = self.elapsed_s
+        return self.done / e if e > 0 else 0.0
+
+    @property
+    def eta_s(self) -> float | None:
+        """Seconds left at the current rate, or None before the first item."""
+        r = self.rate
+        return (self.total - self.done) / r if r > 0 else None
+
+
+@dataclass
+class ItemTally:
+    """What one item contributes to the progress (steps fill it in)."""
+
+    failed: bool = False
+    calls: int = 0
+    cached: int = 0
+    usage: Usage = field(default_factory=Usage)
+    cost_usd: float = 0.0
+
+
+class Job(Generic[T, R]):
+    """Runs ``work(item)`` for every item with at most ``concurrency`` in flight.
+
+    Args:
+        work: the async task for one item; returns a result R.
+        tally: how a result counts toward the progress.
+        on_result: called (in the event loop) with each item and its result as soon as it finishes.
+        on_progress: called after each item with the current :class:`JobProgress`.
+    """
+
+    def __init__(self, work: Callable[[T], Awaitable[R]], *, concurrency: int, tally: Callable[[R], ItemTally],
+                 on_result: Callable[[T, R], Any] | None = None,
+                 on_progress: Callable[[JobProgress], Any] | None = None):
+        self.work = work
+        self.concurrency = max(1, concurrency)
+        self.tally = tally
+        self.on_result = on_result
+        self.on_progress = on_progress
+
+    async def run(self, items: Iterable[T]) -> JobProgress:
+        """Run every item; return the final progress (``cancelled`` set when the job was cancelled).
+
+        Cancellation (Ctrl+C in the CLI, closing the screen in the app) cancels in-flight tasks; results
+        already handed to ``on_result`` are kept. The :class:`asyncio.CancelledError` is re-raised.
+        """
+        items = list(items)
+        progress = JobProgress(total=len(items))
+        queue: asyncio.Queue = asyncio.Queue()
+        for it in items:
+            queue.put_nowait(it)
+
+        async def worker() -> None:
+            while True:
+                try:
+                    item = queue.get_nowait()
+                except asyncio.QueueEmpty:
+                    return
+                result = await self.work(item)
+                t = self.tally(result)
+                progress.done += 1
+                progress.failed += int(t.failed)
+                progress.calls += t.calls
+                progress.cached += t.cached
+                progress.usage = progress.usage + t.usage
+                progress.cost_usd += t.cost_usd
+                if self.on_result is not None:
+                    self.on_result(item, result)
+                if self.on_progress is not None:
+                    self.on_progress(progress)
+
+        tasks = [asyncio.ensure_future(worker()) for _ in range(min(self.concurrency, len(items)) or 1)]
+        try:
+            await asyncio.gather(*tasks)
+        except asyncio.CancelledError:
+            progress.cancelled = True
+            for t in tasks:
+                t.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            if self.on_progress is not None:
+                self.on_progress(progress)
+            raise
+        except BaseException:
+            for t in tasks:
+                t.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise
+        return progress
