@@ -3,10 +3,11 @@
 from .checklists import CHECKLIST_FILTERS, ChecklistConflictError, ChecklistVersion, InvalidChecklistError
 from .migrations import SCHEMA_VERSION, migrations
 from .reviews import Adjudication, Disagreement
-from .store import STATUSES, Progress, QueueFilter, QueueRow, StaleReviewError, Store
+from .store import CURATION_FILTERS, STATUSES, Progress, QueueFilter, QueueRow, StaleReviewError, Store
 
 __all__ = [
     "CHECKLIST_FILTERS",
+    "CURATION_FILTERS",
     "SCHEMA_VERSION",
     "STATUSES",
     "Adjudication",

@@ -26,8 +26,11 @@ class BenchwrightApp(App):
     ENABLE_COMMAND_PALETTE = True
     BINDINGS = [Binding("ctrl+q", "quit", "Quit", id="app.quit")]
 
-    def __init__(self, store: Store, annotator: str, *, resume: bool = True, title: str | None = None) -> None:
+    def __init__(self, store: Store, annotator: str, *, resume: bool = True, title: str | None = None,
+                 provider_factory=None) -> None:
         super().__init__()
+        self.provider_factory = provider_factory
+        """Replaces the configured LLM providers (tests, demos): ``(config, role_config) -> Provider``."""
         self.store = store
         self.annotator = annotator
         self.resume = resume

@@ -217,3 +217,35 @@ def run_probe_variants(store: Store, probe_id: str, names: list[str] | None, *, 
         store.record_run(run, fingerprint=record["fingerprint"], by=by)
         runs.append(run)
     return runs
+
+
+# --------------------------------------------------------------------------------------------- LLM runtime
+STEP_ROLES = {"classify": "generator", "enrich": "generator", "refine": "generator", "checklist": "generator",
+              "verify": "verifier"}
+"""Which configured role (``[roles.NAME]`` in benchwright.toml) runs each curation step."""
+
+
+def project_dir_of(store: Store) -> Path:
+    """The project folder: where benchwright.toml and prompt overrides (``prompts/ID.md``) are looked up."""
+    return Path(store.path).resolve().parent
+
+
+def make_llm_client(store: Store, role: str, model_override: str | None = None, *, provider_factory=None):
+    """An :class:`~benchwright.core.llm.client.LLMClient` for ``role`` with the project's ledger and prices,
+    and the role's model and parameters.
+
+    ``provider_factory(config, role_config) -> Provider`` replaces the real providers (tests, the demo).
+
+    Returns:
+        ``(client, role_config)``.
+
+    Raises:
+        LLMConfigError: no model for the role, unknown provider, a missing API key (the message says what to set).
+    """
+    from benchwright.core.llm.client import LLMClient
+    from benchwright.core.llm.config import build_provider, load_llm_config
+
+    config = load_llm_config(project_dir_of(store))
+    role_config = config.role(role, model_override)
+    provider = (provider_factory or build_provider)(config, role_config)
+    return LLMClient(provider, store, prices=config.prices), role_config

@@ -10,7 +10,7 @@ from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input, Select, Static
 
-from benchwright.db import CHECKLIST_FILTERS, STATUSES, QueueFilter, QueueRow, Store
+from benchwright.db import CHECKLIST_FILTERS, CURATION_FILTERS, STATUSES, QueueFilter, QueueRow, Store
 
 from ..widgets import literal
 
@@ -41,6 +41,7 @@ class QueueScreen(Screen):
         Binding("S", "statistics", "Statistics", key_display="S", id="queue.statistics"),
         Binding("R", "release", "Release", key_display="R", id="queue.release"),
         Binding("P", "probes", "Probes", key_display="P", id="queue.probes"),
+        Binding("G", "curate", "Curate queue", key_display="G", id="queue.curate"),
     ]
 
     def __init__(self, store: Store, annotator: str, *, start_at: str | None = None) -> None:
@@ -64,6 +65,7 @@ class QueueScreen(Screen):
             yield Select([(t, t) for t in facets["qa_type"]], prompt="QA type", id="f-qa_type")
             yield Select([(c, c) for c in facets["category"]], prompt="category", id="f-category")
             yield Select([(c, c) for c in CHECKLIST_FILTERS], prompt="checklist", id="f-checklist")
+            yield Select([(c, c) for c in CURATION_FILTERS], prompt="curation", id="f-curation")
             if self.flt.assigned_to:
                 yield Select([("assigned to me", self.annotator)], value=self.annotator, prompt="all pairs",
                              id="f-assigned_to")
@@ -198,6 +200,13 @@ class QueueScreen(Screen):
         from .statistics import StatisticsScreen
 
         self.app.push_screen(StatisticsScreen(self.store))
+
+    def action_curate(self) -> None:
+        """Run a curation step over the pairs of the current filter (RepoProbe §3.2), with progress."""
+        from .curation import CurationRunScreen
+
+        self.app.push_screen(CurationRunScreen(self.store, self.annotator, self.flt),
+                             callback=lambda _: self.action_reload())
 
     def action_probes(self) -> None:
         """Open probe validation (NITR oracles)."""

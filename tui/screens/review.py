@@ -62,6 +62,7 @@ class ReviewScreen(Screen):
         Binding("c", "edit_checklist", "Checklist", id="review.checklist"),
         Binding("d", "checklist_diff", "Diff", id="review.diff"),
         Binding("h", "history", "History", id="review.history"),
+        Binding("g", "curation", "Curate", id="review.curation"),
     ]
 
     class Decided(Message):
@@ -306,6 +307,13 @@ class ReviewScreen(Screen):
                 self._show_criteria()
 
         self.app.push_screen(CriteriaNotesScreen(dict(self.criteria.notes)), done)
+
+    def action_curation(self) -> None:
+        """The curation pipeline on this pair: classify, enrich, refine, checklist, verify (RepoProbe §3.2)."""
+        from .curation import CurationScreen
+
+        self.app.push_screen(CurationScreen(self.store, self.pair_id, self.annotator),
+                             callback=lambda _: self.run_worker(self.show_pair(self.pair_id)))
 
     def action_history(self) -> None:
         """The pair's audit trail: every decision, review, note, checklist version and adjudication."""

@@ -1,0 +1,121 @@
+"""The curation screens driven with Pilot over a scripted provider: results shown literally, steps stored,
+the refine diff, a run over the queue with progress, and cancellation keeping finished work."""
+
+from __future__ import annotations
+
+import asyncio
+
+from benchwright.core.llm import Delay, ScriptedProvider
+from benchwright.db import Store
+from benchwright.tui.app import BenchwrightApp
+from benchwright.tui.screens.curation import CurationRunScreen, CurationScreen
+
+CHECKLIST = {"items": [
+    {"kind": "knowledge", "key_point": "Names app.py", "weight": 9,
+     "rubric": [{"score": 0, "criterion": "no"}, {"score": 9, "criterion": "yes"}]},
+    {"kind": "clarity", "key_point": "Clarity & Organization", "weight": 1,
+     "rubric": [{"score": 0, "criterion": "bad"}, {"score": 1, "criterion": "good"}]},
+]}
+
+
+def answer(request):
+    name = request.schema_name
+    if name == "classification":
+        return {"rationale": "About [bold]code[/bold]", "code_understanding_relevant": False,
+                "category": "Business Logic"}
+    if name == "refined_pair":
+        return {"question": "Which module defines line_120?", "answer": "src/pkg/app.py defines it.",
+                "changes": "made it self-contained"}
+    if name == "checklist":
+        return CHECKLIST
+    if name == "verification":
+        return {"self_contained": {"rationale": "fine", "passed": True},
+                "answerable": {"rationale": "needs the docs", "passed": False}}
+    raise AssertionError(name)
+
+
+def _config(db):
+    (db.parent / "benchwright.toml").write_text(
+        '[roles.generator]\nprovider = "openai"\nmodel = "gen-model"\n'
+        '[roles.verifier]\nprovider = "openai"\nmodel = "ver-model"\n'
+    )
+
+
+async def test_curation_screen_runs_steps_and_shows_results(project, monkeypatch):
+    db, ids = project
+    _config(db)
+    provider = ScriptedProvider(answer)
+    with Store.open(db) as store:
+        app = BenchwrightApp(store, "ann", resume=False, provider_factory=lambda c, r: provider)
+        async with app.run_test(size=(140, 50)) as pilot:
+            await app.push_screen(CurationScreen(store, ids[1], "ann"))
+            await pilot.pause()
+            for key in ("1", "3", "4", "5"):
+                await pilot.press(key)
+                await app.workers.wait_for_complete()
+                await pilot.pause()
+            screen = app.screen
+            classify = str(screen.query_one("#step-classify").render())
+            assert "NOT code-understanding relevant" in classify
+            assert "[bold]code[/bold]" in classify  # shown literally, not as markup
+            refine = screen.query_one("#step-refine").render()
+            deleted = "".join(refine.plain[s.start:s.end] for s in refine.spans if "strike" in str(s.style))
+            inserted = "".join(refine.plain[s.start:s.end] for s in refine.spans if "underline" in str(s.style))
+            assert "Question number 2" in deleted and "Which module defines line_120" in inserted
+            verify = str(screen.query_one("#step-verify").render())
+            assert "✗ answerable: needs the docs" in verify
+        current = store.curation_current(ids[1])
+        assert current["classify"].flagged and current["verify"].flagged
+        assert current["checklist"].status == "ok"
+        assert store.checklist_version(ids[1]).origin == "generated"
+        # The checklist step was given the refined text.
+        sent = [r for r in provider.calls if r.schema_name == "checklist"][0].messages[0].content
+        assert "Which module defines line_120?" in sent
+        assert [r.model for r in provider.calls] == ["gen-model"] * 3 + ["ver-model"]
+
+
+async def test_curation_screen_reports_missing_model(project):
+    db, ids = project
+    with Store.open(db) as store:
+        app = BenchwrightApp(store, "ann", resume=False, provider_factory=lambda c, r: ScriptedProvider(answer))
+        async with app.run_test(size=(140, 50)) as pilot:
+            await app.push_screen(CurationScreen(store, ids[0], "ann"))
+            await pilot.press("1")
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            assert any("no model configured for the generator role" in n.message for n in app._notifications)
+        assert store.curation_current(ids[0]) == {}
+
+
+async def test_queue_run_with_progress_and_cancel_keeps_finished(project):
+    db, ids = project
+    _config(db)
+    done_fast = {ids[0], ids[1]}
+
+    def slow(request):
+        pid = next(i for i in ids if i in str(request.messages) or True)
+        del pid
+        return Delay(0.01 if len(provider.calls) <= 2 else 30, answer(request))
+
+    provider = ScriptedProvider(slow, concurrency=1)
+    with Store.open(db) as store:
+        app = BenchwrightApp(store, "ann", resume=False, provider_factory=lambda c, r: provider)
+        async with app.run_test(size=(140, 50)) as pilot:
+            screen = CurationRunScreen(store, "ann", app.screen.flt)
+            await app.push_screen(screen)
+            await pilot.pause()
+            await pilot.press("enter")  # first option: classify
+            for _ in range(200):
+                await asyncio.sleep(0.02)
+                if len(store.curation_current(ids[0])) + len(store.curation_current(ids[1])) == 2:
+                    break
+            await pilot.pause()
+            status = str(screen.query_one("#run-status").render())
+            assert "/6" in status
+            await pilot.press("escape")  # cancels the run
+            await pilot.pause()
+            assert "cancelled" in str(screen.query_one("#run-status").render())
+        finished = {pid for pid in ids if store.curation_current(pid)}
+        assert finished == done_fast
+        cancelled = [r for r in store.llm_calls() if str(r.status) == "cancelled"]
+        assert len(cancelled) == 1

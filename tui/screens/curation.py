@@ -1,0 +1,307 @@
+"""Curation in the app (RepoProbe §3.2): one pair's pipeline results with keys to run each step, and a run of
+one step over the filtered queue with a progress bar. LLM calls run in an async worker, so the UI never
+blocks; ``escape`` cancels a run and keeps every result that finished."""
+
+from __future__ import annotations
+
+import asyncio
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Header, OptionList, ProgressBar, Static
+from textual.widgets.option_list import Option
+
+from benchwright.core.checklist_diff import DELETE, EQUAL, INSERT, word_diff
+from benchwright.core.curation import STEPS, StepSettings
+from benchwright.core.errors import BenchwrightError
+from benchwright.core.llm.jobs import JobProgress
+from benchwright.core.text import printable
+from benchwright.db import QueueFilter, Store
+
+STEP_LABELS = {
+    "classify": "Classify (code-understanding relevance, category)",
+    "enrich": "Enrich (resolve and integrate external links)",
+    "refine": "Refine (self-contained rewrite)",
+    "checklist": "Checklist (generate under RepoProbe §4.1)",
+    "verify": "Verify (self-contained, answerable)",
+}
+
+
+def render_diff(old: str, new: str) -> Text:
+    """A word diff of ``old`` -> ``new`` (deleted struck through in red, inserted underlined in green),
+    shown literally."""
+    t = Text()
+    for op, chunk in word_diff(old, new):
+        if op == EQUAL:
+            t.append(printable(chunk))
+        elif op == DELETE:
+            t.append(printable(chunk), style="bold red strike")
+        elif op == INSERT:
+            t.append(printable(chunk), style="bold green underline")
+    return t
+
+
+def render_result(step: str, result) -> Text:
+    """One step's current result as literal text (None: not run yet)."""
+    t = Text()
+    t.append(f"{STEP_LABELS[step]}\n", style="bold")
+    if result is None:
+        t.append("  not run yet\n", style="dim")
+        return t
+    head = "failed" if result.status == "failed" else ("FLAGGED" if result.flagged else "ok")
+    t.append(f"  {head}", style="bold red" if head != "ok" else "bold green")
+    t.append(f" · {result.model or ''} · {result.created_at[:19]} · {result.calls_made} calls\n", style="dim")
+    if result.status == "failed":
+        t.append("  " + printable(result.reason or "") + "\n", style="red")
+        if result.raw_text:
+            t.append("  raw output: " + printable(result.raw_text[:600]) + "\n", style="dim")
+        return t
+    o = result.output
+    if step == "classify":
+        rel = "relevant" if o.get("code_understanding_relevant") else "NOT code-understanding relevant"
+        t.append(f"  {rel} · {printable(str(o.get('category', '')))}\n")
+        t.append("  " + printable(o.get("rationale", "")) + "\n", style="italic")
+    elif step == "enrich":
+        if not o.get("links"):
+            t.append("  no external links: kept in its original form\n")
+        for lk in o.get("links", []):
+            t.append(f"  {lk['status']:<10} ", style="red" if lk["status"] == "unresolved" else "")
+            t.append(printable(lk["url"]) + "\n")
+            if lk.get("summary"):
+                t.append("             " + printable(lk["summary"]) + "\n", style="italic")
+        if o.get("integrated"):
+            t.append("  summaries integrated into question and answer\n", style="green")
+    elif step == "refine":
+        t.append("  " + printable(o.get("changes", "")) + "\n", style="italic")
+        t.append("  question (original → refined):\n  ", style="bold")
+        t.append_text(render_diff(o.get("original_question", ""), o.get("question", "")))
+        t.append("\n  answer (original → refined):\n  ", style="bold")
+        t.append_text(render_diff(o.get("original_answer", ""), o.get("answer", "")))
+        t.append("\n")
+    elif step == "checklist":
+        items = (o.get("checklist") or {}).get("items", [])
+        for i, it in enumerate(items, 1):
+            t.append(f"  {i}. [{it['weight']}] " + printable(it["key_point"]) + "\n")
+    elif step == "verify":
+        for key, label in (("self_contained", "self-contained"), ("answerable", "answerable")):
+            check = o.get(key, {})
+            passed = check.get("passed")
+            t.append(f"  {'✓' if passed else '✗'} {label}: ", style="green" if passed else "bold red")
+            t.append(printable(check.get("rationale", "")) + "\n")
+    return t
+
+
+def progress_line(p: JobProgress) -> str:
+    """``done/total · rate · eta · tokens · cost`` for the status line."""
+    eta = f"{p.eta_s:.0f}s" if p.eta_s is not None else "-"
+    tok = p.usage.input_tokens + p.usage.output_tokens
+    return (f"{p.done}/{p.total} · {p.failed} failed · {p.rate:.1f}/s · eta {eta} · {p.calls} calls, "
+            f"{p.cached} cached · {tok:,} tokens · ${p.cost_usd:.4f}")
+
+
+class _RunMixin:
+    """Runs one step over pairs in a worker; subclasses show the progress."""
+
+    running: bool = False
+
+    async def _run_step(self, step: str, pair_ids: list[str], force: bool) -> JobProgress | None:
+        from benchwright.db.curation import run_curation
+
+        from ..services import STEP_ROLES, make_llm_client, project_dir_of
+
+        store: Store = self.store
+        try:
+            client, role = make_llm_client(store, STEP_ROLES[step], None,
+                                           provider_factory=getattr(self.app, "provider_factory", None))
+        except BenchwrightError as e:
+            self.app.notify(str(e), title="cannot run " + step, severity="error", timeout=10, markup=False)
+            return None
+        settings = StepSettings(model=role.model, params=role.params, project_dir=project_dir_of(store), force=force)
+        try:
+            return await run_curation(store, client, step, pair_ids, settings, by=self.annotator,
+                                      on_progress=self.on_job_progress)
+        finally:
+            await client.provider.aclose()
+
+    def on_job_progress(self, p: JobProgress) -> None:  # pragma: no cover - overridden
+        """Called after each finished pair."""
+
+
+class CurationScreen(_RunMixin, Screen):
+    """One pair's curation results; run a step on it with 1-5, all steps with ``a``."""
+
+    BINDINGS = [
+        Binding("escape", "back", "Back / cancel", id="curation.back"),
+        Binding("1", "run('classify')", "Classify", id="curation.classify"),
+        Binding("2", "run('enrich')", "Enrich", id="curation.enrich"),
+        Binding("3", "run('refine')", "Refine", id="curation.refine"),
+        Binding("4", "run('checklist')", "Checklist", id="curation.checklist"),
+        Binding("5", "run('verify')", "Verify", id="curation.verify"),
+        Binding("a", "run_all", "All steps", id="curation.all"),
+        Binding("f", "toggle_force", "Force", id="curation.force"),
+    ]
+
+    def __init__(self, store: Store, pair_id: str, annotator: str) -> None:
+        super().__init__()
+        self.store = store
+        self.pair_id = pair_id
+        self.annotator = annotator
+        self.force = False
+        self._worker = None
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static(id="curation-status")
+        with VerticalScroll(id="curation-body"):
+            for step in STEPS:
+                yield Static(id=f"step-{step}", classes="curation-step")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.refresh_results()
+        self._status("")
+
+    def _status(self, message: str) -> None:
+        n = self.store.ordinal_of(self.pair_id)
+        force = " · force: on (ignores finished results and the cache)" if self.force else ""
+        self.query_one("#curation-status", Static).update(
+            Text(f"Curation of pair #{n}{force}  {message}", no_wrap=False))
+
+    def refresh_results(self) -> None:
+        """Show the current result of every step."""
+        current = self.store.curation_current(self.pair_id)
+        for step in STEPS:
+            self.query_one(f"#step-{step}", Static).update(render_result(step, current.get(step)))
+
+    def action_toggle_force(self) -> None:
+        """Toggle force: rerun finished steps and bypass the cache."""
+        self.force = not self.force
+        self._status("")
+
+    def action_run(self, step: str) -> None:
+        """Run ``step`` on this pair (in the background)."""
+        self._start([step])
+
+    def action_run_all(self) -> None:
+        """Run every step in order on this pair."""
+        self._start(list(STEPS))
+
+    def _start(self, steps: list[str]) -> None:
+        if self.running:
+            self.notify("A step is running; escape cancels it.", timeout=3)
+            return
+        self._worker = self._run_steps(steps)
+
+    @work(exclusive=True, group="curation")
+    async def _run_steps(self, steps: list[str]) -> None:
+        from benchwright.db.curation import select_pairs
+
+        self.running = True
+        try:
+            for step in steps:
+                todo = select_pairs(self.store, step, pair_ids=[self.pair_id], force=self.force)
+                if not todo:
+                    self._status(f"· {step}: already done (f forces a rerun)")
+                    continue
+                self._status(f"· running {step}… (escape cancels)")
+                final = await self._run_step(step, todo, self.force)
+                self.refresh_results()
+                if final is None:
+                    return
+                self._status(f"· {step}: {'failed' if final.failed else 'done'} ({final.calls} calls, "
+                             f"{final.cached} cached)")
+        except asyncio.CancelledError:
+            self._status("· cancelled; finished steps are kept")
+            raise
+        finally:
+            self.running = False
+            self.refresh_results()
+
+    def action_back(self) -> None:
+        """Cancel a running step, or go back."""
+        if self.running and self._worker is not None:
+            self._worker.cancel()
+            self.running = False
+            self._status("· cancelled; finished steps are kept")
+            return
+        self.dismiss(self.pair_id)
+
+
+class CurationRunScreen(_RunMixin, Screen):
+    """Run one step over the pairs of the current queue filter, with a progress bar; ``escape`` cancels."""
+
+    BINDINGS = [
+        Binding("escape", "back", "Back / cancel", id="curation_run.back"),
+        Binding("f", "toggle_force", "Force", id="curation_run.force"),
+    ]
+
+    def __init__(self, store: Store, annotator: str, flt: QueueFilter) -> None:
+        super().__init__()
+        self.store = store
+        self.annotator = annotator
+        self.flt = flt
+        self.force = False
+        self._worker = None
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static(Text("Run a curation step over the pairs of the current queue filter. Pairs already done "
+                          "are skipped; finished calls are reused from the ledger."), id="run-intro")
+        yield OptionList(*(Option(STEP_LABELS[s], id=s) for s in STEPS), id="run-steps")
+        yield ProgressBar(total=None, show_eta=False, id="run-progress")
+        yield Static(id="run-status")
+        yield Footer()
+
+    def _status(self, text: str) -> None:
+        self.query_one("#run-status", Static).update(Text(text))
+
+    def action_toggle_force(self) -> None:
+        """Toggle force: rerun finished pairs and bypass the cache."""
+        self.force = not self.force
+        self._status(f"force: {'on' if self.force else 'off'}")
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        """Start the chosen step."""
+        if self.running:
+            self.notify("A run is in progress; escape cancels it.", timeout=3)
+            return
+        self._worker = self._run(str(event.option.id))
+
+    def on_job_progress(self, p: JobProgress) -> None:
+        """Move the bar and update the figures after each pair."""
+        self.query_one("#run-progress", ProgressBar).update(total=p.total, progress=p.done)
+        self._status(progress_line(p))
+
+    @work(exclusive=True, group="curation-run")
+    async def _run(self, step: str) -> None:
+        from benchwright.db.curation import select_pairs
+
+        ids = select_pairs(self.store, step, where=self.flt, force=self.force, annotator=self.annotator)
+        if not ids:
+            self._status(f"{step}: nothing to do (every matching pair is done; f forces a rerun)")
+            return
+        self.running = True
+        self.query_one("#run-progress", ProgressBar).update(total=len(ids), progress=0)
+        self._status(f"{step}: 0/{len(ids)} (escape cancels)")
+        try:
+            final = await self._run_step(step, ids, self.force)
+            if final is not None:
+                self._status(f"{step} finished: " + progress_line(final))
+        except asyncio.CancelledError:
+            self._status(f"{step}: cancelled; finished pairs are saved. Run it again to continue.")
+            raise
+        finally:
+            self.running = False
+
+    def action_back(self) -> None:
+        """Cancel a running step, or go back to the queue."""
+        if self.running and self._worker is not None:
+            self._worker.cancel()
+            self.running = False
+            self._status("cancelled; finished pairs are saved. Run it again to continue.")
+            return
+        self.dismiss(None)
