@@ -1,0 +1,205 @@
+"""Anthropic's Messages API through the official ``anthropic`` SDK (ARCHITECTURE.md "LLM layer").
+
+The SDK is imported here only, so ``import benchwright.core.llm`` does not load it.
+
+Wire mapping (``LLMRequest.params`` -> request body):
+
+- ``max_tokens``: required by the API; :data:`DEFAULT_MAX_TOKENS` when the role sets none.
+- ``temperature``, ``top_p``: not in ``messages.create``'s signature since anthropic 1.x; they travel in
+  ``extra_body`` (models that reject them answer HTTP 400, reported as an error naming the parameter).
+- ``seed``: the API has none; it is not sent and is absent from ``params_sent``.
+- ``json_schema`` (native structured output): ``output_config = {"format": {"type": "json_schema",
+  "schema": ...}}`` (a copy of the caller's schema).
+
+Retries (408/409/429/5xx, connection errors, timeouts) are the SDK's, honouring ``retry-after-ms``;
+``LLMResponse.attempts`` is ``retries_taken + 1``.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import time
+from typing import Any
+
+import anthropic
+import httpx2
+
+from .base import (
+    LLMConfigError,
+    LLMError,
+    LLMRefusalError,
+    LLMRequest,
+    LLMResponse,
+    StructuredOutput,
+    Usage,
+)
+
+DEFAULT_MAX_TOKENS = 4096
+"""``max_tokens`` sent when the role configures none (the API requires one)."""
+
+SUPPORTED_PARAMS = ("temperature", "max_tokens", "top_p", "seed")
+
+
+def _read_key(provider: str, api_key_env: str | None) -> str:
+    if not api_key_env:
+        raise LLMConfigError(f"provider '{provider}': api_key_env is not configured; set it to the name of the "
+                             "environment variable holding the Anthropic API key (e.g. ANTHROPIC_API_KEY)")
+    key = os.environ.get(api_key_env, "").strip()
+    if not key:
+        raise LLMConfigError(
+            f"provider '{provider}': the environment variable {api_key_env} is not set; export it "
+            f"(export {api_key_env}=...) before running. API keys are read from the environment only."
+        )
+    return key
+
+
+def _scrub(text: str, secret: str) -> str:
+    return text.replace(secret, "***") if len(secret) >= 4 else text
+
+
+def _attempts(request: Any) -> int:
+    try:
+        return int(request.headers.get("x-stainless-retry-count", "0")) + 1
+    except (AttributeError, TypeError, ValueError):
+        return 1
+
+
+def _detail(body: object, fallback: str) -> str:
+    if isinstance(body, dict):
+        err = body.get("error", body)
+        if isinstance(err, dict) and isinstance(err.get("message"), str):
+            return err["message"]
+    if isinstance(body, str) and body.strip():
+        return body.strip()[:500]
+    return fallback
+
+
+class AnthropicProvider:
+    """A :class:`~.base.Provider` for Anthropic's Messages API.
+
+    Args:
+        name: the configured provider name (``[providers.NAME]``).
+        base_url: the endpoint; None for the SDK default (``ANTHROPIC_BASE_URL`` if set, else
+            https://api.anthropic.com).
+        api_key_env: name of the environment variable holding the key (required).
+        timeout_s: per-HTTP-attempt timeout in seconds.
+        max_retries: SDK retries for 408/409/429/5xx, connection errors and timeouts.
+        concurrency: calls in flight at most (applied by :class:`~.client.LLMClient`).
+        structured_output: ``json_schema`` (native ``output_config``) or ``prompt``.
+        http_client: an ``httpx2.AsyncClient`` to send through (tests pass one on ``httpx2.MockTransport``).
+
+    Raises:
+        LLMConfigError: ``api_key_env`` is missing or names an unset variable (at construction).
+    """
+
+    kind = "anthropic"
+
+    def __init__(self, name: str = "anthropic", *, base_url: str | None = None,
+                 api_key_env: str | None = "ANTHROPIC_API_KEY", timeout_s: float = 60.0, max_retries: int = 2,
+                 concurrency: int = 8, structured_output: StructuredOutput | str = StructuredOutput.JSON_SCHEMA,
+                 http_client: httpx2.AsyncClient | None = None):
+        self.name = name
+        self.structured_output = StructuredOutput(structured_output)
+        self.concurrency = concurrency
+        self.timeout_s = timeout_s
+        self.max_retries = max_retries
+        self.api_key_env = api_key_env
+        self._key = _read_key(name, api_key_env)
+        self._client = anthropic.AsyncAnthropic(
+            api_key=self._key, base_url=base_url, timeout=timeout_s, max_retries=max_retries,
+            http_client=http_client,
+        )
+        self.base_url: str | None = str(self._client.base_url).rstrip("/")
+
+    def _body(self, request: LLMRequest) -> tuple[dict, dict]:
+        """(keyword arguments for ``messages.create``, parameters as sent)."""
+        unknown = set(request.params) - set(SUPPORTED_PARAMS)
+        if unknown:
+            raise LLMConfigError(f"provider '{self.name}': unsupported parameter(s) {sorted(unknown)}; "
+                                 f"supported: {', '.join(SUPPORTED_PARAMS)}")
+        max_tokens = request.params.get("max_tokens") or DEFAULT_MAX_TOKENS
+        kwargs: dict[str, Any] = {
+            "model": request.model,
+            "max_tokens": max_tokens,
+            "messages": [{"role": m.role, "content": m.content} for m in request.messages],
+        }
+        sent: dict[str, Any] = {"max_tokens": max_tokens}
+        if request.system:
+            kwargs["system"] = request.system
+        extra = {k: request.params[k] for k in ("temperature", "top_p") if request.params.get(k) is not None}
+        if extra:
+            kwargs["extra_body"] = extra
+            sent.update(extra)
+        if request.json_schema is not None and self.structured_output is StructuredOutput.JSON_SCHEMA:
+            kwargs["output_config"] = {"format": {"type": "json_schema",
+                                                  "schema": copy.deepcopy(request.json_schema)}}
+        return kwargs, sent
+
+    async def complete(self, request: LLMRequest) -> LLMResponse:
+        """One message for ``request`` (see :class:`~.base.Provider`). The text is the concatenation of
+        the answer's text blocks.
+
+        Raises:
+            LLMRefusalError: stop reason ``refusal`` (``raw`` holds any text and the stated explanation).
+            LLMError: HTTP error after the SDK's retries (``transient`` for 408/409/429/5xx, 529), timeout
+                or connection error (transient), or an unreadable answer.
+            LLMConfigError: a parameter this provider cannot send.
+        """
+        kwargs, sent = self._body(request)
+        t0 = time.perf_counter()
+        try:
+            raw = await self._client.messages.with_raw_response.create(**kwargs)
+            message = await raw.parse()
+        except anthropic.APIStatusError as e:
+            attempts = _attempts(e.request)
+            status = e.status_code
+            raise LLMError(
+                _scrub(f"{self.name}: HTTP {status} from {self.base_url} after {attempts} attempt(s): "
+                       f"{_detail(e.body, e.message)}", self._key),
+                http_status=status, request_id=e.request_id,
+                transient=status in (408, 409, 429) or status >= 500, attempts=attempts,
+            ) from None
+        except anthropic.APITimeoutError as e:
+            attempts = _attempts(e.request)
+            raise LLMError(f"{self.name}: no answer from {self.base_url} within {self.timeout_s:g} s "
+                           f"({attempts} attempt(s))", transient=True, attempts=attempts) from None
+        except anthropic.APIConnectionError as e:
+            attempts = _attempts(e.request)
+            cause = _scrub(str(e.__cause__ or e), self._key)
+            raise LLMError(f"{self.name}: cannot reach {self.base_url} ({attempts} attempt(s)): {cause}",
+                           transient=True, attempts=attempts) from None
+        except (anthropic.AnthropicError, ValueError) as e:
+            raise LLMError(_scrub(f"{self.name}: unusable answer from {self.base_url}: {e}", self._key)) from None
+        latency = time.perf_counter() - t0
+        attempts = raw.retries_taken + 1
+        request_id = raw.request_id or getattr(message, "id", None)
+        model = getattr(message, "model", None) or request.model
+        usage = self._usage(getattr(message, "usage", None))
+        text = "".join(getattr(b, "text", "") or "" for b in (getattr(message, "content", None) or [])
+                       if getattr(b, "type", None) == "text")
+        stop = getattr(message, "stop_reason", None)
+        if stop == "refusal":
+            details = getattr(message, "stop_details", None)
+            explanation = getattr(details, "explanation", None) if details is not None else None
+            category = getattr(details, "category", None) if details is not None else None
+            raw_text = "\n".join(p for p in (text, explanation) if p) or None
+            what = f" ({category})" if category else ""
+            raise LLMRefusalError(f"{self.name}: the model refused{what}: {(raw_text or '')[:300]}".rstrip(": "),
+                                  raw=raw_text, request_id=request_id, attempts=attempts, usage=usage,
+                                  model=model)
+        return LLMResponse(text=text, model=model, usage=usage, request_id=request_id, stop_reason=stop,
+                           latency_s=latency, attempts=attempts, params_sent=sent)
+
+    @staticmethod
+    def _usage(u: Any) -> Usage:
+        if u is None:
+            return Usage()
+        return Usage(input_tokens=getattr(u, "input_tokens", None) or 0,
+                     output_tokens=getattr(u, "output_tokens", None) or 0,
+                     cache_read_tokens=getattr(u, "cache_read_input_tokens", None) or 0,
+                     cache_write_tokens=getattr(u, "cache_creation_input_tokens", None) or 0)
+
+    async def aclose(self) -> None:
+        """Close the SDK client and its HTTP connections."""
+        await self._client.close()

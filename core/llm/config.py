@@ -1,0 +1,440 @@
+"""LLM configuration: providers, per-role model and parameters, prices (``benchwright.toml``).
+
+Where it is read from, lowest precedence first, merged key by key (a project file that sets only
+``providers.local.base_url`` keeps every other key of ``[providers.local]`` from the user file):
+
+1. built-in defaults: providers ``openai`` (kind openai, base URL from ``OPENAI_BASE_URL`` when set, key from
+   ``OPENAI_API_KEY``) and ``anthropic`` (base URL from ``ANTHROPIC_BASE_URL`` when set, key from
+   ``ANTHROPIC_API_KEY``);
+2. the user file: ``benchwright.toml`` in the folder of the user configuration file
+   (:func:`benchwright.core.config.config_path`, which ``BENCHWRIGHT_CONFIG`` moves);
+3. the project file: ``benchwright.toml`` next to the project database.
+
+Shape (every key optional unless noted)::
+
+    [providers.local]                  # any name; "openai" and "anthropic" exist built in
+    kind = "openai"                    # required for a new provider: openai | anthropic
+    base_url = "http://127.0.0.1:8000/v1"
+    api_key_env = "OPENAI_API_KEY"     # NAME of the environment variable holding the key; "" = no key
+    structured_output = "json_schema"  # or "prompt" for servers without native JSON-Schema output
+    concurrency = 16                   # calls in flight at most (default 8)
+    timeout_s = 60                     # seconds per HTTP attempt (default 60)
+    max_retries = 2                    # SDK retries on 408/409/429/5xx, timeouts (default 2)
+
+    [roles.generator]                  # roles: generator, verifier, judge
+    provider = "local"                 # default "openai"
+    model = "qwen2.5-coder"
+    temperature = 0.2                  # also max_tokens, top_p, seed (seed: OpenAI only)
+    max_tokens = 2048
+
+    [prices."gpt-4.1"]                 # US dollars per million tokens, by model name
+    input = 2.0
+    output = 8.0
+    cache_read = 0.5                   # also cache_write
+
+``api_key_env`` defaults: ``ANTHROPIC_API_KEY`` for kind anthropic; for kind openai ``OPENAI_API_KEY`` when
+``base_url`` is unset (api.openai.com), none otherwise (a local server; set it if yours needs a key). API
+keys themselves are never in the file, never shown, never stored.
+
+Errors (:class:`~.base.LLMConfigError`) name the file and the key path (``providers.local.concurrency``).
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from ..config import config_path
+from .base import LLMConfigError, Provider
+from .client import Price
+
+FILE_NAME = "benchwright.toml"
+ROLES = ("generator", "verifier", "judge")
+DEFAULT_PROVIDER = "openai"
+PARAM_KEYS = ("temperature", "max_tokens", "top_p", "seed")
+
+SOURCE_DEFAULT = "default"
+SOURCE_USER = "user file"
+SOURCE_PROJECT = "project file"
+
+_STRICT = ConfigDict(extra="forbid", strict=True)
+
+
+class ProviderSettings(BaseModel):
+    """One ``[providers.NAME]`` table (see the module docstring for the keys and defaults)."""
+
+    model_config = _STRICT
+
+    kind: Literal["openai", "anthropic"]
+    base_url: str | None = None
+    api_key_env: str | None = None
+    structured_output: Literal["json_schema", "prompt"] = "json_schema"
+    concurrency: int = Field(8, ge=1, le=4096)
+    timeout_s: float = Field(60.0, gt=0)
+    max_retries: int = Field(2, ge=0, le=50)
+
+    @model_validator(mode="after")
+    def _default_key_env(self) -> ProviderSettings:
+        if self.api_key_env is None and "api_key_env" not in self.model_fields_set:
+            if self.kind == "anthropic":
+                self.api_key_env = "ANTHROPIC_API_KEY"
+            elif self.base_url is None:
+                self.api_key_env = "OPENAI_API_KEY"
+        if self.api_key_env == "":
+            self.api_key_env = None
+        return self
+
+
+class RoleSettings(BaseModel):
+    """One ``[roles.ROLE]`` table: the provider, the model and the sampling parameters of a role."""
+
+    model_config = _STRICT
+
+    provider: str = DEFAULT_PROVIDER
+    model: str | None = Field(None, min_length=1)
+    temperature: float | None = Field(None, ge=0, le=2)
+    max_tokens: int | None = Field(None, ge=1)
+    top_p: float | None = Field(None, gt=0, le=1)
+    seed: int | None = None
+
+
+class RolesSettings(BaseModel):
+    """The ``[roles]`` table: one entry per role."""
+
+    model_config = _STRICT
+
+    generator: RoleSettings = Field(default_factory=RoleSettings)
+    verifier: RoleSettings = Field(default_factory=RoleSettings)
+    judge: RoleSettings = Field(default_factory=RoleSettings)
+
+
+class PriceSettings(BaseModel):
+    """One ``[prices."MODEL"]`` table, US dollars per million tokens."""
+
+    model_config = _STRICT
+
+    input: float = Field(0.0, ge=0)
+    output: float = Field(0.0, ge=0)
+    cache_read: float = Field(0.0, ge=0)
+    cache_write: float = Field(0.0, ge=0)
+
+
+class LLMSettings(BaseModel):
+    """The whole merged ``benchwright.toml``."""
+
+    model_config = _STRICT
+
+    providers: dict[str, ProviderSettings] = Field(default_factory=dict)
+    roles: RolesSettings = Field(default_factory=RolesSettings)
+    prices: dict[str, PriceSettings] = Field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class RoleConfig:
+    """A role resolved for use: which provider, which model, which parameters.
+
+    Attributes:
+        role: ``generator``, ``verifier`` or ``judge``.
+        provider: the provider's configured name.
+        settings: that provider's settings.
+        model: the model name sent to the provider.
+        params: sampling parameters for :attr:`LLMRequest.params` (only those set).
+    """
+
+    role: str
+    provider: str
+    settings: ProviderSettings
+    model: str
+    params: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ConfigFile:
+    """One configuration file: its scope (``user`` or ``project``), path, and whether it exists."""
+
+    scope: str
+    path: Path
+    found: bool
+
+
+def _builtin_layer() -> tuple[dict, dict[tuple, str]]:
+    data: dict[str, Any] = {
+        "providers": {
+            "openai": {"kind": "openai", "api_key_env": "OPENAI_API_KEY"},
+            "anthropic": {"kind": "anthropic", "api_key_env": "ANTHROPIC_API_KEY"},
+        }
+    }
+    origins: dict[tuple, str] = {}
+    _record(data, (), origins, SOURCE_DEFAULT)
+    for name, var in (("openai", "OPENAI_BASE_URL"), ("anthropic", "ANTHROPIC_BASE_URL")):
+        if os.environ.get(var):
+            data["providers"][name]["base_url"] = os.environ[var]
+            origins[("providers", name, "base_url")] = f"environment ({var})"
+    return data, origins
+
+
+def _record(data: dict, prefix: tuple, origins: dict[tuple, str], source: str) -> None:
+    for k, v in data.items():
+        path = (*prefix, k)
+        origins[path] = source
+        if isinstance(v, dict):
+            _record(v, path, origins, source)
+
+
+def _merge(into: dict, layer: dict, origins: dict[tuple, str], source: str, prefix: tuple = ()) -> None:
+    """Merge ``layer`` into ``into`` key by key (tables recursively); record each leaf's source."""
+    for k, v in layer.items():
+        path = (*prefix, k)
+        if isinstance(v, dict) and isinstance(into.get(k), dict):
+            origins[path] = source
+            _merge(into[k], v, origins, source, path)
+        else:
+            into[k] = _deepcopy(v)
+            origins[path] = source
+            if isinstance(v, dict):
+                _record(v, path, origins, source)
+
+
+def _deepcopy(v: Any) -> Any:
+    if isinstance(v, dict):
+        return {k: _deepcopy(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_deepcopy(x) for x in v]
+    return v
+
+
+def _read(path: Path) -> dict | None:
+    if not path.is_file():
+        return None
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+        raise LLMConfigError(f"{path}: not valid TOML ({e})") from None
+    except OSError as e:
+        raise LLMConfigError(f"{path}: cannot be read ({e.strerror or e})") from None
+
+
+def _key_path(loc: tuple) -> str:
+    parts = []
+    for p in loc:
+        s = str(p)
+        parts.append(s if s.replace("_", "").replace("-", "").isalnum() else f'"{s}"')
+    return ".".join(parts)
+
+
+class LLMConfig:
+    """The effective LLM configuration (see the module docstring).
+
+    Attributes:
+        settings: the merged, validated settings.
+        files: the user and project files consulted (found or not).
+        origins: for each key path (a tuple such as ``("providers", "local", "base_url")``), where its
+            value came from: ``default``, ``environment (OPENAI_BASE_URL)``, ``user file`` or ``project file``.
+    """
+
+    def __init__(self, settings: LLMSettings, files: list[ConfigFile], origins: dict[tuple, str]):
+        self.settings = settings
+        self.files = files
+        self.origins = origins
+
+    # ------------------------------------------------------------------ lookups
+    @property
+    def edit_file(self) -> Path:
+        """The file a user should edit: the project file when there is a project, else the user file."""
+        for f in self.files:
+            if f.scope == "project":
+                return f.path
+        return self.files[0].path
+
+    def provider(self, name: str) -> ProviderSettings:
+        """The settings of provider ``name``.
+
+        Raises:
+            LLMConfigError: no such provider (the message lists the configured ones).
+        """
+        try:
+            return self.settings.providers[name]
+        except KeyError:
+            known = ", ".join(sorted(self.settings.providers))
+            raise LLMConfigError(f"no provider named '{name}' (configured: {known}); add a [providers.{name}] "
+                                 f"table with at least kind = \"openai\" or \"anthropic\" to {self.edit_file}")\
+                from None
+
+    def role(self, name: str, model_override: str | None = None) -> RoleConfig:
+        """The provider, model and parameters of role ``name``.
+
+        Args:
+            name: ``generator``, ``verifier`` or ``judge``.
+            model_override: ``MODEL`` (on the role's provider) or ``PROVIDER:MODEL``, e.g. from ``--model``.
+                ``PROVIDER:`` is recognised only when PROVIDER is a configured provider's name, so an
+                Ollama model such as ``qwen2.5-coder:7b`` stays whole.
+
+        Raises:
+            LLMConfigError: unknown role, unknown provider, or no model configured or given (the message
+                says what to add to which file, or to pass ``--model``).
+        """
+        if name not in ROLES:
+            raise LLMConfigError(f"unknown role '{name}'; roles are {', '.join(ROLES)}")
+        rs: RoleSettings = getattr(self.settings.roles, name)
+        provider, model = rs.provider, rs.model
+        if model_override is not None:
+            override = model_override.strip()
+            head, sep, tail = override.partition(":")
+            if sep and head in self.settings.providers:
+                provider, model = head, tail.strip()
+            else:
+                model = override
+            if not model:
+                raise LLMConfigError(f"--model '{model_override}': no model name given (use MODEL or PROVIDER:MODEL)")
+        settings = self.provider(provider)
+        if not model:
+            raise LLMConfigError(
+                f"no model configured for the {name} role. Add to {self.edit_file}:\n\n"
+                f"[roles.{name}]\nprovider = \"{provider}\"\nmodel = \"MODEL-NAME\"\n\n"
+                f"or pass --model MODEL (or --model PROVIDER:MODEL)."
+            )
+        params = {k: getattr(rs, k) for k in PARAM_KEYS if getattr(rs, k) is not None}
+        return RoleConfig(role=name, provider=provider, settings=settings, model=model, params=params)
+
+    @property
+    def prices(self) -> dict[str, Price]:
+        """Prices by model name, US dollars per million tokens (for :class:`~.client.LLMClient`)."""
+        return {m: Price(**p.model_dump()) for m, p in self.settings.prices.items()}
+
+    # ------------------------------------------------------------------ display
+    def _source(self, path: tuple) -> str:
+        return self.origins.get(path, SOURCE_DEFAULT)
+
+    def show(self) -> dict:
+        """The effective configuration with where each value came from, secrets masked.
+
+        Shape: ``{"files": [{"scope", "path", "found"}], "providers": {NAME: {KEY: {"value", "source"}}},
+        "roles": {ROLE: {KEY: {"value", "source"}}}, "prices": {MODEL: {KEY: {"value", "source"}}}}``.
+        Each provider has an extra ``api_key`` entry whose value is ``(set)``, ``(not set)`` or
+        ``(not needed)`` (source ``environment``); the key itself is never included.
+        """
+        out: dict[str, Any] = {
+            "files": [{"scope": f.scope, "path": str(f.path), "found": f.found} for f in self.files],
+            "providers": {}, "roles": {}, "prices": {},
+        }
+        for name in sorted(self.settings.providers):
+            p = self.settings.providers[name]
+            entry = {k: {"value": v, "source": self._source(("providers", name, k))}
+                     for k, v in p.model_dump().items()}
+            if p.api_key_env:
+                state = "(set)" if os.environ.get(p.api_key_env, "").strip() else "(not set)"
+            else:
+                state = "(not needed)"
+            entry["api_key"] = {"value": state, "source": "environment"}
+            out["providers"][name] = entry
+        for role in ROLES:
+            rs: RoleSettings = getattr(self.settings.roles, role)
+            out["roles"][role] = {k: {"value": v, "source": self._source(("roles", role, k))}
+                                  for k, v in rs.model_dump().items()}
+        for model in sorted(self.settings.prices):
+            out["prices"][model] = {k: {"value": v, "source": self._source(("prices", model, k))}
+                                    for k, v in self.settings.prices[model].model_dump().items()}
+        return out
+
+
+def config_files(project_dir: str | os.PathLike | None) -> list[ConfigFile]:
+    """The user file and (with a project folder) the project file, in precedence order (lowest first)."""
+    files = [ConfigFile("user", config_path().parent / FILE_NAME, False)]
+    if project_dir is not None:
+        files.append(ConfigFile("project", Path(project_dir) / FILE_NAME, False))
+    return [ConfigFile(f.scope, f.path, f.path.is_file()) for f in files]
+
+
+def load_llm_config(project_dir: str | os.PathLike | None = None) -> LLMConfig:
+    """Read and merge the built-in defaults, the user file and the project file (``project_dir`` is the
+    folder of the project database; None: user file only).
+
+    Raises:
+        LLMConfigError: a file is not valid TOML, has an unknown key or a value of the wrong type or
+            range (the message names the file and the key path), or a role names an unknown provider.
+    """
+    merged, origins = _builtin_layer()
+    files = config_files(project_dir)
+    layers: dict[str, dict] = {}
+    for f in files:
+        data = _read(f.path)
+        if data is None:
+            continue
+        layers[f.scope] = data
+        _merge(merged, data, origins, SOURCE_PROJECT if f.scope == "project" else SOURCE_USER)
+    by_scope = {f.scope: f.path for f in files}
+
+    def where(loc: tuple) -> str:
+        """The file(s) that set the longest existing prefix of ``loc``."""
+        for n in range(len(loc), 0, -1):
+            hits = [str(by_scope[s]) for s, d in layers.items() if _has(d, loc[:n])]
+            if hits:
+                return " and ".join(hits)
+        return " and ".join(str(p) for p in by_scope.values()) or "benchwright.toml"
+
+    try:
+        settings = LLMSettings.model_validate(merged)
+    except ValidationError as e:
+        lines = []
+        for err in e.errors():
+            loc = tuple(err["loc"])
+            lines.append(f"{where(loc)}: {_key_path(loc)}: {_message(err)}")
+        raise LLMConfigError("invalid LLM configuration:\n  " + "\n  ".join(lines)) from None
+    for role in ROLES:
+        rs: RoleSettings = getattr(settings.roles, role)
+        if rs.provider not in settings.providers:
+            loc = ("roles", role, "provider")
+            known = ", ".join(sorted(settings.providers))
+            raise LLMConfigError(f"{where(loc)}: roles.{role}.provider: no provider named '{rs.provider}' "
+                                 f"(configured: {known}); add a [providers.{rs.provider}] table")
+    return LLMConfig(settings, files, origins)
+
+
+def _has(data: Any, loc: tuple) -> bool:
+    for p in loc:
+        if not isinstance(data, dict) or p not in data:
+            return False
+        data = data[p]
+    return True
+
+
+def _message(err: dict) -> str:
+    kind = err.get("type", "")
+    if kind == "extra_forbidden":
+        return "unknown key (check the spelling; see docs/llm.md for the keys)"
+    if kind == "missing":
+        return "required key is missing"
+    got = err.get("input")
+    if kind.endswith("_type") or kind == "literal_error":
+        return f"{err['msg']} (got {got!r})"
+    return err["msg"]
+
+
+def build_provider(config: LLMConfig, role_config: RoleConfig, http_client: Any = None) -> Provider:
+    """The :class:`~.base.Provider` for ``role_config``; the SDK of its kind is imported only now.
+
+    Args:
+        config: the loaded configuration (the role already carries its provider's settings; kept so
+            replacement factories ``(config, role_config) -> Provider`` can look up anything else).
+        role_config: from :meth:`LLMConfig.role`.
+        http_client: an ``httpx2.AsyncClient`` to send through (tests), else the SDK's own.
+
+    Raises:
+        LLMConfigError: the API key's environment variable is not set (named in the message).
+    """
+    s = role_config.settings
+    kwargs = dict(base_url=s.base_url, api_key_env=s.api_key_env, timeout_s=s.timeout_s,
+                  max_retries=s.max_retries, concurrency=s.concurrency, structured_output=s.structured_output,
+                  http_client=http_client)
+    if s.kind == "anthropic":
+        from .anthropic_provider import AnthropicProvider
+
+        return AnthropicProvider(role_config.provider, **kwargs)
+    from .openai_provider import OpenAIProvider
+
+    return OpenAIProvider(role_config.provider, **kwargs)

@@ -1,0 +1,274 @@
+"""OpenAI and OpenAI-compatible servers (vLLM, llama.cpp server, Ollama) through the official ``openai`` SDK.
+
+ARCHITECTURE.md "LLM layer". One class serves api.openai.com and any server speaking the Chat Completions API
+at ``base_url``. The SDK is imported here only, so ``import benchwright.core.llm`` does not load it.
+
+Wire mapping (``LLMRequest.params`` -> request body):
+
+- ``temperature``, ``top_p``, ``seed``: sent as is.
+- ``max_tokens``: sent as ``max_completion_tokens`` to api.openai.com (its reasoning models reject
+  ``max_tokens``) and as ``max_tokens`` to any other base URL (llama.cpp server and Ollama read only that
+  one). ``LLMResponse.params_sent`` names the field actually used.
+- ``json_schema`` (native structured output): ``response_format = {"type": "json_schema", "json_schema":
+  {"name", "schema", "strict"}}``; ``strict`` is true only when the schema meets OpenAI's strict-mode rules
+  (:func:`strict_compatible`); the caller's schema is never modified.
+
+Retries (408/409/429/5xx, connection errors, timeouts) are the SDK's, ``max_retries`` of them, honouring
+``retry-after``/``retry-after-ms``; ``LLMResponse.attempts`` is ``retries_taken + 1``.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import time
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx2
+import openai
+
+from .base import (
+    LLMConfigError,
+    LLMError,
+    LLMRefusalError,
+    LLMRequest,
+    LLMResponse,
+    StructuredOutput,
+    Usage,
+)
+
+NO_KEY_PLACEHOLDER = "not-needed"
+"""The key sent to an OpenAI-compatible server configured without ``api_key_env`` (local servers need none)."""
+
+SUPPORTED_PARAMS = ("temperature", "max_tokens", "top_p", "seed")
+
+_STRICT_UNSUPPORTED = {"allOf", "not", "if", "then", "else", "patternProperties", "dependentRequired",
+                       "dependentSchemas", "unevaluatedProperties", "propertyNames"}
+
+
+def strict_compatible(schema: Any) -> bool:
+    """True when ``schema`` satisfies OpenAI's strict structured-output rules: every object schema lists
+    all its properties in ``required`` and sets ``additionalProperties: false``, and no unsupported
+    keyword (``allOf``, ``not``, ``if``, ``patternProperties``, ...) appears. Walks ``properties``,
+    ``items``, ``anyOf``, ``prefixItems``, ``$defs`` and ``definitions``."""
+    if isinstance(schema, bool):
+        return True
+    if not isinstance(schema, dict):
+        return False
+    if _STRICT_UNSUPPORTED & schema.keys():
+        return False
+    props = schema.get("properties")
+    is_object = schema.get("type") == "object" or (isinstance(schema.get("type"), list)
+                                                   and "object" in schema["type"]) or props is not None
+    if is_object:
+        if schema.get("additionalProperties") is not False:
+            return False
+        if set(schema.get("required") or []) != set((props or {}).keys()):
+            return False
+    children: list[Any] = list((props or {}).values())
+    for key in ("$defs", "definitions"):
+        children.extend((schema.get(key) or {}).values())
+    for key in ("anyOf", "prefixItems"):
+        children.extend(schema.get(key) or [])
+    if isinstance(schema.get("items"), dict | bool):
+        children.append(schema["items"])
+    return all(strict_compatible(c) for c in children)
+
+
+def read_api_key(provider: str, api_key_env: str | None, *, allow_missing: bool) -> str | None:
+    """The API key from the environment variable ``api_key_env``.
+
+    Returns None when ``api_key_env`` is None and ``allow_missing`` (a local server without keys).
+
+    Raises:
+        LLMConfigError: the variable is not set or empty (the message names it, never a value).
+    """
+    if api_key_env is None:
+        if allow_missing:
+            return None
+        raise LLMConfigError(f"provider '{provider}': api_key_env is not configured; set it to the name of "
+                             "the environment variable holding the API key")
+    key = os.environ.get(api_key_env, "").strip()
+    if not key:
+        raise LLMConfigError(
+            f"provider '{provider}': the environment variable {api_key_env} is not set; export it "
+            f"(export {api_key_env}=...) before running. API keys are read from the environment only."
+        )
+    return key
+
+
+def scrub(text: str, secret: str | None) -> str:
+    """``text`` with every occurrence of ``secret`` replaced by ``***``."""
+    if secret and len(secret) >= 4:
+        return text.replace(secret, "***")
+    return text
+
+
+def http_attempts(request: Any) -> int:
+    """HTTP attempts the SDK made for ``request``: its ``x-stainless-retry-count`` header (retries taken)
+    plus one; 1 when the request is unknown."""
+    try:
+        return int(request.headers.get("x-stainless-retry-count", "0")) + 1
+    except (AttributeError, TypeError, ValueError):
+        return 1
+
+
+def error_detail(body: object, fallback: str) -> str:
+    """The human message in an API error body (``{"error": {"message": ...}}`` or ``{"message": ...}``)."""
+    if isinstance(body, dict):
+        err = body.get("error", body)
+        if isinstance(err, dict) and isinstance(err.get("message"), str):
+            return err["message"]
+        if isinstance(err, str):
+            return err
+    if isinstance(body, str) and body.strip():
+        return body.strip()[:500]
+    return fallback
+
+
+def is_transient_status(status: int) -> bool:
+    """408, 409, 429 and 5xx: worth trying again later."""
+    return status in (408, 409, 429) or status >= 500
+
+
+class OpenAIProvider:
+    """A :class:`~.base.Provider` for the OpenAI Chat Completions API (api.openai.com or compatible).
+
+    Args:
+        name: the configured provider name (``[providers.NAME]``).
+        base_url: the endpoint (e.g. ``http://127.0.0.1:8000/v1``); None for the SDK default
+            (``OPENAI_BASE_URL`` if set, else https://api.openai.com/v1).
+        api_key_env: name of the environment variable holding the key; None for a server that needs no
+            key (a placeholder is sent).
+        timeout_s: per-HTTP-attempt timeout in seconds.
+        max_retries: SDK retries for 408/409/429/5xx, connection errors and timeouts.
+        concurrency: calls in flight at most (applied by :class:`~.client.LLMClient`).
+        structured_output: ``json_schema`` (native) or ``prompt`` (the client puts the schema in the prompt).
+        http_client: an ``httpx2.AsyncClient`` to send through (tests pass one on ``httpx2.MockTransport``).
+
+    Raises:
+        LLMConfigError: ``api_key_env`` names an unset variable (at construction, before any call).
+    """
+
+    kind = "openai"
+
+    def __init__(self, name: str = "openai", *, base_url: str | None = None,
+                 api_key_env: str | None = "OPENAI_API_KEY", timeout_s: float = 60.0, max_retries: int = 2,
+                 concurrency: int = 8, structured_output: StructuredOutput | str = StructuredOutput.JSON_SCHEMA,
+                 http_client: httpx2.AsyncClient | None = None):
+        self.name = name
+        self.structured_output = StructuredOutput(structured_output)
+        self.concurrency = concurrency
+        self.timeout_s = timeout_s
+        self.max_retries = max_retries
+        self.api_key_env = api_key_env
+        self._key = read_api_key(name, api_key_env, allow_missing=True)
+        self._client = openai.AsyncOpenAI(
+            api_key=self._key or NO_KEY_PLACEHOLDER, base_url=base_url, timeout=timeout_s,
+            max_retries=max_retries, http_client=http_client,
+        )
+        self.base_url: str | None = str(self._client.base_url).rstrip("/")
+        host = urlsplit(self.base_url).hostname or ""
+        self.max_tokens_field = "max_completion_tokens" if host == "api.openai.com" else "max_tokens"
+
+    def _body(self, request: LLMRequest) -> tuple[dict, dict]:
+        """(keyword arguments for ``chat.completions.create``, parameters as sent)."""
+        unknown = set(request.params) - set(SUPPORTED_PARAMS)
+        if unknown:
+            raise LLMConfigError(f"provider '{self.name}': unsupported parameter(s) {sorted(unknown)}; "
+                                 f"supported: {', '.join(SUPPORTED_PARAMS)}")
+        messages: list[dict] = []
+        if request.system:
+            messages.append({"role": "system", "content": request.system})
+        messages.extend({"role": m.role, "content": m.content} for m in request.messages)
+        kwargs: dict[str, Any] = {"model": request.model, "messages": messages}
+        sent: dict[str, Any] = {}
+        for key in ("temperature", "top_p", "seed"):
+            if request.params.get(key) is not None:
+                kwargs[key] = sent[key] = request.params[key]
+        if request.params.get("max_tokens") is not None:
+            kwargs[self.max_tokens_field] = sent[self.max_tokens_field] = request.params["max_tokens"]
+        if request.json_schema is not None and self.structured_output is StructuredOutput.JSON_SCHEMA:
+            schema = copy.deepcopy(request.json_schema)
+            kwargs["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": request.schema_name, "schema": schema,
+                                "strict": strict_compatible(schema)},
+            }
+        return kwargs, sent
+
+    async def complete(self, request: LLMRequest) -> LLMResponse:
+        """One chat completion for ``request`` (see :class:`~.base.Provider`).
+
+        Usage: ``input_tokens`` is the prompt tokens *not* read from or written to the cache (as
+        Anthropic counts them), so :class:`~.client.Price` does not charge cached tokens twice.
+
+        Raises:
+            LLMRefusalError: the message carries a ``refusal`` or the finish reason is ``content_filter``.
+            LLMError: HTTP error after the SDK's retries (``transient`` for 408/409/429/5xx), timeout or
+                connection error (transient), or an unreadable answer.
+            LLMConfigError: a parameter this provider cannot send.
+        """
+        kwargs, sent = self._body(request)
+        t0 = time.perf_counter()
+        try:
+            raw = await self._client.chat.completions.with_raw_response.create(**kwargs)
+            completion = raw.parse()
+        except openai.APIStatusError as e:
+            attempts = http_attempts(e.request)
+            raise LLMError(
+                scrub(f"{self.name}: HTTP {e.status_code} from {self.base_url} after {attempts} attempt(s): "
+                      f"{error_detail(e.body, e.message)}", self._key),
+                http_status=e.status_code, request_id=e.request_id, transient=is_transient_status(e.status_code),
+                attempts=attempts,
+            ) from None
+        except openai.APITimeoutError as e:
+            attempts = http_attempts(e.request)
+            raise LLMError(f"{self.name}: no answer from {self.base_url} within {self.timeout_s:g} s "
+                           f"({attempts} attempt(s))", transient=True, attempts=attempts) from None
+        except openai.APIConnectionError as e:
+            attempts = http_attempts(e.request)
+            cause = scrub(str(e.__cause__ or e), self._key)
+            raise LLMError(f"{self.name}: cannot reach {self.base_url} ({attempts} attempt(s)): {cause}",
+                           transient=True, attempts=attempts) from None
+        except (openai.OpenAIError, ValueError) as e:
+            raise LLMError(scrub(f"{self.name}: unusable answer from {self.base_url}: {e}", self._key)) from None
+        latency = time.perf_counter() - t0
+        attempts = raw.retries_taken + 1
+        request_id = raw.request_id or getattr(completion, "id", None)
+        model = getattr(completion, "model", None) or request.model
+        usage = self._usage(getattr(completion, "usage", None))
+        choices = getattr(completion, "choices", None) or []
+        if not choices:
+            raise LLMError(f"{self.name}: the answer from {self.base_url} has no choices",
+                           request_id=request_id, attempts=attempts, usage=usage, model=model)
+        choice = choices[0]
+        message = choice.message
+        finish = getattr(choice, "finish_reason", None)
+        refusal = getattr(message, "refusal", None)
+        text = getattr(message, "content", None) or ""
+        if refusal or finish == "content_filter":
+            raw_text = refusal or text
+            raise LLMRefusalError(f"{self.name}: the model refused: {raw_text[:300]}" if raw_text
+                                  else f"{self.name}: the answer was withheld by the content filter",
+                                  raw=raw_text or None, request_id=request_id, attempts=attempts,
+                                  usage=usage, model=model)
+        return LLMResponse(text=text, model=model, usage=usage, request_id=request_id, stop_reason=finish,
+                           latency_s=latency, attempts=attempts, params_sent=sent)
+
+    @staticmethod
+    def _usage(u: Any) -> Usage:
+        if u is None:
+            return Usage()
+        details = getattr(u, "prompt_tokens_details", None)
+        cached = (getattr(details, "cached_tokens", None) or 0) if details is not None else 0
+        written = (getattr(details, "cache_write_tokens", None) or 0) if details is not None else 0
+        prompt = getattr(u, "prompt_tokens", None) or 0
+        return Usage(input_tokens=max(0, prompt - cached - written),
+                     output_tokens=getattr(u, "completion_tokens", None) or 0,
+                     cache_read_tokens=cached, cache_write_tokens=written)
+
+    async def aclose(self) -> None:
+        """Close the SDK client and its HTTP connections."""
+        await self._client.close()
