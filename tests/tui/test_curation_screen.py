@@ -69,7 +69,7 @@ async def test_curation_screen_runs_steps_and_shows_results(project, monkeypatch
         assert current["checklist"].status == "ok"
         assert store.checklist_version(ids[1]).origin == "generated"
         # The checklist step was given the refined text.
-        sent = [r for r in provider.calls if r.schema_name == "checklist"][0].messages[0].content
+        sent = next(r for r in provider.calls if r.schema_name == "checklist").messages[0].content
         assert "Which module defines line_120?" in sent
         assert [r.model for r in provider.calls] == ["gen-model"] * 3 + ["ver-model"]
 
@@ -93,8 +93,6 @@ async def test_queue_run_with_progress_and_cancel_keeps_finished(project):
     done_fast = {ids[0], ids[1]}
 
     def slow(request):
-        pid = next(i for i in ids if i in str(request.messages) or True)
-        del pid
         return Delay(0.01 if len(provider.calls) <= 2 else 30, answer(request))
 
     provider = ScriptedProvider(slow, concurrency=1)

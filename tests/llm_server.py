@@ -1,0 +1,294 @@
+"""An in-test OpenAI-compatible Chat Completions server on loopback (standard library only).
+
+Used by the CLI, resume and benchmark tests so the real ``openai`` SDK talks HTTP to something local::
+
+    with LLMServer(delay_s=0.1) as server:
+        base_url = server.base_url          # http://127.0.0.1:PORT/v1
+        ...
+        server.count                        # POST /v1/chat/completions received
+
+Answers come from ``responder(request_body, n) -> Reply | str | dict`` (``n`` is the 1-based number of the
+request) or from ``script``, a list consumed in order before the responder is asked. A :class:`Reply` can be a
+normal completion, an HTTP error (429 with ``retry-after``, 500 ...), a body that is not JSON at all, or a hang
+(the connection stays open until the server stops; use it with a short client timeout). The default responder
+(:func:`default_answer`) answers every curation step with a valid output chosen by the JSON-Schema name the
+request carries, so a step run against the server succeeds.
+
+Every request body is kept in ``requests`` (parsed JSON), in arrival order. ``GET /stats`` returns the count
+and the most requests handled at once; ``python tests/llm_server.py --delay S`` runs the server in its own
+process (it prints the base URL on its first line).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+VALID_CHECKLIST = {
+    "items": [
+        {"kind": "knowledge", "key_point": "Names the function that does the work.", "weight": 5,
+         "rubric": [{"score": 0, "criterion": "Missing or wrong."}, {"score": 5, "criterion": "Named correctly."}]},
+        {"kind": "knowledge", "key_point": "Explains why it is done that way.", "weight": 4,
+         "rubric": [{"score": 0, "criterion": "Missing."}, {"score": 2, "criterion": "Partly."},
+                    {"score": 4, "criterion": "Fully explained."}]},
+        {"kind": "clarity", "key_point": "Clarity & Organization", "weight": 1,
+         "rubric": [{"score": 0, "criterion": "Severe hallucination, or an incoherent, disorganized answer."},
+                    {"score": 1, "criterion": "Clear, well-organized answer without severe hallucination."}]},
+    ]
+}
+"""A checklist that satisfies RepoProbe §4.1 (weights 5 + 4 = 9, clarity 1)."""
+
+_TAG = re.compile(r"<question>\n(.*?)\n</question>", re.S)
+
+
+@dataclass
+class Reply:
+    """One scripted answer.
+
+    Attributes:
+        content: the assistant message text (a dict/list is sent as JSON text).
+        status: HTTP status; not 200 sends an OpenAI-style error body with ``error_message``.
+        headers: extra response headers (``{"retry-after": "0"}`` with a 429).
+        raw_body: send these bytes as the body instead of a completion (e.g. broken JSON).
+        hang: never answer; the handler waits until the server stops.
+        delay_s: wait this long before answering (None: the server's ``delay_s``).
+        refusal: send a refusal message instead of content.
+        model: the model the answer claims (default: the requested one).
+    """
+
+    content: Any = ""
+    status: int = 200
+    headers: dict = field(default_factory=dict)
+    raw_body: bytes | None = None
+    hang: bool = False
+    delay_s: float | None = None
+    refusal: str | None = None
+    model: str | None = None
+    error_message: str = "scripted error"
+
+
+def question_of(body: dict) -> str | None:
+    """The question text between ``<question>`` tags in the request's first user message that has one (a
+    repair turn repeats the conversation, so it names the same question), or None."""
+    for m in body.get("messages") or []:
+        if m.get("role") == "user":
+            hit = _TAG.search(m.get("content") or "")
+            if hit:
+                return hit.group(1)
+    return None
+
+
+def schema_name(body: dict) -> str | None:
+    """The ``response_format.json_schema.name`` of a request, or None (prompt-mode or free text)."""
+    rf = body.get("response_format") or {}
+    return (rf.get("json_schema") or {}).get("name")
+
+
+def default_answer(body: dict, n: int) -> Reply:
+    """A valid answer for each curation step, by schema name (RepoProbe §3.2 outputs)."""
+    name = schema_name(body)
+    q = question_of(body) or "the question"
+    if name == "classification":
+        return Reply({"rationale": "About the code.", "code_understanding_relevant": True,
+                      "category": "Implementation Details"})
+    if name == "link_summary":
+        return Reply({"rationale": "Describes the API.", "relevant": True, "summary": "The page explains it."})
+    if name in ("integrated_pair",):
+        return Reply({"question": q + " (with link context)", "answer": "Integrated answer."})
+    if name == "refined_pair":
+        return Reply({"question": "Refined: " + q, "answer": "Refined answer.", "changes": "Removed chatter."})
+    if name == "verification":
+        return Reply({"self_contained": {"rationale": "Stands alone.", "passed": True},
+                      "answerable": {"rationale": "The code shows it.", "passed": True}})
+    return Reply(VALID_CHECKLIST)
+
+
+class _HTTPServer(ThreadingHTTPServer):
+    request_queue_size = 1024  # the default listen backlog (5) refuses connections at concurrency 64
+    daemon_threads = True
+
+
+class LLMServer:
+    """A threaded HTTP server speaking enough of ``POST /v1/chat/completions`` for the ``openai`` SDK.
+
+    Args:
+        delay_s: seconds every answer waits (unless the reply sets its own).
+        responder: ``(body, n) -> Reply | str | dict``; default :func:`default_answer`.
+        script: replies used in order for the first requests, before ``responder``.
+    """
+
+    def __init__(self, *, delay_s: float = 0.0, responder: Callable[[dict, int], Any] | None = None,
+                 script: list | None = None):
+        self.delay_s = delay_s
+        self.responder = responder or default_answer
+        self.script = list(script or [])
+        self.requests: list[dict] = []
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._httpd = _HTTPServer(("127.0.0.1", 0), self._handler_class())
+        self._thread: threading.Thread | None = None
+
+    # ------------------------------------------------------------------ lifecycle
+    @property
+    def port(self) -> int:
+        """The port the server listens on (chosen by the OS)."""
+        return self._httpd.server_address[1]
+
+    @property
+    def base_url(self) -> str:
+        """``http://127.0.0.1:PORT/v1``: what ``base_url`` in benchwright.toml should say."""
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    @property
+    def count(self) -> int:
+        """Chat-completion requests received so far."""
+        with self._lock:
+            return len(self.requests)
+
+    def questions(self) -> list[str | None]:
+        """The question of every request received, in arrival order (see :func:`question_of`)."""
+        with self._lock:
+            return [question_of(b) for b in self.requests]
+
+    def start(self) -> LLMServer:
+        """Serve in a daemon thread; returns self."""
+        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
+                                        daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Release hanging handlers, stop serving and close the socket."""
+        self._stop.set()
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+    def __enter__(self) -> LLMServer:
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    # ------------------------------------------------------------------ handling
+    def _next_reply(self, body: dict) -> Reply:
+        with self._lock:
+            self.requests.append(body)
+            n = len(self.requests)
+            scripted = self.script.pop(0) if self.script else None
+        answer = scripted if scripted is not None else self.responder(body, n)
+        if not isinstance(answer, Reply):
+            answer = Reply(answer)
+        return answer
+
+    def _completion(self, body: dict, reply: Reply, n: int) -> bytes:
+        content = reply.content
+        if not isinstance(content, str):
+            content = json.dumps(content)
+        prompt_words = sum(len(str(m.get("content", "")).split()) for m in body.get("messages") or [])
+        message = {"role": "assistant", "content": None if reply.refusal else content, "refusal": reply.refusal}
+        doc = {
+            "id": f"chatcmpl-{n}", "object": "chat.completion", "created": int(time.time()),
+            "model": reply.model or body.get("model", "unknown"),
+            "choices": [{"index": 0, "message": message, "finish_reason": "stop", "logprobs": None}],
+            "usage": {"prompt_tokens": prompt_words, "completion_tokens": len(content.split()),
+                      "total_tokens": prompt_words + len(content.split())},
+        }
+        return json.dumps(doc).encode()
+
+    def _handler_class(self):
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args) -> None:  # quiet
+                pass
+
+            def _send(self, status: int, payload: bytes, headers: dict | None = None) -> None:
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                for k, v in (headers or {}).items():
+                    self.send_header(k, str(v))
+                self.end_headers()
+                self.wfile.write(payload)
+
+            def do_GET(self) -> None:
+                """``GET /stats``: ``{"count", "max_in_flight"}`` (for a server running in its own process)."""
+                if self.path.rstrip("/") != "/stats":
+                    self._send(404, b'{"error": {"message": "not found"}}')
+                    return
+                with server._lock:
+                    doc = {"count": len(server.requests), "max_in_flight": server.max_in_flight}
+                self._send(200, json.dumps(doc).encode())
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length)
+                if not self.path.rstrip("/").endswith("/chat/completions"):
+                    self._send(404, b'{"error": {"message": "not found"}}')
+                    return
+                try:
+                    body = json.loads(raw or b"{}")
+                except json.JSONDecodeError:
+                    self._send(400, b'{"error": {"message": "request body is not JSON"}}')
+                    return
+                reply = server._next_reply(body)
+                n = server.count
+                with server._lock:
+                    server.in_flight += 1
+                    server.max_in_flight = max(server.max_in_flight, server.in_flight)
+                try:
+                    if reply.hang:
+                        server._stop.wait()
+                        return
+                    delay = server.delay_s if reply.delay_s is None else reply.delay_s
+                    if delay:
+                        server._stop.wait(delay)
+                    headers = {"x-request-id": f"req-{n}", **reply.headers}
+                    if reply.raw_body is not None:
+                        self._send(reply.status, reply.raw_body, headers)
+                    elif reply.status != 200:
+                        err = {"error": {"message": reply.error_message, "type": "scripted", "code": reply.status}}
+                        self._send(reply.status, json.dumps(err).encode(), headers)
+                    else:
+                        self._send(200, server._completion(body, reply, n), headers)
+                except (BrokenPipeError, ConnectionResetError):  # the client went away (killed, timed out)
+                    pass
+                finally:
+                    with server._lock:
+                        server.in_flight -= 1
+
+        return Handler
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python tests/llm_server.py [--delay S]``: serve until killed, printing the base URL on the first line
+    (to run the server in its own process, so it does not share the client's interpreter lock)."""
+    import argparse
+    import sys
+
+    ap = argparse.ArgumentParser(description=main.__doc__)
+    ap.add_argument("--delay", type=float, default=0.0, help="seconds every answer waits")
+    args = ap.parse_args(argv)
+    server = LLMServer(delay_s=args.delay)
+    print(server.base_url, flush=True)
+    try:
+        server._httpd.serve_forever(poll_interval=0.05)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server._httpd.server_close()
+        print(f"requests: {server.count}", file=sys.stderr, flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,182 @@
+"""Curation benchmark (issue #4): 2,000 checklist generations at concurrency 64 against the in-test
+OpenAI-compatible server (tests/llm_server.py, in its own process) answering after 100 ms, through the real ``openai`` SDK, the
+ledger in the project database, validation and the checklist store (``run_curation``, what
+``benchwright generate checklist`` runs).
+
+Figures: wall time against the ideal 2000 x 0.1 s / 64 (goal: within 1.3x), and against a baseline measured in
+the same run: the same 2,000 requests sent by the bare SDK at the same concurrency, with no ledger or store
+(what the transport and the server cost by themselves). Then a rerun, which must make 0 calls (asserted). The
+timing assertion is only a generous safety net (noisy shared machines).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+import time
+import urllib.request
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from perf_support import ANNOTATOR, goal, report, synthetic_records
+
+SERVER_PY = Path(__file__).resolve().parents[1] / "llm_server.py"
+
+pytestmark = pytest.mark.perf
+
+N = 2000
+CONCURRENCY = 64
+DELAY_S = 0.1
+GOAL_RATIO = 1.3
+SAFETY_RATIO = 4.0
+"""Safety net: the pipeline within this many times the bare SDK's time measured in the same run."""
+REPO = "r"
+
+
+def _project(path: Path) -> list[str]:
+    """A project with N synthetic pairs (distinct questions); their ids in queue order."""
+    from benchwright.core.importers import ParseResult
+    from benchwright.core.models import QAPair, Repository, SourceRef, qa_pair_id
+    from benchwright.db import Store
+
+    src = path.parent / "source.jsonl"
+    src.write_text("{}\n")
+    result = ParseResult("swe-qa", str(src))
+    for line, rec in enumerate(synthetic_records(N), start=1):
+        result.read += 1
+        result.pairs.append(QAPair(
+            id=qa_pair_id(REPO, rec["question"], rec["answer"]), repository=REPO, question=rec["question"],
+            reference_answer=rec["answer"], source=SourceRef(format="swe-qa", file=str(src), line=line, unit="line"),
+        ))
+    assert len({p.question for p in result.pairs}) == N
+    with Store.open(path, create=True) as store:
+        store.add_repository(Repository(name=REPO, version_label="1"), ANNOTATOR)
+        assert store.apply_import(result, annotator=ANNOTATOR, file_path=src).added == N
+        return [r.id for r in store.queue_page(ANNOTATOR, limit=N + 1)]
+
+
+class _Server:
+    """tests/llm_server.py in its own process (so the server's threads do not share the client's interpreter
+    lock and skew the figures); ``count`` and ``max_in_flight`` come from its ``GET /stats``."""
+
+    def __init__(self, base_url: str):
+        self.base_url = base_url
+
+    def _stats(self) -> dict:
+        with urllib.request.urlopen(self.base_url.removesuffix("/v1") + "/stats", timeout=10) as r:
+            return json.loads(r.read())
+
+    @property
+    def count(self) -> int:
+        return self._stats()["count"]
+
+    @property
+    def max_in_flight(self) -> int:
+        return self._stats()["max_in_flight"]
+
+
+@contextmanager
+def _server(delay_s: float):
+    proc = subprocess.Popen([sys.executable, str(SERVER_PY), "--delay", str(delay_s)], stdout=subprocess.PIPE,
+                            text=True)
+    try:
+        yield _Server(proc.stdout.readline().strip())
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def _provider(server: _Server):
+    from benchwright.core.llm.openai_provider import OpenAIProvider
+
+    return OpenAIProvider("local", base_url=server.base_url, api_key_env=None, concurrency=CONCURRENCY,
+                          timeout_s=30, max_retries=0)
+
+
+async def _bare_sdk(server: _Server, n: int) -> float:
+    """Seconds for ``n`` requests through the bare provider (no ledger, no store) at the same concurrency."""
+    from benchwright.core.curation import CHECKLIST_SCHEMA
+    from benchwright.core.llm import ChatMessage, LLMRequest
+
+    provider = _provider(server)
+    sem = asyncio.Semaphore(CONCURRENCY)
+
+    async def one(i: int) -> None:
+        async with sem:
+            await provider.complete(LLMRequest(model="bench", messages=(ChatMessage("user", f"q{i}"),),
+                                               json_schema=CHECKLIST_SCHEMA, schema_name="checklist"))
+
+    await one(-1)  # warm up the connection pool's first connection
+    t0 = time.perf_counter()
+    await asyncio.gather(*(one(i) for i in range(n)))
+    elapsed = time.perf_counter() - t0
+    await provider.aclose()
+    return elapsed
+
+
+def test_generate_2000_checklists_at_concurrency_64(tmp_path: Path) -> None:
+    from benchwright.core.curation import StepSettings
+    from benchwright.core.llm import LLMClient
+    from benchwright.db import Store
+    from benchwright.db.curation import run_curation, select_pairs
+
+    db = tmp_path / "bench.db"
+    t0 = time.perf_counter()
+    ids = _project(db)
+    setup_s = time.perf_counter() - t0
+    ideal = N * DELAY_S / CONCURRENCY
+    settings = StepSettings(model="bench-model", params={"temperature": 0.0})
+
+    with _server(DELAY_S) as server:
+        baseline = asyncio.run(_bare_sdk(server, N))
+        base_requests = server.count
+
+        with Store.open(db) as store:
+            client = LLMClient(_provider(server), store)
+
+            async def go():
+                try:
+                    return await run_curation(store, client, "checklist", ids, settings, by=ANNOTATOR)
+                finally:
+                    await client.provider.aclose()
+
+            t0 = time.perf_counter()
+            progress = asyncio.run(go())
+            wall = time.perf_counter() - t0
+            sent = server.count - base_requests
+            assert (progress.done, progress.failed, progress.calls) == (N, 0, N)
+            max_in_flight = server.max_in_flight
+            assert sent == N and max_in_flight <= CONCURRENCY
+            assert len(store.pairs_with_step_done("checklist")) == N
+            origins = store.db.conn.execute(
+                "SELECT origin, count(*) FROM checklist_versions GROUP BY 1").fetchall()
+            assert origins == [("generated", N)]
+
+            # rerun: nothing selected; and run over every pair anyway, every call is a cache hit
+            assert select_pairs(store, "checklist") == []
+            before = server.count
+            client2 = LLMClient(_provider(server), store)
+            t1 = time.perf_counter()
+            again = asyncio.run(run_curation(store, client2, "checklist", ids, settings, by=ANNOTATOR))
+            rerun_s = time.perf_counter() - t1
+            asyncio.run(client2.provider.aclose())
+            assert server.count == before, "the rerun sent requests"
+            assert (again.calls, again.cached, again.failed) == (0, N, 0)
+
+    ratio = wall / ideal
+    report(
+        f"generate checklist: {N} pairs, concurrency {CONCURRENCY}, server delay {DELAY_S * 1e3:.0f} ms",
+        [
+            f"project setup (not timed): {setup_s:.2f} s",
+            f"ideal {N} x {DELAY_S} s / {CONCURRENCY}:      {ideal:6.2f} s",
+            f"bare SDK, same requests:          {baseline:6.2f} s  ({baseline / ideal:.2f}x ideal)",
+            f"run_curation (ledger + store):    {wall:6.2f} s  ({ratio:.2f}x ideal, {wall / baseline:.2f}x bare SDK)"
+            f"  {goal(ratio <= GOAL_RATIO)} (goal {GOAL_RATIO}x)",
+            f"throughput: {N / wall:.0f} pairs/s; max in flight at the server: {max_in_flight}",
+            f"rerun over all {N} pairs: 0 calls, {again.cached} cached, {rerun_s:.2f} s",
+        ],
+    )
+    assert wall / baseline < SAFETY_RATIO
