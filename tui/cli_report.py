@@ -1,3 +1,308 @@
-"""Commands registered on the benchwright command group (see tui/cli.py)."""
+"""``benchwright report``: the paper metrics as Rich tables, CSV files and JSON (issue #5 item 6).
+
+The numbers come from :mod:`benchwright.core.metrics` over :func:`benchwright.db.report.report_inputs`; this
+module only lays them out. Model names, judge models and stratum values come from data, so every such cell is
+a ``rich.text.Text`` (shown literally, never read as markup).
+"""
 
 from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import asdict
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from benchwright.core.errors import BenchwrightError
+from benchwright.core.metrics import (
+    FAILURE_MODE_NAMES,
+    FAILURE_MODES,
+    JUDGES,
+    Report,
+    ScalarRow,
+    SummaryRow,
+    build_report,
+)
+
+from .cli import _friendly, _open, main
+
+_AXES = {"language": "language", "category": "category", "theme": "theme", "qa-type": "qa_type",
+         "cluster": "cluster"}
+_AXIS_TITLES = {"language": "Language", "category": "Category", "theme": "Theme", "qa_type": "QA type",
+                "cluster": "Cluster"}
+
+
+def _pct(x: float | None) -> str:
+    return "—" if x is None else f"{x:.1f}"
+
+
+def _num(x: float | None, digits: int = 2) -> str:
+    return "—" if x is None else f"{x:.{digits}f}"
+
+
+def _t(value: object) -> Text:
+    """A table cell shown literally (data never becomes Rich markup)."""
+    return Text("—" if value is None else str(value))
+
+
+def _table(title: str, columns: Sequence[str], *, numeric_from: int) -> Table:
+    table = Table(title=title, title_justify="left")
+    for i, col in enumerate(columns):
+        table.add_column(col, justify="right" if i >= numeric_from else "left", overflow="fold")
+    return table
+
+
+# ----------------------------------------------------------------------------------------- csv/json
+def _csv_value(v: object) -> object:
+    return "" if v is None else v
+
+
+def _write_csv(path: Path, header: Sequence[str], rows: Sequence[Sequence[object]]) -> None:
+    with path.open("w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(header)
+        for row in rows:
+            w.writerow([_csv_value(v) for v in row])
+
+
+_SUMMARY_FIELDS = ("model", "condition", "judge", "judge_model", "answers", "runs", "overall_pct", "knowledge_pct",
+                   "clarity_pct", "perfect_solve_pct")
+
+
+def _summary_rows(rows: Sequence[SummaryRow], *, stratum: bool) -> list[list[object]]:
+    fields = ("stratum", *_SUMMARY_FIELDS) if stratum else _SUMMARY_FIELDS
+    return [[asdict(r)[f] for f in fields] for r in rows]
+
+
+def _dimension_keys(rows: Sequence[ScalarRow]) -> list[str]:
+    keys: dict[str, None] = {}
+    for r in rows:
+        for d in r.dimensions:
+            keys.setdefault(d.key, None)
+    return list(keys)
+
+
+def _csv_tables(report: Report) -> dict[str, tuple[list[str], list[list[object]]]]:
+    """Every table as ``file name -> (header, rows)``; numbers unrounded (the JSON's numbers)."""
+    tables: dict[str, tuple[list[str], list[list[object]]]] = {
+        "summary.csv": (list(_SUMMARY_FIELDS), _summary_rows(report.summary, stratum=False)),
+    }
+    for axis, rows in report.strata.items():
+        tables[f"by_{axis}.csv"] = (["stratum", *_SUMMARY_FIELDS], _summary_rows(rows, stratum=True))
+    for judge in JUDGES[1:]:
+        rows = [r for r in report.scalar if r.judge == judge]
+        if not rows:
+            continue
+        keys = _dimension_keys(rows)
+        header = ["model", "condition", "judge", "judge_model", "answers", "runs",
+                  *(f"{k}_mean" for k in keys), "total", "total_max", "final_pct"]
+        body = []
+        for r in rows:
+            means = {d.key: d.mean for d in r.dimensions}
+            body.append([r.model, r.condition, r.judge, r.judge_model, r.answers, r.runs,
+                         *(means.get(k) for k in keys), r.total, r.total_max, r.final_pct])
+        tables[f"scalar_{judge}.csv"] = (header, body)
+    indices = sorted({m.run_index for r in report.stability for m in r.runs})
+    tables["stability.csv"] = (
+        ["model", "condition", "judge", "judge_model", "runs", "answers", "answers_left_out", "score_rate_pct",
+         "std_pct", "std_population_pct", "range_pct", *(f"run_{i}_pct" for i in indices)],
+        [[r.model, r.condition, r.judge, r.judge_model, len(r.runs), r.answers, r.answers_left_out,
+          r.score_rate_pct, r.std_pct, r.std_population_pct, r.range_pct,
+          *({m.run_index: m.score_rate_pct for m in r.runs}.get(i) for i in indices)]
+         for r in report.stability],
+    )
+    tables["coverage.csv"] = (
+        ["model", "condition", "judge", "judge_model", "answers", "answers_scored", "answers_unscored",
+         "runs_scored", "runs_unscored", "overrides_used"],
+        [[r.model, r.condition, r.judge, r.judge_model, r.answers, r.answers_scored, r.answers_unscored,
+          r.runs_scored, r.runs_unscored, r.overrides_used] for r in report.coverage],
+    )
+    tables["failure_modes.csv"] = (
+        ["model", "condition", "threshold_pct", "below", "classified", "unclassified", "labelled_not_below",
+         *(f"{m}_count" for m in FAILURE_MODES), *(f"{m}_pct_of_classified" for m in FAILURE_MODES),
+         *(f"{m}_pct_of_below" for m in FAILURE_MODES)],
+        [[r.model, r.condition, r.threshold_pct, r.below, r.classified, r.unclassified, r.labelled_not_below,
+          *(r.counts[m] for m in FAILURE_MODES), *(r.pct_of_classified[m] for m in FAILURE_MODES),
+          *(r.pct_of_below[m] for m in FAILURE_MODES)] for r in report.failures],
+    )
+    return tables
+
+
+# ------------------------------------------------------------------------------------------- terminal
+def _coverage_of(report: Report) -> Callable[[object], tuple[int, int]]:
+    by_key = {(c.model, c.condition, c.judge, c.judge_model): c for c in report.coverage}
+
+    def get(row) -> tuple[int, int]:
+        c = by_key.get((row.model, row.condition, row.judge, row.judge_model))
+        return (c.runs_unscored, c.overrides_used) if c else (0, 0)
+
+    return get
+
+
+def _print_tables(console: Console, report: Report) -> None:
+    cov = _coverage_of(report)
+    checklist = [r for r in report.summary if r.judge == "checklist"]
+    if checklist:
+        t = _table("Checklist judge (RepoProbe §5.1.3), % of points, mean over answers of the mean over runs",
+                   ["model", "condition", "judge model", "answers", "runs", "Overall %", "Knowledge %",
+                    "Clarity %", "Perfect Solve %", "unscored runs", "overrides used"], numeric_from=3)
+        for r in checklist:
+            unscored, overrides = cov(r)
+            t.add_row(_t(r.model), _t(r.condition), _t(r.judge_model), str(r.answers), str(r.runs),
+                      _pct(r.overall_pct), _pct(r.knowledge_pct), _pct(r.clarity_pct), _pct(r.perfect_solve_pct),
+                      str(unscored), str(overrides))
+        console.print(t)
+
+    for judge in JUDGES[1:]:
+        rows = [r for r in report.scalar if r.judge == judge]
+        if not rows:
+            continue
+        keys = _dimension_keys(rows)
+        labels = {d.key: d.label for r in rows for d in r.dimensions}
+        source = {"swe-qa-pro": "SWE-QA-Pro §4.1: 1-10 per dimension, final = mean/10",
+                  "code-qa-bench": 'Code-QA-Bench "Evaluation": 0-5 per axis, final = mean/5',
+                  "imported": "imported scores: final = sum/sum(max)"}[judge]
+        t = Table(title=f"Scalar judge {judge} ({source})", title_justify="left")
+        for col in ("model", "condition", "judge model"):
+            t.add_column(col)
+        for col in ("answers", "runs"):
+            t.add_column(col, justify="right")
+        for k in keys:
+            t.add_column(_t(labels.get(k, k)), justify="right")
+        for col in ("total", "final %", "unscored runs", "overrides used"):
+            t.add_column(col, justify="right")
+        for r in rows:
+            means = {d.key: d.mean for d in r.dimensions}
+            unscored, overrides = cov(r)
+            t.add_row(_t(r.model), _t(r.condition), _t(r.judge_model), str(r.answers), str(r.runs),
+                      *(_num(means.get(k)) for k in keys), f"{r.total:.2f} / {r.total_max:g}",
+                      _pct(r.final_pct), str(unscored), str(overrides))
+        console.print(t)
+
+    for axis, rows in report.strata.items():
+        t = _table(f"By {_AXIS_TITLES[axis]} (RepoProbe §5.2.2): score rate % per stratum",
+                   ["model", "condition", "judge", "judge model", _AXIS_TITLES[axis], "answers", "Overall %",
+                    "Knowledge %", "Clarity %", "Perfect Solve %"], numeric_from=5)
+        for r in rows:
+            t.add_row(_t(r.model), _t(r.condition), _t(r.judge), _t(r.judge_model), _t(r.stratum), str(r.answers),
+                      _pct(r.overall_pct), _pct(r.knowledge_pct), _pct(r.clarity_pct), _pct(r.perfect_solve_pct))
+        console.print(t)
+
+    _print_stability(console, report)
+
+    t = _table("Coverage: unscored runs are left out of every mean and counted here",
+               ["model", "condition", "judge", "judge model", "answers", "answers scored",
+                "answers without a scored run", "runs scored", "runs unscored", "overrides used"], numeric_from=4)
+    for c in report.coverage:
+        t.add_row(_t(c.model), _t(c.condition), _t(c.judge), _t(c.judge_model), str(c.answers),
+                  str(c.answers_scored), str(c.answers_unscored), str(c.runs_scored), str(c.runs_unscored),
+                  str(c.overrides_used))
+    console.print(t)
+
+    if report.failures:
+        t = _table(f"Failure modes of answers below {report.failures[0].threshold_pct:g}% (RepoProbe §5.4 Table 7):"
+                   " count (% of classified)",
+                   ["model", "condition", "below", *(FAILURE_MODE_NAMES[m] for m in FAILURE_MODES),
+                    "unclassified"], numeric_from=2)
+        for r in report.failures:
+            t.add_row(_t(r.model), _t(r.condition), str(r.below),
+                      *(f"{r.counts[m]} ({_pct(r.pct_of_classified[m])}%)" if r.classified else str(r.counts[m])
+                        for m in FAILURE_MODES),
+                      str(r.unclassified))
+        console.print(t)
+        stray = sum(r.labelled_not_below for r in report.failures)
+        if stray:
+            console.print(f"{stray} labelled answer(s) are not below the threshold now and are not counted.",
+                          markup=False)
+
+
+def _print_stability(console: Console, report: Report) -> None:
+    """RepoProbe Table 5 form: one row per model and condition, each judge's score rate, std and range side by
+    side."""
+    if not report.stability:
+        return
+    judges = sorted({(r.judge, r.judge_model) for r in report.stability},
+                    key=lambda j: (JUDGES.index(j[0]) if j[0] in JUDGES else len(JUDGES), j))
+    t = Table(title="Judge stability over runs (RepoProbe §5.3.1 Table 5): score rate %, sample std, range "
+                    "(answers scored in every run)", title_justify="left")
+    t.add_column("model")
+    t.add_column("condition")
+    for judge, judge_model in judges:
+        for what in ("runs", "score rate %", "std", "range"):
+            t.add_column(Text(f"{judge} ({judge_model})\n{what}"), justify="right", overflow="fold")
+    by_key = {(r.model, r.condition, r.judge, r.judge_model): r for r in report.stability}
+    for model, condition in dict.fromkeys((r.model, r.condition) for r in report.stability):
+        cells: list[object] = [_t(model), _t(condition)]
+        for judge, judge_model in judges:
+            r = by_key.get((model, condition, judge, judge_model))
+            if r is None:
+                cells += ["", "", "", ""]
+            else:
+                cells += [str(len(r.runs)), _pct(r.score_rate_pct), _pct(r.std_pct), _pct(r.range_pct)]
+        t.add_row(*cells)
+    console.print(t)
+
+
+def _empty_message(report: Report, models: Sequence[str], judge: str | None) -> str:
+    if report.answer_counts:
+        n = sum(report.answer_counts.values())
+        filters = []
+        if models:
+            filters.append("--model " + ", ".join(models))
+        if judge:
+            filters.append(f"--judge {judge}")
+        matching = f" matching {' and '.join(filters)}" if filters else ""
+        return (f"{n} answer(s) stored but no judgments{matching} yet; run the checklist judge or a scalar judge "
+                "on them, then run: benchwright report")
+    if models:
+        return f"no answers of model {', '.join(models)} (names must match exactly); leave out --model to see all"
+    return ("no judged answers yet; import answers with: benchwright import answers FILE --model NAME "
+            "--condition C, run the checklist judge or a scalar judge on them, then run: benchwright report")
+
+
+@main.command()
+@click.option("--by", "by", multiple=True, type=click.Choice(list(_AXES)),
+              help="Stratify by this axis as well (repeatable).")
+@click.option("--model", "models", multiple=True, help="Only answers of this model (repeatable; exact name).")
+@click.option("--judge", type=click.Choice(list(JUDGES)), help="Only judgments of this judge.")
+@click.option("--csv", "csv_dir", type=click.Path(file_okay=False), help="Also write one CSV file per table here.")
+@click.option("--json", "json_file", type=click.Path(dir_okay=False), help="Also write the whole report as JSON.")
+@click.pass_context
+@_friendly
+def report(ctx, by, models, judge, csv_dir, json_file) -> None:
+    """Paper metrics of the judged answers: Overall %, Knowledge %, Clarity %, Perfect Solve Rate (RepoProbe
+    §5.1.3), optionally by language, category, theme, QA type or cluster; scalar judges per dimension
+    (SWE-QA-Pro §4.1, Code-QA-Bench); judge stability over runs (RepoProbe Table 5); unscored runs and overrides
+    used; failure modes below 60% (RepoProbe Table 7). Percentages are of points; see docs/metrics.md."""
+    from benchwright.db.report import report_inputs
+
+    with _open(ctx) as store:
+        inputs = report_inputs(store, models=list(models) or None, judge=judge)
+    rep = build_report(inputs, by=[_AXES[b] for b in by])
+    console = Console(highlight=False, soft_wrap=False)
+    if rep.is_empty:
+        click.echo(_empty_message(rep, models, judge))
+    else:
+        _print_tables(console, rep)
+    if csv_dir:
+        folder = Path(csv_dir)
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            tables = _csv_tables(rep)
+            for name, (header, rows) in tables.items():
+                _write_csv(folder / name, header, rows)
+        except OSError as e:
+            raise BenchwrightError(f"{csv_dir}: cannot write the CSV files ({e.strerror or e})") from None
+        click.echo(f"wrote {len(tables)} CSV file(s) to {folder}")
+    if json_file:
+        try:
+            Path(json_file).write_text(json.dumps(rep.to_dict(), indent=2, ensure_ascii=False) + "\n",
+                                       encoding="utf-8")
+        except OSError as e:
+            raise BenchwrightError(f"{json_file}: cannot write the JSON file ({e.strerror or e})") from None
+        click.echo(f"wrote {json_file}")

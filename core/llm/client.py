@@ -9,6 +9,7 @@ problems; if that fails too the result is ``invalid`` with the raw text and the 
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import re
 import time
@@ -171,11 +172,20 @@ def parse_json_output(text: str) -> Any:
     raise ValueError(f"not JSON ({err.msg} at line {err.lineno} column {err.colno})" if err else "empty output")
 
 
-def schema_problems(value: Any, schema: dict) -> list[str]:
-    """Every way ``value`` breaks ``schema`` (JSON Schema 2020-12), each with its JSON path."""
+@functools.lru_cache(maxsize=64)
+def _validator(schema_json: str):
     import jsonschema
 
-    validator = jsonschema.Draft202012Validator(schema)
+    return jsonschema.Draft202012Validator(json.loads(schema_json))
+
+
+def schema_problems(value: Any, schema: dict) -> list[str]:
+    """Every way ``value`` breaks ``schema`` (JSON Schema 2020-12), each with its JSON path.
+
+    Validators are built once per distinct schema (building one costs more than validating)."""
+    validator = _validator(json.dumps(schema, sort_keys=True))
+    if validator.is_valid(value):
+        return []
     out = []
     for e in sorted(validator.iter_errors(value), key=lambda e: list(e.absolute_path)):
         path = "/".join(str(p) for p in e.absolute_path) or "(top level)"

@@ -1,0 +1,730 @@
+"""Paper metrics over judged answers: the numbers of ``benchwright report``.
+
+Pure functions over plain dataclasses (no store, no UI). The store side (``benchwright.db.report``) reads the
+tables into :class:`ReportInputs`; everything here is arithmetic on those inputs, with means from
+:mod:`statistics` and spreads from :mod:`numpy`.
+
+What is computed, and from which paper:
+
+- :func:`summarize`: per model, condition, judge and judge model, Overall %, Knowledge %, Clarity % and
+  Perfect Solve Rate % of the checklist judge (RepoProbe §5.1.3), the score rate % of the scalar judges
+  (SWE-QA-Pro §4.1, Code-QA-Bench "Evaluation"); with ``by=`` the same per stratum (language, category,
+  theme, QA type, cluster: RepoProbe §5.2.2 Table 4, SWE-QA-Pro appendix G).
+- :func:`scalar_summary`: mean per dimension and the final normalized score of the scalar judges.
+- :func:`judge_stability`: the score rate of each run, their standard deviation and range (RepoProbe §5.3.1
+  Table 5), checklist and scalar judges alike.
+- :func:`coverage`: scored and unscored runs, answers without any scored run, overrides used.
+- :func:`failure_breakdown`: failure modes of the answers below 60 % (RepoProbe §5.4 Table 7).
+- :func:`build_report`: all of them at once, as a :class:`Report` with :meth:`Report.to_dict`.
+
+How scores combine (the conventions, also in docs/metrics.md):
+
+1. **One run** (one judgment of one judge on one answer, after human overrides). Checklist judge: score rate
+   ``s/10``, knowledge rate ``s_kn/9``, clarity rate ``s_cl/1`` (knowledge items sum to 9 and the clarity item
+   is 1: RepoProbe §4.1, §5.1.3); the run is a *perfect solve* when ``s = 10``. Scalar judges:
+   ``sum(score) / sum(max)``, which is the dimension mean / 10 for SWE-QA-Pro (five dimensions, 1-10), the
+   mean / 5 for Code-QA-Bench (three axes, 0-5, the "normalized mean") and ``sum / sum(max)`` for imported
+   scores.
+2. **Repeated runs** of one answer are averaged: the answer's rate is the mean of its scored runs' rates
+   (SWE-QA-Pro §4.1: "each answer is scored independently three times, and scores are averaged"). Its perfect
+   solve value is the *share* of its scored runs with ``s = 10``.
+3. **A model's metric** is the mean over its answers of the per-answer values (RepoProbe §5.1.3: "the mean of
+   s/10 ... the fraction with s = 10"). With the same number of runs for every answer this equals the mean over
+   runs of each run's benchmark-wide metric, which is the "Score Rate" of RepoProbe Table 5.
+4. **Unscored runs** (the judge's output failed validation) are left out of every mean and counted
+   (:func:`coverage`); an answer without a single scored run is left out of the means and counted.
+5. **Stability**: for each run index *r*, the mean rate over the answers scored in *every* run of that model
+   and judge (so runs are compared on the same answers); the standard deviation and the range (max - min) of
+   those run means. RepoProbe Table 5 does not say which standard deviation it reports; we report the
+   *sample* standard deviation (``ddof=1``, the estimate of the judge's run-to-run spread from the runs we
+   have) as ``std_pct`` and the population one (``ddof=0``) beside it as ``std_population_pct``.
+
+Every percentage is a float in 0-100 (``*_pct``); dimension means are in the dimension's own scale.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+from .checklist import CLARITY_POINTS, KNOWLEDGE_POINTS, TOTAL_POINTS
+
+JUDGES = ("checklist", "swe-qa-pro", "code-qa-bench", "imported")
+"""The judges a judgment can come from, in report order (the ``judgments.judge`` column)."""
+
+SCALAR_JUDGES = ("swe-qa-pro", "code-qa-bench", "imported")
+"""Judges that score dimensions rather than checklist items."""
+
+STRATA = ("language", "category", "theme", "qa_type", "cluster")
+"""Axes a report can be stratified by (RepoProbe §5.2.2; SWE-QA-Pro appendix G: QA type, cluster)."""
+
+FAILURE_MODES = ("edit-bias", "shallow-explanation", "misinterpretation", "context-miss", "hallucination")
+"""The failure modes of RepoProbe §5.4 Table 7, as stored in ``failure_modes.mode``."""
+
+FAILURE_MODE_NAMES = {
+    "edit-bias": "Edit Bias",
+    "shallow-explanation": "Shallow Explanation",
+    "misinterpretation": "Misinterpretation",
+    "context-miss": "Context Miss",
+    "hallucination": "Hallucination",
+}
+"""Display names of :data:`FAILURE_MODES` (RepoProbe Table 7)."""
+
+FAILURE_THRESHOLD = 0.6
+"""Answers whose reference score rate is below this are failure cases (RepoProbe §5.4: "below 60%")."""
+
+NO_VALUE = "(none)"
+"""Stratum value of pairs that have no value on the axis."""
+
+
+# ------------------------------------------------------------------------------------------------ inputs
+@dataclass(frozen=True)
+class ScoreEntry:
+    """One checklist item's or dimension's effective score in one judgment (after human overrides).
+
+    Attributes:
+        key: the item's or dimension's key (``k1``, ``clarity``, ``correctness``).
+        label: its display text.
+        kind: ``knowledge`` or ``clarity`` (checklist judge) or ``dimension`` (scalar judges).
+        score: the score in points, or ``None`` when the judge gave none.
+        max: the most points the entry can get (> 0).
+        overridden: True when a human override replaced the judge's score.
+    """
+
+    key: str
+    label: str
+    kind: str
+    score: float | None
+    max: float
+    overridden: bool = False
+
+
+@dataclass(frozen=True)
+class PairStrata:
+    """The stratification attributes of a Q&A pair (language and theme fall back to its repository's)."""
+
+    language: str | None = None
+    category: str | None = None
+    theme: str | None = None
+    qa_type: str | None = None
+    cluster_id: str | None = None
+    cluster_name: str | None = None
+    repository: str | None = None
+
+    def value(self, axis: str) -> str:
+        """The pair's value on ``axis`` (one of :data:`STRATA`), :data:`NO_VALUE` when it has none.
+
+        The cluster is shown as ``"<id> <name>"`` (SWE-QA-Pro appendix G.3 lists both). Raises ``ValueError``
+        for an unknown axis."""
+        if axis not in STRATA:
+            raise ValueError(f"unknown stratification axis {axis!r}; use one of {', '.join(STRATA)}")
+        if axis == "cluster":
+            parts = [p for p in (self.cluster_id, self.cluster_name) if p not in (None, "")]
+            return " ".join(str(p) for p in parts) or NO_VALUE
+        v = getattr(self, axis)
+        return NO_VALUE if v in (None, "") else str(v)
+
+
+@dataclass(frozen=True)
+class RunRates:
+    """The rates of one scored run, fractions in 0-1 (RepoProbe §5.1.3 for the checklist parts).
+
+    ``knowledge``/``clarity`` are ``None`` when the run has no entry of that kind (always for scalar judges)."""
+
+    score_rate: float
+    knowledge: float | None
+    clarity: float | None
+    perfect: bool
+
+
+@dataclass(frozen=True)
+class JudgedRun:
+    """One run of one judge on one answer: a row of ``judgments`` with its answer and pair.
+
+    Attributes:
+        judgment_id: the ``judgments.id``.
+        answer_id, qa_pair_id, model, condition: the answer judged and what it answers.
+        judge: one of :data:`JUDGES`; ``judge_model`` the model that judged (or the source of imported scores).
+        run_index: the repeat index (0-based).
+        status: ``scored`` or ``unscored`` (the judge's output failed validation; ``reason`` says why).
+        entries: the effective score entries (overrides applied).
+        overrides_used: how many entries a human override replaced.
+        strata: the pair's stratification attributes.
+    """
+
+    judgment_id: int
+    answer_id: str
+    qa_pair_id: str
+    model: str
+    condition: str
+    judge: str
+    judge_model: str
+    run_index: int
+    status: str
+    entries: tuple[ScoreEntry, ...] = ()
+    overrides_used: int = 0
+    strata: PairStrata = field(default_factory=PairStrata)
+    reason: str | None = None
+
+    @property
+    def key(self) -> GroupKey:
+        """The report group this run belongs to."""
+        return GroupKey(self.model, self.condition, self.judge, self.judge_model)
+
+    @property
+    def is_scored(self) -> bool:
+        """True when the run counts in aggregates: status ``scored``, at least one entry, every entry scored.
+
+        A run stored as ``scored`` with an entry lacking a score is treated as unscored (and counted so)."""
+        return (
+            self.status == "scored"
+            and bool(self.entries)
+            and all(e.score is not None for e in self.entries)
+            and sum(e.max for e in self.entries) > 0
+        )
+
+    def rates(self) -> RunRates | None:
+        """The run's :class:`RunRates`, or ``None`` when it is not :attr:`is_scored`.
+
+        Checklist judge (RepoProbe §5.1.3): score rate ``s/10``, knowledge ``s_kn/9``, clarity ``s_cl/1``, perfect
+        when ``s = 10`` (the fixed points of RepoProbe §4.1, as ``core.checklist`` defines them). Scalar judges:
+        ``sum(score)/sum(max)``, i.e. the mean/10 of SWE-QA-Pro §4.1, the mean/5 of Code-QA-Bench "Evaluation",
+        and sum/sum(max) for imported scores."""
+        if not self.is_scored:
+            return None
+        total = sum(e.score for e in self.entries)  # type: ignore[misc]
+        if self.judge != "checklist":
+            return RunRates(score_rate=total / sum(e.max for e in self.entries), knowledge=None, clarity=None,
+                            perfect=math.isclose(total, sum(e.max for e in self.entries), abs_tol=1e-9))
+
+        def part(kind: str, points: int) -> float | None:
+            items = [e for e in self.entries if e.kind == kind]
+            return sum(e.score for e in items) / points if items else None  # type: ignore[misc]
+
+        return RunRates(
+            score_rate=total / TOTAL_POINTS,
+            knowledge=part("knowledge", KNOWLEDGE_POINTS),
+            clarity=part("clarity", CLARITY_POINTS),
+            perfect=total >= TOTAL_POINTS - 1e-9,
+        )
+
+
+@dataclass(frozen=True)
+class FailureLabel:
+    """The current failure-mode label of one answer (latest row of ``failure_modes``), RepoProbe §5.4.
+
+    ``mode`` is one of :data:`FAILURE_MODES`; ``origin`` is ``llm`` or ``annotator``."""
+
+    answer_id: str
+    model: str
+    condition: str
+    mode: str
+    origin: str
+
+
+@dataclass(frozen=True)
+class ReportInputs:
+    """Everything a report is computed from.
+
+    Attributes:
+        runs: every current judgment (latest row per answer, judge, judge model and run index).
+        failure_labels: the current failure-mode label of each labelled answer.
+        answer_counts: answers stored per ``(model, condition)``, judged or not.
+    """
+
+    runs: tuple[JudgedRun, ...] = ()
+    failure_labels: tuple[FailureLabel, ...] = ()
+    answer_counts: Mapping[tuple[str, str], int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, order=True)
+class GroupKey:
+    """A report row's identity: the answering model and condition, the judge and the judging model."""
+
+    model: str
+    condition: str
+    judge: str
+    judge_model: str
+
+
+def _judge_order(key: GroupKey) -> tuple:
+    rank = JUDGES.index(key.judge) if key.judge in JUDGES else len(JUDGES)
+    return (key.model, key.condition, rank, key.judge, key.judge_model)
+
+
+def _pct(x: float | None) -> float | None:
+    return None if x is None else 100.0 * x
+
+
+def _mean(values: Iterable[float | None]) -> float | None:
+    vals = [v for v in values if v is not None]
+    return statistics.fmean(vals) if vals else None
+
+
+# ------------------------------------------------------------------------------------------ per answer
+@dataclass(frozen=True)
+class AnswerScore:
+    """One answer's scores under one judge and judge model: means over its scored runs (SWE-QA-Pro §4.1).
+
+    Rates are fractions in 0-1; ``perfect_share`` is the share of its runs with ``s`` at the maximum;
+    ``dimensions`` maps each entry key to its mean score in points."""
+
+    key: GroupKey
+    answer_id: str
+    strata: PairStrata
+    runs: int
+    score_rate: float
+    knowledge: float | None
+    clarity: float | None
+    perfect_share: float
+    dimensions: Mapping[str, float]
+
+
+def answer_scores(runs: Iterable[JudgedRun]) -> list[AnswerScore]:
+    """Per answer and :class:`GroupKey`, the mean over its scored runs of each run's rates.
+
+    Unscored runs are ignored; an answer with no scored run gets no :class:`AnswerScore`. Repeated runs are
+    averaged as in SWE-QA-Pro §4.1; the rates are those of RepoProbe §5.1.3. Sorted by key and answer id."""
+    grouped: dict[tuple[GroupKey, str], list[JudgedRun]] = defaultdict(list)
+    for run in runs:
+        if run.is_scored:
+            grouped[(run.key, run.answer_id)].append(run)
+    out = []
+    for (key, answer_id), rs in sorted(grouped.items(), key=lambda kv: (_judge_order(kv[0][0]), kv[0][1])):
+        rates = [r.rates() for r in rs]
+        dims: dict[str, list[float]] = defaultdict(list)
+        for r in rs:
+            for e in r.entries:
+                dims[e.key].append(float(e.score))  # type: ignore[arg-type]
+        out.append(AnswerScore(
+            key=key, answer_id=answer_id, strata=rs[0].strata, runs=len(rs),
+            score_rate=statistics.fmean(x.score_rate for x in rates),  # type: ignore[union-attr]
+            knowledge=_mean(x.knowledge for x in rates),  # type: ignore[union-attr]
+            clarity=_mean(x.clarity for x in rates),  # type: ignore[union-attr]
+            perfect_share=statistics.fmean(1.0 if x.perfect else 0.0 for x in rates),  # type: ignore[union-attr]
+            dimensions={k: statistics.fmean(v) for k, v in dims.items()},
+        ))
+    return out
+
+
+# ------------------------------------------------------------------------------------------- summaries
+@dataclass(frozen=True)
+class SummaryRow:
+    """A model's headline metrics under one judge (RepoProbe §5.1.3), overall or in one stratum.
+
+    Attributes:
+        model, condition, judge, judge_model: the row's :class:`GroupKey`.
+        axis, stratum: the stratification axis and value, or ``None`` for the whole benchmark.
+        answers: answers with at least one scored run (the ones averaged).
+        runs: scored runs behind them.
+        overall_pct: mean over answers of the answer's score rate (checklist: Overall Performance, s/10).
+        knowledge_pct, clarity_pct, perfect_solve_pct: checklist judge only (``s_kn/9``, ``s_cl``, share with
+            ``s = 10``); ``None`` for scalar judges.
+    """
+
+    model: str
+    condition: str
+    judge: str
+    judge_model: str
+    axis: str | None
+    stratum: str | None
+    answers: int
+    runs: int
+    overall_pct: float
+    knowledge_pct: float | None
+    clarity_pct: float | None
+    perfect_solve_pct: float | None
+
+
+def summarize(runs: Iterable[JudgedRun], *, by: str | None = None) -> list[SummaryRow]:
+    """Overall %, Knowledge %, Clarity % and Perfect Solve Rate % per model, condition, judge and judge model
+    (RepoProbe §5.1.3), optionally per stratum of ``by`` (one of :data:`STRATA`; RepoProbe §5.2.2 Table 4).
+
+    Each is the mean over answers of the per-answer mean over scored runs (see the module docstring). Scalar
+    judges get ``overall_pct`` = their score rate and ``None`` for the checklist-only metrics. Rows are sorted
+    by model, condition, judge (in :data:`JUDGES` order), judge model, then stratum. Raises ``ValueError`` for
+    an unknown axis."""
+    runs = list(runs)
+    if by is not None and by not in STRATA:
+        raise ValueError(f"unknown stratification axis {by!r}; use one of {', '.join(STRATA)}")
+    groups: dict[tuple[GroupKey, str | None], list[AnswerScore]] = defaultdict(list)
+    for a in answer_scores(runs):
+        groups[(a.key, a.strata.value(by) if by else None)].append(a)
+    rows = []
+    for (key, stratum), items in sorted(groups.items(), key=lambda kv: (_judge_order(kv[0][0]), kv[0][1] or "")):
+        checklist = key.judge == "checklist"
+        rows.append(SummaryRow(
+            model=key.model, condition=key.condition, judge=key.judge, judge_model=key.judge_model,
+            axis=by, stratum=stratum, answers=len(items), runs=sum(a.runs for a in items),
+            overall_pct=_pct(statistics.fmean(a.score_rate for a in items)),  # type: ignore[arg-type]
+            knowledge_pct=_pct(_mean(a.knowledge for a in items)) if checklist else None,
+            clarity_pct=_pct(_mean(a.clarity for a in items)) if checklist else None,
+            perfect_solve_pct=_pct(statistics.fmean(a.perfect_share for a in items)) if checklist else None,
+        ))
+    return rows
+
+
+@dataclass(frozen=True)
+class DimensionMean:
+    """Mean score of one dimension in points (its own scale, e.g. 1-10), over answers (SWE-QA-Pro Table 2)."""
+
+    key: str
+    label: str
+    mean: float
+    max: float
+    answers: int
+
+
+@dataclass(frozen=True)
+class ScalarRow:
+    """A model's scalar-judge result (SWE-QA-Pro §4.1 Table 2; Code-QA-Bench "Evaluation").
+
+    Attributes:
+        dimensions: mean per dimension, in the order the judge lists them.
+        total: sum of the dimension means (SWE-QA-Pro's "Overall", out of ``total_max``, e.g. 50).
+        final_pct: the final normalized score: mean over answers of ``sum(score)/sum(max)`` (SWE-QA-Pro:
+            mean/10; Code-QA-Bench: mean/5), in %.
+    """
+
+    model: str
+    condition: str
+    judge: str
+    judge_model: str
+    answers: int
+    runs: int
+    dimensions: tuple[DimensionMean, ...]
+    total: float
+    total_max: float
+    final_pct: float
+
+
+def scalar_summary(runs: Iterable[JudgedRun]) -> list[ScalarRow]:
+    """Mean per dimension and the final normalized score per model, condition, scalar judge and judge model
+    (SWE-QA-Pro §4.1: three runs averaged per answer, Table 2; Code-QA-Bench "Evaluation": normalized mean
+    of accuracy, completeness, specificity). Checklist runs are ignored. Sorted like :func:`summarize`."""
+    runs = [r for r in runs if r.judge != "checklist"]
+    meta: dict[GroupKey, dict[str, tuple[str, float]]] = defaultdict(dict)
+    for r in runs:
+        if r.is_scored:
+            for e in r.entries:
+                meta[r.key].setdefault(e.key, (e.label, e.max))
+    groups: dict[GroupKey, list[AnswerScore]] = defaultdict(list)
+    for a in answer_scores(runs):
+        groups[a.key].append(a)
+    rows = []
+    for key in sorted(groups, key=_judge_order):
+        items = groups[key]
+        dims = []
+        for dim_key, (label, top) in meta[key].items():
+            vals = [a.dimensions[dim_key] for a in items if dim_key in a.dimensions]
+            dims.append(DimensionMean(dim_key, label, statistics.fmean(vals), top, len(vals)))
+        rows.append(ScalarRow(
+            model=key.model, condition=key.condition, judge=key.judge, judge_model=key.judge_model,
+            answers=len(items), runs=sum(a.runs for a in items), dimensions=tuple(dims),
+            total=sum(d.mean for d in dims), total_max=sum(d.max for d in dims),
+            final_pct=100.0 * statistics.fmean(a.score_rate for a in items),
+        ))
+    return rows
+
+
+# ------------------------------------------------------------------------------------------- stability
+@dataclass(frozen=True)
+class RunMean:
+    """One run's mean score rate over the compared answers, in %."""
+
+    run_index: int
+    answers: int
+    score_rate_pct: float
+
+
+@dataclass(frozen=True)
+class StabilityRow:
+    """Judge stability of one model under one judge (RepoProbe §5.3.1 Table 5).
+
+    Attributes:
+        runs: each run index's mean score rate over the ``answers`` compared.
+        answers: answers scored in every run (the ones compared); ``answers_left_out``: answers scored in some
+            runs but not all (left out so every run mean is over the same answers).
+        score_rate_pct: mean of the run means (Table 5 "Score Rate").
+        std_pct: sample standard deviation (``ddof=1``) of the run means; ``None`` with fewer than two runs.
+        std_population_pct: population standard deviation (``ddof=0``); ``None`` with fewer than two runs.
+        range_pct: max - min of the run means; ``None`` with fewer than two runs.
+    """
+
+    model: str
+    condition: str
+    judge: str
+    judge_model: str
+    runs: tuple[RunMean, ...]
+    answers: int
+    answers_left_out: int
+    score_rate_pct: float | None
+    std_pct: float | None
+    std_population_pct: float | None
+    range_pct: float | None
+
+
+def judge_stability(runs: Iterable[JudgedRun]) -> list[StabilityRow]:
+    """For each model, condition, judge and judge model: the mean score rate of each run index over the answers
+    scored in every run, and the standard deviation and range of those run means (RepoProbe §5.3.1 Table 5:
+    "Score Rate, StdDev, Range" of 5 runs, checklist beside scalar scoring).
+
+    Table 5 does not state which standard deviation it uses; ``std_pct`` is the sample one (numpy
+    ``ddof=1``), ``std_population_pct`` the population one (``ddof=0``). A group with no answer scored in
+    every run has empty ``runs`` and ``None`` figures. Sorted like :func:`summarize`."""
+    per_group: dict[GroupKey, dict[str, dict[int, float]]] = defaultdict(lambda: defaultdict(dict))
+    run_indices: dict[GroupKey, set[int]] = defaultdict(set)
+    for r in runs:
+        run_indices[r.key].add(r.run_index)
+        rates = r.rates()
+        if rates is not None:
+            per_group[r.key][r.answer_id][r.run_index] = rates.score_rate
+    rows = []
+    for key in sorted(run_indices, key=_judge_order):
+        indices = sorted(run_indices[key])
+        answers = per_group.get(key, {})
+        complete = {a: by_run for a, by_run in answers.items() if all(i in by_run for i in indices)}
+        run_means = (
+            [RunMean(i, len(complete), 100.0 * statistics.fmean(by_run[i] for by_run in complete.values()))
+             for i in indices]
+            if complete else []
+        )
+        values = np.array([m.score_rate_pct for m in run_means], dtype=float)
+        spread = len(values) >= 2
+        rows.append(StabilityRow(
+            model=key.model, condition=key.condition, judge=key.judge, judge_model=key.judge_model,
+            runs=tuple(run_means), answers=len(complete), answers_left_out=len(answers) - len(complete),
+            score_rate_pct=float(values.mean()) if len(values) else None,
+            std_pct=float(np.std(values, ddof=1)) if spread else None,
+            std_population_pct=float(np.std(values, ddof=0)) if spread else None,
+            range_pct=float(np.ptp(values)) if spread else None,
+        ))
+    return rows
+
+
+# -------------------------------------------------------------------------------------------- coverage
+@dataclass(frozen=True)
+class CoverageRow:
+    """What a model's aggregates under one judge rest on (unscored runs are excluded and counted here).
+
+    Attributes:
+        answers: answers with at least one judgment (scored or not) by this judge and judge model.
+        answers_scored: answers with at least one scored run (the ones in the means).
+        answers_unscored: answers whose every run is unscored (left out of the means).
+        runs_scored, runs_unscored: judgments counted in / left out of the aggregates.
+        overrides_used: entries of scored runs whose score a human override replaced (issue #5 item 5).
+        unscored_reasons: how many unscored runs gave each reason (``None`` reason as ``"(no reason)"``).
+    """
+
+    model: str
+    condition: str
+    judge: str
+    judge_model: str
+    answers: int
+    answers_scored: int
+    answers_unscored: int
+    runs_scored: int
+    runs_unscored: int
+    overrides_used: int
+    unscored_reasons: Mapping[str, int]
+
+
+def coverage(runs: Iterable[JudgedRun]) -> list[CoverageRow]:
+    """Scored and unscored counts and overrides used per model, condition, judge and judge model.
+
+    Unscored runs (Inspect AI's "unscored, not guessed", issue #5 item 3) never enter a mean; this says how
+    many there were. Overrides are counted only where they entered an aggregate (scored runs). Sorted like
+    :func:`summarize`."""
+    groups: dict[GroupKey, list[JudgedRun]] = defaultdict(list)
+    for r in runs:
+        groups[r.key].append(r)
+    rows = []
+    for key in sorted(groups, key=_judge_order):
+        rs = groups[key]
+        scored = [r for r in rs if r.is_scored]
+        unscored = [r for r in rs if not r.is_scored]
+        all_answers = {r.answer_id for r in rs}
+        scored_answers = {r.answer_id for r in scored}
+        reasons: dict[str, int] = defaultdict(int)
+        for r in unscored:
+            reasons[r.reason or ("(no reason)" if r.status == "unscored" else "scored without every score")] += 1
+        rows.append(CoverageRow(
+            model=key.model, condition=key.condition, judge=key.judge, judge_model=key.judge_model,
+            answers=len(all_answers), answers_scored=len(scored_answers),
+            answers_unscored=len(all_answers - scored_answers), runs_scored=len(scored),
+            runs_unscored=len(unscored), overrides_used=sum(r.overrides_used for r in scored),
+            unscored_reasons=dict(sorted(reasons.items())),
+        ))
+    return rows
+
+
+# ------------------------------------------------------------------------------------------ failures
+@dataclass(frozen=True)
+class FailureRow:
+    """Failure-mode breakdown of one model and condition (RepoProbe §5.4 Table 7).
+
+    Attributes:
+        below: answers whose reference score rate is below the threshold (the failure cases).
+        classified: failure cases with a label; ``unclassified``: failure cases without one.
+        counts: failure cases per mode (every mode of :data:`FAILURE_MODES`, zero included).
+        pct_of_classified: ``counts / classified`` in % (Table 7's form: the modes sum to 100 %).
+        pct_of_below: ``counts / below`` in % (with ``unclassified`` the rest).
+        labelled_not_below: labelled answers that are not failure cases now (e.g. an override raised their
+            score, or they have no scored judgment); not in the counts.
+        reference_judges: the judge each failure case's score came from, and how many.
+    """
+
+    model: str
+    condition: str
+    threshold_pct: float
+    below: int
+    classified: int
+    unclassified: int
+    counts: Mapping[str, int]
+    pct_of_classified: Mapping[str, float | None]
+    pct_of_below: Mapping[str, float | None]
+    labelled_not_below: int
+    reference_judges: Mapping[str, int]
+
+
+def reference_scores(runs: Iterable[JudgedRun]) -> dict[str, tuple[str, float]]:
+    """Each answer's reference score rate for failure analysis: ``answer_id -> (judge, rate in 0-1)``.
+
+    The reference judge is the first of :data:`JUDGES` (checklist first) with a scored run of the answer; the
+    rate is the mean over that judge's scored runs, all judge models together (RepoProbe §5.4 classifies
+    "failure cases with a score below 60%" under the checklist protocol)."""
+    per: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for r in runs:
+        rates = r.rates()
+        if rates is not None:
+            per[r.answer_id][r.judge].append(rates.score_rate)
+    out = {}
+    for answer_id, by_judge in per.items():
+        judge = min(by_judge, key=lambda j: JUDGES.index(j) if j in JUDGES else len(JUDGES))
+        out[answer_id] = (judge, statistics.fmean(by_judge[judge]))
+    return out
+
+
+def failure_breakdown(
+    runs: Iterable[JudgedRun], labels: Iterable[FailureLabel], *, threshold: float = FAILURE_THRESHOLD
+) -> list[FailureRow]:
+    """Counts and percentages of failure modes per model and condition among the answers below ``threshold``
+    (a fraction, default 0.6), RepoProbe §5.4 Table 7.
+
+    An answer is a failure case when its :func:`reference_scores` rate is below ``threshold``; its label is
+    its latest failure-mode row. Rows exist for every model and condition with a failure case or a label,
+    sorted by model and condition. Raises ``ValueError`` for a threshold outside 0-1."""
+    if not 0 <= threshold <= 1:
+        raise ValueError(f"threshold must be a fraction between 0 and 1, not {threshold!r}")
+    runs = list(runs)
+    ref = reference_scores(runs)
+    answer_group: dict[str, tuple[str, str]] = {r.answer_id: (r.model, r.condition) for r in runs}
+    label_of = {lab.answer_id: lab for lab in labels}
+    for lab in label_of.values():
+        answer_group.setdefault(lab.answer_id, (lab.model, lab.condition))
+    below: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for answer_id, (_judge, rate) in ref.items():
+        if rate < threshold:
+            below[answer_group[answer_id]].append(answer_id)
+    groups = set(below) | {answer_group[a] for a in label_of}
+    rows = []
+    for group in sorted(groups):
+        cases = below.get(group, [])
+        case_set = set(cases)
+        counts = {m: 0 for m in FAILURE_MODES}
+        judges: dict[str, int] = defaultdict(int)
+        for a in cases:
+            judges[ref[a][0]] += 1
+            if a in label_of and label_of[a].mode in counts:
+                counts[label_of[a].mode] += 1
+        classified = sum(counts.values())
+        labelled_here = [a for a, lab in label_of.items() if answer_group[a] == group]
+        rows.append(FailureRow(
+            model=group[0], condition=group[1], threshold_pct=100.0 * threshold, below=len(cases),
+            classified=classified, unclassified=len(cases) - classified, counts=counts,
+            pct_of_classified={m: (100.0 * c / classified if classified else None) for m, c in counts.items()},
+            pct_of_below={m: (100.0 * c / len(cases) if cases else None) for m, c in counts.items()},
+            labelled_not_below=sum(1 for a in labelled_here if a not in case_set),
+            reference_judges=dict(sorted(judges.items())),
+        ))
+    return rows
+
+
+# -------------------------------------------------------------------------------------------- report
+@dataclass(frozen=True)
+class Report:
+    """All sections of ``benchwright report``; :meth:`to_dict` gives the JSON form.
+
+    Attributes:
+        summary: :func:`summarize` over the whole benchmark.
+        strata: :func:`summarize` per requested axis (``axis -> rows``).
+        scalar: :func:`scalar_summary`; stability: :func:`judge_stability`; coverage: :func:`coverage`;
+        failures: :func:`failure_breakdown`.
+        answer_counts: answers stored per ``(model, condition)``.
+    """
+
+    summary: list[SummaryRow]
+    strata: dict[str, list[SummaryRow]]
+    scalar: list[ScalarRow]
+    stability: list[StabilityRow]
+    coverage: list[CoverageRow]
+    failures: list[FailureRow]
+    answer_counts: Mapping[tuple[str, str], int]
+
+    @property
+    def is_empty(self) -> bool:
+        """True when there is no judgment at all (nothing to report)."""
+        return not self.coverage
+
+    def to_dict(self) -> dict:
+        """The report as JSON-ready data: one list of row dicts per section, plus the conventions used."""
+        return {
+            "conventions": {
+                "percent": "every *_pct value is a percentage in 0-100",
+                "runs": "per answer, mean over its scored runs; per model, mean over answers (SWE-QA-Pro §4.1, "
+                        "RepoProbe §5.1.3); unscored runs are excluded and counted in 'coverage'",
+                "perfect_solve": "per answer, share of its scored runs with s equal to the maximum (s = 10); "
+                                 "per model, mean over answers (RepoProbe §5.1.3)",
+                "stability": "run means over the answers scored in every run; std_pct is the sample standard "
+                             "deviation (ddof=1), std_population_pct the population one (ddof=0); range_pct is "
+                             "max - min (RepoProbe §5.3.1 Table 5)",
+                "failures": f"answers whose reference score rate is below {100 * FAILURE_THRESHOLD:.0f}% "
+                            "(checklist judge first) broken down by their latest failure-mode label "
+                            "(RepoProbe §5.4 Table 7)",
+            },
+            "answers": [
+                {"model": m, "condition": c, "answers": n} for (m, c), n in sorted(self.answer_counts.items())
+            ],
+            "summary": [asdict(r) for r in self.summary],
+            "strata": {axis: [asdict(r) for r in rows] for axis, rows in self.strata.items()},
+            "scalar": [asdict(r) for r in self.scalar],
+            "stability": [asdict(r) for r in self.stability],
+            "coverage": [asdict(r) for r in self.coverage],
+            "failures": [asdict(r) for r in self.failures],
+        }
+
+
+def build_report(inputs: ReportInputs, *, by: Sequence[str] = ()) -> Report:
+    """Every section of the report from ``inputs``, stratified by each axis in ``by`` (see :data:`STRATA`).
+
+    Methods: RepoProbe §5.1.3 (summary), §5.2.2 (strata), §5.3.1 Table 5 (stability), §5.4 Table 7
+    (failures); SWE-QA-Pro §4.1 and Code-QA-Bench "Evaluation" (scalar). Raises ``ValueError`` for an
+    unknown axis."""
+    for axis in by:
+        if axis not in STRATA:
+            raise ValueError(f"unknown stratification axis {axis!r}; use one of {', '.join(STRATA)}")
+    runs = list(inputs.runs)
+    return Report(
+        summary=summarize(runs),
+        strata={axis: summarize(runs, by=axis) for axis in dict.fromkeys(by)},
+        scalar=scalar_summary(runs),
+        stability=judge_stability(runs),
+        coverage=coverage(runs),
+        failures=failure_breakdown(runs, inputs.failure_labels),
+        answer_counts=dict(inputs.answer_counts),
+    )

@@ -1,0 +1,168 @@
+"""Read-only queries that gather the inputs of ``benchwright report`` (see benchwright.core.metrics).
+
+Reads the tables of migration m009 directly (``answers``, ``judgments``, ``score_overrides``,
+``failure_modes``) with ``qa_pairs`` and ``repositories`` for the strata. Nothing is written.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import defaultdict
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from benchwright.core.errors import BenchwrightError
+from benchwright.core.metrics import JUDGES, FailureLabel, JudgedRun, PairStrata, ReportInputs, ScoreEntry
+
+if TYPE_CHECKING:
+    from .store import Store
+
+_ENTRY_KINDS = ("knowledge", "clarity", "dimension")
+
+# The current judgments: for each answer, judge, judge model and run index the latest row (highest id) wins,
+# so a run judged again (e.g. after an unscored attempt) counts once, with its newest result.
+_RUNS_SQL = """
+SELECT j.id, j.answer_id, a.qa_pair_id, a.model, a.condition, j.judge, j.judge_model, j.run_index, j.status,
+       j.scores_json, j.reason,
+       COALESCE(NULLIF(p.language, ''), r.language), p.category, COALESCE(NULLIF(p.theme, ''), r.theme),
+       p.qa_type, p.cluster_id, p.cluster_name, p.repository
+FROM judgments j
+JOIN answers a ON a.id = j.answer_id
+JOIN qa_pairs p ON p.id = a.qa_pair_id
+LEFT JOIN repositories r ON r.name = p.repository
+WHERE j.id IN (SELECT MAX(id) FROM judgments GROUP BY answer_id, judge, judge_model, run_index)
+{where}
+ORDER BY a.model, a.condition, j.judge, j.judge_model, a.qa_pair_id, j.run_index
+"""
+
+# The latest override per judgment and key replaces that entry's score (score_overrides is append-only).
+_OVERRIDES_SQL = """
+SELECT o.judgment_id, o.key, o.score FROM score_overrides o
+WHERE o.id IN (SELECT MAX(id) FROM score_overrides GROUP BY judgment_id, key)
+"""
+
+# The latest failure-mode row per answer is its label (an annotator's correction is a newer row).
+_LABELS_SQL = """
+SELECT f.answer_id, a.model, a.condition, f.mode, f.origin FROM failure_modes f
+JOIN answers a ON a.id = f.answer_id
+WHERE f.id IN (SELECT MAX(id) FROM failure_modes GROUP BY answer_id)
+{where}
+ORDER BY a.model, a.condition, f.answer_id
+"""
+
+
+def _number(value, where: str) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise BenchwrightError(f"{where}: expected a number, got {value!r}")
+    return float(value)
+
+
+def parse_entries(scores_json: str, *, judgment_id: int) -> list[ScoreEntry]:
+    """The entries of one ``judgments.scores_json`` (a JSON list of ``{key, label, kind, score, max, ...}``).
+
+    Raises BenchwrightError naming the judgment, entry and field when the JSON is not such a list: not JSON,
+    not a list, an entry without a string ``key``, an unknown ``kind``, a missing or non-positive ``max``,
+    a ``score`` that is not a number or null, or a key given twice."""
+    where = f"judgments row {judgment_id}, scores_json"
+    try:
+        data = json.loads(scores_json or "[]")
+    except json.JSONDecodeError as e:
+        raise BenchwrightError(f"{where}: not JSON ({e.msg} at character {e.pos})") from None
+    if not isinstance(data, list):
+        raise BenchwrightError(f"{where}: expected a list of score entries, got {type(data).__name__}")
+    entries, seen = [], set()
+    for i, item in enumerate(data):
+        at = f"{where}[{i}]"
+        if not isinstance(item, dict):
+            raise BenchwrightError(f"{at}: expected an object, got {type(item).__name__}")
+        key = item.get("key")
+        if not isinstance(key, str) or not key:
+            raise BenchwrightError(f"{at}, field 'key': expected a non-empty string, got {key!r}")
+        if key in seen:
+            raise BenchwrightError(f"{at}, field 'key': {key!r} appears twice")
+        seen.add(key)
+        kind = item.get("kind")
+        if kind not in _ENTRY_KINDS:
+            raise BenchwrightError(f"{at}, field 'kind': expected one of {', '.join(_ENTRY_KINDS)}, got {kind!r}")
+        top = _number(item.get("max"), f"{at}, field 'max'")
+        if top is None or top <= 0:
+            raise BenchwrightError(f"{at}, field 'max': expected a positive number, got {item.get('max')!r}")
+        score = _number(item.get("score"), f"{at}, field 'score'")
+        label = item.get("label")
+        entries.append(ScoreEntry(key=key, label=label if isinstance(label, str) else key, kind=kind,
+                                  score=score, max=top))
+    return entries
+
+
+def _in(column: str, values: Iterable[str] | None) -> tuple[str, list]:
+    if values is None:
+        return "", []
+    values = list(values)
+    return f" AND {column} IN ({', '.join('?' for _ in values)})", values
+
+
+def report_inputs(store: Store, *, models: Iterable[str] | None = None, judge: str | None = None) -> ReportInputs:
+    """Read everything ``benchwright report`` needs, with human overrides applied.
+
+    Args:
+        store: an open project.
+        models: only answers of these models (``answers.model``, exact); ``None`` for all.
+        judge: only judgments of this judge (one of ``checklist``, ``swe-qa-pro``, ``code-qa-bench``,
+            ``imported``); ``None`` for all.
+
+    Returns:
+        :class:`~benchwright.core.metrics.ReportInputs`: one :class:`JudgedRun` per current judgment (the latest
+        row per answer, judge, judge model and run index), its entries' scores replaced by the latest override
+        per key (``overrides_used`` counts them; an override of a key the judgment lacks is ignored), the pair's
+        strata (language and theme fall back to the repository's when the pair has none); the latest failure
+        label per answer; and the number of answers per model and condition.
+
+    Raises:
+        BenchwrightError: an unknown ``judge``; a ``scores_json`` that cannot be read (see
+        :func:`parse_entries`).
+    """
+    if judge is not None and judge not in JUDGES:
+        raise BenchwrightError(f"unknown judge {judge!r}; use one of {', '.join(JUDGES)}")
+    model_sql, model_args = _in("a.model", models)
+    judge_sql, judge_args = ("", []) if judge is None else (" AND j.judge = ?", [judge])
+    conn = store.db.conn
+
+    overrides: dict[int, dict[str, float]] = defaultdict(dict)
+    for judgment_id, key, score in conn.execute(_OVERRIDES_SQL):
+        overrides[judgment_id][key] = float(score)
+
+    runs = []
+    for row in conn.execute(_RUNS_SQL.format(where=model_sql + judge_sql), model_args + judge_args):
+        (jid, answer_id, pair_id, model, condition, judge_name, judge_model, run_index, status, scores_json,
+         reason, language, category, theme, qa_type, cluster_id, cluster_name, repository) = row
+        entries = parse_entries(scores_json, judgment_id=jid)
+        mine = overrides.get(jid, {})
+        used = 0
+        effective = []
+        for e in entries:
+            if e.key in mine:
+                used += 1
+                e = ScoreEntry(e.key, e.label, e.kind, mine[e.key], e.max, overridden=True)
+            effective.append(e)
+        runs.append(JudgedRun(
+            judgment_id=jid, answer_id=answer_id, qa_pair_id=pair_id, model=model, condition=condition,
+            judge=judge_name, judge_model=judge_model, run_index=run_index, status=status,
+            entries=tuple(effective), overrides_used=used, reason=reason,
+            strata=PairStrata(language=language, category=category, theme=theme, qa_type=qa_type,
+                              cluster_id=cluster_id, cluster_name=cluster_name, repository=repository),
+        ))
+
+    label_sql, label_args = _in("a.model", models)
+    labels = [FailureLabel(*row) for row in conn.execute(_LABELS_SQL.format(where=label_sql), label_args)]
+
+    count_sql, count_args = _in("model", models)
+    counts = {
+        (m, c): n for m, c, n in conn.execute(
+            f"SELECT model, condition, COUNT(*) FROM answers WHERE 1 = 1{count_sql} GROUP BY model, condition",
+            count_args,
+        )
+    }
+    return ReportInputs(runs=tuple(runs), failure_labels=tuple(labels), answer_counts=counts)
