@@ -37,6 +37,7 @@ from benchwright.core.importers.base import paused_gc
 from benchwright.core.models import Decision, QAPair, Repository, SourceRef, utc_now
 from benchwright.core.review import Criteria
 
+from .answers import AnswerStoreMixin
 from .checklists import CHECKLIST_FILTERS, ChecklistStoreMixin
 from .llm import LLMStoreMixin
 from .locking import serialized
@@ -173,7 +174,7 @@ class Progress:
 
 
 class Store(ChecklistStoreMixin, ReviewStoreMixin, AgreementInputsMixin, ReleaseStoreMixin, ProbeStoreMixin,
-            LLMStoreMixin):
+            LLMStoreMixin, AnswerStoreMixin):
     """A benchwright project database.
 
     Open with :meth:`Store.open`; use as a context manager or call :meth:`close`.

@@ -18,6 +18,8 @@ from benchwright.core.checklist import is_valid
 from benchwright.core.config import data_dir, resolve_annotator, resolve_db_path
 from benchwright.core.errors import BenchwrightError, ImportReport
 from benchwright.core.importers import FORMATS, TARGETS, parse
+from benchwright.core.importers.answers import ANSWER_FORMATS
+from benchwright.core.judgment import CONDITIONS
 from benchwright.core.repository import describe_local_repository
 from benchwright.core.text import printable
 from benchwright.db import QueueFilter, Store
@@ -104,21 +106,42 @@ def repo_list(ctx) -> None:
 
 # ---------------------------------------------------------------------- import
 @main.command("import")
-@click.argument("fmt", metavar="FORMAT", type=click.Choice([*FORMATS, "release"]))
+@click.argument("fmt", metavar="FORMAT", type=click.Choice([*FORMATS, "release", "answers"]))
 @click.argument("file", type=click.Path(dir_okay=True))
 @click.option("--repo", "repository", help="Registered repository the pairs are about.")
 @click.option("--map", "mapping", multiple=True, metavar="TARGET=COLUMN",
               help=f"For jsonl and csv: which column fills a field ({', '.join(TARGETS)}).")
 @click.option("--skip-invalid", is_flag=True, help="Import the valid records and list every skipped one.")
+@click.option("--model", help="answers: the model that wrote the answers.")
+@click.option("--condition", type=click.Choice(CONDITIONS), help="answers: the condition they were written under.")
+@click.option("--scale", type=click.IntRange(min=1), help="answers: maximum score per dimension of imported scores.")
+@click.option("--judge-model", "judge_model", help="answers: who gave the imported scores (default: unknown).")
+@click.option("--answer-format", "answer_format", type=click.Choice(ANSWER_FORMATS), default="auto",
+              show_default=True, help="answers: the file's shape.")
 @click.option("--as", "annotator", help="Who imports (default: configuration, then the OS user).")
 @click.pass_context
 @_friendly
-def import_cmd(ctx, fmt, file, repository, mapping, skip_invalid, annotator) -> None:
-    """Import candidate Q&A pairs from FILE in FORMAT (``release``: a release folder made by benchwright).
+def import_cmd(ctx, fmt, file, repository, mapping, skip_invalid, model, condition, scale, judge_model,
+               answer_format, annotator) -> None:
+    """Import candidate Q&A pairs from FILE in FORMAT (``release``: a release folder made by benchwright;
+    ``answers``: model answers to the project's pairs, with --model and --condition).
 
     All or nothing: a file with any invalid record imports nothing (unless --skip-invalid), and
     importing the same file again adds nothing.
     """
+    if fmt == "answers":
+        from .cli_answers import import_answers_file
+
+        if repository or mapping:
+            raise click.UsageError("--repo and --map are for Q&A pair formats; answers are matched to the "
+                                   "project's pairs by id or question")
+
+        import_answers_file(ctx, file, model=model, condition=condition, scale=scale, judge_model=judge_model,
+                            answer_format=answer_format, skip_invalid=skip_invalid, annotator=annotator)
+        return
+    if model or condition or scale or judge_model or answer_format != "auto":
+        raise click.UsageError("--model, --condition, --scale, --judge-model and --answer-format are for: "
+                               "benchwright import answers FILE")
     if fmt == "release":
         from .services import import_release
 
@@ -773,7 +796,7 @@ def demo(annotator, no_open) -> None:
 
 
 # Command groups that live in their own modules register themselves on ``main`` when imported.
-from . import cli_answers, cli_llm, cli_report  # noqa: E402, F401
+from . import cli_answers, cli_generate, cli_llm, cli_report  # noqa: E402, F401
 
 if __name__ == "__main__":  # pragma: no cover
     main()

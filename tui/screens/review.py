@@ -63,6 +63,7 @@ class ReviewScreen(Screen):
         Binding("d", "checklist_diff", "Diff", id="review.diff"),
         Binding("h", "history", "History", id="review.history"),
         Binding("g", "curation", "Curate", id="review.curation"),
+        Binding("j", "inspect_judgments", "Judgments", id="review.judgments"),
     ]
 
     class Decided(Message):
@@ -314,6 +315,12 @@ class ReviewScreen(Screen):
 
         self.app.push_screen(CurationScreen(self.store, self.pair_id, self.annotator),
                              callback=lambda _: self.run_worker(self.show_pair(self.pair_id)))
+
+    def action_inspect_judgments(self) -> None:
+        """The judge inspector: answers to this pair, each judge's runs, rationales and overrides."""
+        from .inspector import InspectorScreen
+
+        self.app.push_screen(InspectorScreen(self.store, self.pair_id, self.annotator))
 
     def action_history(self) -> None:
         """The pair's audit trail: every decision, review, note, checklist version and adjudication."""

@@ -1,0 +1,420 @@
+"""Answers, judgments, score overrides and failure-mode labels: the domain model of judging.
+
+A **judgment** is one judge's scoring of one answer in one run (RepoProbe §4.2 checklist judge; SWE-QA-Pro §4.1
+and Code-QA-Bench "Evaluation" scalar judges; or scores imported from a file). Its scores are a list of
+:class:`ScoreEntry` — THE CONTRACT of ``judgments.scores_json`` — one per checklist item or per dimension::
+
+    {"key": str, "label": str, "kind": "knowledge" | "clarity" | "dimension",
+     "score": int | float | null, "max": int, "allowed": [int, ...] | null, "rationale": str}
+
+- checklist judge: ``key`` is the 1-based item number as a string ("1", "2", ...), ``label`` the item's key
+  point, ``kind`` the item's kind, ``max`` its weight, ``allowed`` its rubric's scores.
+- scalar judges: ``key`` is the dimension name (:data:`SWE_QA_PRO_DIMENSIONS`,
+  :data:`CODE_QA_BENCH_DIMENSIONS`), ``kind`` is ``"dimension"``.
+- imported scores: ``key`` is the file's dimension name, ``kind`` ``"dimension"``, ``max`` the scale the user
+  gave (``--scale``), ``allowed`` null (any number in [0, max]).
+
+The **score rate** of a judgment is in [0, 1] (:func:`score_rate_of`): checklist = total / 10 (RepoProbe
+§5.1.3); swe-qa-pro = mean over dimensions / 10 (scores 1-10, SWE-QA-Pro §4.1); code-qa-bench = mean / 5
+(the normalized mean of 0-5 scores, Code-QA-Bench "Evaluation"); imported = sum(score) / sum(max).
+
+A **human override** (:class:`ScoreOverride`) replaces one entry's score with a reason; the original stays in
+the judgment and the override is a new row. Reports use :func:`effective_entries` (the latest override per key
+wins) and say how many overrides they used.
+
+Nothing here touches the database; ``benchwright.db`` stores these records (``db/answers.py``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, TypeAdapter, model_validator
+
+from .checklist import TOTAL_POINTS
+from .errors import BenchwrightError
+
+CONDITIONS = ("closed-book", "code-only", "documented", "agentic", "direct")
+"""Conditions an answer was produced under (RepoProbe §5.1: closed-book, code-only, documented; agentic runs
+with tools, as in the SWE-QA agent files; ``direct``: the single-turn baseline of SWE-QA-Pro §2.3)."""
+
+JUDGES = ("checklist", "swe-qa-pro", "code-qa-bench", "imported")
+"""Judge protocols: RepoProbe checklist judge, SWE-QA-Pro five dimensions, Code-QA-Bench three dimensions,
+and scores imported from a file."""
+
+JUDGMENT_STATUSES = ("scored", "unscored")
+"""``unscored``: the judge's output was unusable after one repair turn; kept with ``reason`` and
+``raw_text``, left out of aggregates and counted in reports."""
+
+ENTRY_KINDS = ("knowledge", "clarity", "dimension")
+"""Kinds of a score entry: a checklist's knowledge or clarity item, or a scalar dimension."""
+
+FAILURE_MODES = ("edit-bias", "shallow-explanation", "misinterpretation", "context-miss", "hallucination")
+"""Failure modes of answers scoring below 60% (RepoProbe §5.4, Table 7)."""
+
+FAILURE_MODE_ORIGINS = ("llm", "annotator")
+"""Who gave a failure-mode label: an LLM classifier or an annotator (a correction)."""
+
+SWE_QA_PRO_DIMENSIONS = ("correctness", "completeness", "relevance", "clarity", "reasoning")
+"""SWE-QA-Pro's judge dimensions, integers 1-10 (SWE-QA-Pro §4.1)."""
+
+CODE_QA_BENCH_DIMENSIONS = ("accuracy", "completeness", "specificity")
+"""Code-QA-Bench's judge dimensions, integers 0-5 ("Evaluation")."""
+
+SCALAR_SCALES = {"swe-qa-pro": 10, "code-qa-bench": 5}
+"""Maximum score per dimension of each scalar judge; its score rate is the mean divided by this."""
+
+
+class JudgmentError(BenchwrightError):
+    """A judgment, score entry, override or label breaks the contract (unknown key, score outside the allowed
+    set, empty reason, override of an unscored judgment, ...); the message says which and why."""
+
+
+Number = int | float
+
+
+class ScoreEntry(BaseModel):
+    """One scored checklist item or dimension of a judgment (one element of ``scores_json``).
+
+    Attributes:
+        key: checklist judge: the 1-based item number as a string; scalar and imported judges: the dimension
+            name.
+        label: checklist judge: the item's key point; otherwise the dimension name (or a readable form of it).
+        kind: ``knowledge`` / ``clarity`` (checklist items) or ``dimension``.
+        score: the points given, ``None`` when the judge gave none (only in unscored judgments).
+        max: the most points the entry can get (item weight; 10 or 5 for scalar judges; the imported scale).
+        allowed: the discrete scores allowed (a rubric's scores, or 1..10), or ``None`` for any number in
+            [0, max].
+        rationale: the judge's reasoning, written before the score (may be empty for imported scores).
+
+    Raises (on construction):
+        pydantic.ValidationError: a boolean or non-numeric score, ``max`` below 0, allowed scores outside
+            [0, max], or a score not allowed (outside ``allowed`` or [0, max]).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    key: str = Field(min_length=1)
+    label: str = ""
+    kind: Literal["knowledge", "clarity", "dimension"]
+    score: StrictInt | StrictFloat | None = None
+    max: int = Field(ge=0, strict=True)
+    allowed: list[int] | None = None
+    rationale: str = ""
+
+    @model_validator(mode="after")
+    def _check_score(self) -> ScoreEntry:
+        if self.allowed is not None:
+            outside = [a for a in self.allowed if not 0 <= a <= self.max]
+            if outside:
+                raise ValueError(f"entry {self.key}: allowed scores {outside} are outside 0..{self.max}")
+        if self.score is not None and not self.accepts(self.score):
+            raise ValueError(f"entry {self.key}: score {self.score!r} is not {self.describe_allowed()}")
+        return self
+
+    def accepts(self, score: Any) -> bool:
+        """True when ``score`` is a number (not a bool) in ``allowed``, or in [0, max] when ``allowed`` is None."""
+        if isinstance(score, bool) or not isinstance(score, int | float) or score != score:  # NaN
+            return False
+        if self.allowed is not None:
+            return score in self.allowed
+        return 0 <= score <= self.max
+
+    def describe_allowed(self) -> str:
+        """The allowed scores as words, for messages: ``one of [0, 1, 3]`` or ``a number in [0, 20]``."""
+        if self.allowed is not None:
+            return f"one of {sorted(set(self.allowed))}"
+        return f"a number in [0, {self.max}]"
+
+    def with_score(self, score: Number) -> ScoreEntry:
+        """A copy with ``score`` (validated like a new entry)."""
+        return ScoreEntry.model_validate({**self.model_dump(), "score": score})
+
+
+_ENTRIES = TypeAdapter(list[ScoreEntry])
+
+
+def entries_to_json(entries: Sequence[ScoreEntry]) -> str:
+    """The stored form of ``entries``: a JSON array, keys sorted, no extra spaces (stable, hashable)."""
+    return json.dumps([e.model_dump(mode="json") for e in entries], sort_keys=True, ensure_ascii=False,
+                      separators=(",", ":"))
+
+
+def entries_from_json(text: str) -> list[ScoreEntry]:
+    """Parse ``scores_json`` back into entries.
+
+    Raises:
+        pydantic.ValidationError: the text is not a list of valid entries.
+    """
+    return _ENTRIES.validate_json(text)
+
+
+def entries_json_schema() -> dict:
+    """The JSON Schema of ``scores_json`` (an array of :class:`ScoreEntry`)."""
+    return _ENTRIES.json_schema()
+
+
+# ----------------------------------------------------------------------------------------------- records
+@dataclass(frozen=True)
+class Answer:
+    """A model's answer to one Q&A pair under one condition (``answers`` table).
+
+    Attributes:
+        id: ``ans_`` + 16 hex digits, a content hash of pair id, model, condition and text (:func:`answer_id`).
+        trajectory: the agent's run trace as parsed JSON (a list or object), or ``None``.
+        source_format: ``jsonl``, ``swe-qa-agent``, ``swe-qa-error-analysis`` (or a generator's name).
+        source_line: 1-based line of the record in ``source_file``.
+        extra: the record's other fields (e.g. ``rewriting_reason``, ``origin_question``, ``reference``).
+    """
+
+    id: str
+    qa_pair_id: str
+    model: str
+    condition: str
+    text: str
+    trajectory: Any
+    source_format: str
+    source_file: str | None
+    source_line: int | None
+    extra: dict
+    created_at: str
+    created_by: str
+
+
+@dataclass(frozen=True)
+class Judgment:
+    """One judge's scoring of one answer in one run (``judgments`` table; append-only).
+
+    Attributes:
+        id: row id (``judgment_id`` of overrides).
+        judge: one of :data:`JUDGES`.
+        judge_model: the model that judged (for imported scores: the name given by the user, default
+            ``unknown``).
+        run_index: 0-based repeat index (``--runs K`` gives 0..K-1); part of the LLM cache key.
+        status: ``scored`` or ``unscored`` (then ``reason`` and ``raw_text`` say why).
+        checklist_version: the checklist version judged against (checklist judge only).
+        entries: the scores, see :class:`ScoreEntry`.
+        score_rate: in [0, 1] (:func:`score_rate_of`), ``None`` when unscored.
+        scale_max: the maximum per dimension (scalar and imported judges), ``None`` for checklists.
+        seed: the seed that randomized the answer order (SWE-QA-Pro), or ``None``.
+        critique: free-text assessment (e.g. SWE-QA's ``error_analysis``).
+        call_ids: ids of the ``llm_calls`` rows behind the judgment.
+    """
+
+    id: int
+    answer_id: str
+    judge: str
+    judge_model: str
+    run_index: int
+    status: str
+    checklist_version: int | None
+    entries: list[ScoreEntry]
+    score_rate: float | None
+    scale_max: int | None
+    seed: int | None
+    critique: str | None
+    reason: str | None
+    raw_text: str | None
+    call_ids: list[int]
+    created_at: str
+    created_by: str
+
+    @property
+    def scored(self) -> bool:
+        """True when the judgment counts in aggregates."""
+        return self.status == "scored"
+
+    def entry(self, key: str) -> ScoreEntry:
+        """The entry ``key``.
+
+        Raises:
+            JudgmentError: no such key (the message lists the keys there are).
+        """
+        for e in self.entries:
+            if e.key == key:
+                return e
+        keys = ", ".join(e.key for e in self.entries) or "none"
+        raise JudgmentError(f"judgment {self.id} has no score {key!r}; its keys are: {keys}")
+
+
+@dataclass(frozen=True)
+class ScoreOverride:
+    """An annotator's replacement of one entry's score (``score_overrides``; append-only, latest wins).
+
+    Attributes:
+        original_score: the judge's score of the entry when the override was made.
+        score: the annotator's score (in the entry's allowed set, or [0, max]).
+        reason: why (never empty).
+    """
+
+    id: int
+    judgment_id: int
+    key: str
+    original_score: float | None
+    score: float
+    reason: str
+    annotator: str
+    created_at: str
+
+
+@dataclass(frozen=True)
+class FailureModeLabel:
+    """A failure-mode label of an answer (RepoProbe §5.4, Table 7; ``failure_modes``, the latest row wins).
+
+    Attributes:
+        mode: one of :data:`FAILURE_MODES`.
+        origin: ``llm`` (a classifier's label, with ``judge_model`` and ``call_ids``) or ``annotator``.
+    """
+
+    id: int
+    answer_id: str
+    mode: str
+    rationale: str
+    origin: str
+    annotator: str | None
+    judge_model: str | None
+    call_ids: list[int] = field(default_factory=list)
+    created_at: str = ""
+
+
+# ------------------------------------------------------------------------------------------- functions
+def answer_id(qa_pair_id: str, model: str, condition: str, text: str) -> str:
+    """Stable id of an answer: ``ans_`` + the first 16 hex digits of a SHA-256 over pair id, model,
+    condition and the text with white space at its ends stripped (re-importing adds nothing)."""
+    h = hashlib.sha256()
+    for part in (qa_pair_id, model, condition, text.strip()):
+        h.update(part.encode("utf-8", "surrogatepass"))
+        h.update(b"\x00")
+    return "ans_" + h.hexdigest()[:16]
+
+
+def score_rate_of(judge: str, entries: Sequence[ScoreEntry]) -> float | None:
+    """The score rate in [0, 1] of ``entries`` under ``judge``'s protocol.
+
+    checklist: sum of scores / 10 (RepoProbe §5.1.3, s / 10); swe-qa-pro: mean score / 10 (SWE-QA-Pro §4.1);
+    code-qa-bench: mean score / 5, the normalized mean (Code-QA-Bench "Evaluation"); imported: sum of scores /
+    sum of maxima.
+
+    Returns:
+        The rate, or ``None`` when some entry has no score (an unscored judgment).
+
+    Raises:
+        JudgmentError: unknown judge, no entries, or an imported judgment whose maxima sum to 0.
+    """
+    if judge not in JUDGES:
+        raise JudgmentError(f"unknown judge {judge!r}; judges are {', '.join(JUDGES)}")
+    if not entries:
+        raise JudgmentError("a judgment needs at least one score entry")
+    scores = [e.score for e in entries]
+    if any(s is None for s in scores):
+        return None
+    total = sum(scores)  # type: ignore[arg-type]
+    if judge == "checklist":
+        return total / TOTAL_POINTS
+    if judge in SCALAR_SCALES:
+        return total / len(scores) / SCALAR_SCALES[judge]
+    maximum = sum(e.max for e in entries)
+    if maximum <= 0:
+        raise JudgmentError("the imported scores have no maximum (every max is 0); give the scale")
+    return total / maximum
+
+
+def effective_entries(
+    judgment: Judgment, overrides: Iterable[ScoreOverride]
+) -> tuple[list[ScoreEntry], int]:
+    """The judgment's entries with human overrides applied: for each key, the latest override (highest id)
+    replaces the judge's score.
+
+    Overrides of other judgments, and of keys the judgment does not have, are ignored.
+
+    Returns:
+        ``(entries, used)``: the entries in the judgment's order, and how many of them an override changed
+        the score of (one per overridden key, however many overrides it has).
+    """
+    latest: dict[str, ScoreOverride] = {}
+    for o in overrides:
+        if o.judgment_id != judgment.id:
+            continue
+        if o.key not in latest or o.id > latest[o.key].id:
+            latest[o.key] = o
+    out: list[ScoreEntry] = []
+    used = 0
+    for e in judgment.entries:
+        o = latest.get(e.key)
+        if o is None:
+            out.append(e)
+            continue
+        score: Number = int(o.score) if float(o.score).is_integer() else o.score
+        out.append(e.model_copy(update={"score": score}))
+        used += 1
+    return out, used
+
+
+def effective_score_rate(judgment: Judgment, overrides: Iterable[ScoreOverride]) -> tuple[float | None, int]:
+    """``(score_rate, overrides_used)`` with the overrides applied (``None`` for an unscored judgment)."""
+    if not judgment.scored:
+        return None, 0
+    entries, used = effective_entries(judgment, overrides)
+    return score_rate_of(judgment.judge, entries), used
+
+
+def check_override(judgment: Judgment, key: str, score: Any, reason: str) -> ScoreEntry:
+    """Check a human override of entry ``key`` of ``judgment``; returns the entry it replaces.
+
+    Raises:
+        JudgmentError: the judgment is unscored, has no entry ``key``, ``score`` is not a number in the
+            entry's allowed set (or [0, max]), or ``reason`` is empty.
+    """
+    if not judgment.scored:
+        raise JudgmentError(
+            f"judgment {judgment.id} is unscored ({judgment.reason or 'no reason recorded'}); "
+            "there is no score to override: run the judge again"
+        )
+    entry = judgment.entry(key)
+    if not entry.accepts(score):
+        raise JudgmentError(
+            f"judgment {judgment.id}, {key} ({entry.label or entry.kind}): score {score!r} is not "
+            f"{entry.describe_allowed()}"
+        )
+    if not reason or not reason.strip():
+        raise JudgmentError("an override needs a reason (--reason TEXT): say why the judge's score is wrong")
+    return entry
+
+
+def check_choice(value: str, choices: Sequence[str], what: str) -> str:
+    """``value`` if it is one of ``choices``, else JudgmentError naming them."""
+    if value not in choices:
+        raise JudgmentError(f"unknown {what} {value!r}; use one of {', '.join(choices)}")
+    return value
+
+
+__all__ = [
+    "CODE_QA_BENCH_DIMENSIONS",
+    "CONDITIONS",
+    "ENTRY_KINDS",
+    "FAILURE_MODES",
+    "FAILURE_MODE_ORIGINS",
+    "JUDGES",
+    "JUDGMENT_STATUSES",
+    "SCALAR_SCALES",
+    "SWE_QA_PRO_DIMENSIONS",
+    "Answer",
+    "FailureModeLabel",
+    "Judgment",
+    "JudgmentError",
+    "ScoreEntry",
+    "ScoreOverride",
+    "answer_id",
+    "check_choice",
+    "check_override",
+    "effective_entries",
+    "effective_score_rate",
+    "entries_from_json",
+    "entries_json_schema",
+    "entries_to_json",
+    "score_rate_of",
+]

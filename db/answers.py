@@ -1,0 +1,512 @@
+"""Answers, judgments, score overrides and failure-mode labels in the store (tables of migration m009).
+
+Answers are keyed by a content hash (:func:`benchwright.core.judgment.answer_id`) and unique per
+(pair, model, condition). Judgments, overrides and failure-mode labels are append-only: a new row, never an
+update; "current" is the latest row (highest id). The domain model and the scores contract live in
+``benchwright.core.judgment``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import ValidationError
+
+from benchwright.core.errors import BenchwrightError, InputFileError, InputProblem, NotFoundError
+from benchwright.core.importers.answers import AnswerParseResult, AnswerRecord
+from benchwright.core.judgment import (
+    CONDITIONS,
+    FAILURE_MODE_ORIGINS,
+    FAILURE_MODES,
+    JUDGES,
+    JUDGMENT_STATUSES,
+    Answer,
+    FailureModeLabel,
+    Judgment,
+    JudgmentError,
+    ScoreEntry,
+    ScoreOverride,
+    check_choice,
+    check_override,
+    entries_from_json,
+    entries_to_json,
+    score_rate_of,
+)
+from benchwright.core.judgment import answer_id as make_answer_id
+from benchwright.core.models import utc_now
+
+from .locking import serialized
+
+
+class AnswerConflictError(BenchwrightError):
+    """The file gives a pair a different answer than the project (or an earlier line) has for the same model
+    and condition; ``conflicts`` lists them. Nothing was imported."""
+
+    def __init__(self, file: str, conflicts: list[str]):
+        self.conflicts = conflicts
+        shown = "\n".join(f"  {c}" for c in conflicts[:20])
+        more = f"\n  ... and {len(conflicts) - 20} more" if len(conflicts) > 20 else ""
+        super().__init__(
+            f"{file}: {len(conflicts)} answers conflict with answers already given for the same pair, model and "
+            f"condition; nothing was imported:\n{shown}{more}\n"
+            "Import them under another --model or --condition, or pass --skip-invalid to import the rest."
+        )
+
+
+@dataclass
+class AnswerImportReport:
+    """What an answer import did, for the CLI and the app to print.
+
+    Attributes:
+        read: records read (valid or not).
+        added: new answers written.
+        already_present: matched answers the project already had (same pair, model, condition and text).
+        duplicates_in_file: records repeating an earlier record of the file (written once).
+        matched_by: how many records matched a pair, by what: ``qa_pair_id``, ``origin_question``, ``question``.
+        unmatched: ``line N: 'question...' (why)`` for every record no pair matched (not imported).
+        ambiguous: the same for records whose question several pairs have (not imported).
+        conflicts: records left out under ``--skip-invalid`` because their pair already has a different answer.
+        skipped: invalid records left out under ``--skip-invalid``.
+        judgments_added / judgments_present: imported-score judgments written / already in the project.
+        answer_ids: ids of the matched answers, in file order.
+    """
+
+    file: str
+    format: str
+    model: str
+    condition: str
+    read: int = 0
+    added: int = 0
+    already_present: int = 0
+    duplicates_in_file: int = 0
+    matched_by: dict[str, int] = field(default_factory=dict)
+    unmatched: list[str] = field(default_factory=list)
+    ambiguous: list[str] = field(default_factory=list)
+    conflicts: list[str] = field(default_factory=list)
+    skipped: list[InputProblem] = field(default_factory=list)
+    judgments_added: int = 0
+    judgments_present: int = 0
+    answer_ids: list[str] = field(default_factory=list)
+
+    @property
+    def matched(self) -> int:
+        """Records that matched exactly one pair."""
+        return sum(self.matched_by.values())
+
+
+_ANSWER_COLUMNS = (
+    "id, qa_pair_id, model, condition, text, trajectory_json, source_format, source_file, source_line, "
+    "extra_json, created_at, created_by"
+)
+_JUDGMENT_COLUMNS = (
+    "id, answer_id, judge, judge_model, run_index, status, checklist_version, scores_json, score_rate, scale_max, "
+    "seed, critique, reason, raw_text, call_ids_json, created_at, created_by"
+)
+
+
+class AnswerStoreMixin:
+    """Answer and judgment methods of :class:`benchwright.db.Store` (needs ``self.db``, ``self.write``)."""
+
+    # ---------------------------------------------------------------------------------------- answers
+    @serialized
+    def import_answers(
+        self, records: AnswerParseResult | Sequence[AnswerRecord], *, model: str, condition: str, created_by: str,
+        judge_model: str = "unknown", skip_invalid: bool = False, source_format: str = "jsonl",
+        source_file: str | None = None, scale: int | None = None,
+    ) -> AnswerImportReport:
+        """Match answers to Q&A pairs and write them in one transaction (all or nothing); idempotent.
+
+        A record matches by pair id when it names an existing pair, else by the exact text of each of its
+        candidate questions in turn (white space at the ends ignored, as :meth:`find_pairs_by_question`).
+        Unmatched and ambiguous records are reported, not imported. A record whose pair already has a
+        *different* answer for ``model`` and ``condition`` (in the project or earlier in the file) is a
+        conflict. Records with scores also get an ``imported`` judgment (``judge_model``, entries of kind
+        ``dimension`` with max = the scale, critique, score rate sum / sum of maxima); importing it again
+        adds nothing.
+
+        Args:
+            records: a parse result (its problems, format, file and scale are used) or plain records.
+            scale: the maximum per dimension, for plain records with scores (a parse result brings its own).
+            skip_invalid: leave out invalid records and conflicts (listed in the report) instead of refusing.
+
+        Raises:
+            InputFileError: the parse result has problems and not ``skip_invalid``.
+            AnswerConflictError: conflicts and not ``skip_invalid``.
+            JudgmentError: unknown condition, empty model or judge model, scores without a scale.
+        """
+        if isinstance(records, AnswerParseResult):
+            result = records
+            recs, problems, fmt, file, scale = result.records, result.problems, result.format, result.file, result.scale
+            read = result.read
+        else:
+            recs, problems, fmt, file, read = list(records), [], source_format, source_file or "", len(records)
+        check_choice(condition, CONDITIONS, "condition")
+        if not model or not model.strip():
+            raise JudgmentError("an answer needs a model name (--model NAME)")
+        if not judge_model or not judge_model.strip():
+            raise JudgmentError("imported scores need a judge model name (--judge-model NAME)")
+        if problems and not skip_invalid:
+            raise InputFileError(problems)
+        if scale is None and any(r.scores for r in recs):
+            raise JudgmentError(f"{file}: the answers carry scores but no scale was given (--scale N)")
+        report = AnswerImportReport(file, fmt, model, condition, read=read, skipped=list(problems) if skip_invalid else [])
+        now = utc_now()
+        with self.write() as db:
+            by_question: dict[str, list[str]] = {}
+            for pid, question in db.conn.execute("SELECT id, question FROM qa_pairs ORDER BY ordinal"):
+                by_question.setdefault(question.strip(), []).append(pid)
+            conflicts: list[str] = []
+            in_file: dict[str, tuple[str, int]] = {}
+            planned: list[tuple[AnswerRecord, str, str, bool]] = []  # record, pair, answer id, is new
+            for r in recs:
+                pid = self._match_answer(db, r, by_question, report)
+                if pid is None:
+                    continue
+                aid = make_answer_id(pid, model, condition, r.text)
+                if pid in in_file:
+                    first_aid, first_line = in_file[pid]
+                    if first_aid == aid:
+                        report.duplicates_in_file += 1
+                        planned.append((r, pid, aid, False))
+                    else:
+                        conflicts.append(f"{r.describe()}: a different answer to pair {pid} than line {first_line}")
+                    continue
+                row = db.conn.execute(
+                    "SELECT id FROM answers WHERE qa_pair_id = ? AND model = ? AND condition = ?",
+                    [pid, model, condition],
+                ).fetchone()
+                if row is not None and row[0] != aid:
+                    conflicts.append(
+                        f"{r.describe()}: pair {pid} already has a different answer by {model} under "
+                        f"{condition} ({row[0]})"
+                    )
+                    continue
+                in_file[pid] = (aid, r.line)
+                planned.append((r, pid, aid, row is None))
+                if row is not None:
+                    report.already_present += 1
+            if conflicts and not skip_invalid:
+                raise AnswerConflictError(file, conflicts)
+            report.conflicts = conflicts
+            for r, pid, aid, new in planned:
+                if new:
+                    db.conn.execute(
+                        f"INSERT INTO answers ({_ANSWER_COLUMNS}) VALUES ({', '.join('?' * 12)})",
+                        (aid, pid, model, condition, r.text, _dumps(r.trajectory) if r.trajectory is not None else None,
+                         fmt, file, r.line, _dumps(r.extra), now, created_by),
+                    )
+                    report.added += 1
+                report.answer_ids.append(aid)
+                if r.scores:
+                    entries = [ScoreEntry(key=k, label=k, kind="dimension", score=v, max=scale) for k, v in r.scores.items()]
+                    uid = _digest("imported", aid, judge_model, str(scale), entries_to_json(entries), r.critique or "")
+                    _, added = self._insert_judgment(
+                        db, aid, "imported", judge_model, entries=entries, status="scored", run_index=0,
+                        checklist_version=None, scale_max=scale, seed=None, critique=r.critique, reason=None,
+                        raw_text=None, call_ids=(), created_by=created_by, uid=uid,
+                    )
+                    if added:
+                        report.judgments_added += 1
+                    else:
+                        report.judgments_present += 1
+        return report
+
+    def _match_answer(self, db, r: AnswerRecord, by_question: dict[str, list[str]],
+                      report: AnswerImportReport) -> str | None:
+        why = "no Q&A pair has this question"
+        if r.pair_ref:
+            if db.conn.execute("SELECT 1 FROM qa_pairs WHERE id = ?", [r.pair_ref]).fetchone():
+                report.matched_by["qa_pair_id"] = report.matched_by.get("qa_pair_id", 0) + 1
+                return r.pair_ref
+            why = f"no Q&A pair with id {r.pair_ref}" + (", nor with this question" if r.questions else "")
+        ambiguous: list[str] = []
+        for how, question in r.questions:
+            found = by_question.get(question.strip(), [])
+            if len(found) == 1:
+                report.matched_by[how] = report.matched_by.get(how, 0) + 1
+                return found[0]
+            if len(found) > 1 and not ambiguous:
+                ambiguous = [f"{how} is the question of {len(found)} pairs: {', '.join(found)}"]
+        if ambiguous:
+            report.ambiguous.append(f"{r.describe()} ({ambiguous[0]}; give qa_pair_id)")
+        else:
+            tried = ", ".join(how for how, _ in r.questions)
+            report.unmatched.append(f"{r.describe()} ({why}{f'; tried {tried}' if tried else ''})")
+        return None
+
+    @serialized
+    def answers(self, pair_id: str | None = None, model: str | None = None,
+                condition: str | None = None) -> list[Answer]:
+        """Answers, filtered by pair, model and condition (``None``: any), in queue order, then model and
+        condition."""
+        clauses, params = [], []
+        for column, value in (("a.qa_pair_id", pair_id), ("a.model", model), ("a.condition", condition)):
+            if value is not None:
+                clauses.append(f"{column} = ?")
+                params.append(value)
+        where = " AND ".join(clauses) or "1"
+        cols = ", ".join(f"a.{c.strip()}" for c in _ANSWER_COLUMNS.split(","))
+        rows = self.db.conn.execute(
+            f"""SELECT {cols} FROM answers a JOIN qa_pairs p ON p.id = a.qa_pair_id WHERE {where}
+                ORDER BY p.ordinal, a.model, a.condition""", params,
+        ).fetchall()
+        return [_answer(r) for r in rows]
+
+    @serialized
+    def get_answer(self, answer_id: str) -> Answer:
+        """The answer ``answer_id``.
+
+        Raises:
+            NotFoundError: no such answer.
+        """
+        row = self.db.conn.execute(f"SELECT {_ANSWER_COLUMNS} FROM answers WHERE id = ?", [answer_id]).fetchone()
+        if row is None:
+            raise NotFoundError(f"no answer with id {answer_id}; list them with: benchwright answers list")
+        return _answer(row)
+
+    @serialized
+    def answer_models(self) -> list[tuple[str, str, int]]:
+        """``(model, condition, number of answers)`` for every model and condition with answers, sorted."""
+        return [tuple(r) for r in self.db.conn.execute(
+            "SELECT model, condition, count(*) FROM answers GROUP BY model, condition ORDER BY model, condition"
+        )]
+
+    # -------------------------------------------------------------------------------------- judgments
+    @serialized
+    def save_judgment(
+        self, answer_id: str, judge: str, judge_model: str, *, entries: Sequence[ScoreEntry | dict],
+        status: str = "scored", run_index: int = 0, checklist_version: int | None = None,
+        scale_max: int | None = None, seed: int | None = None, critique: str | None = None,
+        reason: str | None = None, raw_text: str | None = None, call_ids: Sequence[int] = (),
+        created_by: str, uid: str | None = None,
+    ) -> Judgment:
+        """Append a judgment of answer ``answer_id`` (one transaction); returns it with its id.
+
+        The score rate is computed from ``entries`` (:func:`~benchwright.core.judgment.score_rate_of`). A
+        ``scored`` judgment needs every entry scored; an ``unscored`` one needs a ``reason`` (its entries may
+        be partial or empty, and its rate is ``None``). ``uid`` makes the save idempotent: when a judgment
+        with this uid exists it is returned unchanged (default: a fresh random uid).
+
+        Raises:
+            NotFoundError: no such answer.
+            JudgmentError: unknown judge or status, empty judge model, repeated keys, a scored judgment with
+                a missing score or a rate outside [0, 1], an unscored judgment without a reason, a negative
+                run index.
+        """
+        with self.write() as db:
+            jid, _ = self._insert_judgment(
+                db, answer_id, judge, judge_model, entries=entries, status=status, run_index=run_index,
+                checklist_version=checklist_version, scale_max=scale_max, seed=seed, critique=critique,
+                reason=reason, raw_text=raw_text, call_ids=call_ids, created_by=created_by, uid=uid,
+            )
+            return self.get_judgment(jid)
+
+    def _insert_judgment(
+        self, db, answer_id: str, judge: str, judge_model: str, *, entries, status: str, run_index: int,
+        checklist_version, scale_max, seed, critique, reason, raw_text, call_ids, created_by: str, uid: str | None,
+    ) -> tuple[int, bool]:
+        check_choice(judge, JUDGES, "judge")
+        check_choice(status, JUDGMENT_STATUSES, "judgment status")
+        if not judge_model or not judge_model.strip():
+            raise JudgmentError("a judgment needs the judge model's name")
+        if isinstance(run_index, bool) or not isinstance(run_index, int) or run_index < 0:
+            raise JudgmentError(f"run index must be a whole number of at least 0, not {run_index!r}")
+        try:
+            checked = [e if isinstance(e, ScoreEntry) else ScoreEntry.model_validate(e) for e in entries]
+        except ValidationError as e:
+            raise JudgmentError(f"invalid score entry: {e.errors()[0]['msg']}") from None
+        keys = [e.key for e in checked]
+        if len(set(keys)) != len(keys):
+            raise JudgmentError(f"score keys repeat: {sorted({k for k in keys if keys.count(k) > 1})}")
+        if status == "scored":
+            missing = [e.key for e in checked if e.score is None]
+            if not checked or missing:
+                raise JudgmentError(f"a scored judgment needs every score; missing: {missing or 'all'}")
+            rate = score_rate_of(judge, checked)
+            if rate is None or not 0 <= rate <= 1:
+                raise JudgmentError(f"the score rate {rate} is outside [0, 1]: do the entries' maxima fit the judge?")
+        else:
+            if not reason or not reason.strip():
+                raise JudgmentError("an unscored judgment needs the reason it could not be scored")
+            rate = None
+        uid = uid or uuid.uuid4().hex
+        row = db.conn.execute("SELECT id FROM judgments WHERE uid = ?", [uid]).fetchone()
+        if row is not None:
+            return row[0], False
+        if db.conn.execute("SELECT 1 FROM answers WHERE id = ?", [answer_id]).fetchone() is None:
+            raise NotFoundError(f"no answer with id {answer_id}")
+        cur = db.conn.execute(
+            """INSERT INTO judgments (answer_id, judge, judge_model, run_index, status, checklist_version,
+               scores_json, score_rate, scale_max, seed, critique, reason, raw_text, call_ids_json, created_at,
+               created_by, uid) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+            (answer_id, judge, judge_model, run_index, status, checklist_version, entries_to_json(checked), rate,
+             scale_max, seed, critique, reason, raw_text, json.dumps([int(c) for c in call_ids]), utc_now(),
+             created_by, uid),
+        )
+        return cur.lastrowid, True
+
+    @serialized
+    def get_judgment(self, judgment_id: int) -> Judgment:
+        """The judgment ``judgment_id``.
+
+        Raises:
+            NotFoundError: no such judgment.
+        """
+        row = self.db.conn.execute(
+            f"SELECT {_JUDGMENT_COLUMNS} FROM judgments WHERE id = ?", [judgment_id]
+        ).fetchone()
+        if row is None:
+            raise NotFoundError(f"no judgment with id {judgment_id}")
+        return _judgment(row)
+
+    @serialized
+    def judgments(self, answer_id: str | None = None, judge: str | None = None, judge_model: str | None = None,
+                  *, latest_only: bool = False) -> list[Judgment]:
+        """Judgments, filtered (``None``: any), oldest first. ``latest_only`` keeps the latest judgment per
+        answer, judge, judge model and run index (a re-judged run replaces the earlier one in reports)."""
+        clauses, params = [], []
+        for column, value in (("answer_id", answer_id), ("judge", judge), ("judge_model", judge_model)):
+            if value is not None:
+                clauses.append(f"{column} = ?")
+                params.append(value)
+        where = " AND ".join(clauses) or "1"
+        if latest_only:
+            where += (" AND id = (SELECT max(j2.id) FROM judgments j2 WHERE j2.answer_id = judgments.answer_id"
+                      " AND j2.judge = judgments.judge AND j2.judge_model = judgments.judge_model"
+                      " AND j2.run_index = judgments.run_index)")
+        rows = self.db.conn.execute(
+            f"SELECT {_JUDGMENT_COLUMNS} FROM judgments WHERE {where} ORDER BY id", params
+        ).fetchall()
+        return [_judgment(r) for r in rows]
+
+    @serialized
+    def latest_judgment(self, answer_id: str, judge: str, judge_model: str, run_index: int = 0) -> Judgment | None:
+        """The latest judgment of ``answer_id`` by ``judge`` / ``judge_model`` in run ``run_index``, or None."""
+        row = self.db.conn.execute(
+            f"""SELECT {_JUDGMENT_COLUMNS} FROM judgments WHERE answer_id = ? AND judge = ? AND judge_model = ?
+                AND run_index = ? ORDER BY id DESC LIMIT 1""", [answer_id, judge, judge_model, run_index],
+        ).fetchone()
+        return _judgment(row) if row else None
+
+    # -------------------------------------------------------------------------------------- overrides
+    @serialized
+    def add_override(self, judgment_id: int, key: str, score: int | float, reason: str,
+                     annotator: str) -> ScoreOverride:
+        """Append ``annotator``'s override of entry ``key`` of a judgment; the judgment keeps its original
+        score, recorded again as ``original_score``. The latest override of a key wins.
+
+        Raises:
+            NotFoundError: no such judgment.
+            JudgmentError: an unscored judgment, an unknown key, a score outside the entry's allowed set (or
+                [0, max]), an empty reason or annotator.
+        """
+        if not annotator or not annotator.strip():
+            raise JudgmentError("an override needs the annotator's name")
+        with self.write() as db:
+            judgment = self.get_judgment(judgment_id)
+            entry = check_override(judgment, key, score, reason)
+            cur = db.conn.execute(
+                """INSERT INTO score_overrides (judgment_id, key, original_score, score, reason, annotator,
+                   created_at, uid) VALUES (?, ?, ?, ?, ?, ?, ?, ?)""",
+                (judgment_id, key, entry.score, score, reason.strip(), annotator, utc_now(), uuid.uuid4().hex),
+            )
+            return self._override_by_id(cur.lastrowid)
+
+    def _override_by_id(self, oid: int) -> ScoreOverride:
+        row = self.db.conn.execute(
+            "SELECT id, judgment_id, key, original_score, score, reason, annotator, created_at "
+            "FROM score_overrides WHERE id = ?", [oid],
+        ).fetchone()
+        return ScoreOverride(*row)
+
+    @serialized
+    def overrides(self, judgment_id: int | None = None) -> list[ScoreOverride]:
+        """Overrides of one judgment (``None``: of every judgment), oldest first."""
+        sql = "SELECT id, judgment_id, key, original_score, score, reason, annotator, created_at FROM score_overrides"
+        params: list[Any] = []
+        if judgment_id is not None:
+            sql += " WHERE judgment_id = ?"
+            params.append(judgment_id)
+        return [ScoreOverride(*r) for r in self.db.conn.execute(sql + " ORDER BY id", params)]
+
+    # ---------------------------------------------------------------------------------- failure modes
+    @serialized
+    def add_failure_mode(
+        self, answer_id: str, mode: str, rationale: str, origin: str, *, annotator: str | None = None,
+        judge_model: str | None = None, call_ids: Sequence[int] = (),
+    ) -> FailureModeLabel:
+        """Append a failure-mode label of an answer (RepoProbe §5.4, Table 7); the latest label wins.
+
+        Raises:
+            NotFoundError: no such answer.
+            JudgmentError: unknown mode or origin; origin ``annotator`` without an annotator's name, origin
+                ``llm`` without the classifier's model.
+        """
+        check_choice(mode, FAILURE_MODES, "failure mode")
+        check_choice(origin, FAILURE_MODE_ORIGINS, "label origin")
+        if origin == "annotator" and not (annotator and annotator.strip()):
+            raise JudgmentError("an annotator's label needs the annotator's name")
+        if origin == "llm" and not (judge_model and judge_model.strip()):
+            raise JudgmentError("an LLM's label needs the model's name")
+        with self.write() as db:
+            self.get_answer(answer_id)
+            cur = db.conn.execute(
+                """INSERT INTO failure_modes (answer_id, mode, rationale, origin, annotator, judge_model,
+                   call_ids_json, created_at, uid) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                (answer_id, mode, rationale or "", origin, annotator, judge_model,
+                 json.dumps([int(c) for c in call_ids]), utc_now(), uuid.uuid4().hex),
+            )
+            return self._failure_modes("id = ?", [cur.lastrowid])[0]
+
+    def _failure_modes(self, where: str, params: list) -> list[FailureModeLabel]:
+        rows = self.db.conn.execute(
+            "SELECT id, answer_id, mode, rationale, origin, annotator, judge_model, call_ids_json, created_at "
+            f"FROM failure_modes WHERE {where} ORDER BY id", params,
+        ).fetchall()
+        return [FailureModeLabel(*r[:7], call_ids=json.loads(r[7]), created_at=r[8]) for r in rows]
+
+    @serialized
+    def failure_mode(self, answer_id: str) -> FailureModeLabel | None:
+        """The answer's current (latest) failure-mode label, or None."""
+        labels = self._failure_modes("answer_id = ?", [answer_id])
+        return labels[-1] if labels else None
+
+    @serialized
+    def failure_mode_history(self, answer_id: str) -> list[FailureModeLabel]:
+        """Every failure-mode label of the answer, oldest first (LLM labels and annotators' corrections)."""
+        return self._failure_modes("answer_id = ?", [answer_id])
+
+
+# ----------------------------------------------------------------------------------------------- helpers
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _digest(*parts: str) -> str:
+    h = hashlib.sha256()
+    for p in parts:
+        h.update(p.encode("utf-8", "surrogatepass"))
+        h.update(b"\x00")
+    return h.hexdigest()[:32]
+
+
+def _answer(r: tuple) -> Answer:
+    return Answer(
+        id=r[0], qa_pair_id=r[1], model=r[2], condition=r[3], text=r[4],
+        trajectory=json.loads(r[5]) if r[5] is not None else None, source_format=r[6], source_file=r[7],
+        source_line=r[8], extra=json.loads(r[9]), created_at=r[10], created_by=r[11],
+    )
+
+
+def _judgment(r: tuple) -> Judgment:
+    return Judgment(
+        id=r[0], answer_id=r[1], judge=r[2], judge_model=r[3], run_index=r[4], status=r[5],
+        checklist_version=r[6], entries=entries_from_json(r[7]), score_rate=r[8], scale_max=r[9], seed=r[10],
+        critique=r[11], reason=r[12], raw_text=r[13], call_ids=json.loads(r[14]), created_at=r[15],
+        created_by=r[16],
+    )

@@ -1,0 +1,390 @@
+"""The judge inspector (issue "Judging", part 8): why a judge scored an answer, and whether its runs agree.
+
+For one Q&A pair: choose an answer (model, condition) and a judge; the answer is on the left, the judge's
+entries (checklist items or scalar dimensions) on the right with one column per run, the spread over runs
+and the selected cell's rationale. Entries where runs disagree stand out. ``v`` compares two judges or two
+answers side by side; ``o`` overrides the selected score with a reason (the original stays); cited files in
+the answer or the rationales open in the evidence viewer. All data is shown literally.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import ModalScreen, Screen
+from textual.widgets import DataTable, Footer, Header, Input, Label, OptionList, Select, Static
+from textual.widgets.option_list import Option
+
+from benchwright.core.errors import BenchwrightError
+from benchwright.core.evidence import gather_evidence
+from benchwright.core.inspection import JudgmentGrid, judgment_grid
+from benchwright.core.text import printable
+from benchwright.db import Store
+
+from ..widgets import LiteralMarkdown
+
+
+def _fmt(v: float | None) -> str:
+    if v is None:
+        return "–"
+    return str(int(v)) if float(v).is_integer() else f"{v:.2f}"
+
+
+def render_cell(row, run: int) -> Text:
+    """A grid cell: the effective score; an overridden one as ``judge→human*``."""
+    if row.overridden[run]:
+        return Text(f"{_fmt(row.scores[run])}→{_fmt(row.effective[run])}*", style="bold cyan")
+    return Text(_fmt(row.effective[run]))
+
+
+class OverrideScreen(ModalScreen[tuple[float, str] | None]):
+    """Ask for the new score and the reason; returns ``(score, reason)`` or None."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel", id="override.cancel")]
+
+    def __init__(self, what: str, allowed: str, current: str) -> None:
+        super().__init__()
+        self.what, self.allowed, self.current = what, allowed, current
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="override-dialog"):
+            yield Label(Text(f"Override {self.what} (judge gave {self.current}; allowed: {self.allowed})"))
+            yield Input(placeholder="score", id="override-score")
+            yield Input(placeholder="reason (required)", id="override-reason")
+            yield Static(id="override-error")
+
+    def on_mount(self) -> None:
+        self.query_one("#override-score", Input).focus()
+
+    @on(Input.Submitted)
+    def _submit(self, event: Input.Submitted) -> None:
+        if event.input.id == "override-score":
+            self.query_one("#override-reason", Input).focus()
+            return
+        raw = self.query_one("#override-score", Input).value.strip()
+        reason = self.query_one("#override-reason", Input).value.strip()
+        try:
+            score = float(raw)
+        except ValueError:
+            self.query_one("#override-error", Static).update(Text(f"{raw!r} is not a number", style="red"))
+            return
+        if not reason:
+            self.query_one("#override-error", Static).update(Text("give a reason", style="red"))
+            return
+        self.dismiss((int(score) if score.is_integer() else score, reason))
+
+    def action_cancel(self) -> None:
+        """Close without overriding."""
+        self.dismiss(None)
+
+
+class JudgePanel(Vertical):
+    """An answer and judge selector with the grid of that judge's runs and the selected cell's rationale."""
+
+    def __init__(self, store: Store, pair_id: str, side: str) -> None:
+        super().__init__(id=f"panel-{side}", classes="judge-panel")
+        self.store = store
+        self.pair_id = pair_id
+        self.side = side
+        self.grid: JudgmentGrid | None = None
+        answers = store.answers(pair_id=pair_id)
+        self.answers = {a.id: a for a in answers}
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(classes="panel-selectors"):
+            yield Select([(f"{a.model} · {a.condition}", a.id) for a in self.answers.values()],
+                         prompt="answer", allow_blank=not self.answers, id=f"answer-{self.side}")
+            yield Select([], prompt="judge", id=f"judge-{self.side}")
+        yield Static(id=f"summary-{self.side}")
+        yield DataTable(id=f"grid-{self.side}", cursor_type="cell", zebra_stripes=True)
+        with VerticalScroll(classes="cell-detail"):
+            yield Static(id=f"detail-{self.side}")
+
+    @property
+    def answer_id(self) -> str | None:
+        v = self.query_one(f"#answer-{self.side}", Select).value
+        return None if v is Select.NULL else str(v)
+
+    @property
+    def judge_key(self) -> tuple[str, str] | None:
+        v = self.query_one(f"#judge-{self.side}", Select).value
+        if v is Select.NULL:
+            return None
+        judge, _, model = str(v).partition("\x1f")
+        return judge, model
+
+    def select(self, answer_id: str | None = None, judge: tuple[str, str] | None = None) -> None:
+        """Choose the answer and judge shown (defaults: first ones)."""
+        sel = self.query_one(f"#answer-{self.side}", Select)
+        if answer_id is not None:
+            sel.value = answer_id
+        self.refresh_judges(judge)
+
+    def refresh_judges(self, prefer: tuple[str, str] | None = None) -> None:
+        """Offer the judges that judged the chosen answer."""
+        aid = self.answer_id
+        combos: list[tuple[str, str]] = []
+        if aid:
+            for j in self.store.judgments(answer_id=aid):
+                if (j.judge, j.judge_model) not in combos:
+                    combos.append((j.judge, j.judge_model))
+        sel = self.query_one(f"#judge-{self.side}", Select)
+        with self.prevent(Select.Changed):
+            sel.set_options([(f"{j} · {m}", f"{j}\x1f{m}") for j, m in combos])
+            if combos:
+                sel.value = "\x1f".join(prefer if prefer in combos else combos[0])
+        self.refresh_grid()
+
+    def refresh_grid(self) -> None:
+        """Rebuild the grid from the store (after a selection or an override)."""
+        table = self.query_one(f"#grid-{self.side}", DataTable)
+        table.clear(columns=True)
+        summary = self.query_one(f"#summary-{self.side}", Static)
+        aid, jk = self.answer_id, self.judge_key
+        if not aid or not jk:
+            self.grid = None
+            summary.update(Text("no judgments of this answer yet" if aid else "this pair has no answers yet",
+                                style="dim"))
+            self.query_one(f"#detail-{self.side}", Static).update("")
+            return
+        judgments = self.store.judgments(answer_id=aid, judge=jk[0], judge_model=jk[1])
+        overrides = [o for j in judgments for o in self.store.overrides(j.id)]
+        grid = self.grid = judgment_grid(judgments, overrides)
+        table.add_column("entry", key="entry")
+        table.add_column("max", key="max")
+        for k, j in enumerate(grid.runs):
+            table.add_column(f"run {j.run_index + 1}", key=f"run{k}")
+        table.add_column("spread", key="spread")
+        for row in grid.rows:
+            style = "bold yellow" if row.disagree else ""
+            label = Text(f"{row.key}. " if row.kind != "dimension" else "", style=style)
+            label.append(printable(row.label)[:60], style=style)
+            spread = Text(f"Δ{_fmt(row.spread)}", style="bold yellow") if row.disagree else Text("")
+            table.add_row(label, Text(str(row.max)), *(render_cell(row, k) for k in range(len(grid.runs))), spread,
+                          key=row.key)
+        rates = " · ".join(
+            f"run {j.run_index + 1}: " + (f"{r:.0%}" if r is not None else f"unscored ({printable(j.reason or '')[:80]})")
+            for j, r in zip(grid.runs, grid.rates, strict=True))
+        head = Text(f"{jk[0]} judge · {jk[1]} · {len(grid.runs)} runs · ", style="bold")
+        head.append(rates)
+        if grid.disagreeing:
+            head.append(f" · runs disagree on {grid.disagreeing} entries", style="bold yellow")
+        summary.update(head)
+        if grid.rows and grid.runs:
+            table.move_cursor(row=0, column=2)
+        self.show_detail()
+
+    def selected(self) -> tuple[int, int] | None:
+        """``(row index, run index)`` of the selected cell, or None off the run columns."""
+        if self.grid is None or not self.grid.rows:
+            return None
+        table = self.query_one(f"#grid-{self.side}", DataTable)
+        r, c = table.cursor_coordinate.row, table.cursor_coordinate.column - 2
+        if not (0 <= c < len(self.grid.runs)) or not (0 <= r < len(self.grid.rows)):
+            return None
+        return r, c
+
+    def show_detail(self) -> None:
+        """Show the selected cell's rationale (or every run's, off the run columns)."""
+        out = Text()
+        if self.grid is not None and self.grid.rows:
+            table = self.query_one(f"#grid-{self.side}", DataTable)
+            r = min(table.cursor_coordinate.row, len(self.grid.rows) - 1)
+            row = self.grid.rows[r]
+            sel = self.selected()
+            runs = [sel[1]] if sel else range(len(self.grid.runs))
+            out.append(printable(f"{row.key}. {row.label}") + "\n", style="bold")
+            allowed = row.allowed if row.allowed is not None else f"0..{row.max}"
+            out.append(f"allowed: {allowed}\n", style="dim")
+            for k in runs:
+                j = self.grid.runs[k]
+                out.append(f"run {j.run_index + 1}: {_fmt(row.scores[k])}", style="bold")
+                if row.overridden[k]:
+                    out.append(f" → {_fmt(row.effective[k])} (override)", style="bold cyan")
+                out.append("\n" + printable(row.rationales[k] or "(no rationale)") + "\n")
+                if not j.scored:
+                    out.append("unscored: " + printable(j.reason or "") + "\n", style="red")
+                    if j.raw_text:
+                        out.append("raw output: " + printable(j.raw_text[:800]) + "\n", style="dim")
+            critique = next((j.critique for j in self.grid.runs if j.critique), None)
+            if critique:
+                out.append("\ncritique:\n", style="bold")
+                out.append(printable(critique) + "\n")
+        self.query_one(f"#detail-{self.side}", Static).update(out)
+
+    @on(Select.Changed)
+    def _selection(self, event: Select.Changed) -> None:
+        event.stop()
+        if event.select.id == f"answer-{self.side}":
+            self.refresh_judges(self.judge_key)
+            self.post_message(InspectorScreen.AnswerChanged(self.side))
+        else:
+            self.refresh_grid()
+
+    @on(DataTable.CellHighlighted)
+    def _moved(self, event: DataTable.CellHighlighted) -> None:
+        event.stop()
+        self.show_detail()
+
+
+class InspectorScreen(Screen):
+    """Inspect judgments of the answers to one pair; see the module docstring for the keys."""
+
+    from textual.message import Message
+
+    class AnswerChanged(Message):
+        """The answer of a panel changed (the left text follows panel ``a``)."""
+
+        def __init__(self, side: str) -> None:
+            super().__init__()
+            self.side = side
+
+    BINDINGS = [
+        Binding("escape", "back", "Back", id="inspector.back"),
+        Binding("v", "compare", "Compare", id="inspector.compare"),
+        Binding("o", "override", "Override", id="inspector.override"),
+        Binding("e", "focus_evidence", "Evidence", id="inspector.evidence"),
+        Binding("t", "trajectory", "Trajectory", id="inspector.trajectory"),
+    ]
+
+    def __init__(self, store: Store, pair_id: str, annotator: str) -> None:
+        super().__init__()
+        self.store = store
+        self.pair_id = pair_id
+        self.annotator = annotator
+        self.comparing = False
+        self.show_trajectory = False
+        self._openable: dict[str, object] = {}
+
+    def compose(self) -> ComposeResult:
+        pair = self.store.get_pair(self.pair_id)
+        yield Header()
+        yield Static(Text(f"#{self.store.ordinal_of(self.pair_id)} {printable(pair.question)[:150]}"),
+                     id="inspector-question")
+        with Horizontal(id="inspector-body"):
+            with VerticalScroll(id="inspector-answer"):
+                yield LiteralMarkdown(id="answer-text")
+            yield JudgePanel(self.store, self.pair_id, "b")
+            yield JudgePanel(self.store, self.pair_id, "a")
+        yield Label("Cited files (enter opens)", id="inspector-evidence-title")
+        yield OptionList(id="inspector-evidence")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#panel-b").display = False
+        a = self.query_one("#panel-a", JudgePanel)
+        first = next(iter(a.answers), None)
+        a.select(first)
+        self.query_one("#panel-b", JudgePanel).select(first)
+        self.show_answer()
+        self.query_one("#grid-a", DataTable).focus()
+
+    def panel(self, side: str = "a") -> JudgePanel:
+        return self.query_one(f"#panel-{side}", JudgePanel)
+
+    def on_inspector_screen_answer_changed(self, event: AnswerChanged) -> None:
+        if event.side == "a":
+            self.show_answer()
+
+    def show_answer(self) -> None:
+        """Show panel a's answer (or its trajectory) and list the files it and the rationales cite."""
+        aid = self.panel("a").answer_id
+        md = self.query_one("#answer-text", LiteralMarkdown)
+        if not aid:
+            md.show("_No answers to this pair yet: import them with_ `benchwright import answers FILE "
+                    "--model NAME --condition C`.")
+            self._list_evidence("")
+            return
+        ans = self.store.get_answer(aid)
+        if self.show_trajectory:
+            import json
+
+            body = json.dumps(ans.trajectory, indent=1, ensure_ascii=False) if ans.trajectory else "(no trajectory)"
+            md.show(f"**Trajectory of {ans.model} · {ans.condition}**\n\n```\n{body}\n```")
+        else:
+            md.show(ans.text)
+        grid = self.panel("a").grid
+        rationales = "\n".join(r for row in (grid.rows if grid else []) for r in row.rationales)
+        self._list_evidence(ans.text + "\n" + rationales)
+
+    def _list_evidence(self, text: str) -> None:
+        pair = self.store.get_pair(self.pair_id)
+        repo = self.store.get_repository(pair.repository, missing_ok=True) if pair.repository else None
+        root = repo.local_path if repo is not None else None
+        options, self._openable = [], {}
+        for i, ev in enumerate(gather_evidence(root, text) if text.strip() else []):
+            mark = "✓" if ev.openable else "✗"
+            options.append(Option(Text(f"{mark} {printable(str(ev.citation))}"), id=f"ev{i}"))
+            if ev.openable:
+                self._openable[f"ev{i}"] = ev
+        ol = self.query_one("#inspector-evidence", OptionList)
+        ol.clear_options()
+        ol.add_options(options or [Option(Text("no cited files", style="dim"), disabled=True)])
+        first = next((i for i, o in enumerate(options) if o.id in self._openable), None)
+        if first is not None:
+            ol.highlighted = first
+
+    @on(OptionList.OptionSelected, "#inspector-evidence")
+    def _open_evidence(self, event: OptionList.OptionSelected) -> None:
+        from .evidence import EvidenceScreen
+
+        ev = self._openable.get(event.option_id or "")
+        if ev is None:
+            return
+        pair = self.store.get_pair(self.pair_id)
+        self.app.push_screen(EvidenceScreen(self.store.get_repository(pair.repository), ev))
+
+    def action_focus_evidence(self) -> None:
+        """Move to the list of cited files."""
+        self.query_one("#inspector-evidence", OptionList).focus()
+
+    def action_trajectory(self) -> None:
+        """Toggle the answer text and the agent's trajectory."""
+        self.show_trajectory = not self.show_trajectory
+        self.show_answer()
+
+    def action_compare(self) -> None:
+        """Toggle side-by-side comparison: a second panel (its own answer and judge) replaces the answer text."""
+        self.comparing = not self.comparing
+        self.query_one("#inspector-answer").display = not self.comparing
+        self.query_one("#panel-b").display = self.comparing
+        if self.comparing:
+            self.panel("b").refresh_grid()
+
+    def action_override(self) -> None:
+        """Override the selected score of the focused panel, with a reason."""
+        side = "b" if self.comparing and self.panel("b").has_focus_within else "a"
+        panel = self.panel(side)
+        sel = panel.selected()
+        if sel is None:
+            self.notify("Select a run's score in the grid first.", timeout=3)
+            return
+        r, k = sel
+        row, judgment = panel.grid.rows[r], panel.grid.runs[k]
+        if not judgment.scored:
+            self.notify("This run is unscored; there is no score to override.", severity="warning", timeout=4)
+            return
+        allowed = str(row.allowed) if row.allowed is not None else f"0..{row.max}"
+
+        def done(result) -> None:
+            if result is None:
+                return
+            score, reason = result
+            try:
+                self.store.add_override(judgment.id, row.key, score, reason, self.annotator)
+            except BenchwrightError as e:
+                self.notify(str(e), title="override refused", severity="error", timeout=8, markup=False)
+                return
+            panel.refresh_grid()
+            self.notify(f"Overridden: {row.key} in run {judgment.run_index + 1} is now {_fmt(score)}.", timeout=3,
+                        markup=False)
+
+        self.app.push_screen(OverrideScreen(printable(f"{row.key}. {row.label}")[:60], allowed,
+                                            _fmt(row.scores[k])), done)
+
+    def action_back(self) -> None:
+        """Back to the review screen."""
+        self.dismiss(self.pair_id)
