@@ -796,7 +796,7 @@ def demo(annotator, no_open) -> None:
 
 
 # Command groups that live in their own modules register themselves on ``main`` when imported.
-from . import cli_answers, cli_generate, cli_llm, cli_report  # noqa: E402, F401
+from . import cli_answers, cli_generate, cli_judge, cli_llm, cli_report  # noqa: E402, F401
 
 if __name__ == "__main__":  # pragma: no cover
     main()

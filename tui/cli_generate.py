@@ -144,7 +144,7 @@ def _summary(step: str, ids: list[str], outcomes: list[tuple[str, StepOutcome]],
     cached = sum(o.cached for _, o in outcomes)
     cost = sum(o.cost_usd for _, o in outcomes)
     tokens = sum(o.usage.input_tokens + o.usage.output_tokens for _, o in outcomes)
-    out = Console(highlight=False)
+    out = Console(highlight=False, soft_wrap=True)
     if final is None:
         out.print(Text(f"{step}: cancelled; {len(outcomes)} of {len(ids)} pairs finished and saved. "
                        "Run the same command again to continue."))

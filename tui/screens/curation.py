@@ -45,16 +45,21 @@ def render_diff(old: str, new: str) -> Text:
     return t
 
 
-def render_result(step: str, result) -> Text:
+def render_result(step: str, result, *, has_checklist: bool = False) -> Text:
     """One step's current result as literal text (None: not run yet)."""
     t = Text()
     t.append(f"{STEP_LABELS[step]}\n", style="bold")
     if result is None:
-        t.append("  not run yet\n", style="dim")
+        if step == "checklist" and has_checklist:
+            t.append("  not generated: the pair has a checklist already (f, then 4, generates a new version)\n",
+                     style="dim")
+        else:
+            t.append("  not run yet\n", style="dim")
         return t
     head = "failed" if result.status == "failed" else ("FLAGGED" if result.flagged else "ok")
     t.append(f"  {head}", style="bold red" if head != "ok" else "bold green")
-    t.append(f" · {result.model or ''} · {result.created_at[:19]} · {result.calls_made} calls\n", style="dim")
+    model = f" · {result.model}" if result.model else ""
+    t.append(f"{model} · {result.created_at[:19]} · {result.calls_made} calls\n", style="dim")
     if result.status == "failed":
         t.append("  " + printable(result.reason or "") + "\n", style="red")
         if result.raw_text:
@@ -174,8 +179,10 @@ class CurationScreen(_RunMixin, Screen):
     def refresh_results(self) -> None:
         """Show the current result of every step."""
         current = self.store.curation_current(self.pair_id)
+        has_checklist = self.store.checklist_version(self.pair_id) is not None
         for step in STEPS:
-            self.query_one(f"#step-{step}", Static).update(render_result(step, current.get(step)))
+            self.query_one(f"#step-{step}", Static).update(
+                render_result(step, current.get(step), has_checklist=has_checklist))
 
     def action_toggle_force(self) -> None:
         """Toggle force: rerun finished steps and bypass the cache."""
@@ -211,6 +218,7 @@ class CurationScreen(_RunMixin, Screen):
                 final = await self._run_step(step, todo, self.force)
                 self.refresh_results()
                 if final is None:
+                    self._status(f"· {step}: not run (see the message)")
                     return
                 self._status(f"· {step}: {'failed' if final.failed else 'done'} ({final.calls} calls, "
                              f"{final.cached} cached)")

@@ -1,0 +1,461 @@
+"""Running the judges, direct answers and the failure-mode classifier over the project's answers: choose the
+work, build each input from the store, run it through the LLM client with bounded concurrency, and store every
+outcome as soon as it finishes (like :mod:`benchwright.db.curation`).
+
+Resuming is free: an (answer, run) that already has a scored judgment by the same judge and judge model (for the
+checklist judge: against the current checklist version) is skipped unless forced, and every finished call is in
+the ledger, so rerunning a finished job makes no calls. Unscored judgments are retried by a rerun; the new row is
+the run's latest judgment (``Store.judgments(latest_only=True)``) and the unscored one stays in the history.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from benchwright.core.errors import BenchwrightError, NotFoundError
+from benchwright.core.judging import (
+    DEFAULT_RUNS,
+    FAILURE_THRESHOLD,
+    JUDGES,
+    AnswerOutcome,
+    AnswerSettings,
+    FailureInput,
+    FailureOutcome,
+    JudgeInput,
+    JudgeOutcome,
+    JudgeSettings,
+    classify_failure,
+    direct_answer,
+    needs_failure_label,
+    run_judge,
+)
+from benchwright.core.judgment import (
+    CONDITIONS,
+    FAILURE_MODES,
+    Answer,
+    FailureModeLabel,
+    Judgment,
+    check_choice,
+    effective_score_rate,
+)
+from benchwright.core.judgment import (
+    answer_id as make_answer_id,
+)
+from benchwright.core.llm.client import LLMClient
+from benchwright.core.llm.jobs import Job, JobProgress
+from benchwright.core.models import utc_now
+
+from .curation import build_input
+from .store import QueueFilter, Store
+
+INELIGIBLE_NO_REFERENCE = "no reference answer"
+INELIGIBLE_NO_CHECKLIST = "no checklist"
+INELIGIBLE_INVALID_CHECKLIST = "checklist breaks the rules"
+INELIGIBLE_DRAFT_CHECKLIST = "checklist is a draft"
+
+
+def _pair_ids_matching(store: Store, where: QueueFilter | None, annotator: str = "") -> list[str] | None:
+    if where is None or where == QueueFilter():
+        return None
+    sql, params = where.sql(annotator)
+    rows = store.db.conn.execute(
+        f"""SELECT p.id FROM qa_pairs p LEFT JOIN review_state s ON s.qa_pair_id = p.id AND s.annotator = ?
+            WHERE {sql} ORDER BY p.ordinal""", [annotator, *params],
+    ).fetchall()
+    return [r[0] for r in rows]
+
+
+def select_answers(store: Store, *, answers_model: str | None = None, condition: str | None = None,
+                   where: QueueFilter | None = None, annotator: str = "") -> list[Answer]:
+    """Answers by ``answers_model`` under ``condition`` (None: any) whose pairs match ``where``, in queue order.
+
+    Raises:
+        JudgmentError: unknown condition.
+    """
+    if condition is not None:
+        check_choice(condition, CONDITIONS, "condition")
+    answers = store.answers(model=answers_model, condition=condition)
+    wanted = _pair_ids_matching(store, where, annotator)
+    if wanted is not None:
+        keep = set(wanted)
+        answers = [a for a in answers if a.qa_pair_id in keep]
+    return answers
+
+
+# ------------------------------------------------------------------------------------------------ judging
+@dataclass
+class JudgePlan:
+    """The work of one judge run.
+
+    Attributes:
+        targets: ``(answer_id, run_index)`` to judge, answer by answer.
+        answers: answers selected (before eligibility and resume).
+        done: (answer, run) pairs skipped because a scored judgment is already there.
+        ineligible: reason -> answer ids left out (no reference answer; for the checklist judge no checklist, an
+            invalid one, or a draft).
+    """
+
+    judge: str
+    judge_model: str
+    runs: int
+    targets: list[tuple[str, int]] = field(default_factory=list)
+    answers: int = 0
+    done: int = 0
+    ineligible: dict[str, list[str]] = field(default_factory=dict)
+
+
+def _checklist_state(store: Store, pair_id: str):
+    v = store.checklist_version(pair_id)
+    if v is None:
+        return None, INELIGIBLE_NO_CHECKLIST
+    if v.is_draft:
+        return v, INELIGIBLE_DRAFT_CHECKLIST
+    if not v.is_valid:
+        return v, INELIGIBLE_INVALID_CHECKLIST
+    return v, None
+
+
+def plan_judging(store: Store, judge: str, judge_model: str, *, runs: int | None = None,
+                 answers_model: str | None = None, condition: str | None = None, where: QueueFilter | None = None,
+                 limit: int | None = None, force: bool = False, annotator: str = "") -> JudgePlan:
+    """What ``judge`` by ``judge_model`` has to do: for every selected, eligible answer, the runs 0..runs-1 that
+    have no scored judgment yet (all of them with ``force``). ``limit`` caps the number of answers with work.
+
+    Only pairs with a reference answer are judged; the checklist judge also needs the pair's current checklist to
+    be valid and not a draft (RepoProbe §4.1). Others are listed in ``ineligible``.
+
+    Raises:
+        BenchwrightError: unknown judge or runs below 1.
+        JudgmentError: unknown condition.
+    """
+    if judge not in JUDGES:
+        raise BenchwrightError(f"unknown judge {judge!r}; judges are {', '.join(JUDGES)}")
+    runs = DEFAULT_RUNS[judge] if runs is None else runs
+    if runs < 1:
+        raise BenchwrightError(f"--runs must be at least 1, not {runs}")
+    plan = JudgePlan(judge, judge_model, runs)
+    answers = select_answers(store, answers_model=answers_model, condition=condition, where=where,
+                             annotator=annotator)
+    plan.answers = len(answers)
+    latest: dict[tuple[str, int], Judgment] = {
+        (j.answer_id, j.run_index): j for j in store.judgments(judge=judge, judge_model=judge_model, latest_only=True)
+    }
+    with_work = 0
+    for a in answers:
+        pair = store.get_pair(a.qa_pair_id)
+        if pair.needs_reference:
+            plan.ineligible.setdefault(INELIGIBLE_NO_REFERENCE, []).append(a.id)
+            continue
+        version = None
+        if judge == "checklist":
+            v, why = _checklist_state(store, a.qa_pair_id)
+            if why is not None:
+                plan.ineligible.setdefault(why, []).append(a.id)
+                continue
+            version = v.version
+        todo = []
+        for run in range(runs):
+            j = latest.get((a.id, run))
+            if not force and j is not None and j.scored and (judge != "checklist" or j.checklist_version == version):
+                plan.done += 1
+                continue
+            todo.append((a.id, run))
+        if todo:
+            if limit is not None and with_work >= limit:
+                break
+            with_work += 1
+            plan.targets.extend(todo)
+    return plan
+
+
+def build_judge_input(store: Store, answer: Answer, judge: str) -> JudgeInput:
+    """The judge's view of ``answer``: the pair's working question and reference answer (refined when curation
+    refined them, as the checklist was generated from), the candidate text, and the current checklist (the
+    checklist judge requires it valid; Code-QA-Bench uses its key points as the rubric when valid)."""
+    pin = build_input(store, answer.qa_pair_id, "checklist")
+    checklist, version = None, None
+    v, why = _checklist_state(store, answer.qa_pair_id)
+    if v is not None and why is None:
+        checklist, version = v.checklist, v.version
+    return JudgeInput(
+        answer_id=answer.id, qa_pair_id=answer.qa_pair_id, repository=pin.pair.repository, question=pin.question,
+        reference_answer=pin.answer, answer=answer.text, checklist=checklist,
+        checklist_version=version if judge == "checklist" else None,
+    )
+
+
+def save_judgment_outcome(store: Store, outcome: JudgeOutcome, *, by: str) -> Judgment:
+    """Store one judge outcome as a ``judgments`` row (scored or unscored with its reason and raw output)."""
+    return store.save_judgment(
+        outcome.answer_id, outcome.judge, outcome.judge_model, entries=outcome.entries, status=outcome.status,
+        run_index=outcome.run_index, checklist_version=outcome.checklist_version, scale_max=outcome.scale_max,
+        seed=outcome.seed, reason=outcome.reason, raw_text=outcome.raw_text, call_ids=outcome.call_ids,
+        created_by=by,
+    )
+
+
+async def run_judging(store: Store, client: LLMClient, judge: str, targets: list[tuple[str, int]],
+                      settings: JudgeSettings, *, by: str, on_progress: Callable[[JobProgress], object] | None = None,
+                      on_outcome: Callable[[JudgeOutcome], object] | None = None) -> JobProgress:
+    """Judge every ``(answer_id, run_index)`` of ``targets`` (at most the provider's concurrency at once) and store
+    each judgment when it finishes. Returns the final progress.
+
+    Raises:
+        asyncio.CancelledError: the run was cancelled (what finished is stored).
+        LLMConfigError: the provider is misconfigured.
+    """
+    inputs: dict[str, JudgeInput] = {}
+
+    async def work(target: tuple[str, int]) -> JudgeOutcome:
+        answer_id, run_index = target
+        if answer_id not in inputs:
+            inputs[answer_id] = build_judge_input(store, store.get_answer(answer_id), judge)
+        return await run_judge(judge, client, inputs[answer_id], settings, run_index)
+
+    def stored(target: tuple[str, int], outcome: JudgeOutcome) -> None:
+        save_judgment_outcome(store, outcome, by=by)
+        if on_outcome is not None:
+            on_outcome(outcome)
+
+    job = Job(work, concurrency=client.provider.concurrency, tally=JudgeOutcome.tally, on_result=stored,
+              on_progress=on_progress)
+    return await job.run(targets)
+
+
+# ------------------------------------------------------------------------------------------ direct answers
+@dataclass
+class AnswerPlan:
+    """Pairs to answer, and how many were left out because they already have an answer by the model under the
+    condition."""
+
+    pair_ids: list[str] = field(default_factory=list)
+    already_answered: int = 0
+
+
+def plan_direct_answers(store: Store, model: str, condition: str, *, where: QueueFilter | None = None,
+                        limit: int | None = None, annotator: str = "") -> AnswerPlan:
+    """Pairs (matching ``where``, in queue order) without an answer by ``model`` under ``condition``; at most
+    ``limit``. A pair has at most one answer per model and condition (``answers`` UNIQUE), so answered pairs are
+    skipped.
+
+    Raises:
+        JudgmentError: unknown condition.
+    """
+    check_choice(condition, CONDITIONS, "condition")
+    wanted = _pair_ids_matching(store, where, annotator)
+    ids = wanted if wanted is not None else [r[0] for r in store.db.conn.execute(
+        "SELECT id FROM qa_pairs ORDER BY ordinal")]
+    have = {a.qa_pair_id for a in store.answers(model=model, condition=condition)}
+    plan = AnswerPlan()
+    for pid in ids:
+        if pid in have:
+            plan.already_answered += 1
+        else:
+            plan.pair_ids.append(pid)
+    if limit is not None:
+        plan.pair_ids = plan.pair_ids[:limit]
+    return plan
+
+
+def save_direct_answer(store: Store, outcome: AnswerOutcome, *, model: str, condition: str, by: str) -> str:
+    """Insert a generated answer (source format ``direct-answer``; extra: the template hash and ledger call ids);
+    returns its id. A second answer by the same model under the same condition is refused.
+
+    Raises:
+        BenchwrightError: the pair already has a different answer by ``model`` under ``condition``.
+    """
+    aid = make_answer_id(outcome.qa_pair_id, model, condition, outcome.text)
+    extra = {"generated_by": "benchwright answer", "template_hash": outcome.template_hash,
+             "call_ids": outcome.call_ids}
+    with store.write() as db:
+        row = db.conn.execute("SELECT id FROM answers WHERE qa_pair_id = ? AND model = ? AND condition = ?",
+                              [outcome.qa_pair_id, model, condition]).fetchone()
+        if row is not None:
+            if row[0] == aid:
+                return aid
+            raise BenchwrightError(f"pair {outcome.qa_pair_id} already has an answer by {model} under {condition} "
+                                   f"({row[0]})")
+        db.conn.execute(
+            """INSERT INTO answers (id, qa_pair_id, model, condition, text, trajectory_json, source_format,
+               source_file, source_line, extra_json, created_at, created_by)
+               VALUES (?, ?, ?, ?, ?, NULL, 'direct-answer', NULL, NULL, ?, ?, ?)""",
+            (aid, outcome.qa_pair_id, model, condition, outcome.text, json.dumps(extra), utc_now(), by),
+        )
+    return aid
+
+
+async def run_direct_answers(store: Store, client: LLMClient, pair_ids: list[str], settings: AnswerSettings, *,
+                             condition: str, by: str, on_progress: Callable[[JobProgress], object] | None = None,
+                             on_outcome: Callable[[AnswerOutcome], object] | None = None) -> JobProgress:
+    """Generate a direct answer (no repository access, one turn; SWE-QA-Pro §2.3) for every pair and store each as
+    an answer by ``settings.model`` under ``condition`` as soon as it arrives. Failed ones are not stored.
+
+    Raises:
+        asyncio.CancelledError: the run was cancelled (what finished is stored).
+    """
+
+    async def work(pair_id: str) -> AnswerOutcome:
+        pin = build_input(store, pair_id, "checklist")
+        return await direct_answer(client, pair_id, pin.pair.repository, pin.question, settings)
+
+    def stored(pair_id: str, outcome: AnswerOutcome) -> None:
+        if outcome.ok:
+            save_direct_answer(store, outcome, model=settings.model, condition=condition, by=by)
+        if on_outcome is not None:
+            on_outcome(outcome)
+
+    job = Job(work, concurrency=client.provider.concurrency, tally=AnswerOutcome.tally, on_result=stored,
+              on_progress=on_progress)
+    return await job.run(pair_ids)
+
+
+# ------------------------------------------------------------------------------------------ failure modes
+@dataclass
+class FailureCandidate:
+    """A low-scoring answer to classify: its mean checklist score rate over scored runs and those judgments."""
+
+    answer: Answer
+    score_rate: float
+    judgments: list[Judgment]
+
+
+@dataclass
+class FailurePlan:
+    """Answers to classify, and those left out: already labelled (by the classifier, or corrected by an
+    annotator, whose label is never replaced), or at or above the threshold."""
+
+    candidates: list[FailureCandidate] = field(default_factory=list)
+    labelled: int = 0
+    annotator_labelled: int = 0
+    above_threshold: int = 0
+    not_judged: int = 0
+
+
+def plan_failure_modes(store: Store, *, judge_model: str | None = None, answers_model: str | None = None,
+                       condition: str | None = None, where: QueueFilter | None = None,
+                       threshold: float = FAILURE_THRESHOLD, limit: int | None = None, force: bool = False,
+                       annotator: str = "") -> FailurePlan:
+    """Answers whose checklist score rate, the mean over their scored runs (latest judgment per run, annotators'
+    score overrides applied; by ``judge_model`` or any judge model) is below ``threshold`` (RepoProbe §5.4: 60%).
+
+    Answers that already have a label are skipped unless ``force``; a label an annotator gave is never replaced.
+    """
+    answers = select_answers(store, answers_model=answers_model, condition=condition, where=where,
+                             annotator=annotator)
+    by_answer: dict[str, list[Judgment]] = defaultdict(list)
+    for j in store.judgments(judge="checklist", judge_model=judge_model, latest_only=True):
+        by_answer[j.answer_id].append(j)
+    overrides = defaultdict(list)
+    for o in store.overrides():
+        overrides[o.judgment_id].append(o)
+    plan = FailurePlan()
+    for a in answers:
+        judged = by_answer.get(a.id, [])
+        rates = [effective_score_rate(j, overrides.get(j.id, []))[0] for j in judged]
+        scored = [r for r in rates if r is not None]
+        if not scored:
+            plan.not_judged += 1
+            continue
+        if not needs_failure_label(scored, threshold):
+            plan.above_threshold += 1
+            continue
+        label = store.failure_mode(a.id)
+        if label is not None and label.origin == "annotator":
+            plan.annotator_labelled += 1
+            continue
+        if label is not None and not force:
+            plan.labelled += 1
+            continue
+        plan.candidates.append(FailureCandidate(a, sum(scored) / len(scored), [j for j in judged if j.scored]))
+    if limit is not None:
+        plan.candidates = plan.candidates[:limit]
+    return plan
+
+
+def judge_scores_text(judgments: list[Judgment]) -> str:
+    """The checklist judge's scored runs as text for the classifier: per item its key point, kind, weight, the
+    score of every run and the first run's rationale."""
+    if not judgments:
+        return "(no scored judgment)"
+    runs = sorted(judgments, key=lambda j: (j.run_index, j.id))
+    lines = [f"Score rate per run: {', '.join(f'{j.score_rate:.0%}' for j in runs)}"]
+    for e in runs[0].entries:
+        scores = []
+        for j in runs:
+            try:
+                scores.append(str(j.entry(e.key).score))
+            except BenchwrightError:
+                scores.append("-")
+        lines.append(f"Item {e.key} ({e.kind}, weight {e.max}): {e.label}")
+        lines.append(f"  scores by run: {', '.join(scores)} of {e.max}")
+        if e.rationale:
+            lines.append(f"  judge's rationale: {e.rationale}")
+    return "\n".join(lines)
+
+
+async def run_failure_modes(store: Store, client: LLMClient, candidates: list[FailureCandidate],
+                            settings: JudgeSettings, *, on_progress: Callable[[JobProgress], object] | None = None,
+                            on_outcome: Callable[[FailureOutcome], object] | None = None) -> JobProgress:
+    """Classify every candidate's failure mode (RepoProbe §5.4) and store each label (origin ``llm``, with the
+    classifier model and its call ids) as soon as it arrives. Failed classifications are not stored."""
+    by_id = {c.answer.id: c for c in candidates}
+
+    async def work(answer_id: str) -> FailureOutcome:
+        c = by_id[answer_id]
+        pin = build_input(store, c.answer.qa_pair_id, "checklist")
+        item = FailureInput(
+            answer_id=answer_id, qa_pair_id=c.answer.qa_pair_id, repository=pin.pair.repository,
+            question=pin.question, reference_answer=pin.answer, answer=c.answer.text,
+            judge_scores=judge_scores_text(c.judgments), score_rate=c.score_rate,
+        )
+        return await classify_failure(client, item, settings)
+
+    def stored(answer_id: str, outcome: FailureOutcome) -> None:
+        if outcome.ok:
+            store.add_failure_mode(answer_id, outcome.mode, outcome.rationale, "llm", judge_model=settings.model,
+                                   call_ids=outcome.call_ids)
+        if on_outcome is not None:
+            on_outcome(outcome)
+
+    job = Job(work, concurrency=client.provider.concurrency, tally=FailureOutcome.tally, on_result=stored,
+              on_progress=on_progress)
+    return await job.run(list(by_id))
+
+
+def resolve_answer(store: Store, ref: str) -> str:
+    """An answer id from ``ref``: a full id or a unique prefix of one (at least 6 characters).
+
+    Raises:
+        NotFoundError: no answer matches, or the prefix matches several (they are named).
+    """
+    text = ref.strip()
+    if len(text) < 6:
+        raise NotFoundError(f"answer {ref!r}: give the answer id or at least 6 of its first characters")
+    like = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+    rows = [r[0] for r in store.db.conn.execute(
+        "SELECT id FROM answers WHERE id LIKE ? ESCAPE '\\' ORDER BY id LIMIT 6", [like])]
+    if text in rows:
+        return text
+    if not rows:
+        raise NotFoundError(f"no answer with id {ref!r}; list them with: benchwright answers list")
+    if len(rows) > 1:
+        raise NotFoundError(f"answer {ref!r} is ambiguous: {', '.join(rows[:5])}{' ...' if len(rows) > 5 else ''}")
+    return rows[0]
+
+
+def set_failure_mode(store: Store, ref: str, mode: str, reason: str, *, annotator: str) -> FailureModeLabel:
+    """An annotator's correction of an answer's failure mode (origin ``annotator``; the latest label wins, the
+    classifier's stays in the history).
+
+    Raises:
+        NotFoundError: no such answer.
+        JudgmentError: unknown mode (the message lists them) or an empty reason.
+    """
+    check_choice(mode, FAILURE_MODES, "failure mode")
+    if not reason or not reason.strip():
+        raise BenchwrightError("a correction needs a reason (--reason TEXT): say why the label is wrong")
+    aid = resolve_answer(store, ref)
+    return store.add_failure_mode(aid, mode, reason.strip(), "annotator", annotator=annotator)
