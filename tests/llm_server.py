@@ -106,7 +106,51 @@ def default_answer(body: dict, n: int) -> Reply:
     if name == "verification":
         return Reply({"self_contained": {"rationale": "Stands alone.", "passed": True},
                       "answerable": {"rationale": "The code shows it.", "passed": True}})
+    judged = judge_answer(body, n)
+    if judged is not None:
+        return judged
     return Reply(VALID_CHECKLIST)
+
+
+_ITEM = re.compile(r"^Item (\d+) \([^;]*; allowed scores: ([0-9, ]+)\)", re.M)
+_CANDIDATE = re.compile(r"Answer ([AB]) is the CANDIDATE")
+
+
+def _user_text(body: dict) -> str:
+    return "\n".join(m.get("content") or "" for m in body.get("messages") or [] if m.get("role") == "user")
+
+
+def judge_answer(body: dict, n: int, *, invalid_every: int = 0) -> Reply | None:
+    """Plausible judge output for the judges' schemas (checklist, SWE-QA-Pro, Code-QA-Bench, failure mode),
+    free text for a direct answer; scores vary with the request number ``n``. With ``invalid_every`` = k,
+    every k-th checklist judgment gives its first item a score that is not allowed (tests the repair path)."""
+    name = schema_name(body)
+    text = _user_text(body)
+    if name == "checklist_judgment":
+        items = []
+        for m in _ITEM.finditer(text):
+            allowed = [int(x) for x in m.group(2).replace(" ", "").split(",") if x]
+            items.append({"item": int(m.group(1)), "rationale": f"Item {m.group(1)} checked against the answer.",
+                          "score": allowed[(n + int(m.group(1))) % len(allowed)]})
+        if invalid_every and items and n % invalid_every == 0:
+            items[0]["score"] = 7.5
+        return Reply({"items": items})
+    if name in ("swe_qa_pro_judgment", "code_qa_bench_judgment"):
+        props = ((body.get("response_format") or {}).get("json_schema") or {}).get("schema", {}).get("properties", {})
+        out: dict[str, Any] = {}
+        for key, spec in props.items():
+            if key == "rated_answer":
+                m = _CANDIDATE.search(text)
+                out[key] = m.group(1) if m else "A"
+                continue
+            lo, hi = spec["properties"]["score"]["minimum"], spec["properties"]["score"]["maximum"]
+            out[key] = {"rationale": f"{key} judged.", "score": lo + (n + len(key)) % (hi - lo + 1)}
+        return Reply(out)
+    if name == "failure_mode":
+        return Reply({"rationale": "The answer proposes a change instead of explaining.", "mode": "edit-bias"})
+    if name is None and "<question>" in text:
+        return Reply("A direct answer, written without the repository.")
+    return None
 
 
 class _HTTPServer(ThreadingHTTPServer):
@@ -278,8 +322,14 @@ def main(argv: list[str] | None = None) -> None:
 
     ap = argparse.ArgumentParser(description=main.__doc__)
     ap.add_argument("--delay", type=float, default=0.0, help="seconds every answer waits")
+    ap.add_argument("--invalid-every", type=int, default=0,
+                    help="every k-th checklist judgment gives a score that is not allowed")
     args = ap.parse_args(argv)
-    server = LLMServer(delay_s=args.delay)
+    responder = None
+    if args.invalid_every:
+        def responder(body: dict, n: int) -> Reply:
+            return judge_answer(body, n, invalid_every=args.invalid_every) or default_answer(body, n)
+    server = LLMServer(delay_s=args.delay, responder=responder)
     print(server.base_url, flush=True)
     try:
         server._httpd.serve_forever(poll_interval=0.05)

@@ -222,29 +222,26 @@ def _print_tables(console: Console, report: Report) -> None:
 
 
 def _print_stability(console: Console, report: Report) -> None:
-    """RepoProbe Table 5 form: one row per model and condition, each judge's score rate, std and range side by
-    side."""
+    """RepoProbe Table 5 form: per model and condition, each judge's score rate, std and range over runs, the
+    judges of one model on consecutive rows so checklist and scalar judging compare at a glance."""
     if not report.stability:
         return
-    judges = sorted({(r.judge, r.judge_model) for r in report.stability},
-                    key=lambda j: (JUDGES.index(j[0]) if j[0] in JUDGES else len(JUDGES), j))
-    t = Table(title="Judge stability over runs (RepoProbe §5.3.1 Table 5): score rate %, sample std, range "
-                    "(answers scored in every run)", title_justify="left")
-    t.add_column("model")
-    t.add_column("condition")
-    for judge, judge_model in judges:
-        for what in ("runs", "score rate %", "std", "range"):
-            t.add_column(Text(f"{judge} ({judge_model})\n{what}"), justify="right", overflow="fold")
-    by_key = {(r.model, r.condition, r.judge, r.judge_model): r for r in report.stability}
-    for model, condition in dict.fromkeys((r.model, r.condition) for r in report.stability):
-        cells: list[object] = [_t(model), _t(condition)]
-        for judge, judge_model in judges:
-            r = by_key.get((model, condition, judge, judge_model))
-            if r is None:
-                cells += ["", "", "", ""]
-            else:
-                cells += [str(len(r.runs)), _pct(r.score_rate_pct), _pct(r.std_pct), _pct(r.range_pct)]
-        t.add_row(*cells)
+    order = {j: i for i, j in enumerate(JUDGES)}
+    rows = sorted(report.stability, key=lambda r: (r.model, r.condition, order.get(r.judge, len(JUDGES)),
+                                                   r.judge_model))
+    t = Table(title="Judge stability over runs (RepoProbe §5.3.1 Table 5): score rate %, sample std and range "
+                    "of the run means (answers scored in every run)", title_justify="left")
+    for name in ("model", "condition", "judge", "judge model"):
+        t.add_column(name)
+    for name in ("runs", "answers", "score rate %", "std", "range"):
+        t.add_column(name, justify="right")
+    previous = None
+    for r in rows:
+        same = previous == (r.model, r.condition)
+        t.add_row(_t("" if same else r.model), _t("" if same else r.condition), _t(r.judge), _t(r.judge_model),
+                  str(len(r.runs)), str(r.answers), _pct(r.score_rate_pct), _pct(r.std_pct), _pct(r.range_pct),
+                  end_section=False)
+        previous = (r.model, r.condition)
     console.print(t)
 
 
@@ -257,8 +254,8 @@ def _empty_message(report: Report, models: Sequence[str], judge: str | None) -> 
         if judge:
             filters.append(f"--judge {judge}")
         matching = f" matching {' and '.join(filters)}" if filters else ""
-        return (f"{n} answer(s) stored but no judgments{matching} yet; run the checklist judge or a scalar judge "
-                "on them, then run: benchwright report")
+        return (f"{n} answer(s) stored but no judgments{matching} yet; judge them with: benchwright judge checklist (or swe-qa-pro, "
+                "code-qa-bench), then run: benchwright report")
     if models:
         return f"no answers of model {', '.join(models)} (names must match exactly); leave out --model to see all"
     return ("no judged answers yet; import answers with: benchwright import answers FILE --model NAME "
