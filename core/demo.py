@@ -91,3 +91,11 @@ DEMO_MAPPING = (
     "theme=theme", "language=language",
 )
 """``--map`` items that read the sample through the generic ``jsonl`` importer."""
+
+
+def demo_answers() -> list[dict]:
+    """Sample answers with sample judgments for the demo's judge inspector, written by the benchwright team:
+    records ``{question_startswith, model, condition, answer, judgments: [{judge, judge_model, run_index,
+    entries}], failure_mode?: {mode, rationale}}``. The runs of one answer disagree on one item on purpose."""
+    raw = resources.files("benchwright.core").joinpath("samples/demo_click_answers.jsonl").read_text(encoding="utf-8")
+    return [json.loads(line) for line in raw.splitlines() if line.strip()]

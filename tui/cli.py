@@ -765,7 +765,30 @@ def prepare_demo(folder: Path) -> Path:
             if pair_ids and store.checklist_version(pair_ids[0]) is None:
                 store.save_checklist(pair_ids[0], checklist, author="benchwright-demo", origin="generated",
                                      draft=not is_valid(checklist))
+        _demo_answers(store)
     return db_path
+
+
+def _demo_answers(store: Store) -> None:
+    """Sample answers and judgments so the judge inspector (``j``) has something to show (idempotent)."""
+    from benchwright.core.importers.answers import AnswerRecord
+
+    for i, rec in enumerate(demo_mod.demo_answers()):
+        rows = store.queue_page("benchwright-demo", QueueFilter(text=rec["question_startswith"]), limit=1)
+        if not rows:
+            continue
+        pair_id = rows[0].id
+        store.import_answers([AnswerRecord(line=i + 1, text=rec["answer"], pair_ref=pair_id)], model=rec["model"],
+                             condition=rec["condition"], created_by="benchwright-demo", source_format="demo")
+        (answer,) = store.answers(pair_id=pair_id, model=rec["model"], condition=rec["condition"])
+        version = store.checklist_version(pair_id)
+        for j in rec["judgments"]:
+            store.save_judgment(answer.id, j["judge"], j["judge_model"], entries=j["entries"],
+                                run_index=j["run_index"], checklist_version=version.version if version else None,
+                                created_by="benchwright-demo", uid=f"demo-{answer.id}-{j['judge']}-{j['run_index']}")
+        fm = rec.get("failure_mode")
+        if fm and store.failure_mode(answer.id) is None:
+            store.add_failure_mode(answer.id, fm["mode"], fm["rationale"], "llm", judge_model="sample-judge")
 
 
 def _demo_probes(store: Store) -> None:

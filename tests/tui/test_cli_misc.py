@@ -103,3 +103,7 @@ def test_demo_is_created_once_and_reused(tmp_path, monkeypatch):
     assert con.execute("SELECT count(*) FROM import_batches").fetchone()[0] == 1
     assert con.execute("SELECT count(*) FROM repositories WHERE local_path IS NOT NULL").fetchone()[0] == 1
     assert prepare_demo(tmp_path / "demo") == type(prepare_demo(tmp_path / "demo"))(db)
+    # Sample answers and judgments for the judge inspector, added once however often the demo opens.
+    assert con.execute("SELECT count(*) FROM answers").fetchone()[0] == 2
+    assert con.execute("SELECT count(*) FROM judgments WHERE status = 'scored'").fetchone()[0] == 6
+    assert con.execute("SELECT count(*) FROM failure_modes").fetchone()[0] == 1
