@@ -116,3 +116,31 @@ async def test_inspector_without_answers(project):
             await pilot.press("o")
             await pilot.pause()
             assert isinstance(app.screen, InspectorScreen)
+
+
+async def test_inspector_cycles_judges_and_labels_failure_mode(project):
+    db, ids = project
+    with Store.open(db) as store:
+        aid, _ = _seed(store, ids[1])
+        app = BenchwrightApp(store, "ann", resume=False)
+        async with app.run_test(size=(160, 50)) as pilot:
+            await app.push_screen(InspectorScreen(store, ids[1], "ann"))
+            await pilot.pause()
+            screen = app.screen
+            await pilot.press("s")
+            await pilot.pause()
+            assert str(screen.query_one("#summary-a").render()).startswith("swe-qa-pro judge · judge-2")
+            await pilot.press("s")
+            await pilot.pause()
+            assert str(screen.query_one("#summary-a").render()).startswith("checklist judge · judge-1")
+            await pilot.press("m")
+            await pilot.pause()
+            await pilot.press("down", "enter")  # second mode: shallow-explanation
+            for ch in "thin":
+                await pilot.press(ch)
+            await pilot.press("enter")
+            await pilot.pause()
+            assert "failure mode: shallow-explanation (ann): thin" in str(screen.query_one("#summary-a").render())
+        label = store.failure_mode(aid)
+        assert (label.mode, label.origin, label.annotator, label.rationale) == (
+            "shallow-explanation", "annotator", "ann", "thin")

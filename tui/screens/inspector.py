@@ -81,6 +81,48 @@ class OverrideScreen(ModalScreen[tuple[float, str] | None]):
         self.dismiss(None)
 
 
+class FailureModeScreen(ModalScreen[tuple[str, str] | None]):
+    """Choose a failure mode (RepoProbe §5.4 Table 7) and give a reason; returns ``(mode, reason)`` or None."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel", id="failure_mode.cancel")]
+
+    def __init__(self, current: str | None) -> None:
+        super().__init__()
+        self.current = current
+
+    def compose(self) -> ComposeResult:
+        from benchwright.core.metrics import FAILURE_MODE_NAMES
+
+        with Vertical(id="override-dialog"):
+            yield Label(Text(f"Failure mode of this answer (now: {self.current or 'none'}); choose, then give a reason"))
+            yield OptionList(*(Option(name, id=mode) for mode, name in FAILURE_MODE_NAMES.items()), id="fm-modes")
+            yield Input(placeholder="reason (required)", id="fm-reason")
+            yield Static(id="fm-error")
+
+    def on_mount(self) -> None:
+        self.query_one("#fm-modes", OptionList).focus()
+
+    @on(OptionList.OptionSelected, "#fm-modes")
+    def _chosen(self, event: OptionList.OptionSelected) -> None:
+        self.query_one("#fm-reason", Input).focus()
+
+    @on(Input.Submitted, "#fm-reason")
+    def _submit(self, event: Input.Submitted) -> None:
+        modes = self.query_one("#fm-modes", OptionList)
+        if modes.highlighted is None:
+            self.query_one("#fm-error", Static).update(Text("choose a mode", style="red"))
+            return
+        reason = event.value.strip()
+        if not reason:
+            self.query_one("#fm-error", Static).update(Text("give a reason", style="red"))
+            return
+        self.dismiss((str(modes.get_option_at_index(modes.highlighted).id), reason))
+
+    def action_cancel(self) -> None:
+        """Close without a label."""
+        self.dismiss(None)
+
+
 class JudgePanel(Vertical):
     """An answer and judge selector with the grid of that judge's runs and the selected cell's rationale."""
 
@@ -90,6 +132,7 @@ class JudgePanel(Vertical):
         self.pair_id = pair_id
         self.side = side
         self.grid: JudgmentGrid | None = None
+        self.judge_values: list[str] = []
         answers = store.answers(pair_id=pair_id)
         self.answers = {a.id: a for a in answers}
 
@@ -131,6 +174,7 @@ class JudgePanel(Vertical):
             for j in self.store.judgments(answer_id=aid):
                 if (j.judge, j.judge_model) not in combos:
                     combos.append((j.judge, j.judge_model))
+        self.judge_values = ["\x1f".join(c) for c in combos]
         sel = self.query_one(f"#judge-{self.side}", Select)
         with self.prevent(Select.Changed):
             sel.set_options([(f"{j} · {m}", f"{j}\x1f{m}") for j, m in combos])
@@ -172,6 +216,11 @@ class JudgePanel(Vertical):
         head.append(rates)
         if grid.disagreeing:
             head.append(f" · runs disagree on {grid.disagreeing} entries", style="bold yellow")
+        label = self.store.failure_mode(aid)
+        if label is not None:
+            who = label.annotator if label.origin == "annotator" else f"llm {label.judge_model or ''}".strip()
+            head.append(f"\nfailure mode: {label.mode} ({who}): ", style="bold magenta")
+            head.append(printable(label.rationale)[:200])
         summary.update(head)
         if grid.rows and grid.runs:
             table.move_cursor(row=0, column=2)
@@ -248,6 +297,8 @@ class InspectorScreen(Screen):
         Binding("o", "override", "Override", id="inspector.override"),
         Binding("e", "focus_evidence", "Evidence", id="inspector.evidence"),
         Binding("t", "trajectory", "Trajectory", id="inspector.trajectory"),
+        Binding("s", "next_judge", "Next judge", id="inspector.next_judge"),
+        Binding("m", "failure_mode", "Failure mode", id="inspector.failure_mode"),
     ]
 
     def __init__(self, store: Store, pair_id: str, annotator: str) -> None:
@@ -356,8 +407,7 @@ class InspectorScreen(Screen):
 
     def action_override(self) -> None:
         """Override the selected score of the focused panel, with a reason."""
-        side = "b" if self.comparing and self.panel("b").has_focus_within else "a"
-        panel = self.panel(side)
+        panel = self.panel(self._focused_side())
         sel = panel.selected()
         if sel is None:
             self.notify("Select a run's score in the grid first.", timeout=3)
@@ -384,6 +434,43 @@ class InspectorScreen(Screen):
 
         self.app.push_screen(OverrideScreen(printable(f"{row.key}. {row.label}")[:60], allowed,
                                             _fmt(row.scores[k])), done)
+
+    def _focused_side(self) -> str:
+        return "b" if self.comparing and self.panel("b").has_focus_within else "a"
+
+    def action_next_judge(self) -> None:
+        """Switch the focused panel to the next judge of its answer (checklist, scalar, imported)."""
+        side = self._focused_side()
+        sel = self.query_one(f"#judge-{side}", Select)
+        values = self.panel(side).judge_values
+        if len(values) < 2:
+            self.notify("Only one judge has judged this answer.", timeout=3)
+            return
+        i = values.index(sel.value) if sel.value in values else -1
+        sel.value = values[(i + 1) % len(values)]
+
+    def action_failure_mode(self) -> None:
+        """Label (or correct the label of) the focused panel's answer with a failure mode and a reason."""
+        aid = self.panel(self._focused_side()).answer_id
+        if aid is None:
+            self.notify("No answer selected.", timeout=3)
+            return
+        current = self.store.failure_mode(aid)
+
+        def done(result) -> None:
+            if result is None:
+                return
+            mode, reason = result
+            try:
+                self.store.add_failure_mode(aid, mode, reason, "annotator", annotator=self.annotator)
+            except BenchwrightError as e:
+                self.notify(str(e), title="label refused", severity="error", timeout=8, markup=False)
+                return
+            for side in ("a", "b"):
+                self.panel(side).refresh_grid()
+            self.notify(f"Failure mode set to {mode}.", timeout=3, markup=False)
+
+        self.app.push_screen(FailureModeScreen(current.mode if current else None), done)
 
     def action_back(self) -> None:
         """Back to the review screen."""
