@@ -24,9 +24,9 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from .checklist import Checklist, validate
-from .llm.base import CallStatus, ChatMessage, LLMRequest, Usage
+from .llm.base import CallStatus, ChatMessage, LLMRequest
 from .llm.client import CallResult, LLMClient
-from .llm.jobs import ItemTally
+from .llm.jobs import OutcomeAccounting
 from .llm.prompts import delimit, load_template
 from .models import QAPair
 
@@ -63,10 +63,12 @@ class PairInput:
 
 
 @dataclass
-class StepOutcome:
+class StepOutcome(OutcomeAccounting):
     """The result of one step on one pair (stored by the caller as a curation result).
 
-    ``calls``: requests sent (0 when everything came from the cache); ``cached``: outputs reused.
+    What it took is in the keyword-only fields of :class:`~benchwright.core.llm.jobs.OutcomeAccounting`
+    (``call_ids``, ``calls``: requests sent, 0 when everything came from the cache; ``cached``: outputs reused;
+    ``usage``, ``cost_usd``), which also gives :meth:`tally` (failed when not ``ok``).
     """
 
     step: str
@@ -77,11 +79,6 @@ class StepOutcome:
     reason: str | None = None
     model: str | None = None
     template_hash: str | None = None
-    call_ids: list[int] = field(default_factory=list)
-    calls: int = 0
-    cached: int = 0
-    usage: Usage = field(default_factory=Usage)
-    cost_usd: float = 0.0
     checklist: Checklist | None = None
 
     @property
@@ -90,18 +87,9 @@ class StepOutcome:
         return self.status == "ok"
 
     def add(self, r: CallResult) -> None:
-        """Account for one call result."""
-        self.call_ids += r.call_ids
-        self.calls += r.calls
-        self.cached += int(r.cached)
-        self.usage = self.usage + r.usage
-        self.cost_usd += r.cost_usd
+        """Account for one call result and record the model that answered (kept when the result names none)."""
+        super().add(r)
         self.model = r.model or self.model
-
-    def tally(self) -> ItemTally:
-        """This outcome's share of a job's progress."""
-        return ItemTally(failed=not self.ok, calls=self.calls, cached=self.cached, usage=self.usage,
-                         cost_usd=self.cost_usd)
 
 
 @dataclass(frozen=True)
@@ -196,16 +184,27 @@ def _fail(out: StepOutcome, r: CallResult, what: str) -> StepOutcome:
     return out
 
 
+async def _single_call(client: LLMClient, item: PairInput, settings: StepSettings, step: str, req: LLMRequest,
+                       **call_kwargs) -> tuple[StepOutcome, CallResult]:
+    """The call of a one-call step (``step`` is also the ledger purpose and the failure reason's prefix): the
+    step's outcome, already ``failed`` with the reason when the call failed (see :func:`_fail`), and the call's
+    result. ``call_kwargs`` go to :meth:`LLMClient.call` (e.g. ``validate``)."""
+    out = StepOutcome(step, "ok", template_hash=req.template_hash)
+    r = await client.call(req, force=settings.force, purpose=step, qa_pair_id=item.pair.id, **call_kwargs)
+    out.add(r)
+    if not r.ok:
+        _fail(out, r, step)
+    return out, r
+
+
 async def classify(client: LLMClient, item: PairInput, settings: StepSettings) -> StepOutcome:
     """Code-understanding relevance and category with a rationale (RepoProbe §3.2 relevance filtering)."""
     req = _request("classify", settings, CLASSIFY_SCHEMA, "classification",
                    repository=item.pair.repository or "(unnamed)", question=delimit("question", item.question),
                    answer=delimit("answer", item.answer))
-    out = StepOutcome("classify", "ok", template_hash=req.template_hash)
-    r = await client.call(req, force=settings.force, purpose="classify", qa_pair_id=item.pair.id)
-    out.add(r)
-    if not r.ok:
-        return _fail(out, r, "classify")
+    out, r = await _single_call(client, item, settings, "classify", req)
+    if not out.ok:
+        return out
     out.output = dict(r.parsed)
     out.flagged = not r.parsed["code_understanding_relevant"]
     return out
@@ -259,11 +258,9 @@ async def refine(client: LLMClient, item: PairInput, settings: StepSettings) -> 
     """Rewrite into a self-contained Q&A pair; the original is kept alongside (RepoProbe §3.2, figure 2)."""
     req = _request("refine", settings, REFINE_SCHEMA, "refined_pair", repository=item.pair.repository or "(unnamed)",
                    question=delimit("question", item.question), answer=delimit("answer", item.answer))
-    out = StepOutcome("refine", "ok", template_hash=req.template_hash)
-    r = await client.call(req, force=settings.force, purpose="refine", qa_pair_id=item.pair.id)
-    out.add(r)
-    if not r.ok:
-        return _fail(out, r, "refine")
+    out, r = await _single_call(client, item, settings, "refine", req)
+    if not out.ok:
+        return out
     out.output = {**r.parsed, "original_question": item.pair.question,
                   "original_answer": item.pair.reference_answer or ""}
     return out
@@ -283,12 +280,9 @@ async def generate_checklist(client: LLMClient, item: PairInput, settings: StepS
     violations one repair turn lists them; if it still breaks the rules the step fails with the raw output."""
     req = _request("checklist", settings, CHECKLIST_SCHEMA, "checklist", repository=item.pair.repository or "(unnamed)",
                    question=delimit("question", item.question), answer=delimit("reference_answer", item.answer))
-    out = StepOutcome("checklist", "ok", template_hash=req.template_hash)
-    r = await client.call(req, validate=checklist_problems, force=settings.force, purpose="checklist",
-                          qa_pair_id=item.pair.id)
-    out.add(r)
-    if not r.ok:
-        return _fail(out, r, "checklist")
+    out, r = await _single_call(client, item, settings, "checklist", req, validate=checklist_problems)
+    if not out.ok:
+        return out
     out.checklist = Checklist.model_validate(r.parsed)
     out.output = {"checklist": out.checklist.model_dump(mode="json")}
     return out
@@ -310,11 +304,9 @@ async def verify(client: LLMClient, item: PairInput, settings: StepSettings) -> 
                    question=delimit("question", item.question), answer=delimit("reference_answer", item.answer),
                    checklist=delimit("checklist", _checklist_text(item.checklist)),
                    code=delimit("code", item.code or "(no excerpts available)"))
-    out = StepOutcome("verify", "ok", template_hash=req.template_hash)
-    r = await client.call(req, force=settings.force, purpose="verify", qa_pair_id=item.pair.id)
-    out.add(r)
-    if not r.ok:
-        return _fail(out, r, "verify")
+    out, r = await _single_call(client, item, settings, "verify", req)
+    if not out.ok:
+        return out
     out.output = dict(r.parsed)
     out.flagged = not (r.parsed["self_contained"]["passed"] and r.parsed["answerable"]["passed"])
     return out

@@ -29,9 +29,9 @@ from typing import Any
 
 from .checklist import TOTAL_POINTS, Checklist, ItemKind, validate
 from .judgment import CODE_QA_BENCH_DIMENSIONS, FAILURE_MODES, SCALAR_SCALES, SWE_QA_PRO_DIMENSIONS
-from .llm.base import CallStatus, ChatMessage, LLMRequest, Usage
+from .llm.base import CallStatus, ChatMessage, LLMRequest
 from .llm.client import CallResult, LLMClient
-from .llm.jobs import ItemTally
+from .llm.jobs import OutcomeAccounting
 from .llm.prompts import delimit, load_template
 
 JUDGES = ("checklist", "swe-qa-pro", "code-qa-bench")
@@ -104,7 +104,7 @@ class JudgeSettings:
 
 
 @dataclass
-class JudgeOutcome:
+class JudgeOutcome(OutcomeAccounting):
     """One judge's verdict on one answer in one run, ready to store as a ``judgments`` row.
 
     Attributes:
@@ -115,7 +115,8 @@ class JudgeOutcome:
         seed: the answer-order seed (SWE-QA-Pro), else None.
         reason: why unscored (None when scored); reason_kind: ``invalid output``, ``refused``, ``provider error``.
         raw_text: the judge's last raw output when unscored.
-        calls, cached, usage, cost_usd, call_ids: what it took (``calls`` 0 when it came from the cache).
+        calls, cached, usage, cost_usd, call_ids: what it took (``calls`` 0 when it came from the cache; keyword-only
+            fields of :class:`~benchwright.core.llm.jobs.OutcomeAccounting`, which also gives ``add`` and ``tally``).
     """
 
     answer_id: str
@@ -132,29 +133,15 @@ class JudgeOutcome:
     reason_kind: str | None = None
     raw_text: str | None = None
     template_hash: str | None = None
-    call_ids: list[int] = field(default_factory=list)
-    calls: int = 0
-    cached: int = 0
-    usage: Usage = field(default_factory=Usage)
-    cost_usd: float = 0.0
 
     @property
     def scored(self) -> bool:
         """True when the judgment counts in aggregates."""
         return self.status == "scored"
 
-    def add(self, r: CallResult) -> None:
-        """Account for one call result."""
-        self.call_ids += r.call_ids
-        self.calls += r.calls
-        self.cached += int(r.cached)
-        self.usage = self.usage + r.usage
-        self.cost_usd += r.cost_usd
-
-    def tally(self) -> ItemTally:
-        """This outcome's share of a job's progress (unscored counts as failed)."""
-        return ItemTally(failed=not self.scored, calls=self.calls, cached=self.cached, usage=self.usage,
-                         cost_usd=self.cost_usd)
+    def item_failed(self) -> bool:
+        """Unscored counts as failed in a job's progress."""
+        return not self.scored
 
 
 def _unscored(out: JudgeOutcome, r: CallResult) -> JudgeOutcome:
@@ -552,8 +539,9 @@ class AnswerSettings:
 
 
 @dataclass
-class AnswerOutcome:
-    """A generated answer (``ok``) or why there is none (``failed``: refusal, provider error, empty output)."""
+class AnswerOutcome(OutcomeAccounting):
+    """A generated answer (``ok``) or why there is none (``failed``: refusal, provider error, empty output); what
+    it took in the fields of :class:`~benchwright.core.llm.jobs.OutcomeAccounting`."""
 
     qa_pair_id: str
     status: str = "ok"
@@ -561,21 +549,11 @@ class AnswerOutcome:
     model: str | None = None
     reason: str | None = None
     template_hash: str | None = None
-    call_ids: list[int] = field(default_factory=list)
-    calls: int = 0
-    cached: int = 0
-    usage: Usage = field(default_factory=Usage)
-    cost_usd: float = 0.0
 
     @property
     def ok(self) -> bool:
         """True when there is an answer to store."""
         return self.status == "ok"
-
-    def tally(self) -> ItemTally:
-        """This outcome's share of a job's progress."""
-        return ItemTally(failed=not self.ok, calls=self.calls, cached=self.cached, usage=self.usage,
-                         cost_usd=self.cost_usd)
 
 
 def direct_answer_request(qa_pair_id: str, repository: str | None, question: str,
@@ -600,8 +578,7 @@ async def direct_answer(client: LLMClient, qa_pair_id: str, repository: str | No
     # turn asks for JSON, and a rerun asks again anyway.
     r = await client.call(req, validate=not_empty, repair=False, force=settings.force, purpose="answer:direct",
                           qa_pair_id=qa_pair_id)
-    out.call_ids, out.calls, out.cached = list(r.call_ids), r.calls, int(r.cached)
-    out.usage, out.cost_usd = r.usage, r.cost_usd
+    out.add(r)
     if not r.ok:
         out.status = "failed"
         if r.status is CallStatus.INVALID:
@@ -647,8 +624,9 @@ class FailureInput:
 
 
 @dataclass
-class FailureOutcome:
-    """A failure-mode label from the classifier (``ok``) or why there is none (``failed``)."""
+class FailureOutcome(OutcomeAccounting):
+    """A failure-mode label from the classifier (``ok``) or why there is none (``failed``); what it took in the
+    fields of :class:`~benchwright.core.llm.jobs.OutcomeAccounting`."""
 
     answer_id: str
     status: str = "ok"
@@ -657,21 +635,11 @@ class FailureOutcome:
     model: str | None = None
     reason: str | None = None
     raw_text: str | None = None
-    call_ids: list[int] = field(default_factory=list)
-    calls: int = 0
-    cached: int = 0
-    usage: Usage = field(default_factory=Usage)
-    cost_usd: float = 0.0
 
     @property
     def ok(self) -> bool:
         """True when there is a label to store."""
         return self.status == "ok"
-
-    def tally(self) -> ItemTally:
-        """This outcome's share of a job's progress."""
-        return ItemTally(failed=not self.ok, calls=self.calls, cached=self.cached, usage=self.usage,
-                         cost_usd=self.cost_usd)
 
 
 def failure_mode_request(item: FailureInput, settings: JudgeSettings) -> LLMRequest:
@@ -696,8 +664,7 @@ async def classify_failure(client: LLMClient, item: FailureInput, settings: Judg
 
     r = await client.call(req, validate=check, force=settings.force, purpose="failure-mode",
                           qa_pair_id=item.qa_pair_id)
-    out.call_ids, out.calls, out.cached = list(r.call_ids), r.calls, int(r.cached)
-    out.usage, out.cost_usd = r.usage, r.cost_usd
+    out.add(r)
     if not r.ok:
         tmp = _unscored(JudgeOutcome(item.answer_id, "failure-mode", settings.model, 0), r)
         out.status, out.reason, out.raw_text = "failed", tmp.reason, r.text

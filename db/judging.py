@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from benchwright.core.errors import BenchwrightError, NotFoundError
 from benchwright.core.judging import (
@@ -45,7 +46,7 @@ from benchwright.core.judgment import (
     answer_id as make_answer_id,
 )
 from benchwright.core.llm.client import LLMClient
-from benchwright.core.llm.jobs import Job, JobProgress
+from benchwright.core.llm.jobs import ItemTally, Job, JobProgress
 from benchwright.core.models import utc_now
 
 from .curation import build_input
@@ -197,6 +198,26 @@ def save_judgment_outcome(store: Store, outcome: JudgeOutcome, *, by: str) -> Ju
     )
 
 
+async def _run_and_store(client: LLMClient, items: list, work: Callable[[Any], Awaitable[Any]],
+                         tally: Callable[[Any], ItemTally], save: Callable[[Any, Any], object],
+                         on_progress: Callable[[JobProgress], object] | None,
+                         on_outcome: Callable[[Any], object] | None) -> JobProgress:
+    """Run ``work(item)`` for every item (at most the provider's concurrency at once); as each finishes, call
+    ``save(item, outcome)`` (which stores it, or not) and then ``on_outcome(outcome)``. Returns the final progress.
+
+    Raises:
+        asyncio.CancelledError: the run was cancelled (what finished is stored).
+    """
+
+    def stored(item: Any, outcome: Any) -> None:
+        save(item, outcome)
+        if on_outcome is not None:
+            on_outcome(outcome)
+
+    job = Job(work, concurrency=client.provider.concurrency, tally=tally, on_result=stored, on_progress=on_progress)
+    return await job.run(items)
+
+
 async def run_judging(store: Store, client: LLMClient, judge: str, targets: list[tuple[str, int]],
                       settings: JudgeSettings, *, by: str, on_progress: Callable[[JobProgress], object] | None = None,
                       on_outcome: Callable[[JudgeOutcome], object] | None = None) -> JobProgress:
@@ -215,14 +236,10 @@ async def run_judging(store: Store, client: LLMClient, judge: str, targets: list
             inputs[answer_id] = build_judge_input(store, store.get_answer(answer_id), judge)
         return await run_judge(judge, client, inputs[answer_id], settings, run_index)
 
-    def stored(target: tuple[str, int], outcome: JudgeOutcome) -> None:
+    def save(target: tuple[str, int], outcome: JudgeOutcome) -> None:
         save_judgment_outcome(store, outcome, by=by)
-        if on_outcome is not None:
-            on_outcome(outcome)
 
-    job = Job(work, concurrency=client.provider.concurrency, tally=JudgeOutcome.tally, on_result=stored,
-              on_progress=on_progress)
-    return await job.run(targets)
+    return await _run_and_store(client, targets, work, JudgeOutcome.tally, save, on_progress, on_outcome)
 
 
 # ------------------------------------------------------------------------------------------ direct answers
@@ -301,15 +318,11 @@ async def run_direct_answers(store: Store, client: LLMClient, pair_ids: list[str
         pin = build_input(store, pair_id, "checklist")
         return await direct_answer(client, pair_id, pin.pair.repository, pin.question, settings)
 
-    def stored(pair_id: str, outcome: AnswerOutcome) -> None:
+    def save(pair_id: str, outcome: AnswerOutcome) -> None:
         if outcome.ok:
             save_direct_answer(store, outcome, model=settings.model, condition=condition, by=by)
-        if on_outcome is not None:
-            on_outcome(outcome)
 
-    job = Job(work, concurrency=client.provider.concurrency, tally=AnswerOutcome.tally, on_result=stored,
-              on_progress=on_progress)
-    return await job.run(pair_ids)
+    return await _run_and_store(client, pair_ids, work, AnswerOutcome.tally, save, on_progress, on_outcome)
 
 
 # ------------------------------------------------------------------------------------------ failure modes
@@ -413,16 +426,12 @@ async def run_failure_modes(store: Store, client: LLMClient, candidates: list[Fa
         )
         return await classify_failure(client, item, settings)
 
-    def stored(answer_id: str, outcome: FailureOutcome) -> None:
+    def save(answer_id: str, outcome: FailureOutcome) -> None:
         if outcome.ok:
             store.add_failure_mode(answer_id, outcome.mode, outcome.rationale, "llm", judge_model=settings.model,
                                    call_ids=outcome.call_ids)
-        if on_outcome is not None:
-            on_outcome(outcome)
 
-    job = Job(work, concurrency=client.provider.concurrency, tally=FailureOutcome.tally, on_result=stored,
-              on_progress=on_progress)
-    return await job.run(list(by_id))
+    return await _run_and_store(client, list(by_id), work, FailureOutcome.tally, save, on_progress, on_outcome)
 
 
 def resolve_answer(store: Store, ref: str) -> str:

@@ -8,6 +8,7 @@ read as markup.
 
 from __future__ import annotations
 
+import functools
 import sys
 from collections import Counter
 
@@ -19,9 +20,7 @@ from benchwright.core.config import resolve_annotator
 from benchwright.core.judging import (
     FAILURE_THRESHOLD,
     JUDGES,
-    AnswerOutcome,
     AnswerSettings,
-    FailureOutcome,
     JudgeOutcome,
     JudgeSettings,
 )
@@ -100,19 +99,37 @@ def judge(ctx, judge, model, runs, answers_model, condition, limit, where, seed,
             return
         settings = JudgeSettings(model=role.model, params=role.params, project_dir=project_dir_of(store),
                                  force=force, seed=seed)
-        outcomes: list[JudgeOutcome] = []
-
-        async def go(on_progress):
-            try:
-                return await run_judging(store, client, judge, plan.targets, settings, by=by,
-                                         on_progress=on_progress, on_outcome=outcomes.append)
-            finally:
-                await client.provider.aclose()
-
-        final = run_with_progress(go, len(plan.targets), f"judge {judge} ({role.model}, {plan.runs} runs)")
+        final, outcomes = _run_closing(
+            client, functools.partial(run_judging, store, client, judge, plan.targets, settings, by=by),
+            len(plan.targets), f"judge {judge} ({role.model}, {plan.runs} runs)")
         _judge_summary(out, judge, plan, outcomes, final is None)
     if final is None:
         sys.exit(130)
+
+
+def _run_closing(client, run, total: int, label: str) -> tuple:
+    """Run ``run(on_progress=..., on_outcome=...)`` (a ``benchwright.db.judging`` runner with its other arguments
+    bound) under a progress bar of ``total`` items labelled ``label``, closing the client's provider when it ends.
+
+    Returns ``(final, outcomes)``: the final progress (None when the user pressed Ctrl+C; what finished is stored)
+    and the outcomes in the order they finished."""
+    outcomes: list = []
+
+    async def go(on_progress):
+        try:
+            return await run(on_progress=on_progress, on_outcome=outcomes.append)
+        finally:
+            await client.provider.aclose()
+
+    return run_with_progress(go, total, label), outcomes
+
+
+def _exit_unfinished(cancelled: bool, failed: list) -> None:
+    """Exit 130 when the run was cancelled (Ctrl+C), else 1 when any item failed; return otherwise."""
+    if cancelled:
+        sys.exit(130)
+    if failed:
+        sys.exit(1)
 
 
 def _close(client) -> None:
@@ -179,16 +196,10 @@ def answer(ctx, model, condition, limit, where, annotator) -> None:
                            f"{plan.already_answered} pairs already answered"))
             return
         settings = AnswerSettings(model=role.model, params=role.params, project_dir=project_dir_of(store))
-        outcomes: list[AnswerOutcome] = []
-
-        async def go(on_progress):
-            try:
-                return await run_direct_answers(store, client, plan.pair_ids, settings, condition=condition, by=by,
-                                                on_progress=on_progress, on_outcome=outcomes.append)
-            finally:
-                await client.provider.aclose()
-
-        final = run_with_progress(go, len(plan.pair_ids), f"answer ({role.model}, {condition})")
+        final, outcomes = _run_closing(
+            client, functools.partial(run_direct_answers, store, client, plan.pair_ids, settings,
+                                      condition=condition, by=by),
+            len(plan.pair_ids), f"answer ({role.model}, {condition})")
         ok = [o for o in outcomes if o.ok]
         failed = [o for o in outcomes if not o.ok]
         if final is None:
@@ -198,10 +209,7 @@ def answer(ctx, model, condition, limit, where, annotator) -> None:
                        f"{_money(outcomes)}"))
         for o in failed[:10]:
             out.print(Text(f"  failed #{store.ordinal_of(o.qa_pair_id)} {o.qa_pair_id}: {printable(o.reason or '')}"))
-    if final is None:
-        sys.exit(130)
-    if failed:
-        sys.exit(1)
+    _exit_unfinished(final is None, failed)
 
 
 # -------------------------------------------------------------------------------------- failure modes
@@ -242,16 +250,9 @@ def failure_modes(ctx, model, judge_model, answers_model, condition, threshold, 
             out.print(Text(f"failure-modes: nothing to do ({skipped})"))
             return
         settings = JudgeSettings(model=role.model, params=role.params, project_dir=project_dir_of(store), force=force)
-        outcomes: list[FailureOutcome] = []
-
-        async def go(on_progress):
-            try:
-                return await run_failure_modes(store, client, plan.candidates, settings, on_progress=on_progress,
-                                               on_outcome=outcomes.append)
-            finally:
-                await client.provider.aclose()
-
-        final = run_with_progress(go, len(plan.candidates), f"failure modes ({role.model})")
+        final, outcomes = _run_closing(
+            client, functools.partial(run_failure_modes, store, client, plan.candidates, settings),
+            len(plan.candidates), f"failure modes ({role.model})")
     ok = [o for o in outcomes if o.ok]
     failed = [o for o in outcomes if not o.ok]
     modes = Counter(o.mode for o in ok)
@@ -260,10 +261,7 @@ def failure_modes(ctx, model, judge_model, answers_model, condition, threshold, 
         out.print(Text("  " + ", ".join(f"{m} {modes[m]}" for m in FAILURE_MODES if modes[m])))
     for o in failed[:10]:
         out.print(Text(f"  failed {o.answer_id}: {printable(o.reason or '')[:300]}"))
-    if final is None:
-        sys.exit(130)
-    if failed:
-        sys.exit(1)
+    _exit_unfinished(final is None, failed)
 
 
 @main.group("failure-mode")

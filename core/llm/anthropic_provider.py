@@ -18,16 +18,15 @@ Retries (408/409/429/5xx, connection errors, timeouts) are the SDK's, honouring 
 from __future__ import annotations
 
 import copy
-import os
 import time
 from typing import Any
 
 import anthropic
 import httpx2
 
+from ._sdk_common import SDKErrors, read_api_key, to_llm_error
 from .base import (
     LLMConfigError,
-    LLMError,
     LLMRefusalError,
     LLMRequest,
     LLMResponse,
@@ -41,38 +40,8 @@ DEFAULT_MAX_TOKENS = 4096
 SUPPORTED_PARAMS = ("temperature", "max_tokens", "top_p", "seed")
 
 
-def _read_key(provider: str, api_key_env: str | None) -> str:
-    if not api_key_env:
-        raise LLMConfigError(f"provider '{provider}': api_key_env is not configured; set it to the name of the "
-                             "environment variable holding the Anthropic API key (e.g. ANTHROPIC_API_KEY)")
-    key = os.environ.get(api_key_env, "").strip()
-    if not key:
-        raise LLMConfigError(
-            f"provider '{provider}': the environment variable {api_key_env} is not set; export it "
-            f"(export {api_key_env}=...) before running. API keys are read from the environment only."
-        )
-    return key
-
-
-def _scrub(text: str, secret: str) -> str:
-    return text.replace(secret, "***") if len(secret) >= 4 else text
-
-
-def _attempts(request: Any) -> int:
-    try:
-        return int(request.headers.get("x-stainless-retry-count", "0")) + 1
-    except (AttributeError, TypeError, ValueError):
-        return 1
-
-
-def _detail(body: object, fallback: str) -> str:
-    if isinstance(body, dict):
-        err = body.get("error", body)
-        if isinstance(err, dict) and isinstance(err.get("message"), str):
-            return err["message"]
-    if isinstance(body, str) and body.strip():
-        return body.strip()[:500]
-    return fallback
+_ERRORS = SDKErrors(status=anthropic.APIStatusError, timeout=anthropic.APITimeoutError,
+                    connection=anthropic.APIConnectionError, base=anthropic.AnthropicError)
 
 
 class AnthropicProvider:
@@ -105,7 +74,9 @@ class AnthropicProvider:
         self.timeout_s = timeout_s
         self.max_retries = max_retries
         self.api_key_env = api_key_env
-        self._key = _read_key(name, api_key_env)
+        # An empty api_key_env counts as not configured (there is no key-less Anthropic endpoint).
+        self._key: str = read_api_key(name, api_key_env or None, allow_missing=False,
+                                      what="the Anthropic API key (e.g. ANTHROPIC_API_KEY)")
         self._client = anthropic.AsyncAnthropic(
             api_key=self._key, base_url=base_url, timeout=timeout_s, max_retries=max_retries,
             http_client=http_client,
@@ -151,26 +122,11 @@ class AnthropicProvider:
         try:
             raw = await self._client.messages.with_raw_response.create(**kwargs)
             message = await raw.parse()
-        except anthropic.APIStatusError as e:
-            attempts = _attempts(e.request)
-            status = e.status_code
-            raise LLMError(
-                _scrub(f"{self.name}: HTTP {status} from {self.base_url} after {attempts} attempt(s): "
-                       f"{_detail(e.body, e.message)}", self._key),
-                http_status=status, request_id=e.request_id,
-                transient=status in (408, 409, 429) or status >= 500, attempts=attempts,
-            ) from None
-        except anthropic.APITimeoutError as e:
-            attempts = _attempts(e.request)
-            raise LLMError(f"{self.name}: no answer from {self.base_url} within {self.timeout_s:g} s "
-                           f"({attempts} attempt(s))", transient=True, attempts=attempts) from None
-        except anthropic.APIConnectionError as e:
-            attempts = _attempts(e.request)
-            cause = _scrub(str(e.__cause__ or e), self._key)
-            raise LLMError(f"{self.name}: cannot reach {self.base_url} ({attempts} attempt(s)): {cause}",
-                           transient=True, attempts=attempts) from None
-        except (anthropic.AnthropicError, ValueError) as e:
-            raise LLMError(_scrub(f"{self.name}: unusable answer from {self.base_url}: {e}", self._key)) from None
+        except _ERRORS.caught as e:
+            # Anthropic's error bodies nest the message; a bare {"error": "text"} body is reported through the
+            # SDK's own message (plain_error=False), as this provider always did.
+            raise to_llm_error(e, _ERRORS, provider=self.name, base_url=self.base_url, timeout_s=self.timeout_s,
+                               secret=self._key, plain_error=False) from None
         latency = time.perf_counter() - t0
         attempts = raw.retries_taken + 1
         request_id = raw.request_id or getattr(message, "id", None)

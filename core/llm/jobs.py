@@ -10,9 +10,12 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from .base import Usage
+
+if TYPE_CHECKING:
+    from .client import CallResult
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -66,6 +69,45 @@ class ItemTally:
     cached: int = 0
     usage: Usage = field(default_factory=Usage)
     cost_usd: float = 0.0
+
+
+@dataclass(kw_only=True)
+class OutcomeAccounting:
+    """What one item's LLM calls took, summed over its calls: a base for per-item outcome dataclasses (curation
+    steps, judgments, direct answers, failure-mode labels).
+
+    The fields are keyword-only, so a subclass declares its own positional fields before them.
+
+    Attributes:
+        call_ids: ledger ids (``llm_calls.id``) of the calls, in order.
+        calls: requests sent to the provider (0 when everything came from the cache).
+        cached: outputs reused from the ledger.
+        usage: tokens of the calls; cost_usd: their cost in US dollars (0 without prices).
+    """
+
+    call_ids: list[int] = field(default_factory=list)
+    calls: int = 0
+    cached: int = 0
+    usage: Usage = field(default_factory=Usage)
+    cost_usd: float = 0.0
+
+    def add(self, r: CallResult) -> None:
+        """Account for one call result (:class:`~.client.CallResult`)."""
+        self.call_ids += r.call_ids
+        self.calls += r.calls
+        self.cached += int(r.cached)
+        self.usage = self.usage + r.usage
+        self.cost_usd += r.cost_usd
+
+    def item_failed(self) -> bool:
+        """True when the item counts as failed in a job's progress; by default when it is not ``ok`` (a
+        subclass without an ``ok`` property overrides this)."""
+        return not self.ok  # type: ignore[attr-defined]
+
+    def tally(self) -> ItemTally:
+        """This outcome's share of a job's progress (:class:`ItemTally`; ``failed`` from :meth:`item_failed`)."""
+        return ItemTally(failed=self.item_failed(), calls=self.calls, cached=self.cached, usage=self.usage,
+                         cost_usd=self.cost_usd)
 
 
 class Job(Generic[T, R]):

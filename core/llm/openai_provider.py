@@ -20,7 +20,6 @@ Retries (408/409/429/5xx, connection errors, timeouts) are the SDK's, ``max_retr
 from __future__ import annotations
 
 import copy
-import os
 import time
 from typing import Any
 from urllib.parse import urlsplit
@@ -28,6 +27,13 @@ from urllib.parse import urlsplit
 import httpx2
 import openai
 
+# The key and error helpers are shared with the Anthropic provider; the ones not used here stay importable from
+# this module under their old names.
+from ._sdk_common import SDKErrors, read_api_key, to_llm_error
+from ._sdk_common import error_detail as error_detail
+from ._sdk_common import http_attempts as http_attempts
+from ._sdk_common import is_transient_status as is_transient_status
+from ._sdk_common import scrub as scrub
 from .base import (
     LLMConfigError,
     LLMError,
@@ -76,60 +82,8 @@ def strict_compatible(schema: Any) -> bool:
     return all(strict_compatible(c) for c in children)
 
 
-def read_api_key(provider: str, api_key_env: str | None, *, allow_missing: bool) -> str | None:
-    """The API key from the environment variable ``api_key_env``.
-
-    Returns None when ``api_key_env`` is None and ``allow_missing`` (a local server without keys).
-
-    Raises:
-        LLMConfigError: the variable is not set or empty (the message names it, never a value).
-    """
-    if api_key_env is None:
-        if allow_missing:
-            return None
-        raise LLMConfigError(f"provider '{provider}': api_key_env is not configured; set it to the name of "
-                             "the environment variable holding the API key")
-    key = os.environ.get(api_key_env, "").strip()
-    if not key:
-        raise LLMConfigError(
-            f"provider '{provider}': the environment variable {api_key_env} is not set; export it "
-            f"(export {api_key_env}=...) before running. API keys are read from the environment only."
-        )
-    return key
-
-
-def scrub(text: str, secret: str | None) -> str:
-    """``text`` with every occurrence of ``secret`` replaced by ``***``."""
-    if secret and len(secret) >= 4:
-        return text.replace(secret, "***")
-    return text
-
-
-def http_attempts(request: Any) -> int:
-    """HTTP attempts the SDK made for ``request``: its ``x-stainless-retry-count`` header (retries taken)
-    plus one; 1 when the request is unknown."""
-    try:
-        return int(request.headers.get("x-stainless-retry-count", "0")) + 1
-    except (AttributeError, TypeError, ValueError):
-        return 1
-
-
-def error_detail(body: object, fallback: str) -> str:
-    """The human message in an API error body (``{"error": {"message": ...}}`` or ``{"message": ...}``)."""
-    if isinstance(body, dict):
-        err = body.get("error", body)
-        if isinstance(err, dict) and isinstance(err.get("message"), str):
-            return err["message"]
-        if isinstance(err, str):
-            return err
-    if isinstance(body, str) and body.strip():
-        return body.strip()[:500]
-    return fallback
-
-
-def is_transient_status(status: int) -> bool:
-    """408, 409, 429 and 5xx: worth trying again later."""
-    return status in (408, 409, 429) or status >= 500
+_ERRORS = SDKErrors(status=openai.APIStatusError, timeout=openai.APITimeoutError,
+                    connection=openai.APIConnectionError, base=openai.OpenAIError)
 
 
 class OpenAIProvider:
@@ -215,25 +169,9 @@ class OpenAIProvider:
         try:
             raw = await self._client.chat.completions.with_raw_response.create(**kwargs)
             completion = raw.parse()
-        except openai.APIStatusError as e:
-            attempts = http_attempts(e.request)
-            raise LLMError(
-                scrub(f"{self.name}: HTTP {e.status_code} from {self.base_url} after {attempts} attempt(s): "
-                      f"{error_detail(e.body, e.message)}", self._key),
-                http_status=e.status_code, request_id=e.request_id, transient=is_transient_status(e.status_code),
-                attempts=attempts,
-            ) from None
-        except openai.APITimeoutError as e:
-            attempts = http_attempts(e.request)
-            raise LLMError(f"{self.name}: no answer from {self.base_url} within {self.timeout_s:g} s "
-                           f"({attempts} attempt(s))", transient=True, attempts=attempts) from None
-        except openai.APIConnectionError as e:
-            attempts = http_attempts(e.request)
-            cause = scrub(str(e.__cause__ or e), self._key)
-            raise LLMError(f"{self.name}: cannot reach {self.base_url} ({attempts} attempt(s)): {cause}",
-                           transient=True, attempts=attempts) from None
-        except (openai.OpenAIError, ValueError) as e:
-            raise LLMError(scrub(f"{self.name}: unusable answer from {self.base_url}: {e}", self._key)) from None
+        except _ERRORS.caught as e:
+            raise to_llm_error(e, _ERRORS, provider=self.name, base_url=self.base_url, timeout_s=self.timeout_s,
+                               secret=self._key) from None
         latency = time.perf_counter() - t0
         attempts = raw.retries_taken + 1
         request_id = raw.request_id or getattr(completion, "id", None)
