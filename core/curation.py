@@ -17,6 +17,7 @@ the store: the caller (``benchwright.db.curation``) reads inputs and saves outco
 
 from __future__ import annotations
 
+import hashlib
 import ipaddress
 import re
 from dataclasses import dataclass, field
@@ -61,6 +62,18 @@ class PairInput:
     links: dict[str, str | None] = field(default_factory=dict)
     code: str = ""
 
+    def input_hash(self, step: str) -> str:
+        """SHA-256 (hex, 16 digits) of what ``step`` reads from the store: the working text, and the link
+        contents (``enrich``) or the checklist (``verify``). A stored result whose input hash differs from the
+        current one is stale: an earlier step or the link store changed since it ran."""
+        parts = [step, self.question, self.answer]
+        if step == "enrich":
+            parts += [f"{u}\x1f{c if c is not None else ''}" for u, c in sorted(self.links.items())]
+        if step == "verify":
+            parts.append(self.checklist.to_json() if self.checklist is not None else "")
+        h = hashlib.sha256("\x1e".join(parts).encode("utf-8", "surrogatepass"))
+        return h.hexdigest()[:16]
+
 
 @dataclass
 class StepOutcome(OutcomeAccounting):
@@ -81,10 +94,28 @@ class StepOutcome(OutcomeAccounting):
     template_hash: str | None = None
     checklist: Checklist | None = None
 
+    input_hash: str | None = None
+    """:meth:`PairInput.input_hash` of the input the step ran on (set by the runner)."""
+
     @property
     def ok(self) -> bool:
         """True when the step succeeded."""
         return self.status == "ok"
+
+    @property
+    def skipped(self) -> bool:
+        """True when the runner left the pair alone (another process has it, or it was done meanwhile)."""
+        return self.status == "skipped"
+
+    def item_failed(self) -> bool:
+        """Failed in a job's progress only when the step failed (a skipped pair is not a failure)."""
+        return self.status == "failed"
+
+    def tally(self):
+        """This outcome's share of the progress; a skipped pair counts as skipped."""
+        t = super().tally()
+        t.skipped = self.skipped
+        return t
 
     def add(self, r: CallResult) -> None:
         """Account for one call result and record the model that answered (kept when the result names none)."""
@@ -128,16 +159,25 @@ CHECKLIST_SCHEMA = _obj({"items": {
 
 
 # ------------------------------------------------------------------------------------------------- links
+PAGE_CHARS = 40_000
+"""At most this many characters of a saved page go to the model (the rest is cut; the link says so)."""
+
 _URL = re.compile(r"""https?://[^\s<>()\[\]{}"'`]+""", re.I)
 
 
+def normalize_url(url: str) -> str:
+    """``url`` without its ``#fragment`` (one page, one link-store entry) and trailing punctuation."""
+    return url.strip().rstrip(".,;:!?*_").split("#", 1)[0]
+
+
 def extract_urls(*texts: str | None) -> list[str]:
-    """External http(s) URLs in ``texts``, in first-seen order, without repeats and trailing punctuation;
-    localhost, loopback, private, link-local and reserved addresses are left out (RepoProbe §3.2 step 2)."""
+    """External http(s) URLs in ``texts`` (normalized by :func:`normalize_url`), in first-seen order, without
+    repeats; localhost, loopback, private, link-local and reserved addresses are left out (RepoProbe §3.2
+    step 2)."""
     seen: dict[str, None] = {}
     for text in texts:
         for m in _URL.finditer(text or ""):
-            url = m.group(0).rstrip(".,;:!?*_")
+            url = normalize_url(m.group(0))
             if is_external_url(url):
                 seen.setdefault(url, None)
     return list(seen)
@@ -150,7 +190,7 @@ def is_external_url(url: str) -> bool:
         host = (parts.hostname or "").lower()
     except ValueError:
         return False
-    if parts.scheme not in ("http", "https") or not host:
+    if parts.scheme not in ("http", "https") or not host or any(c.isspace() for c in url):
         return False
     if host == "localhost" or host.endswith((".localhost", ".local", ".internal", ".lan")):
         return False
@@ -228,7 +268,7 @@ async def enrich(client: LLMClient, item: PairInput, settings: StepSettings) -> 
             continue
         req = _request("link_summary", settings, LINK_SCHEMA, "link_summary", repository=repo, url=url,
                        question=delimit("question", item.question), answer=delimit("answer", item.answer),
-                       page=delimit("page", content[:40_000]))
+                       page=delimit("page", content[:PAGE_CHARS]))
         out.template_hash = req.template_hash
         r = await client.call(req, force=settings.force, purpose="enrich", qa_pair_id=item.pair.id)
         out.add(r)
@@ -236,7 +276,8 @@ async def enrich(client: LLMClient, item: PairInput, settings: StepSettings) -> 
             return _fail(out, r, f"enrich {url}")
         p = r.parsed
         links.append({"url": url, "status": "relevant" if p["relevant"] else "irrelevant",
-                      "rationale": p["rationale"], "summary": p["summary"] if p["relevant"] else ""})
+                      "rationale": p["rationale"], "summary": p["summary"] if p["relevant"] else "",
+                      "truncated": len(content) > PAGE_CHARS})
         if p["relevant"] and p["summary"].strip():
             summaries.append(f"{url}\n{p['summary']}")
     question, answer, integrated = item.question, item.answer, False

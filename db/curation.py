@@ -8,6 +8,7 @@ ledger, so a killed run picks up where it stopped with nothing lost and nothing 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from benchwright.core.curation import (
@@ -23,6 +24,7 @@ from benchwright.core.errors import BenchwrightError
 from benchwright.core.llm.client import LLMClient
 from benchwright.core.llm.jobs import Job, JobProgress
 
+from .llm import claim_owner
 from .store import QueueFilter, Store
 
 
@@ -31,12 +33,61 @@ def generated_checklist_author(model: str | None) -> str:
     return f"llm:{model or 'unknown'}"
 
 
-def select_pairs(store: Store, step: str, *, where: QueueFilter | None = None, limit: int | None = None,
-                 force: bool = False, pair_ids: list[str] | None = None, annotator: str = "") -> list[str]:
-    """Pair ids a run of ``step`` will work on, in queue order.
+HUMAN_ORIGINS = ("edited", "imported", "adjudicated")
+"""Checklist origins a person stands behind: ``generate checklist --force`` leaves them alone unless asked."""
 
-    Without ``force``, pairs whose current ``step`` result is ``ok`` are left out, and for ``checklist`` also
-    pairs that already have a checklist. ``pair_ids`` restricts the run to those pairs (still filtered).
+
+@dataclass
+class Selection:
+    """The pairs a run of a step will work on, and why others are left out.
+
+    Attributes:
+        pair_ids: the pairs to run, in queue order (after ``limit``).
+        matching: pairs the filter matched.
+        done: matching pairs left out because their current result is ok and up to date (or, for
+            ``checklist``, because they have a checklist).
+        stale: pairs included because their result is older than its input (an earlier step or the link
+            store changed since).
+        human: pairs left out of a forced ``checklist`` run because a person made their current checklist.
+        resumed_done: pairs left out because the forced run being resumed already finished them.
+    """
+
+    pair_ids: list[str]
+    matching: int = 0
+    done: int = 0
+    stale: int = 0
+    human: list[str] = field(default_factory=list)
+    resumed_done: int = 0
+
+    def nothing_to_do_message(self, step: str) -> str:
+        """Why there is nothing to run, in words."""
+        if not self.matching:
+            return f"{step}: no pair matches the filter"
+        if self.human and not self.done:
+            return (f"{step}: nothing to do; {len(self.human)} pairs have a checklist a person made or edited "
+                    "(--include-edited generates new versions for them too)")
+        return f"{step}: nothing to do (every matching pair is done; --force runs them again)"
+
+
+def select_pairs(store: Store, step: str, *, where: QueueFilter | None = None, limit: int | None = None,
+                 force: bool = False, pair_ids: list[str] | None = None, annotator: str = "",
+                 since: str | None = None, include_edited: bool = False) -> list[str]:
+    """Pair ids a run of ``step`` will work on, in queue order (see :func:`plan_pairs` for the rules)."""
+    return plan_pairs(store, step, where=where, limit=limit, force=force, pair_ids=pair_ids, annotator=annotator,
+                      since=since, include_edited=include_edited).pair_ids
+
+
+def plan_pairs(store: Store, step: str, *, where: QueueFilter | None = None, limit: int | None = None,
+               force: bool = False, pair_ids: list[str] | None = None, annotator: str = "",
+               since: str | None = None, include_edited: bool = False) -> Selection:
+    """Choose the pairs for a run of ``step``.
+
+    Without ``force``, a pair whose current ``step`` result is ok is left out unless that result is stale (its
+    input hash differs from the input the step would get now); for ``checklist``, a pair that has a checklist
+    is left out unless its current checklist is the generated one of a stale result. With ``force`` every
+    matching pair runs, except, for ``checklist``, pairs whose current checklist a person made or edited
+    (unless ``include_edited``), and, when ``since`` is given (resuming a forced run), pairs with a result
+    created since then. ``pair_ids`` restricts the run to those pairs (still filtered).
 
     Raises:
         BenchwrightError: unknown step.
@@ -52,15 +103,44 @@ def select_pairs(store: Store, step: str, *, where: QueueFilter | None = None, l
     if pair_ids is not None:
         wanted = set(pair_ids)
         ids = [i for i in ids if i in wanted]
-    if not force:
-        done = store.pairs_with_step_done(step)
-        if step == "checklist":
-            done |= {r[0] for r in store.db.conn.execute("SELECT qa_pair_id FROM checklist_current")}
-        ids = [i for i in ids if i not in done]
-    return ids[:limit] if limit else ids
+    sel = Selection(pair_ids=[], matching=len(ids))
+    current_checklists = {}
+    if step == "checklist":
+        current_checklists = dict(store.db.conn.execute(
+            "SELECT qa_pair_id, origin FROM checklist_current").fetchall())
+    if force:
+        if step == "checklist" and not include_edited:
+            sel.human = [i for i in ids if current_checklists.get(i) in HUMAN_ORIGINS]
+            ids = [i for i in ids if current_checklists.get(i) not in HUMAN_ORIGINS]
+        if since is not None:
+            finished = store.pairs_with_step_done(step, since=since)
+            failed_since = {r[0] for r in store.db.conn.execute(
+                "SELECT c.qa_pair_id FROM curation_current c JOIN curation_results r ON r.id = c.result_id "
+                "WHERE c.step = ? AND r.created_at >= ?", (step, since))}
+            before = len(ids)
+            ids = [i for i in ids if i not in finished and i not in failed_since]
+            sel.resumed_done = before - len(ids)
+        sel.pair_ids = ids[:limit] if limit else ids
+        return sel
+    done = store.pairs_with_step_done(step)
+    todo = []
+    for i in ids:
+        has_checklist = step == "checklist" and i in current_checklists
+        if i not in done and not has_checklist:
+            todo.append(i)
+            continue
+        if (i in done and done[i] is not None
+                and (step != "checklist" or current_checklists.get(i) == "generated")
+                and build_input(store, i, step, with_code=False).input_hash(step) != done[i]):
+            sel.stale += 1
+            todo.append(i)
+            continue
+        sel.done += 1
+    sel.pair_ids = todo[:limit] if limit else todo
+    return sel
 
 
-def build_input(store: Store, pair_id: str, step: str) -> PairInput:
+def build_input(store: Store, pair_id: str, step: str, *, with_code: bool = True) -> PairInput:
     """What ``step`` needs about the pair: the working text (refined, else enriched, else original; ``enrich``
     and ``refine`` start from earlier steps' text only as far as those come before them), the current
     checklist, link contents and code excerpts."""
@@ -84,7 +164,7 @@ def build_input(store: Store, pair_id: str, step: str) -> PairInput:
         v = store.checklist_version(pair_id)
         checklist = v.checklist if v is not None else None
         repo = store.get_repository(pair.repository, missing_ok=True) if pair.repository else None
-        if repo is not None and repo.local_path and Path(repo.local_path).is_dir():
+        if with_code and repo is not None and repo.local_path and Path(repo.local_path).is_dir():
             code = code_excerpts(repo.local_path, f"{question}\n{answer}")
     return PairInput(pair=pair, question=question, answer=answer, checklist=checklist, links=links, code=code)
 
@@ -97,8 +177,13 @@ def save_outcome(store: Store, pair_id: str, outcome: StepOutcome, *, by: str) -
     store.save_curation_result(
         pair_id, outcome.step, status=outcome.status, output=outcome.output, flagged=outcome.flagged,
         raw_text=outcome.raw_text, reason=outcome.reason, model=outcome.model, template_hash=outcome.template_hash,
-        call_ids=outcome.call_ids, calls_made=outcome.calls, by=by,
+        call_ids=outcome.call_ids, calls_made=outcome.calls, by=by, input_hash=outcome.input_hash,
     )
+    if outcome.ok and outcome.step == "classify" and outcome.output.get("code_understanding_relevant"):
+        # The RepoProbe category fills the pair's category when its source gave none (never overwritten).
+        with store.write() as db:
+            db.conn.execute("UPDATE qa_pairs SET category = ? WHERE id = ? AND category IS NULL",
+                            (outcome.output.get("category"), pair_id))
 
 
 async def run_curation(store: Store, client: LLMClient, step: str, pair_ids: list[str], settings: StepSettings, *,
@@ -112,11 +197,31 @@ async def run_curation(store: Store, client: LLMClient, step: str, pair_ids: lis
         LLMConfigError: the provider is misconfigured.
     """
 
+    owner = claim_owner()
+    work_key = f"curation:{step}"
+
     async def work(pair_id: str) -> StepOutcome:
-        return await run_step(step, client, build_input(store, pair_id, step), settings)
+        if not store.claim(work_key, pair_id, owner):
+            return StepOutcome(step, "skipped", reason="another run is working on this pair")
+        item = build_input(store, pair_id, step)
+        h = item.input_hash(step)
+        if not settings.force and store.step_done_hash(pair_id, step) in (h, None):
+            store.release(work_key, pair_id, owner)
+            return StepOutcome(step, "skipped", reason="done meanwhile by another run")
+        try:
+            outcome = await run_step(step, client, item, settings)
+        except BaseException:
+            store.release(work_key, pair_id, owner)
+            raise
+        outcome.input_hash = h
+        return outcome
 
     def stored(pair_id: str, outcome: StepOutcome) -> None:
-        save_outcome(store, pair_id, outcome, by=by)
+        if not outcome.skipped:
+            try:
+                save_outcome(store, pair_id, outcome, by=by)
+            finally:
+                store.release(work_key, pair_id, owner)
         if on_outcome is not None:
             on_outcome(pair_id, outcome)
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import socket
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,6 +54,7 @@ class CurationResult:
     calls_made: int
     created_at: str
     created_by: str
+    input_hash: str | None = None
 
 
 @dataclass(frozen=True)
@@ -64,6 +67,39 @@ class Link:
     sha256: str
     added_at: str
     added_by: str
+
+
+CLAIM_MAX_AGE_S = 24 * 3600
+"""A claim older than this is taken over even when its owner seems alive (pids are reused)."""
+
+
+def claim_owner() -> str:
+    """This process's claim owner: ``host:pid:random`` (unique per process start)."""
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+def owner_alive(owner: str, claimed_at: str) -> bool:
+    """Whether the claim of ``owner`` made at ``claimed_at`` (UTC ISO time) still counts: a process on this
+    host that still runs, or a claim from another host younger than a day."""
+    from datetime import UTC, datetime
+
+    try:
+        age = (datetime.now(UTC) - datetime.fromisoformat(claimed_at.replace("Z", "+00:00"))).total_seconds()
+    except ValueError:
+        return False
+    if age > CLAIM_MAX_AGE_S:
+        return False
+    host, _, rest = owner.partition(":")
+    pid_text = rest.partition(":")[0]
+    if host != socket.gethostname():
+        return True
+    try:
+        os.kill(int(pid_text), 0)
+    except (ValueError, ProcessLookupError):
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _record_from_row(r: tuple) -> CallRecord:
@@ -200,7 +236,8 @@ class LLMStoreMixin:
     def save_curation_result(self, qa_pair_id: str, step: str, *, status: str, output: dict | None = None,
                              flagged: bool = False, raw_text: str | None = None, reason: str | None = None,
                              model: str | None = None, template_hash: str | None = None,
-                             call_ids: list[int] | None = None, calls_made: int = 0, by: str) -> CurationResult:
+                             call_ids: list[int] | None = None, calls_made: int = 0, by: str,
+                             input_hash: str | None = None) -> CurationResult:
         """Append a step result for a pair (it becomes the current one).
 
         Raises:
@@ -214,24 +251,24 @@ class LLMStoreMixin:
             self.ordinal_of(qa_pair_id)
             cur = db.conn.execute(
                 """INSERT INTO curation_results (qa_pair_id, step, status, flagged, output_json, raw_text, reason,
-                   model, template_hash, call_ids_json, calls_made, created_at, created_by, uid)
-                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                   model, template_hash, call_ids_json, calls_made, created_at, created_by, uid, input_hash)
+                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
                 (qa_pair_id, step, status, int(flagged), json.dumps(output or {}, ensure_ascii=False), raw_text,
                  reason, model, template_hash, json.dumps(call_ids or []), calls_made, utc_now(), by,
-                 uuid.uuid4().hex),
+                 uuid.uuid4().hex, input_hash),
             )
             rid = cur.lastrowid
         return self._curation_by_id(rid)
 
     _CUR_COLS = ("id, qa_pair_id, step, status, flagged, output_json, raw_text, reason, model, template_hash, "
-                 "call_ids_json, calls_made, created_at, created_by")
+                 "call_ids_json, calls_made, created_at, created_by, input_hash")
 
     @staticmethod
     def _curation_from_row(r: tuple) -> CurationResult:
         return CurationResult(
             id=r[0], qa_pair_id=r[1], step=r[2], status=r[3], flagged=bool(r[4]), output=json.loads(r[5]),
             raw_text=r[6], reason=r[7], model=r[8], template_hash=r[9], call_ids=json.loads(r[10]),
-            calls_made=r[11], created_at=r[12], created_by=r[13],
+            calls_made=r[11], created_at=r[12], created_by=r[13], input_hash=r[14],
         )
 
     @serialized
@@ -261,12 +298,79 @@ class LLMStoreMixin:
         return [self._curation_from_row(r) for r in self.db.conn.execute(sql + " ORDER BY id", params).fetchall()]
 
     @serialized
-    def pairs_with_step_done(self, step: str) -> set[str]:
-        """Pairs whose current result of ``step`` is ``ok`` (skipped by a rerun without --force)."""
-        rows = self.db.conn.execute(
-            "SELECT qa_pair_id FROM curation_current WHERE step = ? AND status = 'ok'", (step,)
-        ).fetchall()
-        return {r[0] for r in rows}
+    def pairs_with_step_done(self, step: str, *, since: str | None = None) -> dict[str, str | None]:
+        """Pairs whose current result of ``step`` is ``ok`` -> that result's input hash (None for results
+        stored before input hashes existed). ``since``: only results created at or after this UTC time."""
+        sql = ("SELECT c.qa_pair_id, r.input_hash FROM curation_current c JOIN curation_results r "
+               "ON r.id = c.result_id WHERE c.step = ? AND c.status = 'ok'")
+        params: list[Any] = [step]
+        if since is not None:
+            sql += " AND r.created_at >= ?"
+            params.append(since)
+        return dict(self.db.conn.execute(sql, params).fetchall())
+
+    @serialized
+    def step_done_hash(self, qa_pair_id: str, step: str) -> str | None:
+        """The input hash of the pair's current ok result of ``step``: ``"-"`` when there is none, None when it
+        predates input hashes."""
+        row = self.db.conn.execute(
+            "SELECT r.input_hash FROM curation_current c JOIN curation_results r ON r.id = c.result_id "
+            "WHERE c.qa_pair_id = ? AND c.step = ? AND c.status = 'ok'", (qa_pair_id, step),
+        ).fetchone()
+        return "-" if row is None else row[0]
+
+    # ------------------------------------------------------------- claims and runs
+    @serialized
+    def claim(self, work: str, item: str, owner: str) -> bool:
+        """Claim ``item`` of ``work`` for ``owner`` (see :func:`claim_owner`); False when another live owner
+        holds it. A claim whose process is gone (same host, no such pid) or older than a day is taken over.
+
+        Two processes running the same step on one project thus never work on the same pair at once."""
+        with self.write() as db:
+            row = db.conn.execute("SELECT owner, claimed_at FROM work_claims WHERE work = ? AND item = ?",
+                                  (work, item)).fetchone()
+            if row is not None and row[0] != owner and owner_alive(row[0], row[1]):
+                return False
+            db.conn.execute(
+                """INSERT INTO work_claims (work, item, owner, claimed_at) VALUES (?, ?, ?, ?)
+                   ON CONFLICT (work, item) DO UPDATE SET owner = excluded.owner, claimed_at = excluded.claimed_at""",
+                (work, item, owner, utc_now()),
+            )
+        return True
+
+    @serialized
+    def release(self, work: str, item: str, owner: str) -> None:
+        """Drop ``owner``'s claim of ``item`` (a claim of another owner stays)."""
+        with self.write() as db:
+            db.conn.execute("DELETE FROM work_claims WHERE work = ? AND item = ? AND owner = ?", (work, item, owner))
+
+    @serialized
+    def open_run(self, kind: str, signature: str, *, by: str) -> tuple[int, str, bool]:
+        """The unfinished run of ``kind`` with this ``signature`` (the command's options), or a new one.
+
+        Returns:
+            ``(run id, started_at, resumed)``: ``resumed`` is True when an unfinished run was found, so the
+            caller skips what that run already finished (its results are newer than ``started_at``).
+        """
+        with self.write() as db:
+            row = db.conn.execute(
+                "SELECT id, started_at FROM llm_runs WHERE kind = ? AND signature = ? AND finished_at IS NULL "
+                "ORDER BY id DESC LIMIT 1", (kind, signature),
+            ).fetchone()
+            if row is not None:
+                return row[0], row[1], True
+            now = utc_now()
+            cur = db.conn.execute(
+                "INSERT INTO llm_runs (kind, signature, started_at, created_by) VALUES (?, ?, ?, ?)",
+                (kind, signature, now, by),
+            )
+            return cur.lastrowid, now, False
+
+    @serialized
+    def finish_run(self, run_id: int) -> None:
+        """Mark a run finished (a later identical command starts a new run)."""
+        with self.write() as db:
+            db.conn.execute("UPDATE llm_runs SET finished_at = ? WHERE id = ?", (utc_now(), run_id))
 
     @serialized
     def curation_counts(self) -> dict[str, dict[str, int]]:

@@ -634,5 +634,33 @@ def m009_answers_and_judgments(db: Database) -> None:
         _append_only(db, table)
 
 
+@migrations(name="m010_work_claims_runs_input_hashes")
+def m010_work_claims_runs_input_hashes(db: Database) -> None:
+    """Claims on work items (two processes running the same step never pay for the same pair twice; a claim
+    of a process that is gone counts for nothing), LLM runs (a stopped forced run resumes where it stopped),
+    and the input hash of each curation result (a result whose input changed since is stale)."""
+    db.executescript(
+        """
+        CREATE TABLE work_claims (
+            work TEXT NOT NULL,
+            item TEXT NOT NULL,
+            owner TEXT NOT NULL,
+            claimed_at TEXT NOT NULL,
+            PRIMARY KEY (work, item)
+        );
+        CREATE TABLE llm_runs (
+            id INTEGER PRIMARY KEY,
+            kind TEXT NOT NULL,
+            signature TEXT NOT NULL,
+            started_at TEXT NOT NULL,
+            finished_at TEXT,
+            created_by TEXT NOT NULL
+        );
+        CREATE INDEX llm_runs_open ON llm_runs(signature, finished_at, id);
+        ALTER TABLE curation_results ADD COLUMN input_hash TEXT;
+        """
+    )
+
+
 SCHEMA_VERSION = len(migrations._migrations)
 """Number of migrations this version of benchwright knows; recorded in exports."""

@@ -469,10 +469,11 @@ class Store(ChecklistStoreMixin, ReviewStoreMixin, AgreementInputsMixin, Release
 
     @serialized
     def resolve_pair(self, ref: str) -> str:
-        """A pair id from ``ref``: an id (``qa_...``) or a queue position (``#12`` or ``12``).
+        """A pair id from ``ref``: an id (``qa_...``), a unique prefix of one (at least ``qa_`` and 4 more
+        characters), or a queue position (``#12`` or ``12``).
 
         Raises:
-            NotFoundError: no such pair.
+            NotFoundError: no such pair, or a prefix that several pairs share (the message says how many).
         """
         text = ref.strip()
         if re.fullmatch(r"#?[0-9]+", text):
@@ -480,6 +481,18 @@ class Store(ChecklistStoreMixin, ReviewStoreMixin, AgreementInputsMixin, Release
             if row is None:
                 raise NotFoundError(f"no Q&A pair at position {text}")
             return row[0]
+        if self._one("SELECT 1 FROM qa_pairs WHERE id = ?", [text]) is not None:
+            return text
+        if re.fullmatch(r"qa_[0-9a-f]{4,15}", text):
+            with self._lock:
+                rows = self.db.conn.execute(
+                    "SELECT id FROM qa_pairs WHERE id >= ? AND id < ? ORDER BY id LIMIT 3", [text, text + "g"]
+                ).fetchall()
+            if len(rows) == 1:
+                return rows[0][0]
+            if len(rows) > 1:
+                raise NotFoundError(f"{text} is the start of several pair ids ({', '.join(r[0] for r in rows[:2])}, "
+                                    "...); give more characters, or the position as #N")
         self.ordinal_of(text)
         return text
 

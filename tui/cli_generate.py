@@ -31,11 +31,15 @@ from .cli import _friendly, _open, main
 WHERE_KEYS = ("repository", "qa_type", "category", "status", "checklist", "curation", "text", "assigned_to")
 
 
-def parse_where(values: tuple[str, ...]) -> QueueFilter:
+def parse_where(values: tuple[str, ...], *, store_facets: bool = False, ctx=None) -> QueueFilter:
     """``--where KEY=VALUE`` options as a :class:`QueueFilter` (keys: :data:`WHERE_KEYS`; ``-`` may replace ``_``).
 
+    With ``store_facets``, ``repository``, ``qa_type`` and ``category`` values are matched to the project's
+    values without regard to case (``qa_type=what`` finds ``What``); a value no pair has is an error that lists
+    the values there are.
+
     Raises:
-        BenchwrightError: an option without ``=``, an unknown key, or a key given twice.
+        BenchwrightError: an option without ``=``, an unknown key, a key given twice, or an unknown value.
     """
     fields: dict[str, str] = {}
     for v in values:
@@ -48,6 +52,18 @@ def parse_where(values: tuple[str, ...]) -> QueueFilter:
         if key in fields:
             raise BenchwrightError(f"--where {key} given twice")
         fields[key] = value
+    if store_facets and ctx is not None and any(k in fields for k in ("repository", "qa_type", "category")):
+        with _open(ctx) as store:
+            facets = store.facets()
+        for key in ("repository", "qa_type", "category"):
+            if key not in fields:
+                continue
+            known = {v.casefold(): v for v in facets.get(key, [])}
+            value = known.get(fields[key].casefold())
+            if value is None:
+                shown = ", ".join(facets.get(key, [])) or "none yet"
+                raise BenchwrightError(f"--where {key}={fields[key]}: no pair has it; values: {shown}")
+            fields[key] = value
     flt = QueueFilter(**fields)
     flt.sql("")  # unknown status / checklist / curation values fail here, before any call
     return flt
@@ -94,29 +110,54 @@ def run_with_progress(coro_factory, total: int, label: str, *, console: Console 
               help=f"Only pairs matching (repeatable; keys: {', '.join(WHERE_KEYS)}).")
 @click.option("--pair", "pairs", multiple=True, metavar="REF", help="Only this pair (id, id prefix or #N); repeatable.")
 @click.option("--force", is_flag=True, help="Run again on pairs already done, and ignore cached calls.")
+@click.option("--include-edited", is_flag=True,
+              help="checklist --force: also generate new versions for checklists a person made or edited.")
 @click.option("--as", "annotator", help="Who runs it (recorded with each result).")
 @click.pass_context
 @_friendly
-def generate(ctx, step, model, limit, where, pairs, force, annotator) -> None:
+def generate(ctx, step, model, limit, where, pairs, force, include_edited, annotator) -> None:
     """Run curation STEP (classify, enrich, refine, checklist, verify) over the project's pairs.
 
     Pairs already done are skipped and finished calls are reused from the ledger, so running the same command
-    again makes no calls; after Ctrl+C or a crash it continues where it stopped.
+    again makes no calls; after Ctrl+C or a crash it continues where it stopped (a forced run too: the same
+    command with --force continues the unfinished forced run). A pair whose result is older than its input (an
+    earlier step ran again, a link was added) runs again. Two runs at once share the work: a pair another
+    running process has taken is left to it.
     """
-    from benchwright.db.curation import run_curation, select_pairs
+    from benchwright.db.curation import plan_pairs, run_curation
 
-    from .services import STEP_ROLES, make_llm_client, project_dir_of
+    from .services import STEP_ROLES, client_for_role, llm_role, project_dir_of
 
-    flt = parse_where(where)
+    flt = parse_where(where, store_facets=True, ctx=ctx)
     by = resolve_annotator(annotator)
     with _open(ctx) as store:
         pair_ids = [store.resolve_pair(p) for p in pairs] or None
-        ids = select_pairs(store, step, where=flt, limit=limit, force=force, pair_ids=pair_ids)
+        config, role = llm_role(store, STEP_ROLES[step], model)
+        run_id = since = None
+        if force:
+            signature = json.dumps({"step": step, "model": role.model, "provider": role.provider,
+                                    "where": sorted(where), "pairs": sorted(pair_ids or []), "limit": limit,
+                                    "include_edited": include_edited}, sort_keys=True)
+            run_id, since, resumed = store.open_run(f"curation:{step}:force", signature, by=by)
+            if not resumed:
+                since = None
+        plan = plan_pairs(store, step, where=flt, limit=limit, force=force, pair_ids=pair_ids, since=since,
+                          include_edited=include_edited)
+        ids = plan.pair_ids
+        if plan.resumed_done:
+            click.echo(f"{step}: continuing the forced run started {since[:19]} UTC "
+                       f"({plan.resumed_done} pairs already done by it)")
+        if plan.stale:
+            click.echo(f"{step}: {plan.stale} pairs run again because their input changed since their result")
+        if plan.human:
+            click.echo(f"{step}: left {len(plan.human)} pairs alone whose checklist a person made or edited "
+                       "(--include-edited generates new versions for them too)")
         if not ids:
-            click.echo(f"{step}: nothing to do (every matching pair is done; --force runs them again)")
+            if run_id is not None:
+                store.finish_run(run_id)
+            click.echo(plan.nothing_to_do_message(step))
             return
-        client, role = make_llm_client(store, STEP_ROLES[step], model,
-                                       provider_factory=ctx.obj.get("provider_factory"))
+        client = client_for_role(store, config, role, provider_factory=ctx.obj.get("provider_factory"))
         settings = StepSettings(model=role.model, params=role.params, project_dir=project_dir_of(store), force=force)
         outcomes: list[tuple[str, StepOutcome]] = []
 
@@ -131,14 +172,17 @@ def generate(ctx, step, model, limit, where, pairs, force, annotator) -> None:
         _summary(step, ids, outcomes, final, store)
         if final is None:
             sys.exit(130)
-        if any(not o.ok for _, o in outcomes):
+        if run_id is not None:
+            store.finish_run(run_id)
+        if any(o.status == "failed" for _, o in outcomes):
             sys.exit(1)
 
 
 def _summary(step: str, ids: list[str], outcomes: list[tuple[str, StepOutcome]], final: JobProgress | None,
              store) -> None:
     ok = sum(o.ok for _, o in outcomes)
-    failed = [(pid, o) for pid, o in outcomes if not o.ok]
+    failed = [(pid, o) for pid, o in outcomes if o.status == "failed"]
+    skipped = sum(o.skipped for _, o in outcomes)
     flagged = sum(o.flagged for _, o in outcomes if o.ok)
     calls = sum(o.calls for _, o in outcomes)
     cached = sum(o.cached for _, o in outcomes)
@@ -148,12 +192,14 @@ def _summary(step: str, ids: list[str], outcomes: list[tuple[str, StepOutcome]],
     if final is None:
         out.print(Text(f"{step}: cancelled; {len(outcomes)} of {len(ids)} pairs finished and saved. "
                        "Run the same command again to continue."))
-    out.print(Text(f"{step}: {ok} ok, {len(failed)} failed, {flagged} flagged; {calls} calls made, "
+    left = f", {skipped} left to another run" if skipped else ""
+    out.print(Text(f"{step}: {ok} ok, {len(failed)} failed, {flagged} flagged{left}; {calls} calls made, "
                    f"{cached} cached, {tokens:,} tokens, ${cost:.4f}"))
     for pid, o in failed[:20]:
-        out.print(Text(f"  failed #{store.ordinal_of(pid)} {pid[:12]}: {o.reason}"))
+        out.print(Text(f"  failed #{store.ordinal_of(pid)} {pid}: {o.reason}"))
     if len(failed) > 20:
-        out.print(Text(f"  ... and {len(failed) - 20} more (see: benchwright calls --status invalid)"))
+        out.print(Text(f"  ... and {len(failed) - 20} more (see: benchwright calls --pair ID, or "
+                       "benchwright review with the curation filter step-failed)"))
 
 
 # ------------------------------------------------------------------------------------------------- links
@@ -170,13 +216,19 @@ def links() -> None:
 @_friendly
 def links_add(ctx, url, file, annotator) -> None:
     """Save FILE's text as the content of URL."""
-    from benchwright.core.curation import is_external_url
+    from benchwright.core.curation import PAGE_CHARS, is_external_url, normalize_url
 
     if not is_external_url(url):
-        raise BenchwrightError(f"{url}: not an external http(s) URL (localhost and private addresses are ignored)")
+        raise BenchwrightError(f"{url}: not an external http(s) URL (no spaces; localhost and private addresses "
+                               "are ignored)")
+    key = normalize_url(url)
     with _open(ctx) as store:
-        link = store.add_link(url, file, by=resolve_annotator(annotator))
-    click.echo(f"saved {url} ({len(link.content):,} characters from {file})")
+        link = store.add_link(key, file, by=resolve_annotator(annotator))
+    note = f" for {key} (the #fragment is dropped)" if key != url else ""
+    click.echo(f"saved {key} ({len(link.content):,} characters from {file}){note}")
+    if len(link.content) > PAGE_CHARS:
+        click.echo(f"  note: only the first {PAGE_CHARS:,} characters go to the model; save the relevant part "
+                   "to keep the rest")
 
 
 @links.command("list")
@@ -222,10 +274,14 @@ def calls(ctx, pair, status, summary, as_json, limit) -> None:
     if as_json:
         for r in rows:
             click.echo(json.dumps({
-                "id": r.id, "created_at": r.created_at, "purpose": r.purpose, "provider": r.provider,
-                "model": r.requested_model, "returned_model": r.returned_model, "status": str(r.status),
-                "attempt": r.attempt, "repeat": r.repeat, "input_tokens": r.usage.input_tokens,
-                "output_tokens": r.usage.output_tokens, "cost_usd": r.cost_usd, "latency_s": r.latency_s,
+                "id": r.id, "created_at": r.created_at, "purpose": r.purpose, "qa_pair_id": r.qa_pair_id,
+                "provider": r.provider, "provider_kind": r.provider_kind, "base_url": r.base_url,
+                "model": r.requested_model, "returned_model": r.returned_model, "template_id": r.template_id,
+                "template_hash": r.template_hash, "request_hash": r.request_hash, "params": r.params,
+                "status": str(r.status), "attempt": r.attempt, "repeat": r.repeat, "http_attempts": r.http_attempts,
+                "http_status": r.http_status, "input_tokens": r.usage.input_tokens,
+                "output_tokens": r.usage.output_tokens, "cache_read_tokens": r.usage.cache_read_tokens,
+                "cache_write_tokens": r.usage.cache_write_tokens, "cost_usd": r.cost_usd, "latency_s": r.latency_s,
                 "request_id": r.request_id, "error": r.error,
             }))
         return

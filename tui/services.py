@@ -242,10 +242,31 @@ def make_llm_client(store: Store, role: str, model_override: str | None = None, 
     Raises:
         LLMConfigError: no model for the role, unknown provider, a missing API key (the message says what to set).
     """
-    from benchwright.core.llm.client import LLMClient
-    from benchwright.core.llm.config import build_provider, load_llm_config
+    config, role_config = llm_role(store, role, model_override)
+    return client_for_role(store, config, role_config, provider_factory=provider_factory), role_config
+
+
+def llm_role(store: Store, role: str, model_override: str | None = None):
+    """``(config, role_config)`` of ``role`` from the project's benchwright.toml, without building a provider
+    (so a command with nothing to do needs no API key).
+
+    Raises:
+        LLMConfigError: no model for the role, unknown provider, a bad configuration file.
+    """
+    from benchwright.core.llm.config import load_llm_config
 
     config = load_llm_config(project_dir_of(store))
-    role_config = config.role(role, model_override)
+    return config, config.role(role, model_override)
+
+
+def client_for_role(store: Store, config, role_config, *, provider_factory=None):
+    """The ledger-backed client for a resolved role (see :func:`make_llm_client`).
+
+    Raises:
+        LLMConfigError: a missing API key, an unusable provider setting.
+    """
+    from benchwright.core.llm.client import LLMClient
+    from benchwright.core.llm.config import build_provider
+
     provider = (provider_factory or build_provider)(config, role_config)
-    return LLMClient(provider, store, prices=config.prices), role_config
+    return LLMClient(provider, store, prices=config.prices)

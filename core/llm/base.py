@@ -91,6 +91,13 @@ class Usage:
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
 
+    def __post_init__(self) -> None:
+        # A server that reports negative or missing counts gets 0, never a negative total or cost.
+        for name in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens"):
+            v = getattr(self, name)
+            if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+                object.__setattr__(self, name, max(0, int(v)) if isinstance(v, int | float) else 0)
+
     def __add__(self, other: Usage) -> Usage:
         return Usage(*(a + b for a, b in zip(astuple_usage(self), astuple_usage(other), strict=True)))
 

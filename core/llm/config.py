@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ..config import config_path
 from .base import LLMConfigError, Provider
@@ -77,6 +77,18 @@ class ProviderSettings(BaseModel):
     concurrency: int = Field(8, ge=1, le=4096)
     timeout_s: float = Field(60.0, gt=0)
     max_retries: int = Field(2, ge=0, le=50)
+
+    @field_validator("base_url")
+    @classmethod
+    def _http_url(cls, v: str | None) -> str | None:
+        if v is None:
+            return v
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(v.strip())
+        if parts.scheme not in ("http", "https") or not parts.netloc or any(c.isspace() for c in v.strip()):
+            raise ValueError(f"{v!r} is not an http(s) URL, e.g. http://127.0.0.1:8000/v1")
+        return v.strip()
 
     @model_validator(mode="after")
     def _default_key_env(self) -> ProviderSettings:
@@ -412,7 +424,7 @@ def _message(err: dict) -> str:
     got = err.get("input")
     if kind.endswith("_type") or kind == "literal_error":
         return f"{err['msg']} (got {got!r})"
-    return err["msg"]
+    return str(err["msg"]).removeprefix("Value error, ")
 
 
 def build_provider(config: LLMConfig, role_config: RoleConfig, http_client: Any = None) -> Provider:

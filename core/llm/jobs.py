@@ -26,7 +26,8 @@ class JobProgress:
     """A snapshot of a running job.
 
     Attributes:
-        total: items to do; done: items finished (ok or failed); failed: items that failed.
+        total: items to do; done: items finished (ok, failed or skipped); failed: items that failed;
+        skipped: items left alone (another process had them, or they were done meanwhile).
         calls: requests sent to the provider; cached: outputs reused from the ledger.
         usage: tokens of the calls made; cost_usd: their cost (0 without prices).
         elapsed_s: seconds since the start.
@@ -35,6 +36,7 @@ class JobProgress:
     total: int
     done: int = 0
     failed: int = 0
+    skipped: int = 0
     calls: int = 0
     cached: int = 0
     usage: Usage = field(default_factory=Usage)
@@ -65,6 +67,7 @@ class ItemTally:
     """What one item contributes to the progress (steps fill it in)."""
 
     failed: bool = False
+    skipped: bool = False
     calls: int = 0
     cached: int = 0
     usage: Usage = field(default_factory=Usage)
@@ -151,6 +154,7 @@ class Job(Generic[T, R]):
                 t = self.tally(result)
                 progress.done += 1
                 progress.failed += int(t.failed)
+                progress.skipped += int(t.skipped)
                 progress.calls += t.calls
                 progress.cached += t.cached
                 progress.usage = progress.usage + t.usage

@@ -117,7 +117,7 @@ def test_url_extraction_ignores_local_and_private_addresses():
         "http://[::1]:80/d, http://169.254.1.1/e, http://app.local/f, https://github.com/pallets/flask/issues/1."
     )
     urls = extract_urls(text, "Again https://flask.palletsprojects.com/en/stable/api/#flask.json and (https://peps.python.org/pep-0008/)")
-    assert urls == ["https://flask.palletsprojects.com/en/stable/api/#flask.json",
+    assert urls == ["https://flask.palletsprojects.com/en/stable/api/",  # one page: the #fragment is dropped
                     "https://github.com/pallets/flask/issues/1", "https://peps.python.org/pep-0008/"]
     assert is_external_url("https://8.8.8.8/x") and not is_external_url("ftp://example.com/x")
     assert not is_external_url("http://localhost/") and not is_external_url("http://10.0.0.1/")
@@ -163,8 +163,8 @@ async def test_enrich_summarizes_a_resolved_link_and_integrates_it(pairs):
     assert out.ok and not out.flagged and out.calls == 3
     assert out.output["links"] == [
         {"url": url, "status": "relevant", "rationale": "Documents the setting.",
-         "summary": "ensure_ascii escapes non-ASCII characters."},
-        {"url": other, "status": "irrelevant", "rationale": "Unrelated.", "summary": ""},
+         "summary": "ensure_ascii escapes non-ASCII characters.", "truncated": False},
+        {"url": other, "status": "irrelevant", "rationale": "Unrelated.", "summary": "", "truncated": False},
     ]
     assert out.output["integrated"] is True
     assert (out.output["question"], out.output["answer"]) == ("Q with context",

@@ -231,3 +231,12 @@ def test_builtin_openai_without_key_fails_clearly(dirs):
     cfg = load_llm_config(project)
     with pytest.raises(LLMConfigError, match=r"OPENAI_API_KEY is not set"):
         build_provider(cfg, cfg.role("generator", "gpt-4.1"))
+
+
+def test_base_url_must_be_an_http_url(tmp_path):
+    from benchwright.core.llm.config import load_llm_config
+
+    (tmp_path / "benchwright.toml").write_text('[providers.x]\nkind = "openai"\nbase_url = "not a url"\n')
+    with pytest.raises(LLMConfigError) as e:
+        load_llm_config(tmp_path)
+    assert "providers.x.base_url: 'not a url' is not an http(s) URL" in str(e.value)

@@ -109,13 +109,14 @@ def test_rerun_of_a_finished_step_makes_no_calls(flask: Store):
     run(flask, LLMClient(p, flask), "classify", ids)
     assert len(p.calls) == 5
     assert select_pairs(flask, "classify", pair_ids=ids) == []
-    # forced past the selection, every call still comes from the ledger (force=False in the settings)
+    # forced past the selection, each pair is found done (up to date) when its turn comes: no call, no new row
     progress = run(flask, LLMClient(p, flask), "classify", ids)
-    assert len(p.calls) == 5 and progress.calls == 0 and progress.cached == 5
+    assert len(p.calls) == 5 and progress.calls == 0 and progress.skipped == 5
+    assert len(flask.curation_history(ids[0], "classify")) == 1
     # --force: new calls
     progress = run(flask, LLMClient(p, flask), "classify", ids, StepSettings(model="gen-1", force=True))
     assert len(p.calls) == 10 and progress.calls == 5
-    assert len(flask.curation_history(ids[0], "classify")) == 3
+    assert len(flask.curation_history(ids[0], "classify")) == 2
 
 
 def test_select_pairs_filters_limits_and_rejects_unknown_steps(flask: Store):
@@ -242,7 +243,7 @@ def test_cancelled_run_resumes_with_nothing_lost_and_nothing_repeated(flask: Sto
             await task
 
     asyncio.run(cancel_midway())
-    done = flask.pairs_with_step_done("checklist")
+    done = set(flask.pairs_with_step_done("checklist"))
     assert done == set(ids[:4])
     assert all(flask.checklist_version(i) is not None for i in ids[:4])
     statuses = [c.status for c in flask.llm_calls()]
@@ -253,7 +254,7 @@ def test_cancelled_run_resumes_with_nothing_lost_and_nothing_repeated(flask: Sto
     p2 = ScriptedProvider(lambda r: VALID, concurrency=2)
     run(flask, LLMClient(p2, flask), "checklist", rest)
     assert sorted(question_in(r) for r in p2.calls) == sorted(slow_from)
-    assert flask.pairs_with_step_done("checklist") == set(ids)
+    assert set(flask.pairs_with_step_done("checklist")) == set(ids)
     assert select_pairs(flask, "checklist", pair_ids=ids) == []
     for i in ids:
         assert len(flask.checklist_history(i)) == 1  # nothing saved twice
@@ -282,3 +283,97 @@ def test_curation_result_round_trip_is_json(flask: Store):
     with pytest.raises(BenchwrightError, match="ok or failed"):
         flask.save_curation_result(pid, "verify", status="maybe", by=ALICE)
     assert json.loads(json.dumps(r.output)) == {"x": "ü"}
+
+
+# ------------------------------------------------------------------ concurrency, forced-run resume, staleness
+def test_two_runs_at_once_share_the_work(flask: Store):
+    """Two runs of one step at the same time (two processes, or the CLI and the app) never pay for the same
+    pair twice: a pair one run has claimed is left to it."""
+    ids = ids_of(flask)[:8]
+    p = ScriptedProvider(lambda r: Delay(0.02, VALID), concurrency=2)
+
+    async def both():
+        client = LLMClient(p, flask)
+        return await asyncio.gather(run_curation(flask, client, "checklist", ids, SETTINGS, by=ALICE),
+                                    run_curation(flask, client, "checklist", ids, SETTINGS, by="bob"))
+
+    a, b = asyncio.run(both())
+    assert len(p.calls) == 8  # one call per pair, not two
+    assert a.skipped + b.skipped == 8 and a.done + b.done == 16
+    assert all([v.version for v in flask.checklist_history(i)] == [1] for i in ids)
+    assert flask.db.conn.execute("SELECT count(*) FROM work_claims").fetchone()[0] == 0  # all released
+
+
+def test_a_claim_of_a_process_that_is_gone_is_taken_over(flask: Store):
+    import socket
+
+    from benchwright.db.llm import claim_owner
+
+    pid = ids_of(flask)[0]
+    gone = f"{socket.gethostname()}:999999999:x"  # no such process on this host
+    mine, other = claim_owner(), f"{socket.gethostname()}:1:y"  # pid 1 always runs
+    assert flask.claim("curation:verify", pid, gone)
+    assert flask.claim("curation:verify", pid, mine)  # the gone owner's claim counts for nothing
+    assert not flask.claim("curation:verify", pid, other)  # a live owner's claim holds
+    flask.release("curation:verify", pid, other)  # only the owner releases
+    assert flask.db.conn.execute("SELECT owner FROM work_claims").fetchone()[0] == mine
+    flask.release("curation:verify", pid, mine)
+    assert flask.claim("curation:verify", pid, other)
+
+
+def test_an_interrupted_forced_run_resumes_where_it_stopped(flask: Store):
+    from benchwright.db.curation import plan_pairs
+
+    ids = ids_of(flask)[:6]
+    run(flask, LLMClient(ScriptedProvider(lambda r: {"rationale": "r", "code_understanding_relevant": True,
+                                                      "category": "Business Logic"}), flask), "classify", ids)
+    run_id, since, resumed = flask.open_run("curation:classify:force", "sig", by=ALICE)
+    assert not resumed
+    # the forced run finishes two pairs, then is killed
+    p = ScriptedProvider(lambda r: {"rationale": "again", "code_understanding_relevant": True,
+                                    "category": "Business Logic"})
+    run(flask, LLMClient(p, flask), "classify", ids[:2], StepSettings(model="gen-1", force=True))
+    again_id, again_since, resumed = flask.open_run("curation:classify:force", "sig", by=ALICE)
+    assert (again_id, again_since, resumed) == (run_id, since, True)
+    plan = plan_pairs(flask, "classify", pair_ids=ids, force=True, since=since)
+    assert plan.pair_ids == ids[2:] and plan.resumed_done == 2
+    flask.finish_run(run_id)
+    assert flask.open_run("curation:classify:force", "sig", by=ALICE)[2] is False
+
+
+def test_a_result_whose_input_changed_is_stale_and_runs_again(flask: Store):
+    from benchwright.db.curation import plan_pairs
+
+    ids = ids_of(flask)[:3]
+    verify = {"self_contained": {"rationale": "ok", "passed": True}, "answerable": {"rationale": "ok", "passed": True}}
+    p = ScriptedProvider(lambda r: verify)
+    run(flask, LLMClient(p, flask), "verify", ids)
+    assert plan_pairs(flask, "verify", pair_ids=ids).pair_ids == []
+    # refine rewrites pair 2 afterwards: its verification no longer matches what it would check now
+    flask.save_curation_result(ids[1], "refine", status="ok", output={"question": "New?", "answer": "New."}, by=ALICE)
+    plan = plan_pairs(flask, "verify", pair_ids=ids)
+    assert plan.pair_ids == [ids[1]] and plan.stale == 1 and plan.done == 2
+    run(flask, LLMClient(p, flask), "verify", plan.pair_ids)
+    assert "New?" in p.calls[-1].messages[0].content
+    assert plan_pairs(flask, "verify", pair_ids=ids).pair_ids == []
+
+
+def test_forced_checklist_generation_leaves_human_checklists_alone(flask: Store):
+    from benchwright.core.checklist import Checklist
+    from benchwright.db.curation import plan_pairs
+
+    ids = ids_of(flask)[:3]
+    flask.save_checklist(ids[0], Checklist.model_validate(VALID), author=ALICE, origin="edited")
+    flask.save_checklist(ids[1], Checklist.model_validate(VALID), author="llm:x", origin="generated")
+    plan = plan_pairs(flask, "checklist", pair_ids=ids, force=True)
+    assert plan.pair_ids == ids[1:] and plan.human == [ids[0]]
+    assert plan_pairs(flask, "checklist", pair_ids=ids, force=True, include_edited=True).pair_ids == ids
+
+
+def test_classify_fills_a_missing_category(flask: Store):
+    ids = ids_of(flask)[:2]
+    p = ScriptedProvider(lambda r: {"rationale": "r", "code_understanding_relevant": True,
+                                    "category": "Project Architecture"})
+    run(flask, LLMClient(p, flask), "classify", ids)
+    assert [flask.get_pair(i).category for i in ids] == ["Project Architecture"] * 2
+    assert [r.id for r in flask.queue_page(ALICE, QueueFilter(category="Project Architecture"))] == ids

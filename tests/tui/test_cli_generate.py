@@ -108,7 +108,7 @@ def test_generate_each_step_then_rerun_does_nothing(project, step):
     assert f"{step}: {N} ok, 0 failed, 0 flagged; {expected_calls} calls made" in r.output
     assert f.roles[0].model == "gen-1" and f.roles[0].role == ("verifier" if step == "verify" else "generator")
     with Store.open(project) as s:
-        assert s.pairs_with_step_done(step) == set(ids(project))
+        assert set(s.pairs_with_step_done(step)) == set(ids(project))
         if step == "checklist":
             assert all(s.checklist_version(i).origin == "generated" for i in ids(project))
     again = Factory()
@@ -138,7 +138,7 @@ def test_where_limit_and_pair_choose_the_pairs(project):
     r = gen(project, "generate", "classify", "--model", "gen-1", "--limit", "2", factory=f)
     assert r.exit_code == 0 and f.calls == 2 and "2 ok" in r.output
     with Store.open(project) as s:
-        assert s.pairs_with_step_done("classify") == set(all_ids[:2])
+        assert set(s.pairs_with_step_done("classify")) == set(all_ids[:2])
         q3 = s.get_pair(all_ids[3]).question
     f = Factory()
     r = gen(project, "generate", "classify", "--model", "gen-1", "--pair", "#4", "--pair", all_ids[5], factory=f)
@@ -146,16 +146,16 @@ def test_where_limit_and_pair_choose_the_pairs(project):
     sent = {_Q.search(c.messages[0].content).group(1) for c in f.provider.calls}
     assert q3 in sent
     with Store.open(project) as s:
-        assert s.pairs_with_step_done("classify") == {*all_ids[:2], all_ids[3], all_ids[5]}
+        assert set(s.pairs_with_step_done("classify")) == {*all_ids[:2], all_ids[3], all_ids[5]}
     # --where on the curation state: the pairs not classified yet
     f = Factory()
     r = gen(project, "generate", "refine", "--model", "gen-1", "--where", "curation=not-classified", factory=f)
     assert r.exit_code == 0 and f.calls == 2
     with Store.open(project) as s:
-        assert s.pairs_with_step_done("refine") == {all_ids[2], all_ids[4]}
+        assert set(s.pairs_with_step_done("refine")) == {all_ids[2], all_ids[4]}
     f = Factory()
     r = gen(project, "generate", "verify", "--model", "gen-1", "--where", "text=no such text anywhere", factory=f)
-    assert r.exit_code == 0 and "nothing to do" in r.output and f.calls == 0
+    assert r.exit_code == 0 and "no pair matches the filter" in r.output and f.calls == 0
 
 
 @pytest.mark.parametrize("where, message", [
@@ -185,7 +185,7 @@ def test_failed_pairs_exit_1_and_are_listed(project):
     r = gen(project, "generate", "checklist", "--model", "gen-1", factory=f)
     assert r.exit_code == 1
     assert f"checklist: {N - 2} ok, 2 failed" in r.output
-    assert f"failed #2 {all_ids[1][:12]}: checklist: invalid output after one repair attempt" in r.output
+    assert f"failed #2 {all_ids[1]}: checklist: invalid output after one repair attempt" in r.output
     assert f"failed #5 {all_ids[4][:12]}" in r.output
     assert "knowledge weights sum to 8" in r.output
     assert f.calls == N + 2  # one repair turn each for the two bad pairs
@@ -291,3 +291,45 @@ def test_calls_list_and_summary(project):
     assert r.exit_code == 0 and "invalid" in r.output
     r = gen(project, "calls", "--pair", "#99")
     assert r.exit_code == 1 and "error:" in r.output
+
+
+def test_pair_prefix_and_case_insensitive_where(project):
+    all_ids = ids(project)
+    f = Factory()
+    r = gen(project, "generate", "classify", "--model", "gen-1", "--pair", all_ids[2][:9], factory=f)
+    assert r.exit_code == 0 and f.calls == 1, r.output
+    with Store.open(project) as s:
+        assert set(s.pairs_with_step_done("classify")) == {all_ids[2]}
+    r = gen(project, "generate", "classify", "--model", "gen-1", "--pair", "qa_", factory=Factory())
+    assert r.exit_code == 1 and "no Q&A pair" in r.output
+    r = gen(project, "generate", "classify", "--model", "gen-1", "--where", "repository=FLASK", factory=Factory())
+    assert r.exit_code == 0, r.output
+    r = gen(project, "generate", "classify", "--model", "gen-1", "--where", "repository=nosuch", factory=Factory())
+    assert r.exit_code == 1 and "--where repository=nosuch: no pair has it; values: flask" in r.output
+
+
+def test_a_finished_forced_run_starts_afresh_next_time(project):
+    f = Factory()
+    assert gen(project, "generate", "classify", "--model", "gen-1", "--limit", "2", factory=f).exit_code == 0
+    for _ in range(2):
+        f = Factory()
+        r = gen(project, "generate", "classify", "--model", "gen-1", "--limit", "2", "--force", factory=f)
+        assert r.exit_code == 0 and f.calls == 2 and "continuing" not in r.output
+
+
+def test_links_add_drops_the_fragment_and_refuses_spaces(project, tmp_path):
+    page = tmp_path / "page.md"
+    page.write_text("x" * 50_001)
+    r = gen(project, "links", "add", "https://example.org/docs#part", str(page))
+    assert r.exit_code == 0 and "saved https://example.org/docs (" in r.output and "fragment is dropped" in r.output
+    assert "only the first 40,000 characters go to the model" in r.output
+    with Store.open(project) as s:
+        assert [lk.url for lk in s.links()] == ["https://example.org/docs"]
+    r = gen(project, "links", "add", "https://example.org/ sp", str(page))
+    assert r.exit_code == 1 and "no spaces" in r.output
+
+
+def test_negative_usage_is_counted_as_zero():
+    from benchwright.core.llm import Usage
+
+    assert Usage(-1, 5, -3, 2) == Usage(0, 5, 0, 2)

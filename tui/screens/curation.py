@@ -104,7 +104,8 @@ def progress_line(p: JobProgress) -> str:
     """``done/total · rate · eta · tokens · cost`` for the status line."""
     eta = f"{p.eta_s:.0f}s" if p.eta_s is not None else "-"
     tok = p.usage.input_tokens + p.usage.output_tokens
-    return (f"{p.done}/{p.total} · {p.failed} failed · {p.rate:.1f}/s · eta {eta} · {p.calls} calls, "
+    left = f" · {p.skipped} left to another run" if p.skipped else ""
+    return (f"{p.done}/{p.total} · {p.failed} failed{left} · {p.rate:.1f}/s · eta {eta} · {p.calls} calls, "
             f"{p.cached} cached · {tok:,} tokens · ${p.cost_usd:.4f}")
 
 
@@ -286,18 +287,38 @@ class CurationRunScreen(_RunMixin, Screen):
 
     @work(exclusive=True, group="curation-run")
     async def _run(self, step: str) -> None:
-        from benchwright.db.curation import select_pairs
+        import json
 
-        ids = select_pairs(self.store, step, where=self.flt, force=self.force, annotator=self.annotator)
+        from benchwright.db.curation import plan_pairs
+
+        run_id = since = None
+        if self.force:
+            signature = json.dumps({"step": step, "filter": self.flt.__dict__, "from": "app"}, sort_keys=True)
+            run_id, since, resumed = self.store.open_run(f"curation:{step}:force", signature, by=self.annotator)
+            if not resumed:
+                since = None
+        plan = plan_pairs(self.store, step, where=self.flt, force=self.force, annotator=self.annotator, since=since)
+        ids = plan.pair_ids
         if not ids:
-            self._status(f"{step}: nothing to do (every matching pair is done; f forces a rerun)")
+            if run_id is not None:
+                self.store.finish_run(run_id)
+            self._status(plan.nothing_to_do_message(step).replace("--force", "f"))
             return
+        notes = []
+        if plan.resumed_done:
+            notes.append(f"continuing the forced run started {since[11:19]} UTC ({plan.resumed_done} already done)")
+        if plan.stale:
+            notes.append(f"{plan.stale} stale results run again")
+        if plan.human:
+            notes.append(f"{len(plan.human)} human checklists left alone")
         self.running = True
         self.query_one("#run-progress", ProgressBar).update(total=len(ids), progress=0)
-        self._status(f"{step}: 0/{len(ids)} (escape cancels)")
+        self._status(f"{step}: 0/{len(ids)} (escape cancels)" + (" · " + "; ".join(notes) if notes else ""))
         try:
             final = await self._run_step(step, ids, self.force)
             if final is not None:
+                if run_id is not None:
+                    self.store.finish_run(run_id)
                 self._status(f"{step} finished: " + progress_line(final))
         except asyncio.CancelledError:
             self._status(f"{step}: cancelled; finished pairs are saved. Run it again to continue.")
