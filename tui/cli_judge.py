@@ -76,6 +76,7 @@ def judge(ctx, judge, model, runs, answers_model, condition, limit, where, seed,
     One call per answer and run; the run index is part of the cache key, so run 2 is its own call. Output that
     stays invalid after one repair turn is stored as unscored with the reason. Answers already judged are skipped
     and finished calls are reused, so running the same command again makes no calls (unscored runs are retried).
+    Exit code 1 when a run stays unscored (or nothing can be judged), 130 after Ctrl+C.
     """
     from benchwright.db.judging import plan_judging, run_judging
 
@@ -91,8 +92,13 @@ def judge(ctx, judge, model, runs, answers_model, condition, limit, where, seed,
         _print_ineligible(out, plan.ineligible)
         if not plan.targets:
             _close(client)
-            out.print(Text(f"judge {judge} ({role.model}): nothing to do; {_n(plan.answers, 'answer')} selected, "
-                           f"{plan.done} runs already judged (--force judges them again)"))
+            if plan.done:
+                out.print(Text(f"judge {judge} ({role.model}): nothing to do; {_n(plan.answers, 'answer')} "
+                               f"selected, {plan.done} runs already judged (--force judges them again)"))
+            elif plan.ineligible:
+                out.print(Text(f"judge {judge} ({role.model}): nothing can be judged; the selected answers cannot "
+                               "be judged for the reasons above"))
+                sys.exit(1)
             if not plan.answers:
                 out.print(Text("  no answers match; import some (benchwright import answers FILE --model NAME "
                                "--condition C) or generate them (benchwright answer --model M)"))
@@ -103,8 +109,7 @@ def judge(ctx, judge, model, runs, answers_model, condition, limit, where, seed,
             client, functools.partial(run_judging, store, client, judge, plan.targets, settings, by=by),
             len(plan.targets), f"judge {judge} ({role.model}, {plan.runs} runs)")
         _judge_summary(out, judge, plan, outcomes, final is None)
-    if final is None:
-        sys.exit(130)
+    _exit_unfinished(final is None, [o for o in outcomes if not o.scored])
 
 
 def _run_closing(client, run, total: int, label: str) -> tuple:

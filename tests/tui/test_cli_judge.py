@@ -55,7 +55,7 @@ def test_judge_checklist_end_to_end_with_runs_summary_and_rerun(judged_project):
     db, _ = judged_project
     provider = checklist_judge(bad_answer="[red]answer[/red] 2")
     r = invoke(db, ["judge", "checklist", "--model", "j1", "--runs", "2", "--as", "alice"], provider)
-    assert r.exit_code == 0, r.output
+    assert r.exit_code == 1, r.output  # unscored runs: exit 1
     assert "not judged: 1 answer (no checklist)" in r.output
     assert "judge checklist: 4 scored, 2 unscored" in r.output
     assert "unscored by reason: invalid output 2" in r.output
@@ -188,7 +188,7 @@ def test_judge_against_an_openai_compatible_server_that_sometimes_returns_invali
             'max_retries = 0\n\n[roles.judge]\nprovider = "local"\nmodel = "local-judge"\ntemperature = 0.0\n',
             encoding="utf-8")
         r = CliRunner().invoke(main, ["--db", str(db), "judge", "checklist"], catch_exceptions=False)
-        assert r.exit_code == 0, r.output
+        assert r.exit_code == 1, r.output  # unscored runs: exit 1
         assert "judge checklist: 1 scored, 2 unscored" in r.output
         assert "invalid output 1" in r.output and "provider error 1" in r.output
         sent = server.requests

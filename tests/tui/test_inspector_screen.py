@@ -79,12 +79,19 @@ async def test_inspector_shows_runs_and_overrides(project):
             await pilot.pause()
             cell = str(screen.query_one("#grid-a").get_row_at(0)[3])
             assert cell == "0→3*"
-            # A disallowed score is refused with the reason, nothing stored.
+            grid = screen.query_one("#grid-a")
+            assert (grid.cursor_coordinate.row, grid.cursor_coordinate.column) == (0, 3)  # the cursor stays put
+            # A disallowed score is refused inside the dialog, which stays open with what was typed.
             await pilot.press("o")
             await pilot.pause()
             await pilot.press("2", "enter", "x", "enter")
             await pilot.pause()
-            assert any("override refused" in (n.title or "") for n in app._notifications)
+            dialog = app.screen
+            assert dialog.__class__.__name__ == "OverrideScreen"
+            assert "score 2 is not" in str(dialog.query_one("#override-error").render())
+            assert dialog.query_one("#override-reason").value == "x"
+            await pilot.press("escape")
+            await pilot.pause()
             # Evidence: the cited file opens in the viewer.
             await pilot.press("e")
             await pilot.press("enter")

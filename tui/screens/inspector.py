@@ -41,27 +41,36 @@ def render_cell(row, run: int) -> Text:
 
 
 class OverrideScreen(ModalScreen[tuple[float, str] | None]):
-    """Ask for the new score and the reason; returns ``(score, reason)`` or None."""
+    """Ask for the new score and the reason; returns ``(score, reason)`` once ``apply`` accepts them, or None.
+
+    ``apply(score, reason)`` stores the override and returns None, or returns why it was refused; then the
+    dialog stays open with the message and what was typed, so nothing has to be typed again."""
 
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="override.cancel")]
 
-    def __init__(self, what: str, allowed: str, current: str) -> None:
+    def __init__(self, what: str, allowed: str, current: str, apply=None) -> None:
         super().__init__()
-        self.what, self.allowed, self.current = what, allowed, current
+        self.what, self.allowed, self.current, self.apply = what, allowed, current, apply
 
     def compose(self) -> ComposeResult:
         with Vertical(id="override-dialog"):
-            yield Label(Text(f"Override {self.what} (judge gave {self.current}; allowed: {self.allowed})"))
+            yield Label(Text(f"Override {self.what}", style="bold"))
+            yield Label(Text(f"judge gave {self.current}; allowed scores: {self.allowed}"))
+            yield Label("new score")
             yield Input(placeholder="score", id="override-score")
-            yield Input(placeholder="reason (required)", id="override-reason")
+            yield Label("reason (required; enter saves, esc cancels)")
+            yield Input(placeholder="why the judge's score is wrong", id="override-reason")
             yield Static(id="override-error")
 
     def on_mount(self) -> None:
         self.query_one("#override-score", Input).focus()
 
+    def _error(self, message: str) -> None:
+        self.query_one("#override-error", Static).update(Text(message, style="bold red"))
+
     @on(Input.Submitted)
     def _submit(self, event: Input.Submitted) -> None:
-        if event.input.id == "override-score":
+        if event.input.id == "override-score" and not self.query_one("#override-reason", Input).value.strip():
             self.query_one("#override-reason", Input).focus()
             return
         raw = self.query_one("#override-score", Input).value.strip()
@@ -69,12 +78,21 @@ class OverrideScreen(ModalScreen[tuple[float, str] | None]):
         try:
             score = float(raw)
         except ValueError:
-            self.query_one("#override-error", Static).update(Text(f"{raw!r} is not a number", style="red"))
+            self._error(f"{raw!r} is not a number")
+            self.query_one("#override-score", Input).focus()
             return
         if not reason:
-            self.query_one("#override-error", Static).update(Text("give a reason", style="red"))
+            self._error("give a reason")
+            self.query_one("#override-reason", Input).focus()
             return
-        self.dismiss((int(score) if score.is_integer() else score, reason))
+        value = int(score) if score.is_integer() else score
+        if self.apply is not None:
+            problem = self.apply(value, reason)
+            if problem:
+                self._error(problem)
+                self.query_one("#override-score", Input).focus()
+                return
+        self.dismiss((value, reason))
 
     def action_cancel(self) -> None:
         """Close without overriding."""
@@ -197,7 +215,10 @@ class JudgePanel(Vertical):
         judgments = self.store.judgments(answer_id=aid, judge=jk[0], judge_model=jk[1])
         overrides = [o for j in judgments for o in self.store.overrides(j.id)]
         grid = self.grid = judgment_grid(judgments, overrides)
-        table.add_column("entry", key="entry")
+        # The entry column takes what the run columns leave of half the screen (each panel is half wide).
+        room = self.app.size.width // 2 - 4 - 5 - 8 * len(grid.runs) - 8
+        width = max([12, *(len(printable(r.label)[:60]) + len(r.key) + 2 for r in grid.rows)])
+        table.add_column("entry", key="entry", width=max(16, min(width, room, 64)))
         table.add_column("max", key="max")
         for k, j in enumerate(grid.runs):
             table.add_column(f"run {j.run_index + 1}", key=f"run{k}")
@@ -354,7 +375,7 @@ class InspectorScreen(Screen):
             import json
 
             body = json.dumps(ans.trajectory, indent=1, ensure_ascii=False) if ans.trajectory else "(no trajectory)"
-            md.show(f"**Trajectory of {ans.model} · {ans.condition}**\n\n```\n{body}\n```")
+            md.show(f"### Trajectory of {ans.model} · {ans.condition}\n\n```\n{body}\n```")
         else:
             md.show(ans.text)
         grid = self.panel("a").grid
@@ -418,22 +439,27 @@ class InspectorScreen(Screen):
             self.notify("This run is unscored; there is no score to override.", severity="warning", timeout=4)
             return
         allowed = str(row.allowed) if row.allowed is not None else f"0..{row.max}"
+        table = panel.query_one(f"#grid-{panel.side}", DataTable)
+        cursor = table.cursor_coordinate
+
+        def apply(score, reason) -> str | None:
+            try:
+                self.store.add_override(judgment.id, row.key, score, reason, self.annotator)
+            except BenchwrightError as e:
+                return str(e)
+            return None
 
         def done(result) -> None:
             if result is None:
                 return
-            score, reason = result
-            try:
-                self.store.add_override(judgment.id, row.key, score, reason, self.annotator)
-            except BenchwrightError as e:
-                self.notify(str(e), title="override refused", severity="error", timeout=8, markup=False)
-                return
             panel.refresh_grid()
-            self.notify(f"Overridden: {row.key} in run {judgment.run_index + 1} is now {_fmt(score)}.", timeout=3,
-                        markup=False)
+            panel.query_one(f"#grid-{panel.side}", DataTable).move_cursor(row=cursor.row, column=cursor.column)
+            panel.show_detail()
+            self.notify(f"Overridden: {row.key} in run {judgment.run_index + 1} is now {_fmt(result[0])}.",
+                        timeout=3, markup=False)
 
-        self.app.push_screen(OverrideScreen(printable(f"{row.key}. {row.label}")[:60], allowed,
-                                            _fmt(row.scores[k])), done)
+        self.app.push_screen(OverrideScreen(printable(f"{row.key}. {row.label}")[:70], allowed,
+                                            _fmt(row.scores[k]), apply), done)
 
     def _focused_side(self) -> str:
         return "b" if self.comparing and self.panel("b").has_focus_within else "a"
