@@ -367,7 +367,9 @@ def check_override(judgment: Judgment, key: str, score: Any, reason: str) -> Sco
 
     Raises:
         JudgmentError: the judgment is unscored, has no entry ``key``, ``score`` is not a number in the
-            entry's allowed set (or [0, max]), or ``reason`` is empty.
+            entry's allowed set (or [0, max]), ``score`` is fractional while the judge's score of the entry is
+            a whole number (imported scores are integers in their source files, so 7.5 on a 0-20 scale is a
+            typo, not a score), or ``reason`` is empty.
     """
     if not judgment.scored:
         raise JudgmentError(
@@ -380,9 +382,18 @@ def check_override(judgment: Judgment, key: str, score: Any, reason: str) -> Sco
             f"judgment {judgment.id}, {key} ({entry.label or entry.kind}): score {score!r} is not "
             f"{entry.describe_allowed()}"
         )
+    if _fractional(score) and not _fractional(entry.score):
+        raise JudgmentError(
+            f"judgment {judgment.id}, {key} ({entry.label or entry.kind}): score {score!r} is not a whole number, "
+            f"and the judge's score ({entry.score!r}) is: give a whole number in [0, {entry.max}]"
+        )
     if not reason or not reason.strip():
         raise JudgmentError("an override needs a reason (--reason TEXT): say why the judge's score is wrong")
     return entry
+
+
+def _fractional(value: Any) -> bool:
+    return isinstance(value, float) and not value.is_integer()
 
 
 def check_choice(value: str, choices: Sequence[str], what: str) -> str:

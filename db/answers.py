@@ -45,16 +45,22 @@ from .locking import serialized
 
 class AnswerConflictError(BenchwrightError):
     """The file gives a pair a different answer than the project (or an earlier line) has for the same model
-    and condition; ``conflicts`` lists them. Nothing was imported."""
+    and condition, or gives an answer different imported scores (other scores, scale or critique) than the
+    project has from the same judge model; ``conflicts`` lists them (``line N: ...``). Nothing was imported."""
 
     def __init__(self, file: str, conflicts: list[str]):
         self.conflicts = conflicts
         shown = "\n".join(f"  {c}" for c in conflicts[:20])
         more = f"\n  ... and {len(conflicts) - 20} more" if len(conflicts) > 20 else ""
+        scores = any("imported scores" in c for c in conflicts)
+        answers = any("imported scores" not in c for c in conflicts)
+        what = " and ".join(w for w, on in (("answers", answers), ("imported scores", scores)) if on)
         super().__init__(
-            f"{file}: {len(conflicts)} answers conflict with answers already given for the same pair, model and "
-            f"condition; nothing was imported:\n{shown}{more}\n"
-            "Import them under another --model or --condition, or pass --skip-invalid to import the rest."
+            f"{file}: {len(conflicts)} record{' conflicts' if len(conflicts) == 1 else 's conflict'} with {what} the project already has for the same pair, "
+            f"model and condition; nothing was imported:\n{shown}{more}\n"
+            "Import them under another --model or --condition"
+            + (" (or other scores under another --judge-model)" if scores else "")
+            + ", or pass --skip-invalid to import the rest."
         )
 
 
@@ -70,7 +76,12 @@ class AnswerImportReport:
         matched_by: how many records matched a pair, by what: ``qa_pair_id``, ``origin_question``, ``question``.
         unmatched: ``line N: 'question...' (why)`` for every record no pair matched (not imported).
         ambiguous: the same for records whose question several pairs have (not imported).
-        conflicts: records left out under ``--skip-invalid`` because their pair already has a different answer.
+        conflicts: records left out under ``--skip-invalid`` because their pair already has a different answer
+            (the record is not imported), or their answer already has different imported scores from the same
+            judge model (the answer is kept, the scores are not imported).
+        warnings: ``line N: ...`` notes on records that were imported but deserve a look: a pair id naming
+            another pair than the record's question, an id that names no pair (matched by question instead),
+            two answer fields with different texts.
         skipped: invalid records left out under ``--skip-invalid``.
         judgments_added / judgments_present: imported-score judgments written / already in the project.
         answer_ids: ids of the matched answers, in file order.
@@ -88,6 +99,7 @@ class AnswerImportReport:
     unmatched: list[str] = field(default_factory=list)
     ambiguous: list[str] = field(default_factory=list)
     conflicts: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
     skipped: list[InputProblem] = field(default_factory=list)
     judgments_added: int = 0
     judgments_present: int = 0
@@ -126,8 +138,10 @@ class AnswerStoreMixin:
         Unmatched and ambiguous records are reported, not imported. A record whose pair already has a
         *different* answer for ``model`` and ``condition`` (in the project or earlier in the file) is a
         conflict. Records with scores also get an ``imported`` judgment (``judge_model``, entries of kind
-        ``dimension`` with max = the scale, critique, score rate sum / sum of maxima); importing it again
-        adds nothing.
+        ``dimension`` with max = the scale, critique, score rate sum / sum of maxima); importing the same
+        scores, scale and critique again adds nothing, and *different* ones for an answer that already has
+        imported scores from ``judge_model`` (or twice in the file) are a conflict too: a re-import never
+        silently replaces the scores reports use.
 
         Args:
             records: a parse result (its problems, format, file and scale are used) or plain records.
@@ -136,7 +150,7 @@ class AnswerStoreMixin:
 
         Raises:
             InputFileError: the parse result has problems and not ``skip_invalid``.
-            AnswerConflictError: conflicts and not ``skip_invalid``.
+            AnswerConflictError: conflicts (answers or imported scores) and not ``skip_invalid``.
             JudgmentError: unknown condition, empty model or judge model, scores without a scale.
         """
         if isinstance(records, AnswerParseResult):
@@ -158,13 +172,16 @@ class AnswerStoreMixin:
         now = utc_now()
         with self.write() as db:
             by_question: dict[str, list[str]] = {}
-            for pid, question in db.conn.execute("SELECT id, question FROM qa_pairs ORDER BY ordinal"):
+            ordinals: dict[str, int] = {}
+            for pid, question, ordinal in db.conn.execute("SELECT id, question, ordinal FROM qa_pairs ORDER BY ordinal"):
                 by_question.setdefault(question.strip(), []).append(pid)
+                ordinals[pid] = ordinal
             conflicts: list[str] = []
             in_file: dict[str, tuple[str, int]] = {}
             planned: list[tuple[AnswerRecord, str, str, bool]] = []  # record, pair, answer id, is new
             for r in recs:
-                pid = self._match_answer(db, r, by_question, report)
+                report.warnings.extend(r.notes)
+                pid = self._match_answer(db, r, by_question, ordinals, report)
                 if pid is None:
                     continue
                 aid = make_answer_id(pid, model, condition, r.text)
@@ -190,9 +207,21 @@ class AnswerStoreMixin:
                 planned.append((r, pid, aid, row is None))
                 if row is not None:
                     report.already_present += 1
+            scored: dict[str, tuple[str, int]] = {}  # answer id -> (judgment uid, line) planned in this file
+            score_conflicts: set[int] = set()
+            for r, _pid, aid, _new in planned:
+                if not r.scores:
+                    continue
+                uid = _imported_uid(aid, judge_model, scale, r)
+                why = self._imported_conflict(db, aid, judge_model, uid, scale, r, scored)
+                if why:
+                    conflicts.append(f"{r.describe()}: {why}")
+                    score_conflicts.add(id(r))
+                else:
+                    scored.setdefault(aid, (uid, r.line))
             if conflicts and not skip_invalid:
-                raise AnswerConflictError(file, conflicts)
-            report.conflicts = conflicts
+                raise AnswerConflictError(file, sorted(conflicts, key=_line_of))
+            report.conflicts = sorted(conflicts, key=_line_of)
             for r, pid, aid, new in planned:
                 if new:
                     db.conn.execute(
@@ -202,9 +231,9 @@ class AnswerStoreMixin:
                     )
                     report.added += 1
                 report.answer_ids.append(aid)
-                if r.scores:
-                    entries = [ScoreEntry(key=k, label=k, kind="dimension", score=v, max=scale) for k, v in r.scores.items()]
-                    uid = _digest("imported", aid, judge_model, str(scale), entries_to_json(entries), r.critique or "")
+                if r.scores and id(r) not in score_conflicts:
+                    entries = _imported_entries(r, scale)
+                    uid = _imported_uid(aid, judge_model, scale, r)
                     _, added = self._insert_judgment(
                         db, aid, "imported", judge_model, entries=entries, status="scored", run_index=0,
                         checklist_version=None, scale_max=scale, seed=None, critique=r.critique, reason=None,
@@ -216,19 +245,67 @@ class AnswerStoreMixin:
                         report.judgments_present += 1
         return report
 
-    def _match_answer(self, db, r: AnswerRecord, by_question: dict[str, list[str]],
+    def _imported_conflict(self, db, aid: str, judge_model: str, uid: str, scale: int | None, r: AnswerRecord,
+                           scored: dict[str, tuple[str, int]]) -> str | None:
+        """Why record ``r``'s imported scores conflict with the project's (or an earlier line's), or None."""
+        if aid in scored:
+            first_uid, first_line = scored[aid]
+            return None if first_uid == uid else (
+                f"different imported scores for answer {aid} than line {first_line} (scores, scale or critique differ)"
+            )
+        if db.conn.execute("SELECT 1 FROM judgments WHERE uid = ?", [uid]).fetchone():
+            return None
+        row = db.conn.execute(
+            "SELECT id, scale_max, scores_json, critique FROM judgments WHERE answer_id = ? AND judge = 'imported'"
+            " AND judge_model = ? ORDER BY id DESC LIMIT 1", [aid, judge_model],
+        ).fetchone()
+        if row is None:
+            return None
+        jid, old_scale, old_json, old_critique = row
+        old = {e.key: e.score for e in entries_from_json(old_json)}
+        new = dict(r.scores or {})
+        differs = []
+        if old_scale != scale:
+            differs.append(f"scale 0-{old_scale} there, --scale {scale} here")
+        changed = [k for k in sorted(set(old) | set(new)) if old.get(k) != new.get(k)]
+        if changed:
+            shown = ", ".join(f"{k} {_num(old.get(k))} -> {_num(new.get(k))}" for k in changed[:5])
+            differs.append(f"scores differ ({shown}{', ...' if len(changed) > 5 else ''})")
+        if (old_critique or "") != (r.critique or ""):
+            differs.append("the critique differs")
+        return (f"answer {aid} already has imported scores by judge model {judge_model} (judgment {jid}) and "
+                f"these differ: {'; '.join(differs) or 'entries differ'}")
+
+    def _match_answer(self, db, r: AnswerRecord, by_question: dict[str, list[str]], ordinals: dict[str, int],
                       report: AnswerImportReport) -> str | None:
         why = "no Q&A pair has this question"
+        not_an_id = None
         if r.pair_ref:
             if db.conn.execute("SELECT 1 FROM qa_pairs WHERE id = ?", [r.pair_ref]).fetchone():
                 report.matched_by["qa_pair_id"] = report.matched_by.get("qa_pair_id", 0) + 1
+                for _how, question in r.questions:
+                    others = [p for p in by_question.get(question.strip(), []) if p != r.pair_ref]
+                    if others and r.pair_ref not in by_question.get(question.strip(), []):
+                        theirs = ", ".join(f"#{ordinals[p]}" for p in others)
+                        report.warnings.append(
+                            f"line {r.line}: {r.pair_field} names #{ordinals[r.pair_ref]} but its question is "
+                            f"{theirs}'s; matched by id"
+                        )
+                        break
                 return r.pair_ref
-            why = f"no Q&A pair with id {r.pair_ref}" + (", nor with this question" if r.questions else "")
+            if r.pair_ref.startswith("#") or r.pair_ref.isdigit():
+                not_an_id = (f"{r.pair_field} {r.pair_ref!r} is not a pair id (it looks like a queue position; "
+                             "pair ids look like qa_...)")
+            else:
+                not_an_id = f"no Q&A pair with id {r.pair_ref}"
+            why = not_an_id + (", nor this question" if r.questions else "")
         ambiguous: list[str] = []
         for how, question in r.questions:
             found = by_question.get(question.strip(), [])
             if len(found) == 1:
                 report.matched_by[how] = report.matched_by.get(how, 0) + 1
+                if not_an_id:
+                    report.warnings.append(f"line {r.line}: {not_an_id}; matched by {how}")
                 return found[0]
             if len(found) > 1 and not ambiguous:
                 ambiguous = [f"{how} is the question of {len(found)} pairs: {', '.join(found)}"]
@@ -485,6 +562,25 @@ class AnswerStoreMixin:
 # ----------------------------------------------------------------------------------------------- helpers
 def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _imported_entries(r: AnswerRecord, scale: int | None) -> list[ScoreEntry]:
+    return [ScoreEntry(key=k, label=k, kind="dimension", score=v, max=scale) for k, v in (r.scores or {}).items()]
+
+
+def _imported_uid(aid: str, judge_model: str, scale: int | None, r: AnswerRecord) -> str:
+    """The idempotency key of an imported judgment: answer, judge model, scale, entries and critique."""
+    return _digest("imported", aid, judge_model, str(scale), entries_to_json(_imported_entries(r, scale)),
+                   r.critique or "")
+
+
+def _num(value: Any) -> str:
+    return "none" if value is None else f"{value:g}"
+
+
+def _line_of(conflict: str) -> int:
+    head = conflict.split(":", 1)[0]
+    return int(head[5:]) if head.startswith("line ") and head[5:].isdigit() else 0
 
 
 def _digest(*parts: str) -> str:

@@ -118,11 +118,12 @@ def repo_list(ctx) -> None:
 @click.option("--judge-model", "judge_model", help="answers: who gave the imported scores (default: unknown).")
 @click.option("--answer-format", "answer_format", type=click.Choice(ANSWER_FORMATS), default="auto",
               show_default=True, help="answers: the file's shape.")
+@click.option("--verbose", is_flag=True, help="answers: list every problem (default: the first 50 of each kind).")
 @click.option("--as", "annotator", help="Who imports (default: configuration, then the OS user).")
 @click.pass_context
 @_friendly
 def import_cmd(ctx, fmt, file, repository, mapping, skip_invalid, model, condition, scale, judge_model,
-               answer_format, annotator) -> None:
+               answer_format, verbose, annotator) -> None:
     """Import candidate Q&A pairs from FILE in FORMAT (``release``: a release folder made by benchwright;
     ``answers``: model answers to the project's pairs, with --model and --condition).
 
@@ -137,11 +138,12 @@ def import_cmd(ctx, fmt, file, repository, mapping, skip_invalid, model, conditi
                                    "project's pairs by id or question")
 
         import_answers_file(ctx, file, model=model, condition=condition, scale=scale, judge_model=judge_model,
-                            answer_format=answer_format, skip_invalid=skip_invalid, annotator=annotator)
+                            answer_format=answer_format, skip_invalid=skip_invalid, annotator=annotator,
+                            verbose=verbose)
         return
-    if model or condition or scale or judge_model or answer_format != "auto":
-        raise click.UsageError("--model, --condition, --scale, --judge-model and --answer-format are for: "
-                               "benchwright import answers FILE")
+    if model or condition or scale or judge_model or answer_format != "auto" or verbose:
+        raise click.UsageError("--model, --condition, --scale, --judge-model, --answer-format and --verbose are "
+                               "for: benchwright import answers FILE")
     if fmt == "release":
         from .services import import_release
 

@@ -9,6 +9,7 @@ Text from data (questions, answers, critiques, trajectories) goes through :func:
 from __future__ import annotations
 
 import json
+import re
 
 import click
 
@@ -20,11 +21,17 @@ from benchwright.core.text import printable
 
 from .cli import _friendly, _n, _open, main
 
+LIST_LIMIT = 50
+"""Problems of each kind (unmatched, ambiguous, conflicting, skipped, warnings) listed without --verbose."""
+
 
 def import_answers_file(ctx: click.Context, file: str, *, model: str | None, condition: str | None,
                         scale: int | None, judge_model: str | None, answer_format: str, skip_invalid: bool,
-                        annotator: str | None) -> None:
+                        annotator: str | None, verbose: bool = False) -> None:
     """``benchwright import answers FILE``: parse, match to pairs, store in one transaction, print the report.
+
+    Each kind of problem (unmatched, ambiguous, conflicting, skipped, warnings) is listed up to
+    :data:`LIST_LIMIT` lines, then ``... and N more``; ``verbose`` lists them all.
 
     Raises:
         click.UsageError: --model or --condition missing.
@@ -40,37 +47,57 @@ def import_answers_file(ctx: click.Context, file: str, *, model: str | None, con
             result, model=model, condition=condition, created_by=resolve_annotator(annotator),
             judge_model=judge_model or "unknown", skip_invalid=skip_invalid,
         )
-    _print_answer_report(report, result.scale, judge_model or "unknown")
+    has_origin = any(how == "origin_question" for r in result.records for how, _ in r.questions)
+    _print_answer_report(report, result.scale, judge_model or "unknown", warnings=result.warnings,
+                         has_origin=has_origin, verbose=verbose)
     records = report.read - len(report.skipped)
     if records and not report.matched:
+        if report.ambiguous and not report.unmatched:
+            raise BenchwrightError(
+                f"{file}: no answer was imported: "
+                + (f"all {len(report.ambiguous)} answers are" if len(report.ambiguous) > 1 else "the answer is")
+                + " ambiguous (several Q&A pairs have the same question); give qa_pair_id in the file to say "
+                "which pair each one answers"
+            )
+        ambiguous = f" ({len(report.ambiguous)} ambiguous: give qa_pair_id)" if report.ambiguous else ""
         raise BenchwrightError(
-            f"{file}: none of the {_n(records, 'answer')} matched a Q&A pair; import the pairs first "
+            f"{file}: none of the {_n(records, 'answer')} matched a Q&A pair{ambiguous}; import the pairs first "
             "(e.g. benchwright import swe-qa Benchmark__flask.jsonl) or give qa_pair_id in the file"
         )
 
 
-def _print_answer_report(r, scale: int | None, judge_model: str) -> None:
+def _print_rows(title: str, rows: list, verbose: bool) -> None:
+    if not rows:
+        return
+    click.echo(f"  skipped {len(rows)} {title}:" if title == "invalid records" else f"  {len(rows)} {title}:")
+    shown = rows if verbose else rows[:LIST_LIMIT]
+    for row in shown:
+        click.echo(f"    {printable(str(row))}")
+    if len(shown) < len(rows):
+        click.echo(f"    ... and {len(rows) - len(shown)} more (all of them with --verbose)")
+
+
+def _print_answer_report(r, scale: int | None, judge_model: str, *, warnings: list[str] = (),
+                         has_origin: bool = True, verbose: bool = False) -> None:
     how = ", ".join(f"{n} by {field}" for field, n in sorted(r.matched_by.items()))
     click.echo(f"{printable(r.file)} ({r.format}): read {_n(r.read, 'record')}, matched {r.matched}"
                f"{f' ({how})' if how else ''}; added {_n(r.added, 'answer')} by {printable(r.model)} "
                f"under {r.condition}")
-    if r.format == "swe-qa-agent" and r.matched_by.get("question") and not r.matched_by.get("origin_question"):
+    for w in warnings:
+        click.echo(f"  warning: {printable(w)}")
+    if (r.format == "swe-qa-agent" and has_origin and r.matched_by.get("question")
+            and not r.matched_by.get("origin_question")):
         click.echo("  (matched by the rewritten 'question', not 'origin_question': the project's pairs hold the "
                    "rewritten questions, as SWE-QA's Benchmark file does)")
     if r.already_present:
         click.echo(f"  {r.already_present} already in the project (not added again)")
     if r.duplicates_in_file:
         click.echo(f"  {r.duplicates_in_file} repeated earlier records of the same file (added once)")
+    _print_rows("warnings (imported)", r.warnings, verbose)
     for title, rows in (("unmatched (not imported)", r.unmatched), ("ambiguous (not imported)", r.ambiguous),
                         ("conflicting (skipped)", r.conflicts)):
-        if rows:
-            click.echo(f"  {len(rows)} {title}:")
-            for row in rows:
-                click.echo(f"    {printable(row)}")
-    if r.skipped:
-        click.echo(f"  skipped {len(r.skipped)} invalid records:")
-        for p in r.skipped:
-            click.echo(f"    {printable(str(p))}")
+        _print_rows(title, rows, verbose)
+    _print_rows("invalid records", r.skipped, verbose)
     if r.judgments_added or r.judgments_present:
         click.echo(f"  imported scores: {_n(r.judgments_added, 'judgment')} added"
                    f"{f', {r.judgments_present} already present' if r.judgments_present else ''} "
@@ -115,7 +142,11 @@ def answers_list(ctx, model, condition, pair) -> None:
 @click.pass_context
 @_friendly
 def answers_show(ctx, answer_id, with_trajectory) -> None:
-    """Print an answer, where it came from, its judgments (with overrides) and its failure-mode label."""
+    """Print an answer, where it came from, its judgments (with overrides) and its failure-mode label.
+
+    A judgment's rate is the effective one (overrides applied), followed by the judge's own and the number of
+    overrides; runs are numbered from 1 as in ``judge`` and the inspector (``run_index`` 0 is run 1).
+    """
     with _open(ctx) as store:
         a = store.get_answer(answer_id)
         judgments = store.judgments(answer_id=a.id)
@@ -126,7 +157,11 @@ def answers_show(ctx, answer_id, with_trajectory) -> None:
     click.echo(f"{a.id} · pair #{ordinal} {a.qa_pair_id} · {printable(a.model)} · {a.condition} · "
                f"{a.source_format} ({where})")
     click.echo(printable(a.text))
-    if a.trajectory is not None:
+    if a.trajectory is None:
+        if with_trajectory:
+            click.echo("--- trajectory")
+            click.echo("(no trajectory)")
+    else:
         steps = len(a.trajectory) if isinstance(a.trajectory, list) else 1
         if with_trajectory:
             click.echo("--- trajectory")
@@ -135,9 +170,13 @@ def answers_show(ctx, answer_id, with_trajectory) -> None:
             click.echo(f"--- trajectory: {_n(steps, 'step')} (print it with --trajectory)")
     for j in judgments:
         entries, used = effective_entries(j, overrides[j.id])
-        rate = "unscored" if j.score_rate is None else f"{j.score_rate:.1%}"
-        extra = f", {_n(used, 'override')}" if used else ""
-        click.echo(f"--- judgment {j.id}: {j.judge} by {printable(j.judge_model)}, run {j.run_index}, {rate}{extra}")
+        if j.score_rate is None:
+            rate = "unscored"
+        elif used:
+            rate = f"{score_rate_of(j.judge, entries):.1%} (judge: {j.score_rate:.1%}, {_n(used, 'override')})"
+        else:
+            rate = f"{j.score_rate:.1%}"
+        click.echo(f"--- judgment {j.id}: {j.judge} by {printable(j.judge_model)}, run {j.run_index + 1}, {rate}")
         if j.reason:
             click.echo(f"  reason: {printable(j.reason)}")
         for e, original in zip(entries, j.entries, strict=True):
@@ -155,11 +194,14 @@ def answers_show(ctx, answer_id, with_trajectory) -> None:
 
 
 # ---------------------------------------------------------------------------------------- override
+_DECIMAL = re.compile(r"-?[0-9]+(\.[0-9]+)?")
+
+
 def _score(text: str) -> int | float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise BenchwrightError(f"score {text!r} is not a number") from None
+    """A score written as a plain decimal (``7``, ``7.5``); exponents, ``nan`` and ``inf`` are refused."""
+    if not _DECIMAL.fullmatch(text.strip()):
+        raise BenchwrightError(f"score {text!r} is not a number (write it as a plain decimal, like 7 or 7.5)")
+    value = float(text)
     return int(value) if value.is_integer() else value
 
 

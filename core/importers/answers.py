@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import BenchwrightError, InputFileError, InputProblem
-from .base import ParseResult, json_lines, json_type, read_text
+from .base import ParseResult, json_lines, json_type, read_bytes, read_text
 
 ANSWER_FORMATS = ("auto", "jsonl", "swe-qa-agent", "swe-qa-error-analysis")
 """Values of ``--answer-format``."""
@@ -65,6 +65,9 @@ class AnswerRecord:
         scores: imported scores ``{dimension: number}`` in file order, or ``None``.
         critique: a written assessment kept with the imported scores, or ``None``.
         extra: the record's other fields.
+        pair_field: the field ``pair_ref`` came from (``qa_pair_id``, ``pair_id`` or ``id``), for messages.
+        notes: warnings about the record (``line N: ...``) that do not stop it from being imported, e.g.
+            which of two differing answer fields was used; the import copies them into its report.
     """
 
     line: int
@@ -75,6 +78,8 @@ class AnswerRecord:
     scores: dict[str, int | float] | None = None
     critique: str | None = None
     extra: dict = field(default_factory=dict)
+    pair_field: str = "qa_pair_id"
+    notes: list[str] = field(default_factory=list)
 
     @property
     def question(self) -> str | None:
@@ -100,7 +105,10 @@ class AnswerParseResult:
         read: records read (valid or not).
         records: valid records in file order.
         problems: every invalid record (file, line, field); ``--skip-invalid`` leaves them out.
-        scale: the maximum per dimension of imported scores, ``None`` when the file has none.
+        scale: the maximum per dimension of imported scores, ``None`` when the file has none (a ``--scale``
+            given for a file without scores is dropped, with a warning).
+        warnings: warnings about the whole file that do not stop the import (a ``--scale`` for a file
+            without scores, scores a format ignores), one sentence each.
     """
 
     format: str
@@ -109,6 +117,7 @@ class AnswerParseResult:
     records: list[AnswerRecord] = field(default_factory=list)
     problems: list[InputProblem] = field(default_factory=list)
     scale: int | None = None
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def has_scores(self) -> bool:
@@ -130,7 +139,8 @@ def parse_answers(path: str | Path, *, fmt: str = "auto", scale: int | None = No
 
     Raises:
         BenchwrightError: unknown format, or a scale below 1.
-        InputFileError: the file is missing, empty or not UTF-8; it has scores and no scale; the scores
+        InputFileError: the file is missing, empty, binary (e.g. Parquet) or not UTF-8; it has scores and no
+            scale; the scores
             contradict the scale (a value above it, ``total`` or ``rate`` inconsistent with it) — every such
             record is named with its line and field.
     """
@@ -139,6 +149,7 @@ def parse_answers(path: str | Path, *, fmt: str = "auto", scale: int | None = No
     if scale is not None and (isinstance(scale, bool) or not isinstance(scale, int) or scale < 1):
         raise BenchwrightError(f"--scale must be a whole number of at least 1, not {scale!r}")
     display = str(path)
+    _refuse_binary(Path(path), display)
     text = read_text(Path(path), display)
     sink = ParseResult("answers", display)
     objects = list(json_lines(text, display, sink))
@@ -153,8 +164,46 @@ def parse_answers(path: str | Path, *, fmt: str = "auto", scale: int | None = No
         else:
             result.records.append(record)
     result.problems.sort(key=lambda p: (p.line or 0))
+    _warn_ignored(result, objects, shape, scale)
     _check_scale(result, objects, shape)
     return result
+
+
+_BINARY_MAGIC = ((b"PAR1", "Parquet"), (b"PK\x03\x04", "a zip archive"), (b"\x1f\x8b", "gzip"),
+                 (b"SQLite format 3", "an SQLite database"))
+
+
+def _refuse_binary(path: Path, display: str) -> None:
+    """InputFileError when the file is plainly not text (Parquet, zip, gzip, SQLite, or NUL bytes)."""
+    data = read_bytes(path, display)
+    head = data[:8192]
+    kind = next((name for magic, name in _BINARY_MAGIC if head.startswith(magic)), None)
+    if kind is None and b"\x00" in head:
+        kind = "binary"
+    if kind is not None:
+        raise InputFileError.single(
+            display, f"not a JSON lines file (looks like {kind}); answers come as JSON lines, one object a line"
+        )
+
+
+def _warn_ignored(result: AnswerParseResult, objects: list[tuple[int, dict]], shape: str,
+                  scale: int | None) -> None:
+    """File-level warnings: scores the format ignores, a --scale for a file without scores."""
+    if shape == "swe-qa-agent":
+        with_scores = sum(1 for _, rec in objects if rec.get("scores") is not None)
+        if with_scores:
+            result.warnings.append(
+                f"{_n(with_scores, 'record')} {'has' if with_scores == 1 else 'have'} 'scores', which the "
+                "swe-qa-agent format ignores (kept only as extra fields, no judgment); to import them use "
+                "--answer-format jsonl or swe-qa-error-analysis"
+            )
+    if scale is not None and not result.has_scores:
+        result.warnings.append(f"--scale {scale} is ignored: the file has no imported scores")
+        result.scale = None
+
+
+def _n(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
 
 
 def _detect(objects: list[tuple[int, dict]]) -> str:
@@ -189,14 +238,23 @@ def _first_present(rec: dict, keys: tuple[str, ...]) -> str | None:
     return next((k for k in keys if rec.get(k) is not None), None)
 
 
-def _answer_text(rec: dict, display: str, line: int, problems: list[InputProblem]) -> tuple[str | None, str]:
+def _answer_text(rec: dict, display: str, line: int, problems: list[InputProblem],
+                 notes: list[str]) -> tuple[str | None, str]:
     key = _first_present(rec, ANSWER_FIELDS)
     if key is None:
         problems.append(InputProblem(
             display, line, "answer", f"required field is missing (accepted names: {', '.join(ANSWER_FIELDS)})"
         ))
         return None, "answer"
-    return _text(rec, key, display, line, problems, required=True), key
+    text = _text(rec, key, display, line, problems, required=True)
+    if text is not None:
+        others = [k for k in ANSWER_FIELDS if k != key and rec.get(k) is not None and rec.get(k) != rec[key]]
+        if others:
+            notes.append(
+                f"line {line}: has '{key}' and {', '.join(repr(k) for k in others)} with different texts; "
+                f"used '{key}' (preferred order: {', '.join(ANSWER_FIELDS)})"
+            )
+    return text, key
 
 
 def _trajectory(rec: dict, display: str, line: int, problems: list[InputProblem]) -> Any:
@@ -241,7 +299,9 @@ def _scores(rec: dict, display: str, line: int, problems: list[InputProblem], *,
         elif isinstance(score, bool) or not isinstance(score, int | float) or not math.isfinite(score):
             problems.append(InputProblem(display, line, f"scores.{key}", f"must be a number, found {json_type(score)}"))
         elif score < 0:
-            problems.append(InputProblem(display, line, f"scores.{key}", f"= {score} is negative"))
+            problems.append(InputProblem(
+                display, line, f"scores.{key}", f"scores.{key} = {score:g} is negative; scores are 0 or more"
+            ))
         else:
             out[str(key)] = score
     return out if len(out) == len(value) else None
@@ -253,7 +313,8 @@ def _critique(rec: dict, display: str, line: int, problems: list[InputProblem]) 
 
 
 def _read_jsonl(rec: dict, display: str, line: int, problems: list[InputProblem]) -> AnswerRecord | None:
-    text, answer_key = _answer_text(rec, display, line, problems)
+    notes: list[str] = []
+    text, answer_key = _answer_text(rec, display, line, problems, notes)
     id_key = _first_present(rec, PAIR_ID_FIELDS)
     pair_ref = None
     if id_key is not None:
@@ -275,7 +336,7 @@ def _read_jsonl(rec: dict, display: str, line: int, problems: list[InputProblem]
     return AnswerRecord(
         line=line, text=text or "", pair_ref=pair_ref, questions=[("question", question)] if question else [],
         trajectory=trajectory, scores=scores, critique=critique,
-        extra={k: v for k, v in rec.items() if k not in used},
+        extra={k: v for k, v in rec.items() if k not in used}, pair_field=id_key or "qa_pair_id", notes=notes,
     )
 
 

@@ -277,3 +277,53 @@ def test_answer_ids_are_content_hashes():
     assert a == answer_id("qa_1", "gpt", "direct", "  The answer.\n")
     assert len({a, answer_id("qa_2", "gpt", "direct", "The answer."), answer_id("qa_1", "gpt2", "direct", "The answer."),
                 answer_id("qa_1", "gpt", "agentic", "The answer."), answer_id("qa_1", "gpt", "direct", "Other.")}) == 5
+
+
+def test_fractional_overrides_only_where_the_judge_score_is_fractional():
+    whole = judgment("imported", [entry("correctness", 7, 20)])
+    with pytest.raises(JudgmentError, match=r"score 7\.5 is not a whole number, and the judge's score \(7\) is"):
+        check_override(whole, "correctness", 7.5, "x")
+    assert check_override(whole, "correctness", 8, "x").score == 7
+    assert check_override(whole, "correctness", 8.0, "x").score == 7  # a whole number written as a float
+    fractional = judgment("imported", [entry("correctness", 7.5, 20)])
+    assert check_override(fractional, "correctness", 6.5, "x").score == 7.5
+
+
+# ------------------------------------------------------------------------------ new-user trial findings
+def test_binary_files_are_named_as_such_not_as_bad_utf8(tmp_path):
+    for magic, kind in ((b"PAR1", "Parquet"), (b"PK\x03\x04", "a zip archive"), (b"\x00\x01\x02", "binary")):
+        path = tmp_path / "answers.bin"
+        path.write_bytes(magic + b"\x00\xff\xfe rest")
+        with pytest.raises(InputFileError) as e:
+            parse_answers(path)
+        assert f"not a JSON lines file (looks like {kind}); answers come as JSON lines" in str(e.value)
+        assert "UTF-8" not in str(e.value)
+
+
+def test_negative_score_message_names_its_subject(tmp_path):
+    path = write(tmp_path, {"question": "Q?", "answer": "A", "scores": {"correctness": -3}})
+    result = parse_answers(path, scale=5)
+    assert [str(p) for p in result.problems] == [
+        f"{path}, line 1, field 'scores.correctness': scores.correctness = -3 is negative; scores are 0 or more"]
+
+
+def test_differing_answer_aliases_are_noted_and_equal_ones_are_not(tmp_path):
+    path = write(tmp_path, {"question": "Q?", "answer": "A", "response": "B", "prediction": "A"},
+                 {"question": "Q2?", "answer": "A", "response": "A"})
+    first, second = parse_answers(path).records
+    assert first.text == "A" and first.notes == [
+        "line 1: has 'answer' and 'response' with different texts; used 'answer' "
+        "(preferred order: answer, response, model_answer, prediction)"]
+    assert second.notes == []
+
+
+def test_ignored_scores_and_ignored_scale_are_warned(tmp_path):
+    path = write(tmp_path, {"question": "Q?", "answer": "A", "scores": {"x": 1}}, {"question": "Q2?", "answer": "B"})
+    result = parse_answers(path, fmt="swe-qa-agent")
+    assert result.warnings == [
+        "1 record has 'scores', which the swe-qa-agent format ignores (kept only as extra fields, no judgment); "
+        "to import them use --answer-format jsonl or swe-qa-error-analysis"]
+    assert not result.has_scores
+    plain = write(tmp_path, {"question": "Q?", "answer": "A"}, name="plain.jsonl")
+    result = parse_answers(plain, scale=20)
+    assert result.warnings == ["--scale 20 is ignored: the file has no imported scores"] and result.scale is None

@@ -268,3 +268,54 @@ def test_failure_modes_latest_wins_and_rules(answered):
         store.add_failure_mode(aid, "edit-bias", "", "llm")
     with pytest.raises(NotFoundError):
         store.add_failure_mode("ans_nope", "edit-bias", "", "llm", judge_model="m")
+
+
+# ------------------------------------------------------------------------------ new-user trial findings
+def test_changed_imported_scores_conflict_and_identical_ones_are_idempotent(loaded):
+    scored = dict(pair=Q1.id, scores={"correctness": 5, "clarity": 9}, critique="ok")
+    first = imp(loaded, [rec(1, "A", **scored)], scale=10)
+    assert first.judgments_added == 1
+    again = imp(loaded, [rec(1, "A", **scored)], scale=10)
+    assert (again.judgments_added, again.judgments_present) == (0, 1)
+    for records, scale, why in [
+        ([rec(3, "A", **scored)], 12, "scale 0-10 there, --scale 12 here"),
+        ([rec(4, "A", **{**scored, "scores": {"correctness": 6, "clarity": 9}})], 10, "scores differ (correctness 5 -> 6)"),
+        ([rec(5, "A", **{**scored, "critique": "other"})], 10, "the critique differs"),
+    ]:
+        with pytest.raises(AnswerConflictError) as e:
+            imp(loaded, records, scale=scale)
+        assert f"line {records[0].line}: pair {Q1.id}: answer " in str(e.value) and why in str(e.value)
+        assert "already has imported scores by judge model unknown" in str(e.value)
+        assert count(loaded, "judgments") == 1
+    report = imp(loaded, [rec(6, "A", **scored), rec(7, "A", **{**scored, "scores": {"correctness": 1, "clarity": 1}})],
+                 scale=10, skip_invalid=True)
+    assert report.judgments_present == 1 and len(report.conflicts) == 1 and report.conflicts[0].startswith("line 7:")
+    assert count(loaded, "judgments") == 1
+    # another judge model's scores are a separate series, not a conflict
+    other = imp(loaded, [rec(8, "A", **{**scored, "scores": {"correctness": 1, "clarity": 1}})], scale=10,
+                judge_model="someone-else")
+    assert other.judgments_added == 1
+
+
+def test_two_lines_giving_one_answer_different_scores_conflict(loaded):
+    with pytest.raises(AnswerConflictError, match=r"line 2: .*different imported scores for answer .* than line 1"):
+        imp(loaded, [rec(1, "A", pair=Q1.id, scores={"x": 1}), rec(2, "A", pair=Q1.id, scores={"x": 2})], scale=5)
+    assert count(loaded, "answers") == 0
+
+
+def test_id_naming_another_pair_than_the_question_and_position_ids_are_warned(loaded):
+    ordinals = {p: loaded.ordinal_of(p) for p in (Q1.id, Q2.id)}
+    report = imp(loaded, [
+        rec(1, "A", pair=Q1.id, question=Q2.question, pair_field="pair_id"),
+        rec(2, "B", pair="#2", question=Q2.question),
+        rec(3, "C", pair="#3"),
+        rec(4, "D", question=QUEUE[3].question),
+    ])
+    assert report.warnings == [
+        f"line 1: pair_id names #{ordinals[Q1.id]} but its question is #{ordinals[Q2.id]}'s; matched by id",
+        "line 2: qa_pair_id '#2' is not a pair id (it looks like a queue position; pair ids look like qa_...); "
+        "matched by question",
+    ]
+    assert report.unmatched == ["line 3: pair #3 (qa_pair_id '#3' is not a pair id (it looks like a queue "
+                                "position; pair ids look like qa_...))"]
+    assert report.matched_by == {"qa_pair_id": 1, "question": 2}

@@ -219,7 +219,7 @@ def test_conflicting_answer_refuses_the_import(bench):
                          "--condition", "direct").exit_code == 0
     other = bench.file("two.jsonl", {"question": q, "answer": "B"})
     r = bench.answers(other, "--model", "m", "--condition", "direct")
-    assert r.exit_code == 1 and "1 answers conflict" in r.output and "line 1:" in r.output
+    assert r.exit_code == 1 and "1 record conflicts with answers" in r.output and "line 1:" in r.output
     r = bench.answers(other, "--model", "m", "--condition", "direct", "--skip-invalid")
     assert r.exit_code == 0, r.output
     assert "added 0 answers" in r.output and "1 conflicting (skipped):" in r.output
@@ -233,3 +233,141 @@ def test_text_from_data_is_shown_literally(bench):
     listed = bench.run("answers", "list").output
     assert "[red]m[/red]" in listed and "[bold]not bold[/bold] ␛[31mred␛[0m" in listed
     assert "\x1b" not in listed
+
+
+# ------------------------------------------------------------------------------ new-user trial findings
+def _no_rate_copy(p: Project, name: str = "norate.jsonl", **changes) -> Path:
+    """The flask error analysis without its ``rate`` field (so the rate check cannot catch a wrong scale);
+    ``changes`` maps a 1-based line to new scores for it."""
+    records = []
+    for i, line in enumerate(ERRORS.read_text(encoding="utf-8").splitlines(), start=1):
+        rec = json.loads(line)
+        rec.pop("rate")
+        if f"line{i}" in changes:
+            rec["scores"] = {**rec["scores"], **changes[f"line{i}"]}
+            rec["total"] = sum(rec["scores"].values())
+        records.append(rec)
+    return p.file(name, *records)
+
+
+def test_reimporting_scores_with_another_scale_is_a_conflict(bench):
+    need(ERRORS)
+    base = ("--model", "m", "--condition", "agentic")
+    assert bench.answers(ERRORS, *base, "--scale", "20").exit_code == 0
+    r = bench.answers(ERRORS, *base, "--scale", "25")  # the file's rate catches this one
+    assert r.exit_code == 1 and "field 'rate'" in r.output
+    plain = _no_rate_copy(bench)
+    r = bench.answers(plain, *base, "--scale", "20")  # same scores, same scale: nothing added
+    assert r.exit_code == 0, r.output
+    assert "4 already present" in r.output and bench.count("judgments") == 4
+    r = bench.answers(plain, *base, "--scale", "19")
+    assert r.exit_code == 1, r.output
+    assert "4 records conflict with imported scores" in r.output and "nothing was imported" in r.output
+    assert "line 1: " in r.output and "scale 0-20 there, --scale 19 here" in r.output
+    assert bench.count("judgments") == 4
+    r = bench.answers(plain, *base, "--scale", "19", "--skip-invalid")
+    assert r.exit_code == 0, r.output
+    assert "4 conflicting (skipped):" in r.output and "judgments added" not in r.output
+    assert bench.count("judgments") == 4 and bench.count("answers") == 4
+    # the report still uses the scores of the first import
+    assert sorted(round(x, 2) for (x,) in bench.rows("SELECT score_rate FROM judgments")) == [0.47, 0.47, 0.48, 0.53]
+
+
+def test_reimporting_changed_scores_for_the_same_answer_is_a_conflict(bench):
+    need(ERRORS)
+    base = ("--model", "m", "--condition", "agentic", "--scale", "20")
+    assert bench.answers(_no_rate_copy(bench), *base).exit_code == 0
+    changed = _no_rate_copy(bench, "changed.jsonl", line2={"correctness": 9})
+    original = json.loads(ERRORS.read_text(encoding="utf-8").splitlines()[1])["scores"]["correctness"]
+    r = bench.answers(changed, *base)
+    assert r.exit_code == 1, r.output
+    assert "1 record conflicts with imported scores" in r.output
+    assert "line 2: " in r.output and f"scores differ (correctness {original} -> 9)" in r.output
+    assert "line 1:" not in r.output and bench.count("judgments") == 4
+    r = bench.answers(changed, *base, "--skip-invalid")
+    assert r.exit_code == 0 and "1 conflicting (skipped):" in r.output and "3 already present" in r.output
+    assert bench.count("judgments") == 4
+
+
+def test_id_question_mismatch_alias_clash_and_position_ids_are_reported(bench):
+    _, q2, q3 = (json.loads(line)["question"] for line in BENCHMARK.read_text(encoding="utf-8").splitlines()[:3])
+    ids = [pid for (pid,) in bench.rows("SELECT id FROM qa_pairs ORDER BY ordinal")]
+    f = bench.file("a.jsonl",
+                   {"qa_pair_id": ids[0], "question": q2, "answer": "A1"},
+                   {"question": q3, "answer": "A3", "response": "something else"},
+                   {"qa_pair_id": "#2", "question": q2, "answer": "A2"},
+                   {"qa_pair_id": "#4", "answer": "A4"})
+    r = bench.answers(f, "--model", "m", "--condition", "direct")
+    assert r.exit_code == 0, r.output
+    assert "line 1: qa_pair_id names #1 but its question is #2's; matched by id" in r.output
+    assert "line 2: has 'answer' and 'response' with different texts; used 'answer'" in r.output
+    assert "line 3: qa_pair_id '#2' is not a pair id (it looks like a queue position" in r.output
+    assert "matched by question" in r.output
+    assert "line 4: pair #4 (qa_pair_id '#4' is not a pair id" in r.output  # unmatched, and says why
+    assert "matched 3 (1 by qa_pair_id, 2 by question)" in r.output
+
+
+def test_all_ambiguous_is_not_called_unmatched(tmp_path):
+    p = Project(tmp_path)
+    pairs = p.file("pairs.jsonl", {"question": "What does X do?", "answer": "one"},
+                   {"question": "What does X do?", "answer": "two"})
+    assert p.run("import", "jsonl", str(pairs), "--as", "t").exit_code == 0
+    r = p.answers(p.file("a.jsonl", {"question": "What does X do?", "answer": "A"}), "--model", "m",
+                  "--condition", "direct")
+    assert r.exit_code == 1
+    assert "ambiguous" in r.output and "give qa_pair_id" in r.output
+    assert "none of the" not in r.output and "import the pairs first" not in r.output
+
+
+def test_ignored_scores_ignored_scale_and_binary_files_are_said(bench):
+    q = json.loads(BENCHMARK.read_text(encoding="utf-8").splitlines()[0])["question"]
+    f = bench.file("agentish.jsonl", {"question": q, "answer": "A", "scores": {"correctness": 3}})
+    r = bench.answers(f, "--model", "m", "--condition", "agentic", "--answer-format", "swe-qa-agent")
+    assert r.exit_code == 0, r.output
+    assert "warning: 1 record has 'scores', which the swe-qa-agent format ignores" in r.output
+    assert "origin_question" not in r.output  # the file has none: no claim about it
+    r = bench.answers(bench.file("plain.jsonl", {"question": q, "answer": "B"}), "--model", "m2",
+                      "--condition", "direct", "--scale", "20")
+    assert r.exit_code == 0 and "warning: --scale 20 is ignored: the file has no imported scores" in r.output
+    parquet = bench.dir / "rows.parquet"
+    parquet.write_bytes(b"PAR1\x15\x00\x15\xd0\x01\x00\x00binary")
+    r = bench.answers(parquet, "--model", "m", "--condition", "direct")
+    assert r.exit_code == 1
+    assert "not a JSON lines file (looks like Parquet); answers come as JSON lines" in r.output
+    assert "UTF-8" not in r.output
+    neg = bench.file("neg.jsonl", {"question": q, "answer": "C", "scores": {"correctness": -3}})
+    r = bench.answers(neg, "--model", "m3", "--condition", "direct", "--scale", "5")
+    assert f"{neg}, line 1, field 'scores.correctness': scores.correctness = -3 is negative" in r.output
+
+
+def test_show_gives_the_effective_rate_runs_from_1_and_no_trajectory(bench):
+    need(ERRORS)
+    assert bench.answers(ERRORS, "--model", "m", "--condition", "direct", "--scale", "20").exit_code == 0
+    (jid, aid) = bench.rows("SELECT j.id, a.id FROM judgments j JOIN answers a ON a.id = j.answer_id "
+                            "WHERE a.source_line = 3")[0]
+    shown = bench.run("answers", "show", aid, "--trajectory")
+    assert f"--- judgment {jid}: imported by unknown, run 1, 53.0%\n" in shown.output
+    assert "--- trajectory\n(no trajectory)" in shown.output
+    (correctness,) = bench.rows(f"SELECT json_extract(scores_json, '$[0].score') FROM judgments WHERE id = {jid}")[0]
+    r = bench.run("override", str(jid), "correctness", str(correctness + 2), "--reason", "r")
+    assert r.exit_code == 0, r.output
+    shown = bench.run("answers", "show", aid)
+    assert f"--- judgment {jid}: imported by unknown, run 1, 55.0% (judge: 53.0%, 1 override)" in shown.output
+    for bad in ("7.5", "1e1"):
+        r = bench.run("override", str(jid), "correctness", bad, "--reason", "r")
+        assert r.exit_code == 1 and r.output.startswith("error: "), r.output
+    assert "not a whole number" in bench.run("override", str(jid), "correctness", "7.5", "--reason", "r").output
+    assert bench.count("score_overrides") == 1
+
+
+def test_long_problem_lists_are_cut_unless_verbose(bench):
+    f = bench.file("many.jsonl", *({"question": f"Nobody asked question {i}?", "answer": "A"} for i in range(120)))
+    r = bench.answers(f, "--model", "m", "--condition", "direct")
+    assert r.exit_code == 1
+    assert "120 unmatched (not imported):" in r.output
+    assert "... and 70 more (all of them with --verbose)" in r.output
+    assert sum(line.startswith("    line ") for line in r.output.splitlines()) == 50
+    r = bench.answers(f, "--model", "m", "--condition", "direct", "--verbose")
+    assert sum(line.startswith("    line ") for line in r.output.splitlines()) == 120
+    assert "more (all of them" not in r.output
+    assert bench.run("import", "swe-qa", str(f), "--verbose").exit_code == 2
