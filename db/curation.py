@@ -219,9 +219,12 @@ async def run_curation(store: Store, client: LLMClient, step: str, pair_ids: lis
     def stored(pair_id: str, outcome: StepOutcome) -> None:
         if not outcome.skipped:
             try:
-                save_outcome(store, pair_id, outcome, by=by)
-            finally:
+                with store.write():  # result, checklist version and release: one commit
+                    save_outcome(store, pair_id, outcome, by=by)
+                    store.release(work_key, pair_id, owner)
+            except BaseException:
                 store.release(work_key, pair_id, owner)
+                raise
         if on_outcome is not None:
             on_outcome(pair_id, outcome)
 
