@@ -108,7 +108,7 @@ class JudgeOutcome(OutcomeAccounting):
     """One judge's verdict on one answer in one run, ready to store as a ``judgments`` row.
 
     Attributes:
-        status: ``scored`` or ``unscored``.
+        status: ``scored``, ``unscored``, or ``skipped`` (left to another run; nothing stored).
         entries: score entries in the scores_json contract (unscored: every item or dimension with score None).
         score_rate: in [0, 1], None when unscored.
         scale_max: per-dimension maximum (scalar judges), None for the checklist judge.
@@ -139,9 +139,20 @@ class JudgeOutcome(OutcomeAccounting):
         """True when the judgment counts in aggregates."""
         return self.status == "scored"
 
+    @property
+    def skipped(self) -> bool:
+        """True when the runner left this run alone (another running process is judging it, or did meanwhile)."""
+        return self.status == "skipped"
+
     def item_failed(self) -> bool:
         """Unscored counts as failed in a job's progress."""
-        return not self.scored
+        return self.status == "unscored"
+
+    def tally(self):
+        """This outcome's share of the progress; a skipped run counts as skipped."""
+        t = super().tally()
+        t.skipped = self.skipped
+        return t
 
 
 def _unscored(out: JudgeOutcome, r: CallResult) -> JudgeOutcome:

@@ -50,6 +50,7 @@ from benchwright.core.llm.jobs import ItemTally, Job, JobProgress
 from benchwright.core.models import utc_now
 
 from .curation import build_input
+from .llm import claim_owner
 from .store import QueueFilter, Store
 
 INELIGIBLE_NO_REFERENCE = "no reference answer"
@@ -229,15 +230,46 @@ async def run_judging(store: Store, client: LLMClient, judge: str, targets: list
         LLMConfigError: the provider is misconfigured.
     """
     inputs: dict[str, JudgeInput] = {}
+    owner = claim_owner()
+    work_key = f"judge:{judge}:{settings.model}"
+    # What each target's latest judgment was when this run started: a newer scored one means another run
+    # judged it meanwhile.
+    before = {}
+    for answer_id, run_index in targets:
+        latest = store.latest_judgment(answer_id, judge, settings.model, run_index)
+        before[(answer_id, run_index)] = latest.id if latest is not None else None
 
     async def work(target: tuple[str, int]) -> JudgeOutcome:
         answer_id, run_index = target
-        if answer_id not in inputs:
-            inputs[answer_id] = build_judge_input(store, store.get_answer(answer_id), judge)
-        return await run_judge(judge, client, inputs[answer_id], settings, run_index)
+        item = f"{answer_id}:{run_index}"
+        if not store.claim(work_key, item, owner):
+            return JudgeOutcome(answer_id, judge, settings.model, run_index, status="skipped",
+                                reason="another run is judging it")
+        try:
+            if not settings.force:
+                latest = store.latest_judgment(answer_id, judge, settings.model, run_index)
+                if latest is not None and latest.scored and latest.id != before.get(target):
+                    store.release(work_key, item, owner)
+                    return JudgeOutcome(answer_id, judge, settings.model, run_index, status="skipped",
+                                        reason="judged meanwhile by another run")
+            if answer_id not in inputs:
+                inputs[answer_id] = build_judge_input(store, store.get_answer(answer_id), judge)
+            return await run_judge(judge, client, inputs[answer_id], settings, run_index)
+        except BaseException:
+            store.release(work_key, item, owner)
+            raise
 
     def save(target: tuple[str, int], outcome: JudgeOutcome) -> None:
-        save_judgment_outcome(store, outcome, by=by)
+        if outcome.skipped:
+            return
+        item = f"{target[0]}:{target[1]}"
+        try:
+            with store.write():
+                save_judgment_outcome(store, outcome, by=by)
+                store.release(work_key, item, owner)
+        except BaseException:
+            store.release(work_key, item, owner)
+            raise
 
     return await _run_and_store(client, targets, work, JudgeOutcome.tally, save, on_progress, on_outcome)
 

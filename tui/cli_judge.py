@@ -109,7 +109,7 @@ def judge(ctx, judge, model, runs, answers_model, condition, limit, where, seed,
             client, functools.partial(run_judging, store, client, judge, plan.targets, settings, by=by),
             len(plan.targets), f"judge {judge} ({role.model}, {plan.runs} runs)")
         _judge_summary(out, judge, plan, outcomes, final is None)
-    _exit_unfinished(final is None, [o for o in outcomes if not o.scored])
+    _exit_unfinished(final is None, [o for o in outcomes if o.status == "unscored"])
 
 
 def _run_closing(client, run, total: int, label: str) -> tuple:
@@ -152,12 +152,14 @@ def _print_ineligible(out: Console, ineligible: dict[str, list[str]]) -> None:
 
 def _judge_summary(out: Console, judge: str, plan, outcomes: list[JudgeOutcome], cancelled: bool) -> None:
     scored = [o for o in outcomes if o.scored]
-    unscored = [o for o in outcomes if not o.scored]
+    unscored = [o for o in outcomes if o.status == "unscored"]
+    skipped = sum(o.skipped for o in outcomes)
     if cancelled:
         out.print(Text(f"judge {judge}: cancelled; {len(outcomes)} of {len(plan.targets)} runs finished and saved. "
                        "Run the same command again to continue."))
     out.print(Text(f"judge {judge}: {len(scored)} scored, {len(unscored)} unscored"
-                   f"{f', {plan.done} already judged (skipped)' if plan.done else ''}; {_money(outcomes)}"))
+                   f"{f', {plan.done} already judged (skipped)' if plan.done else ''}"
+                   f"{f', {skipped} left to another run' if skipped else ''}; {_money(outcomes)}"))
     if unscored:
         kinds = Counter(o.reason_kind or "unknown" for o in unscored)
         out.print(Text("  unscored by reason: " + ", ".join(f"{k} {n}" for k, n in kinds.most_common())))

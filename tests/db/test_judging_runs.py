@@ -233,3 +233,25 @@ def test_judgments_keep_raw_text_as_json(project):
     judge(project, provider, target)
     j = project.latest_judgment(target[0][0], "checklist", "judge-1")
     assert j.status == "unscored" and "items 1, 2, 3 missing" in j.reason and j.raw_text == '{"items": []}'
+
+
+def test_two_judge_runs_at_once_share_the_work(project):
+    """Two runs judging the same answers at once (two processes, or two annotators) never pay for one run twice:
+    a run another is judging is left to it."""
+    from benchwright.core.llm import Delay
+
+    plan = plan_judging(project, "checklist", "judge-1", runs=2)
+    base = scripted()
+    provider = ScriptedProvider(lambda r: Delay(0.02, base._script(r)), concurrency=2)
+
+    async def both():
+        client = LLMClient(provider, project)
+        settings = JudgeSettings(model="judge-1")
+        return await asyncio.gather(run_judging(project, client, "checklist", plan.targets, settings, by=ALICE),
+                                    run_judging(project, client, "checklist", plan.targets, settings, by="bob"))
+
+    a, b = asyncio.run(both())
+    assert len(provider.calls) == 6  # one call per (answer, run), not two
+    assert a.skipped + b.skipped == 6
+    assert len(project.judgments(judge="checklist")) == 6
+    assert project.db.conn.execute("SELECT count(*) FROM work_claims").fetchone()[0] == 0
