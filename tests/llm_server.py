@@ -84,10 +84,46 @@ def question_of(body: dict) -> str | None:
     return None
 
 
+_PROMPT_SCHEMA = "It must conform to this JSON Schema:\n"
+_NAMES_BY_KEYS = {
+    ("category", "code_understanding_relevant", "rationale"): "classification",
+    ("rationale", "relevant", "summary"): "link_summary",
+    ("answer", "question"): "integrated_pair",
+    ("answer", "changes", "question"): "refined_pair",
+    ("answerable", "self_contained"): "verification",
+    ("items",): "checklist",
+    ("mode", "rationale"): "failure_mode",
+    ("clarity", "completeness", "correctness", "rated_answer", "reasoning", "relevance"): "swe_qa_pro_judgment",
+    ("accuracy", "completeness", "specificity"): "code_qa_bench_judgment",
+}
+
+
+def prompt_schema(body: dict) -> dict | None:
+    """The JSON Schema a prompt-mode request (``structured_output = "prompt"``) carries in its last user turn."""
+    for m in reversed(body.get("messages") or []):
+        text = m.get("content") or ""
+        if m.get("role") == "user" and _PROMPT_SCHEMA in text:
+            try:
+                return json.loads(text.split(_PROMPT_SCHEMA, 1)[1])
+            except ValueError:
+                return None
+    return None
+
+
 def schema_name(body: dict) -> str | None:
-    """The ``response_format.json_schema.name`` of a request, or None (prompt-mode or free text)."""
+    """The ``response_format.json_schema.name`` of a request; for a prompt-mode request the name its schema's
+    keys imply; None for free text."""
     rf = body.get("response_format") or {}
-    return (rf.get("json_schema") or {}).get("name")
+    name = (rf.get("json_schema") or {}).get("name")
+    if name is not None:
+        return name
+    schema = prompt_schema(body)
+    if schema is None:
+        return None
+    keys = tuple(sorted((schema.get("properties") or {}).keys()))
+    if keys == ("items",) and "item" in json.dumps(schema):
+        return "checklist_judgment" if '"item"' in json.dumps(schema) else "checklist"
+    return _NAMES_BY_KEYS.get(keys)
 
 
 def default_answer(body: dict, n: int) -> Reply:
@@ -136,7 +172,8 @@ def judge_answer(body: dict, n: int, *, invalid_every: int = 0) -> Reply | None:
             items[0]["score"] = 7.5
         return Reply({"items": items})
     if name in ("swe_qa_pro_judgment", "code_qa_bench_judgment"):
-        props = ((body.get("response_format") or {}).get("json_schema") or {}).get("schema", {}).get("properties", {})
+        schema = ((body.get("response_format") or {}).get("json_schema") or {}).get("schema") or prompt_schema(body)
+        props = (schema or {}).get("properties", {})
         out: dict[str, Any] = {}
         for key, spec in props.items():
             if key == "rated_answer":

@@ -239,3 +239,26 @@ def test_missing_api_key_is_a_clear_error(tmp_path):
         r = generate(db, env)
         assert r.returncode == 1 and f"{KEY_ENV} is not set" in r.stderr and "Traceback" not in r.stderr
         assert server.count == 0
+
+
+def test_prompt_mode_endpoint_runs_every_step_and_the_judge(tmp_path):
+    """An endpoint without native JSON-Schema output (structured_output = "prompt"): the schema travels in the
+    prompt, no response_format is sent, and the output is validated the same way."""
+    data = BENCHMARK
+    if not data.exists():
+        pytest.skip(f"real data {data} is absent")
+    db = tmp_path / "p.db"
+    bw = [str(BENCHWRIGHT), "--db", str(db)]
+    env = {**os.environ, "BENCHWRIGHT_CONFIG": str(tmp_path / "user.toml")}
+    with LLMServer() as server:
+        (tmp_path / "benchwright.toml").write_text(
+            f'[providers.local]\nkind = "openai"\nbase_url = "{server.base_url}"\nstructured_output = "prompt"\n'
+            '[roles.generator]\nprovider = "local"\nmodel = "g"\n[roles.verifier]\nprovider = "local"\nmodel = "v"\n')
+        subprocess.run([*bw, "init"], check=True, capture_output=True, env=env)
+        subprocess.run([*bw, "import", "swe-qa", str(data)], check=True, capture_output=True, env=env)
+        for step in ("classify", "refine", "checklist", "verify"):
+            r = subprocess.run([*bw, "generate", step, "--limit", "3"], capture_output=True, text=True, env=env)
+            assert r.returncode == 0, r.stdout + r.stderr
+            assert f"{step}: 3 ok, 0 failed" in r.stdout
+        assert server.requests and all("response_format" not in b for b in server.requests)
+        assert all("It must conform to this JSON Schema" in b["messages"][-1]["content"] for b in server.requests)
