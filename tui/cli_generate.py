@@ -193,8 +193,10 @@ def _summary(step: str, ids: list[str], outcomes: list[tuple[str, StepOutcome]],
         out.print(Text(f"{step}: cancelled; {len(outcomes)} of {len(ids)} pairs finished and saved. "
                        "Run the same command again to continue."))
     left = f", {skipped} left to another run" if skipped else ""
+    missing = sum(o.usage_missing for _, o in outcomes)
+    unknown = f" (+ unknown: {missing} calls reported no token usage)" if missing else ""
     out.print(Text(f"{step}: {ok} ok, {len(failed)} failed, {flagged} flagged{left}; {calls} calls made, "
-                   f"{cached} cached, {tokens:,} tokens, ${cost:.4f}"))
+                   f"{cached} cached, {tokens:,} tokens, ${cost:.4f}{unknown}"))
     for pid, o in failed[:20]:
         out.print(Text(f"  failed #{store.ordinal_of(pid)} {pid}: {o.reason}"))
     if len(failed) > 20:

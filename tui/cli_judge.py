@@ -50,7 +50,9 @@ def _money(outcomes) -> str:
     cached = sum(o.cached for o in outcomes)
     tokens = sum(o.usage.input_tokens + o.usage.output_tokens for o in outcomes)
     cost = sum(o.cost_usd for o in outcomes)
-    return f"{_n(calls, 'call')} made, {cached} cached, {tokens:,} tokens, ${cost:.4f}"
+    missing = sum(getattr(o, "usage_missing", 0) for o in outcomes)
+    unknown = f" (+ unknown: {_n(missing, 'call')} reported no token usage)" if missing else ""
+    return f"{_n(calls, 'call')} made, {cached} cached, {tokens:,} tokens, ${cost:.4f}{unknown}"
 
 
 # ---------------------------------------------------------------------------------------------- judge

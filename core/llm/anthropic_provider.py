@@ -148,9 +148,9 @@ class AnthropicProvider:
                            latency_s=latency, attempts=attempts, params_sent=sent)
 
     @staticmethod
-    def _usage(u: Any) -> Usage:
+    def _usage(u: Any) -> Usage | None:
         if u is None:
-            return Usage()
+            return None  # not reported: the cost is unknown, not 0
         return Usage(input_tokens=getattr(u, "input_tokens", None) or 0,
                      output_tokens=getattr(u, "output_tokens", None) or 0,
                      cache_read_tokens=getattr(u, "cache_read_input_tokens", None) or 0,

@@ -161,7 +161,7 @@ class LLMResponse:
     Attributes:
         text: the output text (for structured output, the JSON text).
         model: the model the provider says answered (may differ from the requested one).
-        usage: token counts.
+        usage: token counts (None when the provider reported none: tokens then count 0 and the cost is unknown).
         request_id: the provider's request id, when sent.
         stop_reason: the provider's stop / finish reason.
         latency_s: wall time of the call including the SDK's retries, in seconds.
@@ -171,7 +171,7 @@ class LLMResponse:
 
     text: str
     model: str
-    usage: Usage = field(default_factory=Usage)
+    usage: Usage | None = field(default_factory=Usage)
     request_id: str | None = None
     stop_reason: str | None = None
     latency_s: float = 0.0

@@ -82,6 +82,8 @@ class CallRecord:
     qa_pair_id: str | None = None
     created_at: str = field(default_factory=utc_now)
     id: int | None = None
+    usage_missing: bool = False
+    """The provider reported no token usage (tokens 0 and cost unknown)."""
 
 
 class Ledger(Protocol):
@@ -140,6 +142,8 @@ class CallResult:
     usage: Usage = field(default_factory=Usage)
     cost_usd: float = 0.0
     model: str | None = None
+    usage_missing: int = 0
+    """Calls whose provider reported no token usage (their cost is unknown, not 0)."""
 
     @property
     def ok(self) -> bool:
@@ -201,6 +205,32 @@ def prompt_schema_instruction(schema: dict) -> str:
     )
 
 
+MAX_OUTPUT_CHARS = 1_000_000
+"""Longer output is invalid ("too long") and is neither parsed nor sent back in a repair turn."""
+STORED_FAILURE_CHARS = 100_000
+"""At most this much of a failed call's output is kept in the ledger (the rest is cut, and says so)."""
+REPAIR_ECHO_CHARS = 20_000
+"""At most this much of an invalid output goes back to the model in the repair turn."""
+SECRET_ENV_VARS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_ADMIN_KEY")
+"""Environment variables whose values are removed from everything a provider returns, besides the provider's own."""
+
+
+def _cut(text: str | None, limit: int) -> str | None:
+    if text is None or len(text) <= limit:
+        return text
+    return text[:limit] + f"\n[... {len(text) - limit:,} more characters cut by benchwright]"
+
+
+def scrub_secrets(text: str | None, secrets: list[str]) -> str | None:
+    """``text`` with every secret replaced by ``***`` (API keys echoed back by a server or a model)."""
+    if not text:
+        return text
+    for secret in secrets:
+        if secret in text:
+            text = text.replace(secret, "***")
+    return text
+
+
 def repair_message(problems: list[str]) -> str:
     """The repair turn: the problems, and the instruction to answer again (RepoProbe §4.1/§4.2 outputs)."""
     listed = "\n".join(f"- {p}" for p in problems[:20])
@@ -224,6 +254,12 @@ class LLMClient:
         self.ledger = ledger
         self.prices = prices or {}
         self._semaphores: dict[int, asyncio.Semaphore] = {}
+        import os
+
+        own = getattr(provider, "_key", None)
+        candidates = [own, *(os.environ.get(v) for v in SECRET_ENV_VARS)]
+        # Short values are not secrets worth hunting (and would blank out ordinary words).
+        self._secrets = sorted({c for c in candidates if isinstance(c, str) and len(c) >= 12}, key=len, reverse=True)
 
     def _semaphore(self) -> asyncio.Semaphore:
         loop = asyncio.get_running_loop()
@@ -270,19 +306,26 @@ class LLMClient:
             result.calls += 1
             result.usage = result.usage + record.usage
             result.cost_usd += record.cost_usd or 0.0
+            result.usage_missing += int(record.usage_missing)
             result.model = record.returned_model or result.model
             if response is None:  # error / refusal: recorded, not repaired
                 result.call_ids.append(self.ledger.record_call(record))
                 result.status, result.error, result.text = record.status, record.error, record.output_text
                 return result
-            parsed = self._evaluate(request, response.text, validate)
+            if len(response.text) > MAX_OUTPUT_CHARS:
+                parsed = [f"output too long ({len(response.text):,} characters; at most {MAX_OUTPUT_CHARS:,})"]
+            else:
+                parsed = self._evaluate(request, response.text, validate)
             if isinstance(parsed, list):
                 record.status, record.error = CallStatus.INVALID, "; ".join(parsed)[:2000]
+                record.output_text = _cut(record.output_text, STORED_FAILURE_CHARS)
                 result.call_ids.append(self.ledger.record_call(record))
-                result.status, result.problems, result.text = CallStatus.INVALID, parsed, response.text
+                result.status, result.problems = CallStatus.INVALID, parsed
+                result.text = _cut(response.text, STORED_FAILURE_CHARS)
                 if not repair or attempt == 2:
                     return result
-                wire = wire.with_messages((*wire.messages, ChatMessage("assistant", response.text),
+                wire = wire.with_messages((*wire.messages,
+                                           ChatMessage("assistant", _cut(response.text, REPAIR_ECHO_CHARS)),
                                            ChatMessage("user", repair_message(parsed))))
                 continue
             record.parsed = parsed
@@ -338,22 +381,30 @@ class LLMClient:
                 raise
             except LLMError as e:
                 record.latency_s = time.perf_counter() - t0
-                record.status, record.error = e.status, str(e)
-                record.http_status, record.request_id, record.output_text = e.http_status, e.request_id, e.raw
+                clean = functools.partial(scrub_secrets, secrets=self._secrets)
+                record.status, record.error = e.status, clean(str(e))
+                record.http_status, record.request_id = e.http_status, clean(e.request_id)
+                record.output_text = _cut(clean(e.raw), STORED_FAILURE_CHARS)
                 record.http_attempts = e.attempts
-                record.returned_model = e.model
+                record.returned_model = clean(e.model)
                 if e.usage is not None:
                     record.usage = e.usage
                     price = self._price(logical.model, e.model)
                     record.cost_usd = price.cost(e.usage) if price else None
                 return None, record
+        # Whatever the server sent back is cleaned of API keys before anything is parsed, stored or shown.
+        response.text = scrub_secrets(response.text, self._secrets) or ""
+        response.model = scrub_secrets(response.model, self._secrets) or logical.model
+        response.request_id = scrub_secrets(response.request_id, self._secrets)
         record.latency_s = response.latency_s or (time.perf_counter() - t0)
         record.returned_model = response.model
-        record.usage = response.usage
+        record.usage = response.usage or Usage()
+        record.usage_missing = response.usage is None
         record.request_id = response.request_id
         record.http_attempts = response.attempts
         record.params = dict(response.params_sent or logical.params)
         record.output_text = response.text
         price = self._price(logical.model, response.model)
-        record.cost_usd = price.cost(response.usage) if price else None
+        # Without reported usage the cost is unknown (None), never a silent $0.
+        record.cost_usd = price.cost(record.usage) if price and not record.usage_missing else None
         return response, record

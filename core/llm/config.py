@@ -42,6 +42,7 @@ Errors (:class:`~.base.LLMConfigError`) name the file and the key path (``provid
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -144,6 +145,15 @@ class LLMSettings(BaseModel):
     providers: dict[str, ProviderSettings] = Field(default_factory=dict)
     roles: RolesSettings = Field(default_factory=RolesSettings)
     prices: dict[str, PriceSettings] = Field(default_factory=dict)
+
+    @field_validator("providers")
+    @classmethod
+    def _provider_names(cls, v: dict[str, ProviderSettings]) -> dict[str, ProviderSettings]:
+        for name in v:
+            if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", name):
+                raise ValueError(f"provider name {name!r}: use letters, digits, '.', '_' and '-' (a ':' would "
+                                 "make --model PROVIDER:MODEL ambiguous)")
+        return v
 
 
 @dataclass(frozen=True)

@@ -93,10 +93,13 @@ class OutcomeAccounting:
     cached: int = 0
     usage: Usage = field(default_factory=Usage)
     cost_usd: float = 0.0
+    usage_missing: int = 0
+    """Calls whose provider reported no token usage: their cost is unknown and not in ``cost_usd``."""
 
     def add(self, r: CallResult) -> None:
         """Account for one call result (:class:`~.client.CallResult`)."""
         self.call_ids += r.call_ids
+        self.usage_missing += getattr(r, "usage_missing", 0)
         self.calls += r.calls
         self.cached += int(r.cached)
         self.usage = self.usage + r.usage

@@ -196,9 +196,9 @@ class OpenAIProvider:
                            latency_s=latency, attempts=attempts, params_sent=sent)
 
     @staticmethod
-    def _usage(u: Any) -> Usage:
+    def _usage(u: Any) -> Usage | None:
         if u is None:
-            return Usage()
+            return None  # not reported: the cost is unknown, not 0
         details = getattr(u, "prompt_tokens_details", None)
         cached = (getattr(details, "cached_tokens", None) or 0) if details is not None else 0
         written = (getattr(details, "cache_write_tokens", None) or 0) if details is not None else 0

@@ -10,6 +10,7 @@ instructions.
 from __future__ import annotations
 
 import hashlib
+import re
 import string
 from dataclasses import dataclass
 from importlib import resources
@@ -77,10 +78,17 @@ def template_ids() -> list[str]:
     return sorted(p.name[:-3] for p in folder.iterdir() if p.name.endswith(".md"))
 
 
+DATA_TAGS = ("question", "answer", "answer_a", "answer_b", "candidate_answer", "reference_answer", "checklist",
+             "code", "judge_scores", "page", "rubric", "summaries")
+"""Tags that delimit data in benchwright's prompts; their tags inside data are defused by :func:`delimit`."""
+_DATA_TAG = re.compile(r"<(/?)(" + "|".join(sorted(DATA_TAGS, key=len, reverse=True)) + r")>", re.I)
+
+
 def delimit(tag: str, text: str | None) -> str:
-    """``text`` between ``<tag>`` and ``</tag>``, with any closing tag inside it defused, so data cannot end
-    its own block early and pose as instructions."""
-    body = (text or "").replace(f"</{tag}>", f"<\\/{tag}>")
+    """``text`` between ``<tag>`` and ``</tag>``, with every data tag inside it (opening or closing, any of
+    :data:`DATA_TAGS`) defused as ``<\\/tag>`` / ``<\\tag>``, so data can neither end its block early nor
+    fake another block and pose as instructions."""
+    body = _DATA_TAG.sub(lambda m: f"<\\{m.group(1)}{m.group(2)}>", text or "")
     return f"<{tag}>\n{body}\n</{tag}>"
 
 

@@ -319,3 +319,74 @@ async def test_provider_error_from_the_script_running_out_is_an_error_result(led
     p = ScriptedProvider([])
     r = await LLMClient(p, ledger).call(req())
     assert r.status is CallStatus.ERROR and "no more answers" in r.error
+
+
+# ------------------------------------------------------------------ what servers send back: keys, usage, size
+class _EchoProvider:
+    """A provider whose answers carry whatever a misbehaving server would send."""
+
+    kind, name, base_url, concurrency = "fake", "echo", None, 2
+
+    def __init__(self, answers, key=None):
+        from benchwright.core.llm import StructuredOutput
+
+        self.structured_output = StructuredOutput.JSON_SCHEMA
+        self.answers = list(answers)
+        self._key = key
+        self.sent = []
+
+    async def complete(self, request):
+        self.sent.append(request)
+        return self.answers.pop(0)
+
+    async def aclose(self):
+        pass
+
+
+_SCHEMA = {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"],
+           "additionalProperties": False}
+
+
+def _req():
+    from benchwright.core.llm import ChatMessage, LLMRequest
+
+    return LLMRequest(model="m", messages=(ChatMessage("user", "hi"),), json_schema=_SCHEMA)
+
+
+def test_keys_echoed_by_a_server_or_a_model_are_never_stored(monkeypatch):
+    from benchwright.core.llm import LLMClient, LLMResponse, MemoryLedger
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-SECRET-0123456789")
+    key = "sk-live-SECRET-abcdefghij"
+    answer = LLMResponse(text=json.dumps({"a": f"Bearer {key} and sk-ant-SECRET-0123456789"}),
+                         model=f"m {key}", request_id=f"rid {key}")
+    ledger = MemoryLedger()
+    r = asyncio.run(LLMClient(_EchoProvider([answer], key=key), ledger).call(_req()))
+    assert r.ok and r.parsed == {"a": "Bearer *** and ***"}
+    rec = ledger.records[0]
+    assert "SECRET" not in json.dumps([rec.output_text, rec.request_id, rec.returned_model, rec.parsed])
+
+
+def test_missing_usage_means_unknown_cost_not_zero():
+    from benchwright.core.llm import LLMClient, LLMResponse, MemoryLedger, Price
+
+    ledger = MemoryLedger()
+    answer = LLMResponse(text='{"a": "x"}', model="m", usage=None)
+    r = asyncio.run(LLMClient(_EchoProvider([answer]), ledger, prices={"m": Price(2, 8)}).call(_req()))
+    assert r.ok and r.usage_missing == 1
+    assert ledger.records[0].cost_usd is None and ledger.records[0].usage_missing
+
+
+def test_huge_output_is_invalid_and_not_echoed_whole_in_the_repair_turn():
+    from benchwright.core.llm import LLMClient, LLMResponse, MemoryLedger
+    from benchwright.core.llm.client import MAX_OUTPUT_CHARS, REPAIR_ECHO_CHARS, STORED_FAILURE_CHARS
+
+    huge = LLMResponse(text="A" * (MAX_OUTPUT_CHARS + 5), model="m")
+    provider = _EchoProvider([huge, LLMResponse(text='{"a": "ok"}', model="m")])
+    ledger = MemoryLedger()
+    r = asyncio.run(LLMClient(provider, ledger).call(_req()))
+    assert r.ok and r.parsed == {"a": "ok"}
+    assert "output too long" in ledger.records[0].error
+    assert len(ledger.records[0].output_text) < STORED_FAILURE_CHARS + 100
+    echoed = provider.sent[1].messages[1].content
+    assert provider.sent[1].messages[1].role == "assistant" and len(echoed) < REPAIR_ECHO_CHARS + 100

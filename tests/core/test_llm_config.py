@@ -240,3 +240,12 @@ def test_base_url_must_be_an_http_url(tmp_path):
     with pytest.raises(LLMConfigError) as e:
         load_llm_config(tmp_path)
     assert "providers.x.base_url: 'not a url' is not an http(s) URL" in str(e.value)
+
+
+def test_provider_names_with_a_colon_are_refused(tmp_path):
+    from benchwright.core.llm.config import load_llm_config
+
+    (tmp_path / "benchwright.toml").write_text('[providers."gpt-4.1:mini"]\nkind = "openai"\n')
+    with pytest.raises(LLMConfigError) as e:
+        load_llm_config(tmp_path)
+    assert "provider name 'gpt-4.1:mini'" in str(e.value) and "ambiguous" in str(e.value)
