@@ -43,7 +43,32 @@ def _open(ctx: click.Context, *, create: bool = False) -> Store:
     return Store.open(ctx.obj["db"], create=create)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _ProjectGroup(click.Group):
+    """The top-level group: ``--db PATH`` is accepted anywhere on the line (``benchwright init --db x.db`` as
+    well as ``benchwright --db x.db init``); it is moved before the command name before parsing."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        hoisted: list[str] = []
+        rest: list[str] = []
+        i = 0
+        while i < len(args):
+            a = args[i]
+            if a == "--":
+                rest += args[i:]
+                break
+            if a == "--db" and i + 1 < len(args):
+                hoisted += [a, args[i + 1]]
+                i += 2
+                continue
+            if a.startswith("--db="):
+                hoisted.append(a)
+            else:
+                rest.append(a)
+            i += 1
+        return super().parse_args(ctx, hoisted + rest)
+
+
+@click.group(cls=_ProjectGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--db", "db_path", type=click.Path(dir_okay=False), envvar="BENCHWRIGHT_DB",
               help="Project file (default: ./benchwright.db; env BENCHWRIGHT_DB).")
 @click.version_option(package_name="benchwright")
@@ -248,7 +273,7 @@ def _resolve_pair(store: Store, record, file: str) -> str:
 
 @checklist.command("import")
 @click.argument("file", type=click.Path(dir_okay=False))
-@click.option("--pair", "pair", help="The Q&A pair id, for a file holding one foreign rubric.")
+@click.option("--pair", "pair", help="The Q&A pair (id, id prefix or #N), for a file holding one foreign rubric.")
 @click.option("--format", "fmt", type=click.Choice(["auto", "benchwright", "rubberduck", "checkeval"]),
               default="auto", show_default=True, help="Checklist shape; auto detects it per record.")
 @click.option("--as", "annotator", help="Who imports.")
@@ -260,6 +285,12 @@ def checklist_import(ctx, file, pair, fmt, annotator) -> None:
     All or nothing. A converted checklist that breaks the rules is stored as a draft with its violations;
     nothing is rescaled.
     """
+    if pair:
+        with _open(ctx) as store:
+            try:
+                pair = store.resolve_pair(pair)
+            except BenchwrightError as e:
+                raise BenchwrightError(f"--pair {pair}: {e}") from None
     from benchwright.core.importers.checklists import read_checklists
 
     records = read_checklists(file, fmt=fmt, pair=pair)
@@ -531,14 +562,18 @@ def history(ctx, pair, annotator) -> None:
     with _open(ctx) as store:
         pid = store.resolve_pair(pair)
         see_all = store.may_see_others(pid, who)
-        hidden = 0
+        hidden = shown = 0
         for e in store.events_of(pid):
             if not see_all and is_private_event(e, who):
                 hidden += 1
                 continue
+            shown += 1
             click.echo(f"{e['created_at']}\t{printable(e['actor'])}\t{e['kind']}\t"
                        f"{printable(json.dumps(e['before'], ensure_ascii=False))} -> "
                        f"{printable(json.dumps(e['after'], ensure_ascii=False))}")
+    if not shown and not hidden:
+        click.echo(f"no events for {pair} yet (decisions, reviews, notes, checklist versions and adjudications "
+                   "appear here)")
     if hidden:
         click.echo(f"({_n(hidden, 'event')} of other annotators hidden until you submit your review: blind mode)")
 

@@ -318,3 +318,12 @@ def test_an_exported_valid_draft_comes_back_as_a_draft(project):
     r = project.imp(out)
     assert r.exit_code == 0 and "(benchwright, draft)" in r.output
     assert project.rows("SELECT version, is_draft FROM checklist_versions ORDER BY version") == [(1, 1), (2, 1)]
+
+
+def test_import_for_a_pair_named_by_queue_position(project):
+    pid = project.ids[2]
+    r = project.imp(project.json_file("rubric.json", RUBBERDUCK), "--pair", "#3")
+    assert r.exit_code == 0, r.output
+    assert r.stdout.splitlines()[0] == f"{pid}: version 1 (rubberduck, draft)"
+    r = project.imp(project.json_file("rubric2.json", RUBBERDUCK), "--pair", "#99")
+    assert r.exit_code == 1 and "--pair #99: no Q&A pair at position #99" in r.output

@@ -107,3 +107,11 @@ def test_demo_is_created_once_and_reused(tmp_path, monkeypatch):
     assert con.execute("SELECT count(*) FROM answers").fetchone()[0] == 2
     assert con.execute("SELECT count(*) FROM judgments WHERE status = 'scored'").fetchone()[0] == 6
     assert con.execute("SELECT count(*) FROM failure_modes").fetchone()[0] == 1
+
+
+def test_db_option_is_accepted_after_the_command(tmp_path):
+    db = tmp_path / "later.db"
+    r = run("init", "--db", str(db))
+    assert r.exit_code == 0 and db.exists(), r.output
+    r = run("status", f"--db={db}")
+    assert r.exit_code == 0 and str(db) in r.output

@@ -59,7 +59,7 @@ async def test_inspector_shows_runs_and_overrides(project):
             screen = app.screen
             summary = str(screen.query_one("#summary-a").render())
             assert "2 runs" in summary and "run 1: 100%" in summary and "run 2: 50%" in summary
-            assert "disagree on 1 entries" in summary
+            assert "disagree on 1 entry" in summary
             table = screen.query_one("#grid-a")
             first = table.get_row_at(0)
             assert str(first[0]) == "1. Names [red]app.py[/red]"  # literal

@@ -124,7 +124,8 @@ class _RunMixin:
             client, role = make_llm_client(store, STEP_ROLES[step], None,
                                            provider_factory=getattr(self.app, "provider_factory", None))
         except BenchwrightError as e:
-            self.app.notify(str(e), title="cannot run " + step, severity="error", timeout=10, markup=False)
+            message = str(e).replace("\n\nor pass --model MODEL (or --model PROVIDER:MODEL).", "\n\nthen run the step again.")
+            self.app.notify(message, title="cannot run " + step, severity="error", timeout=10, markup=False)
             return None
         settings = StepSettings(model=role.model, params=role.params, project_dir=project_dir_of(store), force=force)
         try:

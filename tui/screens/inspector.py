@@ -79,7 +79,9 @@ class OverrideScreen(ModalScreen[tuple[float, str] | None]):
             score = float(raw)
         except ValueError:
             self._error(f"{raw!r} is not a number")
-            self.query_one("#override-score", Input).focus()
+            score_input = self.query_one("#override-score", Input)
+            score_input.value = ""
+            score_input.focus()
             return
         if not reason:
             self._error("give a reason")
@@ -90,7 +92,9 @@ class OverrideScreen(ModalScreen[tuple[float, str] | None]):
             problem = self.apply(value, reason)
             if problem:
                 self._error(problem)
-                self.query_one("#override-score", Input).focus()
+                score_input = self.query_one("#override-score", Input)
+                score_input.value = ""  # the refused score is in the message; type the next one afresh
+                score_input.focus()
                 return
         self.dismiss((value, reason))
 
@@ -236,7 +240,8 @@ class JudgePanel(Vertical):
         head = Text(f"{jk[0]} judge · {jk[1]} · {len(grid.runs)} runs · ", style="bold")
         head.append(rates)
         if grid.disagreeing:
-            head.append(f" · runs disagree on {grid.disagreeing} entries", style="bold yellow")
+            what = "entry" if grid.disagreeing == 1 else "entries"
+            head.append(f" · runs disagree on {grid.disagreeing} {what}", style="bold yellow")
         label = self.store.failure_mode(aid)
         if label is not None:
             who = label.annotator if label.origin == "annotator" else f"llm {label.judge_model or ''}".strip()
@@ -366,8 +371,8 @@ class InspectorScreen(Screen):
         aid = self.panel("a").answer_id
         md = self.query_one("#answer-text", LiteralMarkdown)
         if not aid:
-            md.show("_No answers to this pair yet: import them with_ `benchwright import answers FILE "
-                    "--model NAME --condition C`.")
+            md.show("No answers to this pair yet. Import them with `benchwright import answers FILE "
+                    "--model NAME --condition C`, or generate direct answers with `benchwright answer --model M`.")
             self._list_evidence("")
             return
         ans = self.store.get_answer(aid)

@@ -36,7 +36,7 @@ class QueueScreen(Screen):
         Binding("slash", "search", "Search", key_display="/", id="queue.search"),
         Binding("u", "next_undecided", "First undecided", id="queue.undecided"),
         Binding("r", "reload", "Refresh", id="queue.refresh"),
-        Binding("home", "top", "Top", show=False, id="queue.top"),
+        Binding("home", "top", "Top", show=False, priority=True, id="queue.top"),
         Binding("A", "adjudicate", "Adjudicate", key_display="A", id="queue.adjudicate"),
         Binding("S", "statistics", "Statistics", key_display="S", id="queue.statistics"),
         Binding("R", "release", "Release", key_display="R", id="queue.release"),
