@@ -162,6 +162,9 @@ class QueueRow:
     category: str | None
     needs_reference: bool
     decision: str | None
+    flags: str | None = None
+    """Curation steps whose current result flags the pair, comma-separated (``classify``: not code-relevant,
+    ``enrich``: an unresolved link, ``verify``: a check failed), or None."""
 
 
 @dataclass(frozen=True)
@@ -530,12 +533,14 @@ class Store(ChecklistStoreMixin, ReviewStoreMixin, AgreementInputsMixin, Release
         where, params = flt.sql(annotator)
         rows = self.db.conn.execute(
             f"""SELECT p.id, p.ordinal, p.question, p.repository, p.qa_type, p.category, p.needs_reference,
-                       s.decision
+                       s.decision,
+                       (SELECT group_concat(k.step, ',') FROM curation_current k
+                        WHERE k.qa_pair_id = p.id AND k.flagged = 1)
                 FROM qa_pairs p LEFT JOIN review_state s ON s.qa_pair_id = p.id AND s.annotator = ?
                 WHERE p.ordinal > ? AND {where} ORDER BY p.ordinal LIMIT ?""",
             [annotator, after_ordinal, *params, limit],
         ).fetchall()
-        return [QueueRow(r[0], r[1], r[2], r[3], r[4], r[5], bool(r[6]), r[7]) for r in rows]
+        return [QueueRow(r[0], r[1], r[2], r[3], r[4], r[5], bool(r[6]), r[7], r[8]) for r in rows]
 
     @serialized
     def count_filtered(self, annotator: str, flt: QueueFilter) -> int:

@@ -117,3 +117,18 @@ async def test_queue_run_with_progress_and_cancel_keeps_finished(project):
         assert finished == done_fast
         cancelled = [r for r in store.llm_calls() if str(r.status) == "cancelled"]
         assert len(cancelled) == 1
+
+
+async def test_flagged_pairs_are_marked_in_the_queue(project):
+    db, ids = project
+    with Store.open(db) as store:
+        store.save_curation_result(ids[2], "verify", status="ok", flagged=True,
+                                   output={"self_contained": {"rationale": "r", "passed": False},
+                                           "answerable": {"rationale": "r", "passed": True}}, by="t")
+        rows = {r.id: r for r in store.queue_page("ann")}
+        assert rows[ids[2]].flags == "verify" and rows[ids[1]].flags is None
+        app = BenchwrightApp(store, "ann", resume=False)
+        async with app.run_test(size=(140, 40)) as pilot:
+            await pilot.pause()
+            table = app.screen.query_one("DataTable")
+            assert "⚑" in str(table.get_row(ids[2])[1]) and "⚑" not in str(table.get_row(ids[1])[1])

@@ -77,7 +77,7 @@ class QueueScreen(Screen):
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
         table.add_column("#", key="ordinal", width=7)
-        table.add_column("status", key="status", width=10)
+        table.add_column("status", key="status", width=12)
         table.add_column("type", key="type", width=6)
         table.add_column("repository", key="repository", width=18)
         table.add_column("question", key="question")
@@ -126,6 +126,8 @@ class QueueScreen(Screen):
         status = Text(label, style=style)
         if r.needs_reference:
             status.append("!", style="bold red")
+        if r.flags:
+            status.append("⚑", style="bold magenta")  # a curation step flagged the pair (see g on it)
         question = r.question.replace("\n", " ")
         return (
             Text(str(r.ordinal), justify="right"), status, literal(r.qa_type or ""),
