@@ -65,7 +65,6 @@ class QueueScreen(Screen):
             yield Select([(t, t) for t in facets["qa_type"]], prompt="QA type", id="f-qa_type")
             yield Select([(c, c) for c in facets["category"]], prompt="category", id="f-category")
             yield Select([(c, c) for c in CHECKLIST_FILTERS], prompt="checklist", id="f-checklist")
-            yield Select([(c, c) for c in CURATION_FILTERS], prompt="curation", id="f-curation")
             if self.flt.assigned_to:
                 yield Select([("assigned to me", self.annotator)], value=self.annotator, prompt="all pairs",
                              id="f-assigned_to")
@@ -83,6 +82,15 @@ class QueueScreen(Screen):
         table.add_column("question", key="question")
         self.reload(focus_first_undecided=self.start_at is None, keep=self.start_at)
         table.focus()
+        # The curation filter is mounted after the first paint: a Select costs tens of milliseconds to mount and
+        # the queue usually opens under the review screen, where start-up time counts.
+        self.call_after_refresh(self._mount_curation_filter)
+
+    def _mount_curation_filter(self) -> None:
+        if not self.query("#f-curation"):
+            self.query_one("#filters").mount(
+                Select([(c, c) for c in CURATION_FILTERS], prompt="curation", id="f-curation"),
+                after=self.query_one("#f-checklist"))
 
     # ----------------------------------------------------------------- loading
     def reload(self, *, focus_first_undecided: bool = False, keep: str | None = None) -> None:
