@@ -132,3 +132,4 @@ async def test_flagged_pairs_are_marked_in_the_queue(project):
             await pilot.pause()
             table = app.screen.query_one("DataTable")
             assert "⚑" in str(table.get_row(ids[2])[1]) and "⚑" not in str(table.get_row(ids[1])[1])
+

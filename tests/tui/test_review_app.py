@@ -353,3 +353,19 @@ async def test_evidence_key_skips_an_ambiguous_citations_header(tmp_path):
             await pilot.press("e", "enter")
             await pilot.pause()
             assert isinstance(app.screen, EvidenceScreen) and app.screen.evidence.path == "a/views.py"
+
+
+async def test_a_refused_stale_decision_refreshes_the_counts(project):
+    """Two sessions of one annotator: the second's decision on a pair the first already decided is refused,
+    and its header shows the first session's decision in the counts."""
+    db, _ids = project
+    with Store.open(db) as store, Store.open(db) as other:
+        app = BenchwrightApp(store, "bob", resume=True)
+        async with app.run_test(size=(140, 40)) as pilot:
+            await pilot.pause()
+            assert isinstance(app.screen, ReviewScreen)
+            assert "decided 0/6" in str(app.screen.query_one("#review-status").render())
+            other.record_decision(app.screen.pair_id, "bob", "accept")  # the other session decides first
+            await pilot.press("x")
+            await pilot.pause()
+            assert "decided 1/6" in str(app.screen.query_one("#review-status").render())

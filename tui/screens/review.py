@@ -241,6 +241,7 @@ class ReviewScreen(Screen):
                 expected_state=self.state_id,
             )
         except StaleReviewError as e:
+            self._progress = None  # another session decided: the header's counts are stale too
             await self.show_pair(self.pair_id)
             self.notify(str(e), title="Changed in another session", severity="warning", timeout=8)
             return
