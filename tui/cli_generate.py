@@ -169,7 +169,7 @@ def generate(ctx, step, model, limit, where, pairs, force, include_edited, annot
                 await client.provider.aclose()
 
         final = run_with_progress(go, len(ids), f"{step} ({role.model})")
-        _summary(step, ids, outcomes, final, store)
+        _summary(step, ids, outcomes, final, store, requested=role.model)
         if final is None:
             sys.exit(130)
         if run_id is not None:
@@ -179,7 +179,7 @@ def generate(ctx, step, model, limit, where, pairs, force, include_edited, annot
 
 
 def _summary(step: str, ids: list[str], outcomes: list[tuple[str, StepOutcome]], final: JobProgress | None,
-             store) -> None:
+             store, requested: str | None = None) -> None:
     ok = sum(o.ok for _, o in outcomes)
     failed = [(pid, o) for pid, o in outcomes if o.status == "failed"]
     skipped = sum(o.skipped for _, o in outcomes)
@@ -197,6 +197,11 @@ def _summary(step: str, ids: list[str], outcomes: list[tuple[str, StepOutcome]],
     unknown = f" (+ unknown: {missing} calls reported no token usage)" if missing else ""
     out.print(Text(f"{step}: {ok} ok, {len(failed)} failed, {flagged} flagged{left}; {calls} calls made, "
                    f"{cached} cached, {tokens:,} tokens, ${cost:.4f}{unknown}"))
+    answered = {o.model for _, o in outcomes if o.model and o.calls}
+    other = sorted(m for m in answered if requested and not m.startswith(requested))
+    if other:
+        out.print(Text(f"  note: asked for model {requested}, the server answered as {', '.join(other)} "
+                       "(recorded in the ledger as the returned model)"))
     for pid, o in failed[:20]:
         out.print(Text(f"  failed #{store.ordinal_of(pid)} {pid}: {o.reason}"))
     if len(failed) > 20:

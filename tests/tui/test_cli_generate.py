@@ -333,3 +333,28 @@ def test_negative_usage_is_counted_as_zero():
     from benchwright.core.llm import Usage
 
     assert Usage(-1, 5, -3, 2) == Usage(0, 5, 0, 2)
+
+
+
+def test_a_different_returned_model_is_pointed_out(project):
+    class OtherModel(ScriptedProvider):
+        async def complete(self, request):
+            response = await super().complete(request)
+            response.model = self.answer_as
+            return response
+
+    def factory_for(answer_as):
+        def make(config, role):
+            p = OtherModel(lambda r: {"rationale": "r", "code_understanding_relevant": True,
+                                      "category": "Business Logic"})
+            p.answer_as = answer_as
+            return p
+        return make
+
+    r = CliRunner().invoke(main, ["--db", str(project), "generate", "classify", "--model", "gen-1", "--limit", "1"],
+                           obj={"provider_factory": factory_for("gen-1-2026-01-01")})
+    assert r.exit_code == 0 and "note: asked for model" not in r.output  # a dated variant of the same model
+    r = CliRunner().invoke(main, ["--db", str(project), "generate", "classify", "--model", "gen-1", "--limit", "1",
+                                  "--force"], obj={"provider_factory": factory_for("something-else")})
+    assert r.exit_code == 0, r.output
+    assert "note: asked for model gen-1, the server answered as something-else" in r.output
