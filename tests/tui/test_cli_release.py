@@ -152,7 +152,9 @@ async def test_release_screen_shows_preflight_and_creates(reviewed, monkeypatch)
     from benchwright.tui.screens.release import ReleaseScreen
 
     db, _ids, tmp = reviewed
-    monkeypatch.chdir(tmp)
+    elsewhere = tmp / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
     with Store.open(db) as store:
         app = BenchwrightApp(store, "lead", resume=False)
         async with app.run_test(size=(160, 48)) as pilot:
@@ -171,8 +173,9 @@ async def test_release_screen_shows_preflight_and_creates(reviewed, monkeypatch)
             await pilot.press("ctrl+s")
             await app.workers.wait_for_complete()
             await pilot.pause()
-            assert screen.created == Path("releases") / "demo-qa-2.0.0"
-            assert (tmp / "releases" / "demo-qa-2.0.0" / "manifest.json").is_file()
+            # written beside the project file, wherever the app was started from
+            assert screen.created == Path(db).resolve().parent / "releases" / "demo-qa-2.0.0"
+            assert (Path(db).resolve().parent / "releases" / "demo-qa-2.0.0" / "manifest.json").is_file()
             assert store.release_exists("demo-qa", "2.0.0")
 
 

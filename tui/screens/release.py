@@ -27,11 +27,12 @@ class ReleaseScreen(Screen):
         Binding("ctrl+s", "create", "Create release", priority=True, id="release.create"),
     ]
 
-    def __init__(self, store: Store, annotator: str, out: Path = Path("releases")) -> None:
+    def __init__(self, store: Store, annotator: str, out: Path | None = None) -> None:
+        """``out``: where releases are written (default: ``releases/`` beside the project file)."""
         super().__init__()
         self.store = store
         self.annotator = annotator
-        self.out = out
+        self.out = out if out is not None else Path(store.path).resolve().parent / "releases"
         self.preflight = None
         self.created: Path | None = None
 
