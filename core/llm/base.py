@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import astuple, dataclass, field
 from enum import StrEnum
 from typing import Any, Protocol, runtime_checkable
 
@@ -99,12 +99,7 @@ class Usage:
                 object.__setattr__(self, name, max(0, int(v)) if isinstance(v, int | float) else 0)
 
     def __add__(self, other: Usage) -> Usage:
-        return Usage(*(a + b for a, b in zip(astuple_usage(self), astuple_usage(other), strict=True)))
-
-
-def astuple_usage(u: Usage) -> tuple[int, int, int, int]:
-    """``(input, output, cache_read, cache_write)``."""
-    return (u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens)
+        return Usage(*(a + b for a, b in zip(astuple(self), astuple(other), strict=True)))
 
 
 @dataclass(frozen=True)
@@ -178,10 +173,6 @@ class LLMResponse:
     attempts: int = 1
     params_sent: dict = field(default_factory=dict)
 
-    def to_dict(self) -> dict:
-        """A JSON-ready dict (for the ledger)."""
-        d = asdict(self)
-        return d
 
 
 @runtime_checkable

@@ -13,6 +13,7 @@ import functools
 import json
 import re
 import time
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -253,7 +254,10 @@ class LLMClient:
         self.provider = provider
         self.ledger = ledger
         self.prices = prices or {}
-        self._semaphores: dict[int, asyncio.Semaphore] = {}
+        # One limit per event loop (the CLI runs one loop per command; tests run many): keyed weakly by the loop
+        # itself, so a new loop never inherits the limiter of a dead one.
+        self._semaphores: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
+            weakref.WeakKeyDictionary())
         import os
 
         own = getattr(provider, "_key", None)
@@ -263,9 +267,9 @@ class LLMClient:
 
     def _semaphore(self) -> asyncio.Semaphore:
         loop = asyncio.get_running_loop()
-        sem = self._semaphores.get(id(loop))
+        sem = self._semaphores.get(loop)
         if sem is None:
-            sem = self._semaphores[id(loop)] = asyncio.Semaphore(max(1, self.provider.concurrency))
+            sem = self._semaphores[loop] = asyncio.Semaphore(max(1, self.provider.concurrency))
         return sem
 
     def _price(self, requested: str, returned: str | None) -> Price | None:
