@@ -31,12 +31,12 @@ from .cli import _friendly, _open, main
 WHERE_KEYS = ("repository", "qa_type", "category", "status", "checklist", "curation", "text", "assigned_to")
 
 
-def parse_where(values: tuple[str, ...], *, store_facets: bool = False, ctx=None) -> QueueFilter:
+def parse_where(values: tuple[str, ...], *, facets: dict[str, list[str]] | None = None) -> QueueFilter:
     """``--where KEY=VALUE`` options as a :class:`QueueFilter` (keys: :data:`WHERE_KEYS`; ``-`` may replace ``_``).
 
-    With ``store_facets``, ``repository``, ``qa_type`` and ``category`` values are matched to the project's
-    values without regard to case (``qa_type=what`` finds ``What``); a value no pair has is an error that lists
-    the values there are.
+    With ``facets`` (``Store.facets()``), ``repository``, ``qa_type`` and ``category`` values are matched to the
+    project's values without regard to case (``qa_type=what`` finds ``What``); a value no pair has is an error
+    that lists the values there are.
 
     Raises:
         BenchwrightError: an option without ``=``, an unknown key, a key given twice, or an unknown value.
@@ -52,9 +52,7 @@ def parse_where(values: tuple[str, ...], *, store_facets: bool = False, ctx=None
         if key in fields:
             raise BenchwrightError(f"--where {key} given twice")
         fields[key] = value
-    if store_facets and ctx is not None and any(k in fields for k in ("repository", "qa_type", "category")):
-        with _open(ctx) as store:
-            facets = store.facets()
+    if facets is not None:
         for key in ("repository", "qa_type", "category"):
             if key not in fields:
                 continue
@@ -128,9 +126,9 @@ def generate(ctx, step, model, limit, where, pairs, force, include_edited, annot
 
     from .services import STEP_ROLES, client_for_role, llm_role, project_dir_of
 
-    flt = parse_where(where, store_facets=True, ctx=ctx)
     by = resolve_annotator(annotator)
     with _open(ctx) as store:
+        flt = parse_where(where, facets=store.facets() if where else None)
         pair_ids = [store.resolve_pair(p) for p in pairs] or None
         config, role = llm_role(store, STEP_ROLES[step], model)
         run_id = since = None

@@ -84,10 +84,10 @@ def judge(ctx, judge, model, runs, answers_model, condition, limit, where, seed,
 
     from .services import make_llm_client, project_dir_of
 
-    flt = parse_where(where)
     by = resolve_annotator(annotator)
     out = _out()
     with _open(ctx) as store:
+        flt = parse_where(where, facets=store.facets() if where else None)
         client, role = make_llm_client(store, JUDGE_ROLE, model, provider_factory=ctx.obj.get("provider_factory"))
         plan = plan_judging(store, judge, role.model, runs=runs, answers_model=answers_model, condition=condition,
                             where=flt, limit=limit, force=force)
@@ -193,10 +193,10 @@ def answer(ctx, model, condition, limit, where, annotator) -> None:
 
     from .services import make_llm_client, project_dir_of
 
-    flt = parse_where(where)
     by = resolve_annotator(annotator)
     out = _out()
     with _open(ctx) as store:
+        flt = parse_where(where, facets=store.facets() if where else None)
         client, role = make_llm_client(store, ANSWER_ROLE, model, provider_factory=ctx.obj.get("provider_factory"))
         plan = plan_direct_answers(store, role.model, condition, where=flt, limit=limit)
         if not plan.pair_ids:
@@ -245,9 +245,9 @@ def failure_modes(ctx, model, judge_model, answers_model, condition, threshold, 
 
     from .services import make_llm_client, project_dir_of
 
-    flt = parse_where(where)
     out = _out()
     with _open(ctx) as store:
+        flt = parse_where(where, facets=store.facets() if where else None)
         client, role = make_llm_client(store, JUDGE_ROLE, model, provider_factory=ctx.obj.get("provider_factory"))
         plan = plan_failure_modes(store, judge_model=judge_model, answers_model=answers_model, condition=condition,
                                   where=flt, threshold=threshold, limit=limit, force=force)
