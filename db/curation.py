@@ -129,7 +129,9 @@ def plan_pairs(store: Store, step: str, *, where: QueueFilter | None = None, lim
         if i not in done and not has_checklist:
             todo.append(i)
             continue
-        if (i in done and done[i] is not None
+        # classify reads only the pair's own text, which never changes: its results cannot go stale, so the
+        # per-pair input rebuild (a few queries each) is skipped for it.
+        if (step != "classify" and i in done and done[i] is not None
                 and (step != "checklist" or current_checklists.get(i) == "generated")
                 and build_input(store, i, step, with_code=False).input_hash(step) != done[i]):
             sel.stale += 1
