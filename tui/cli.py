@@ -238,6 +238,11 @@ def status(ctx, annotator) -> None:
         click.echo(f"{store.path}: {p.total} Q&A pairs, {p.decided} decided, {p.mine} by {who}")
         for r in store.repositories():
             click.echo(f"  repository {r.pin}: {r.local_path or '(not checked out here)'}")
+        for step, c in store.curation_counts().items():
+            if any(c.values()):
+                click.echo(f"  curation {step}: {c['ok']} ok, {c['failed']} failed, {c['flagged']} flagged")
+        for model, condition, n in store.answer_models():
+            click.echo(f"  answers {printable(model)} / {condition}: {n}")
 
 
 # ------------------------------------------------------------------ checklists

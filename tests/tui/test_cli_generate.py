@@ -358,3 +358,11 @@ def test_a_different_returned_model_is_pointed_out(project):
                                   "--force"], obj={"provider_factory": factory_for("something-else")})
     assert r.exit_code == 0, r.output
     assert "note: asked for model gen-1, the server answered as something-else" in r.output
+
+
+def test_status_counts_curation_results(project):
+    f = Factory()
+    assert gen(project, "generate", "classify", "--model", "gen-1", "--limit", "2", factory=f).exit_code == 0
+    r = CliRunner().invoke(main, ["--db", str(project), "status"])
+    assert r.exit_code == 0 and "curation classify: 2 ok, 0 failed, 0 flagged" in r.output
+    assert "curation refine" not in r.output  # steps never run are not listed
