@@ -369,3 +369,17 @@ async def test_a_refused_stale_decision_refreshes_the_counts(project):
             await pilot.press("x")
             await pilot.pause()
             assert "decided 1/6" in str(app.screen.query_one("#review-status").render())
+
+
+async def test_home_moves_the_queue_cursor_to_the_top(project):
+    db, _ids = project
+    with Store.open(db) as store:
+        app = BenchwrightApp(store, "bob", resume=False)
+        async with app.run_test(size=(140, 40)) as pilot:
+            await pilot.pause()
+            table = app.screen.query_one(DataTable)
+            await pilot.press("down", "down", "down")
+            assert table.cursor_row == 3
+            await pilot.press("home")
+            await pilot.pause()
+            assert table.cursor_row == 0
