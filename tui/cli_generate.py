@@ -23,7 +23,7 @@ from rich.text import Text
 from benchwright.core.config import resolve_annotator
 from benchwright.core.curation import STEPS, StepOutcome, StepSettings
 from benchwright.core.errors import BenchwrightError
-from benchwright.core.llm.jobs import JobProgress
+from benchwright.core.llm.jobs import JobProgress, describe_cost
 from benchwright.db import QueueFilter
 
 from .cli import _friendly, _open, main
@@ -83,13 +83,13 @@ def run_with_progress(coro_factory, total: int, label: str, *, console: Console 
         TextColumn("{task.fields[tokens]}"), TextColumn("{task.fields[cost]}"), TextColumn("{task.fields[calls]}"),
         console=console, transient=False, disable=not console.is_terminal and total == 0,
     )
-    task = progress.add_task(label, total=total, rate="", tokens="0 tok", cost="$0.0000", calls="")
+    task = progress.add_task(label, total=total, rate="", tokens="0 tok", cost="", calls="")
     last: dict[str, JobProgress] = {}
 
     def on_progress(p: JobProgress) -> None:
         last["p"] = p
         progress.update(task, completed=p.done, rate=f"{p.rate:.1f}/s", tokens=_tokens(p),
-                        cost=f"${p.cost_usd:.4f}", calls=f"{p.calls} calls, {p.cached} cached")
+                        cost=describe_cost(p.cost_usd, calls=p.calls, cost_unknown=p.cost_unknown), calls=f"{p.calls} calls, {p.cached} cached")
 
     with progress:
         try:
@@ -184,17 +184,17 @@ def _summary(step: str, ids: list[str], outcomes: list[tuple[str, StepOutcome]],
     flagged = sum(o.flagged for _, o in outcomes if o.ok)
     calls = sum(o.calls for _, o in outcomes)
     cached = sum(o.cached for _, o in outcomes)
-    cost = sum(o.cost_usd for _, o in outcomes)
     tokens = sum(o.usage.input_tokens + o.usage.output_tokens for _, o in outcomes)
     out = Console(highlight=False, soft_wrap=True)
     if final is None:
         out.print(Text(f"{step}: cancelled; {len(outcomes)} of {len(ids)} pairs finished and saved. "
                        "Run the same command again to continue."))
     left = f", {skipped} left to another run" if skipped else ""
-    missing = sum(o.usage_missing for _, o in outcomes)
-    unknown = f" (+ unknown: {missing} calls reported no token usage)" if missing else ""
+    cost = describe_cost(sum(o.cost_usd for _, o in outcomes), calls=calls,
+                         cost_unknown=sum(o.cost_unknown for _, o in outcomes),
+                         usage_missing=sum(o.usage_missing for _, o in outcomes))
     out.print(Text(f"{step}: {ok} ok, {len(failed)} failed, {flagged} flagged{left}; {calls} calls made, "
-                   f"{cached} cached, {tokens:,} tokens, ${cost:.4f}{unknown}"))
+                   f"{cached} cached, {tokens:,} tokens, {cost}"))
     answered = {o.model for _, o in outcomes if o.model and o.calls}
     other = sorted(m for m in answered if requested and not m.startswith(requested))
     if other:

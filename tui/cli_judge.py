@@ -25,6 +25,7 @@ from benchwright.core.judging import (
     JudgeSettings,
 )
 from benchwright.core.judgment import CONDITIONS, FAILURE_MODES
+from benchwright.core.llm.jobs import describe_cost
 from benchwright.core.text import printable
 
 from .cli import _friendly, _n, _open, main
@@ -49,10 +50,10 @@ def _money(outcomes) -> str:
     calls = sum(o.calls for o in outcomes)
     cached = sum(o.cached for o in outcomes)
     tokens = sum(o.usage.input_tokens + o.usage.output_tokens for o in outcomes)
-    cost = sum(o.cost_usd for o in outcomes)
-    missing = sum(getattr(o, "usage_missing", 0) for o in outcomes)
-    unknown = f" (+ unknown: {_n(missing, 'call')} reported no token usage)" if missing else ""
-    return f"{_n(calls, 'call')} made, {cached} cached, {tokens:,} tokens, ${cost:.4f}{unknown}"
+    cost = describe_cost(sum(o.cost_usd for o in outcomes), calls=calls,
+                         cost_unknown=sum(getattr(o, "cost_unknown", 0) for o in outcomes),
+                         usage_missing=sum(getattr(o, "usage_missing", 0) for o in outcomes))
+    return f"{_n(calls, 'call')} made, {cached} cached, {tokens:,} tokens, {cost}"
 
 
 # ---------------------------------------------------------------------------------------------- judge

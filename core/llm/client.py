@@ -145,11 +145,21 @@ class CallResult:
     model: str | None = None
     usage_missing: int = 0
     """Calls whose provider reported no token usage (their cost is unknown, not 0)."""
+    cost_unknown: int = 0
+    """Calls made whose cost is unknown (no price configured, or no usage reported); not in ``cost_usd``."""
 
     @property
     def ok(self) -> bool:
         """True when the output is valid."""
         return self.status is CallStatus.OK
+
+
+def cost_is_unknown(record: CallRecord) -> bool:
+    """True when a call may have been billed but its cost is not known: no price is configured for its model,
+    or the provider reported no token usage. A failed call with no usage reported cost nothing and is known."""
+    if record.cost_usd is not None:
+        return False
+    return record.usage_missing or (record.usage.input_tokens + record.usage.output_tokens) > 0
 
 
 _FENCE = re.compile(r"^\s*```[A-Za-z0-9_-]*\s*\n(.*?)\n?```\s*$", re.S)
@@ -311,6 +321,7 @@ class LLMClient:
             result.usage = result.usage + record.usage
             result.cost_usd += record.cost_usd or 0.0
             result.usage_missing += int(record.usage_missing)
+            result.cost_unknown += int(cost_is_unknown(record))
             result.model = record.returned_model or result.model
             if response is None:  # error / refusal: recorded, not repaired
                 result.call_ids.append(self.ledger.record_call(record))

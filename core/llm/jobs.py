@@ -41,6 +41,8 @@ class JobProgress:
     cached: int = 0
     usage: Usage = field(default_factory=Usage)
     cost_usd: float = 0.0
+    cost_unknown: int = 0
+    """Calls made whose cost is unknown (no price configured, or no usage reported); not in ``cost_usd``."""
     started: float = field(default_factory=time.monotonic)
     cancelled: bool = False
 
@@ -72,6 +74,7 @@ class ItemTally:
     cached: int = 0
     usage: Usage = field(default_factory=Usage)
     cost_usd: float = 0.0
+    cost_unknown: int = 0
 
 
 @dataclass(kw_only=True)
@@ -95,11 +98,14 @@ class OutcomeAccounting:
     cost_usd: float = 0.0
     usage_missing: int = 0
     """Calls whose provider reported no token usage: their cost is unknown and not in ``cost_usd``."""
+    cost_unknown: int = 0
+    """Calls made whose cost is unknown (no price configured, or no usage reported)."""
 
     def add(self, r: CallResult) -> None:
         """Account for one call result (:class:`~.client.CallResult`)."""
         self.call_ids += r.call_ids
         self.usage_missing += getattr(r, "usage_missing", 0)
+        self.cost_unknown += getattr(r, "cost_unknown", 0)
         self.calls += r.calls
         self.cached += int(r.cached)
         self.usage = self.usage + r.usage
@@ -113,7 +119,7 @@ class OutcomeAccounting:
     def tally(self) -> ItemTally:
         """This outcome's share of a job's progress (:class:`ItemTally`; ``failed`` from :meth:`item_failed`)."""
         return ItemTally(failed=self.item_failed(), calls=self.calls, cached=self.cached, usage=self.usage,
-                         cost_usd=self.cost_usd)
+                         cost_usd=self.cost_usd, cost_unknown=self.cost_unknown)
 
 
 class Job(Generic[T, R]):
@@ -162,6 +168,7 @@ class Job(Generic[T, R]):
                 progress.cached += t.cached
                 progress.usage = progress.usage + t.usage
                 progress.cost_usd += t.cost_usd
+                progress.cost_unknown += t.cost_unknown
                 if self.on_result is not None:
                     self.on_result(item, result)
                 if self.on_progress is not None:
@@ -184,3 +191,30 @@ class Job(Generic[T, R]):
             await asyncio.gather(*tasks, return_exceptions=True)
             raise
         return progress
+
+
+def describe_cost(cost_usd: float, *, calls: int, cost_unknown: int = 0, usage_missing: int = 0) -> str:
+    """How much some calls cost, for people: ``"$0.0123"``, ``"cost unknown (no price configured)"`` when no call
+    made has a known cost, or ``"$0.0123 + unknown for 2 calls"`` when only some do.
+
+    Args:
+        cost_usd: the known part, in US dollars.
+        calls: requests sent to a provider (cached outputs are free and not counted).
+        cost_unknown: of those, calls whose cost is unknown (no price configured, or no usage reported).
+        usage_missing: of those, calls whose provider reported no token usage (named in the reason).
+
+    A cost is never shown as ``$0`` when it is in fact unknown (the ledger keeps ``cost_usd`` NULL for those).
+    """
+    missing = min(usage_missing, cost_unknown)
+    reasons = []
+    if missing:
+        reasons.append(f"{missing} reported no token usage")
+    if cost_unknown - missing:
+        reasons.append("no price configured" if cost_unknown - missing == calls else
+                       f"{cost_unknown - missing} without a configured price")
+    why = f" ({'; '.join(reasons)})" if reasons else ""
+    if calls and cost_unknown >= calls:
+        return f"cost unknown{why}"
+    if cost_unknown:
+        return f"${cost_usd:.4f} + unknown for {cost_unknown} call{'s' if cost_unknown != 1 else ''}{why}"
+    return f"${cost_usd:.4f}"

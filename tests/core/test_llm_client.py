@@ -255,14 +255,15 @@ async def test_cost_from_prices(ledger):
     assert rec.returned_model == "m1-2026" and rec.usage.input_tokens > 0 and rec.usage.output_tokens > 0
     expected = (rec.usage.input_tokens * 2.0 + rec.usage.output_tokens * 10.0) / 1e6
     assert rec.cost_usd == pytest.approx(expected) and r.cost_usd == pytest.approx(expected) and expected > 0
+    assert r.cost_unknown == 0
     # the returned model has no price: the requested one's applies
     await client.call(req("x", model="m2"))
     rec = rows(ledger)[-1]
     assert rec.returned_model == "m2-2026"
     assert rec.cost_usd == pytest.approx((rec.usage.input_tokens + rec.usage.output_tokens) / 1e6)
     # no price at all: no cost (None, not 0)
-    await client.call(req("y", model="m3"))
-    assert rows(ledger)[-1].cost_usd is None
+    r3 = await client.call(req("y", model="m3"))
+    assert rows(ledger)[-1].cost_usd is None and r3.cost_unknown == 1
     # a cache hit costs nothing
     assert (await client.call(req("one two three"))).cost_usd == 0
 
@@ -390,3 +391,13 @@ def test_huge_output_is_invalid_and_not_echoed_whole_in_the_repair_turn():
     assert len(ledger.records[0].output_text) < STORED_FAILURE_CHARS + 100
     echoed = provider.sent[1].messages[1].content
     assert provider.sent[1].messages[1].role == "assistant" and len(echoed) < REPAIR_ECHO_CHARS + 100
+
+
+def test_describe_cost_never_shows_an_unknown_cost_as_zero():
+    from benchwright.core.llm.jobs import describe_cost
+
+    assert describe_cost(0.0, calls=3, cost_unknown=3) == "cost unknown (no price configured)"
+    assert describe_cost(0.0, calls=2, cost_unknown=2, usage_missing=2) == "cost unknown (2 reported no token usage)"
+    assert describe_cost(0.5, calls=3, cost_unknown=1) == "$0.5000 + unknown for 1 call (1 without a configured price)"
+    assert describe_cost(0.0, calls=0) == "$0.0000"  # everything cached: nothing was paid
+    assert describe_cost(0.0123, calls=2) == "$0.0123"

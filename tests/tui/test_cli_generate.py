@@ -366,3 +366,17 @@ def test_status_counts_curation_results(project):
     r = CliRunner().invoke(main, ["--db", str(project), "status"])
     assert r.exit_code == 0 and "curation classify: 2 ok, 0 failed, 0 flagged" in r.output
     assert "curation refine" not in r.output  # steps never run are not listed
+
+
+def test_summary_says_cost_unknown_without_a_price_and_gives_it_with_one(project):
+    """No price configured: the summary says the cost is unknown (never ``$0.0000``); with a price, dollars."""
+    r = gen(project, "generate", "classify", "--model", "gen-1", factory=Factory())
+    assert r.exit_code == 0, r.output
+    assert "cost unknown (no price configured)" in r.output and "$0.0000" not in r.output
+    (project.parent / "benchwright.toml").write_text('[prices."gen-1"]\ninput = 1000.0\noutput = 1000.0\n',
+                                                     encoding="utf-8")
+    r = gen(project, "generate", "classify", "--model", "gen-1", "--force", factory=Factory())
+    assert r.exit_code == 0, r.output
+    assert "cost unknown" not in r.output
+    assert re.search(r"tokens, \$\d+\.\d{4}$", r.output.strip().splitlines()[-1]) or re.search(
+        r"tokens, \$[1-9]", r.output), r.output

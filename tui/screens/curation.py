@@ -18,7 +18,7 @@ from textual.widgets.option_list import Option
 from benchwright.core.checklist_diff import DELETE, EQUAL, INSERT, word_diff
 from benchwright.core.curation import STEPS, StepSettings
 from benchwright.core.errors import BenchwrightError
-from benchwright.core.llm.jobs import JobProgress
+from benchwright.core.llm.jobs import JobProgress, describe_cost
 from benchwright.core.text import printable
 from benchwright.db import QueueFilter, Store
 
@@ -106,7 +106,8 @@ def progress_line(p: JobProgress) -> str:
     tok = p.usage.input_tokens + p.usage.output_tokens
     left = f" · {p.skipped} left to another run" if p.skipped else ""
     return (f"{p.done}/{p.total} · {p.failed} failed{left} · {p.rate:.1f}/s · eta {eta} · {p.calls} calls, "
-            f"{p.cached} cached · {tok:,} tokens · ${p.cost_usd:.4f}")
+            f"{p.cached} cached · {tok:,} tokens · "
+            f"{describe_cost(p.cost_usd, calls=p.calls, cost_unknown=p.cost_unknown)}")
 
 
 class _RunMixin:
