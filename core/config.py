@@ -23,11 +23,18 @@ ENV_DATA_DIR = "BENCHWRIGHT_DATA_DIR"
 ENV_CONFIG = "BENCHWRIGHT_CONFIG"
 
 
+CONFIG_FILE_NAME = "config.toml"
+
+
 def config_path() -> Path:
-    """The user configuration file (``BENCHWRIGHT_CONFIG`` overrides its place)."""
+    """The user configuration file (``BENCHWRIGHT_CONFIG`` overrides its place).
+
+    ``BENCHWRIGHT_CONFIG`` may name the file itself or an existing folder, which then holds ``config.toml`` (and
+    the user's ``benchwright.toml``)."""
     if os.environ.get(ENV_CONFIG):
-        return Path(os.environ[ENV_CONFIG])
-    return Path(user_config_dir("benchwright")) / "config.toml"
+        path = Path(os.environ[ENV_CONFIG]).expanduser()
+        return path / CONFIG_FILE_NAME if path.is_dir() else path
+    return Path(user_config_dir("benchwright")) / CONFIG_FILE_NAME
 
 
 def data_dir() -> Path:
@@ -41,14 +48,21 @@ def load_user_config() -> dict:
     """The user configuration as a dict ({} when the file does not exist).
 
     Raises:
-        BenchwrightError: the file is not valid TOML (the message names the file and line).
+        BenchwrightError: the file is not valid TOML (the message names the file and line), or it cannot be read
+            (a folder in the file's place, no permission).
     """
     path = config_path()
     if not path.exists():
         return {}
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as e:
+        raise BenchwrightError(f"{path}: not valid TOML (not UTF-8 text: {e.reason} at byte {e.start})") from None
+    except OSError as e:
+        raise BenchwrightError(f"{path}: the user configuration file cannot be read ({e.strerror or e})") from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
         raise BenchwrightError(f"{path}: not valid TOML ({e})") from None
 
 

@@ -92,3 +92,33 @@ def test_keys_never_appear_even_when_the_file_names_them_as_env(folders, monkeyp
     for extra in ((), ("--json",)):
         r = run("--db", str(project / "p.db"), "config", "show", *extra)
         assert r.exit_code == 0 and SECRET not in r.output and "LOCAL_KEY" in r.output
+
+
+def test_benchwright_config_may_name_a_folder(tmp_path, monkeypatch):
+    """``BENCHWRIGHT_CONFIG`` naming a folder reads ``config.toml`` in it (it used to give IsADirectoryError)."""
+    folder = tmp_path / "conf"
+    folder.mkdir()
+    monkeypatch.setenv("BENCHWRIGHT_CONFIG", str(folder))
+    monkeypatch.delenv("BENCHWRIGHT_ANNOTATOR", raising=False)
+    monkeypatch.delenv("BENCHWRIGHT_DB", raising=False)
+    db = tmp_path / "p.db"
+    assert run("--db", str(db), "init").exit_code == 0
+    assert run("--db", str(db), "status").exit_code == 0  # no config.toml in the folder yet: defaults
+    (folder / "config.toml").write_text('annotator = "from-folder"\n', encoding="utf-8")
+    from benchwright.core.config import resolve_annotator
+    assert resolve_annotator() == "from-folder"
+
+
+def test_an_unreadable_user_config_is_a_clear_error(tmp_path, monkeypatch):
+    """A folder named config.toml inside the config folder: an error naming it, not an OSError traceback."""
+    folder = tmp_path / "conf"
+    (folder / "config.toml").mkdir(parents=True)
+    monkeypatch.setenv("BENCHWRIGHT_CONFIG", str(folder))
+    monkeypatch.delenv("BENCHWRIGHT_ANNOTATOR", raising=False)
+    monkeypatch.delenv("BENCHWRIGHT_DB", raising=False)
+    db = tmp_path / "p.db"
+    assert run("--db", str(db), "init").exit_code == 0
+    from benchwright.core.config import load_user_config
+    from benchwright.core.errors import BenchwrightError
+    with pytest.raises(BenchwrightError, match="config.toml: the user configuration file cannot be read"):
+        load_user_config()
