@@ -3,7 +3,16 @@
 from .checklists import CHECKLIST_FILTERS, ChecklistConflictError, ChecklistVersion, InvalidChecklistError
 from .migrations import SCHEMA_VERSION, migrations
 from .reviews import Adjudication, Disagreement
-from .store import CURATION_FILTERS, STATUSES, Progress, QueueFilter, QueueRow, StaleReviewError, Store
+from .store import (
+    CURATION_FILTERS,
+    STATUSES,
+    NoteConflictError,
+    Progress,
+    QueueFilter,
+    QueueRow,
+    StaleReviewError,
+    Store,
+)
 
 __all__ = [
     "CHECKLIST_FILTERS",
@@ -15,6 +24,7 @@ __all__ = [
     "ChecklistVersion",
     "Disagreement",
     "InvalidChecklistError",
+    "NoteConflictError",
     "Progress",
     "QueueFilter",
     "QueueRow",

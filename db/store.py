@@ -150,6 +150,23 @@ class StaleReviewError(BenchwrightError):
     """A decision based on a view of the pair that another session has changed since."""
 
 
+ANY_NOTE = object()
+"""``add_note(expected=ANY_NOTE)``: append without a compare-and-set."""
+
+
+class NoteConflictError(BenchwrightError):
+    """A note was saved on the pair by another session after the editor loaded it; nothing was written.
+
+    Attributes:
+        current_id: the id of the newer note; current: its text.
+    """
+
+    def __init__(self, current_id: int, current: str) -> None:
+        self.current_id, self.current = current_id, current
+        super().__init__("your note was not saved: another session saved a newer note on this pair since you "
+                         "opened it")
+
+
 @dataclass(frozen=True)
 class QueueRow:
     """One line of the queue: a pair's id, position, question, labels and this annotator's decision."""
@@ -704,10 +721,25 @@ class Store(ChecklistStoreMixin, ReviewStoreMixin, AgreementInputsMixin, Release
         )
 
     # ------------------------------------------------------------------ notes
-    def add_note(self, pair_id: str, annotator: str, text: str) -> int:
-        """Append ``annotator``'s note on ``pair_id`` (the latest note is the current one)."""
+    def add_note(self, pair_id: str, annotator: str, text: str, *, expected: int | object | None = ANY_NOTE) -> int:
+        """Append ``annotator``'s note on ``pair_id`` (the latest note is the current one); returns its id.
+
+        ``expected`` is the id of the note the editor started from (None: there was none), from
+        :meth:`current_note_version`; the save is a compare-and-set against it, so the same annotator in two
+        terminals never silently replaces the newer note. Leave it out to append unconditionally.
+
+        Raises:
+            NoteConflictError: another session saved a note on the pair since (``current`` holds it).
+            NotFoundError: no such pair.
+        """
         with self.write() as db:
             self.ordinal_of(pair_id)
+            if expected is not ANY_NOTE:
+                row = db.conn.execute(
+                    "SELECT id, text FROM review_notes WHERE qa_pair_id = ? AND annotator = ? ORDER BY id DESC LIMIT 1",
+                    (pair_id, annotator)).fetchone()
+                if (row[0] if row else None) != expected:
+                    raise NoteConflictError(row[0], row[1])
             cur = db.conn.execute(
                 "INSERT INTO review_notes (qa_pair_id, annotator, text, created_at, uid) VALUES (?, ?, ?, ?, ?)",
                 (pair_id, annotator, text, utc_now(), uuid.uuid4().hex),
@@ -717,11 +749,17 @@ class Store(ChecklistStoreMixin, ReviewStoreMixin, AgreementInputsMixin, Release
     @serialized
     def current_note(self, pair_id: str, annotator: str) -> str:
         """``annotator``'s latest note on ``pair_id``, or ``""``."""
+        return self.current_note_version(pair_id, annotator)[1]
+
+    @serialized
+    def current_note_version(self, pair_id: str, annotator: str) -> tuple[int | None, str]:
+        """``(id, text)`` of ``annotator``'s latest note on ``pair_id``; ``(None, "")`` when there is none. The id
+        is what :meth:`add_note` takes as ``expected``."""
         row = self._one(
-            "SELECT text FROM review_notes WHERE qa_pair_id = ? AND annotator = ? ORDER BY id DESC LIMIT 1",
+            "SELECT id, text FROM review_notes WHERE qa_pair_id = ? AND annotator = ? ORDER BY id DESC LIMIT 1",
             [pair_id, annotator],
         )
-        return row[0] if row else ""
+        return (row[0], row[1]) if row else (None, "")
 
 
 # ------------------------------------------------------------------- helpers

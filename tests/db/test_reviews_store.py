@@ -478,3 +478,27 @@ def test_resolve_pair(loaded):
             loaded.resolve_pair(ref)
     with pytest.raises(NotFoundError, match="position #999"):
         loaded.resolve_pair("#999")
+
+
+def test_note_save_is_a_compare_and_set(tmp_path):
+    """``add_note(expected=...)`` refuses when a newer note exists, and writes nothing."""
+    import pytest
+
+    from benchwright.core.importers import parse
+    from benchwright.db import NoteConflictError, Store
+
+    src = tmp_path / "p.jsonl"
+    src.write_text('{"question": "Q1?", "answer": "A1."}\n', encoding="utf-8")
+    with Store.open(tmp_path / "p.db", create=True) as s:
+        s.apply_import(parse("jsonl", src), annotator="t", file_path=src)
+        pid = s.queue_page("t", limit=1)[0].id
+        assert s.current_note_version(pid, "ann") == (None, "")
+        first = s.add_note(pid, "ann", "one", expected=None)
+        with pytest.raises(NoteConflictError) as e:
+            s.add_note(pid, "ann", "stale", expected=None)
+        assert e.value.current_id == first and e.value.current == "one"
+        assert s.current_note(pid, "ann") == "one"
+        second = s.add_note(pid, "ann", "two", expected=first)
+        assert s.current_note_version(pid, "ann") == (second, "two")
+        s.add_note(pid, "ann", "three")  # no expectation: appends
+        assert s.current_note(pid, "ann") == "three"

@@ -147,6 +147,35 @@ async def test_notes_are_saved_and_cancel_keeps_nothing(project):
             assert store.current_note(ids[0], "ann") == "ok [red]x"
 
 
+async def test_a_note_saved_meanwhile_by_another_session_is_not_replaced_silently(project):
+    """The same annotator in two terminals: the second save is refused, shows the newer note and keeps what was
+    typed; a second ctrl+s then saves it on purpose."""
+    db, ids = project
+    with Store.open(db) as store:
+        app = BenchwrightApp(store, "ann")
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            await pilot.press("n")
+            await pilot.pause()
+            with Store.open(db) as other:  # the other terminal saves first
+                other.add_note(ids[0], "ann", "newer [b]one", expected=None)
+            await pilot.press(*"mine")
+            await pilot.press("ctrl+s")
+            await pilot.pause()
+            assert store.current_note(ids[0], "ann") == "newer [b]one"  # not replaced
+            assert isinstance(app.screen, NotesScreen)
+            assert "newer [b]one" in str(app.screen.query_one("#notes-conflict", Static).render())
+            assert app.screen.query_one("#notes-text").text == "mine"
+            await pilot.press("ctrl+s")
+            await pilot.pause()
+            assert isinstance(app.screen, ReviewScreen)
+            assert store.current_note(ids[0], "ann") == "mine"
+            with Store.open(db) as s2:  # both versions kept (append-only)
+                texts = [r[0] for r in s2.db.conn.execute(
+                    "SELECT text FROM review_notes WHERE qa_pair_id = ? ORDER BY id", [ids[0]])]
+            assert texts == ["newer [b]one", "mine"]
+
+
 async def test_evidence_opens_cited_file_at_line_and_flags_missing_and_unsafe(project):
     db, _ids = project
     with Store.open(db) as store:

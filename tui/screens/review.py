@@ -18,7 +18,7 @@ from benchwright.core.errors import BenchwrightError
 from benchwright.core.evidence import Evidence, gather_evidence
 from benchwright.core.models import QAPair
 from benchwright.core.review import CRITERIA, CRITERION_LABELS, Criteria, Verdict, next_verdict
-from benchwright.db import QueueFilter, StaleReviewError, Store
+from benchwright.db import NoteConflictError, QueueFilter, StaleReviewError, Store
 
 from ..widgets import LiteralMarkdown, literal
 
@@ -354,15 +354,23 @@ class ReviewScreen(Screen):
 
         pair_id = self.pair_id
 
-        def saved(text: str | None) -> None:
-            if text is None:
-                return
-            self.store.add_note(pair_id, self.annotator, text)
-            if pair_id == self.pair_id:
-                self.query_one("#note", Static).update(literal(text) if text else Text("no notes", style="dim"))
-            self.notify("Note saved.", timeout=2)
+        def edit(text: str, base: int | None, newer: str | None = None) -> None:
+            def saved(typed: str | None) -> None:
+                if typed is None:
+                    return
+                try:
+                    self.store.add_note(pair_id, self.annotator, typed, expected=base)
+                except NoteConflictError as e:  # the same annotator in another terminal: nothing is replaced
+                    edit(typed, e.current_id, e.current)
+                    return
+                if pair_id == self.pair_id:
+                    self.query_one("#note", Static).update(literal(typed) if typed else Text("no notes", style="dim"))
+                self.notify("Note saved.", timeout=2)
 
-        self.app.push_screen(NotesScreen(self.store.current_note(pair_id, self.annotator)), saved)
+            self.app.push_screen(NotesScreen(text, newer=newer), saved)
+
+        base, text = self.store.current_note_version(pair_id, self.annotator)
+        edit(text, base)
 
     def action_focus_evidence(self) -> None:
         """Move focus to the evidence list (enter opens the highlighted file)."""
