@@ -25,7 +25,9 @@ The libraries want the same ratings in three different layouts; this module buil
 
 No figure is ever ``nan``: where a statistic is undefined (too few items, one annotator, every label the
 same, no overlap) the value is ``None`` and a sentence says why. Missing ratings (``value=None`` or a
-float ``nan``) are dropped before any layout is built.
+float ``nan``) are dropped before any layout is built. :func:`figure_text` is the one wording of a figure
+for people (CLI, app, dataset card): a value, ``undefined (no variance; 100.0% agreement)`` when every
+rating is one label, or ``n/a``.
 
 scikit-learn and statsmodels are imported inside the functions that use them: together they take seconds
 to import, and nothing else in benchwright needs them.
@@ -84,6 +86,8 @@ class PairwiseKappa:
         observed_agreement: share of those items given the same label (``None`` when ``n_items == 0``);
             reported so that an undefined kappa over 100 % agreement is told apart from no data.
         reason: why ``kappa`` is ``None``; ``None`` when kappa is defined.
+        no_variance: True when kappa is undefined because both gave every shared item one and the same
+            label (chance agreement 1, kappa 0/0).
     """
 
     annotator_a: str
@@ -92,6 +96,12 @@ class PairwiseKappa:
     n_items: int
     observed_agreement: float | None = None
     reason: str | None = None
+    no_variance: bool = False
+
+    @property
+    def text(self) -> str:
+        """The kappa as :func:`figure_text` words it."""
+        return figure_text(self.kappa, no_variance=self.no_variance, observed_agreement=self.observed_agreement)
 
 
 @dataclass(frozen=True)
@@ -104,12 +114,55 @@ class AgreementFigure:
         n_raters: Fleiss: raters per item (the constant row sum); Krippendorff: annotators who rated
             at least one of those items.
         note: what was used and what was left out, and when ``value`` is ``None``, why.
+        no_variance: True when ``value`` is undefined because every rating that entered is one label.
+        observed_agreement: share of the pairs of ratings of one item that agree, pooled over the items
+            that entered (``None`` without such pairs): the raw percent agreement shown beside an
+            undefined figure.
     """
 
     value: float | None
     n_items: int
     n_raters: int
     note: str
+    no_variance: bool = False
+    observed_agreement: float | None = None
+
+    @property
+    def text(self) -> str:
+        """The figure as :func:`figure_text` words it."""
+        return figure_text(self.value, no_variance=self.no_variance, observed_agreement=self.observed_agreement)
+
+
+NO_VARIANCE = "undefined (no variance)"
+"""How a chance-corrected figure reads when every rating is one label (it is 0/0, not missing)."""
+
+
+def figure_text(value: float | None, *, no_variance: bool = False, observed_agreement: float | None = None,
+                digits: int = 3) -> str:
+    """The one wording of an agreement figure for people (CLI, app, dataset card).
+
+    ``0.712`` for a value (``digits`` decimals); ``undefined (no variance; 100.0% agreement)`` when the
+    figure is undefined because every rating is one label (the raw percent agreement is given when known);
+    ``n/a`` when it is undefined for want of data (too few items or raters).
+    """
+    if value is not None:
+        return f"{value:.{digits}f}"
+    if no_variance:
+        if observed_agreement is None:
+            return NO_VARIANCE
+        return f"{NO_VARIANCE[:-1]}; {100 * observed_agreement:.1f}% agreement)"
+    return "n/a"
+
+
+def _pair_agreement(rows: Iterable[Mapping[str, str | float]]) -> float | None:
+    """Share of the pairs of ratings of one item that agree, pooled over ``rows`` (item -> {rater: value})."""
+    agree = total = 0
+    for row in rows:
+        counts = Counter(row.values())
+        m = sum(counts.values())
+        total += m * (m - 1) // 2
+        agree += sum(c * (c - 1) // 2 for c in counts.values())
+    return agree / total if total else None
 
 
 @dataclass(frozen=True)
@@ -293,16 +346,18 @@ def cohen_kappa_pairs(ratings: Iterable[Rating]) -> list[PairwiseKappa]:
             warnings.simplefilter("ignore")  # sklearn warns before returning nan; we explain it instead
             kappa = _finite(cohen_kappa_score(y1, y2))
         reason = None
+        no_variance = False
         if kappa is None:
             labels = sorted({by_annotator[a][i] for i in shared} | {by_annotator[b][i] for i in shared}, key=_label_key)
             if len(labels) == 1:
+                no_variance = True
                 reason = (
                     f"{a} and {b} gave all {n} shared items the same label {labels[0]!r}: chance agreement"
                     " is 1, so kappa = 0/0 is undefined (observed agreement is 100%)"
                 )
             else:
                 reason = "scikit-learn's cohen_kappa_score returned nan (kappa undefined for these labels)"
-        out.append(PairwiseKappa(a, b, kappa, n, observed, reason))
+        out.append(PairwiseKappa(a, b, kappa, n, observed, reason, no_variance))
     return out
 
 
@@ -354,11 +409,13 @@ def fleiss_kappa(ratings: Iterable[Rating]) -> AgreementFigure:
     if len(kept) < 2:
         return AgreementFigure(None, len(kept), m, f"Fleiss' kappa needs at least 2 items; {used}")
     codes = _codes(v for item in kept for v in table.values[item].values())
+    observed = _pair_agreement(table.values[item] for item in kept)
     if len(codes) == 1:
         (only,) = codes
         return AgreementFigure(
             None, len(kept), m,
             f"every rating is {only!r}: chance agreement is 1, so kappa = 0/0 is undefined; {used}",
+            no_variance=True, observed_agreement=observed,
         )
 
     from statsmodels.stats.inter_rater import aggregate_raters
@@ -370,8 +427,9 @@ def fleiss_kappa(ratings: Iterable[Rating]) -> AgreementFigure:
         warnings.simplefilter("ignore")
         value = _finite(sm_fleiss_kappa(counts, method="fleiss"))
     if value is None:
-        return AgreementFigure(None, len(kept), m, f"statsmodels returned nan (kappa undefined); {used}")
-    return AgreementFigure(value, len(kept), m, used)
+        return AgreementFigure(None, len(kept), m, f"statsmodels returned nan (kappa undefined); {used}",
+                               observed_agreement=observed)
+    return AgreementFigure(value, len(kept), m, used, observed_agreement=observed)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -425,10 +483,12 @@ def krippendorff_alpha(ratings: Iterable[Rating], level: Level = "nominal") -> A
         code_of = {v: float(v) for v in values}
     else:
         code_of = {v: float(c) for v, c in _codes(values).items()}
+    observed = _pair_agreement(table.values[item] for item in items)
     if len(set(code_of.values())) < 2:
         return AgreementFigure(
             None, len(items), len(raters),
             f"every rating is {values[0]!r}: with no variation alpha = 0/0 is undefined; {used}",
+            no_variance=True, observed_agreement=observed,
         )
     matrix = np.full((len(raters), len(items)), np.nan)
     row_of = {a: i for i, a in enumerate(raters)}
@@ -439,8 +499,9 @@ def krippendorff_alpha(ratings: Iterable[Rating], level: Level = "nominal") -> A
         warnings.simplefilter("ignore")
         value = _finite(krippendorff.alpha(reliability_data=matrix, level_of_measurement=level))
     if value is None:
-        return AgreementFigure(None, len(items), len(raters), f"krippendorff returned nan (alpha undefined); {used}")
-    return AgreementFigure(value, len(items), len(raters), used)
+        return AgreementFigure(None, len(items), len(raters), f"krippendorff returned nan (alpha undefined); {used}",
+                               observed_agreement=observed)
+    return AgreementFigure(value, len(items), len(raters), used, observed_agreement=observed)
 
 
 # --------------------------------------------------------------------------------------------------

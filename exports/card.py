@@ -279,7 +279,10 @@ def dataset_card(rows: Sequence[ReleaseRow] | pa.Table, spec: ReleaseSpec, manif
     if "qa_subtype" in stats.by:
         out += ["", "### By QA type and subtype", "", *_count_table("QA type / subtype", stats.by["qa_subtype"], n)]
     out += ["", "### Checklists", "", *checklist_lines(stats)]
-    out += ["", "## Review agreement", "", *agreement_lines(spec.agreement)]
+    out += ["", "## Review agreement", ""]
+    if spec.agreement_scope and spec.agreement:
+        out += [spec.agreement_scope.strip(), ""]
+    out += agreement_lines(spec.agreement)
     excluded = manifest.get("excluded") or {}
     out += ["", "## Exclusions", ""]
     if excluded:

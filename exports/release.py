@@ -282,6 +282,7 @@ class ReleaseSpec(BaseModel):
 
     ``created_at`` (ISO 8601, UTC, from the release record) is the only time written to a release.
     ``excluded`` is the preflight's ``(pair id, reason)`` list; the card and manifest count it by reason.
+    ``agreement_scope`` is a sentence the card prints above ``agreement`` saying which pairs it covers.
     ``pseudonym_salt`` is never written: pass a secret of the project so pseudonyms cannot be checked
     against guessed names (by default the release name, which keeps pseudonyms stable across versions).
     """
@@ -301,6 +302,7 @@ class ReleaseSpec(BaseModel):
     prompt_hashes: dict[str, str] = Field(default_factory=dict)
     judge_hashes: dict[str, str] = Field(default_factory=dict)
     agreement: dict = Field(default_factory=dict)
+    agreement_scope: str = ""
     excluded: list[tuple[str, str]] = Field(default_factory=list)
     pseudonym_salt: str = Field(default="", exclude=True, repr=False)
 

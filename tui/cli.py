@@ -296,7 +296,7 @@ def checklist_import(ctx, file, pair, fmt, annotator) -> None:
                 pair = store.resolve_pair(pair)
             except BenchwrightError as e:
                 raise BenchwrightError(f"--pair {pair}: {e}") from None
-    from benchwright.core.importers.checklists import read_checklists
+    from benchwright.core.importers.checklists import conversion_notes, read_checklists
 
     records = read_checklists(file, fmt=fmt, pair=pair)
     who = resolve_annotator(annotator)
@@ -313,6 +313,8 @@ def checklist_import(ctx, file, pair, fmt, annotator) -> None:
         click.echo(f"{pid}: version {version} ({r.source_format}, {state})")
         for v in r.violations:
             click.echo(f"    {v}")
+        for note in conversion_notes(r):
+            click.echo(f"    converted: {note}")
     click.echo(f"imported {_n(len(saved), 'checklist')} ({_n(drafts, 'draft')} to fix in the editor)")
 
 
@@ -492,14 +494,14 @@ def agreement(ctx, as_json) -> None:
     for column in ("field", "pairs", "Cohen's kappa (pairs of annotators)", "Fleiss' kappa", "Krippendorff's alpha"):
         table.add_column(column)
     for name, fa in report.items():
-        cohen = "; ".join(f"{k.annotator_a}-{k.annotator_b} {_fmt(k.kappa)} (n={k.n_items})" for k in fa.cohen) or "n/a"
-        table.add_row(name, str(fa.n_items), cohen, f"{_fmt(fa.fleiss.value)} (n={fa.fleiss.n_items})",
-                      f"{_fmt(fa.krippendorff.value)} (n={fa.krippendorff.n_items})")
+        cohen = "; ".join(f"{k.annotator_a}-{k.annotator_b} {k.text} (n={k.n_items})" for k in fa.cohen) or "n/a"
+        table.add_row(name, str(fa.n_items), cohen, f"{fa.fleiss.text} (n={fa.fleiss.n_items})",
+                      f"{fa.krippendorff.text} (n={fa.krippendorff.n_items})")
     console.print(table)
     console.print(
         f"Checklists edited by two or more annotators: {checklists.n_pairs} pairs; key points matched "
         f"{checklists.n_matched}/{checklists.n_key_points} ({_fmt(checklists.match_rate)}); weights "
-        f"Krippendorff's alpha (interval) {_fmt(checklists.weight_alpha.value)} (n={checklists.weight_alpha.n_items})"
+        f"Krippendorff's alpha (interval) {checklists.weight_alpha.text} (n={checklists.weight_alpha.n_items})"
     )
 
 

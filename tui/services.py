@@ -14,18 +14,33 @@ from benchwright.db import SCHEMA_VERSION, Store
 from benchwright.db.releases import Preflight
 
 
-def _agreement_figures(store: Store, pair_ids: set[str]) -> dict:
+def _agreement_figures(store: Store, n_released: int) -> tuple[dict, str]:
+    """The card's agreement figures and the sentence saying what they cover.
+
+    Computed over every reviewed pair of the project (the pairs with two or more submitted reviews), not
+    only the released ones: those are all accepted, so agreement among them alone is undefined.
+    Figures are worded by :func:`benchwright.core.agreement.figure_text`."""
     from benchwright.core.agreement import agreement_report
 
-    ratings = {f: [r for r in rs if r.item in pair_ids] for f, rs in store.review_ratings().items()}
+    ratings = store.review_ratings()
+    per_pair: dict[str, set[str]] = {}
+    for r in ratings["decision"]:
+        per_pair.setdefault(r.item, set()).add(r.annotator)
+    n_reviewed = sum(1 for who in per_pair.values() if len(who) >= 2)
     out = {}
     for name, fa in agreement_report(ratings).items():
+        observed = fa.krippendorff.observed_agreement
         out[name] = {
-            "pairs": fa.n_items,
-            "fleiss_kappa": fa.fleiss.value,
-            "krippendorff_alpha": fa.krippendorff.value,
+            "pairs": fa.krippendorff.n_items,
+            "fleiss_kappa": fa.fleiss.text,
+            "krippendorff_alpha": fa.krippendorff.text,
+            "percent_agreement": "n/a" if observed is None else f"{100 * observed:.1f}%",
         }
-    return out
+    scope = (f"Computed over the {n_reviewed} reviewed pairs of the project (pairs with two or more submitted "
+             f"reviews, whatever their decision), not only the {n_released} released pairs: those are all "
+             "accepted, so agreement among them alone would be undefined. `pairs` counts the pairs each figure "
+             "rests on; `percent_agreement` is the share of agreeing pairs of ratings.")
+    return out, scope
 
 
 def release_rows(preflight: Preflight) -> list:
@@ -73,6 +88,7 @@ def create_release(
             raise BenchwrightError(
                 f"the previous release {name} {previous['version']} was written to {previous_dir}, which is gone; "
                 "restore it there or pass --previous DIR, so the changelog compares against it")
+    agreement, agreement_scope = _agreement_figures(store, len(preflight.included))
     try:
         spec = ReleaseSpec(
             name=name, version=version, created_at=created_at or utc_now(), created_by=by,
@@ -80,7 +96,7 @@ def create_release(
             description=f"{name}: repository-level code-comprehension questions with weighted checklists, "
                         "made with benchwright.",
             prompt_hashes={}, judge_hashes={},
-            agreement=_agreement_figures(store, {c.pair.id for c in preflight.included}),
+            agreement=agreement, agreement_scope=agreement_scope,
             excluded=preflight.excluded, pseudonym_salt=pseudonym_salt(store, by),
         )
     except ValidationError as e:

@@ -451,3 +451,24 @@ def test_importing_agreement_loads_no_ui_store_or_heavy_libraries():
     assert at_import == "", f"importing benchwright.core.agreement pulled in {at_import}"
     assert heavy == "", f"scikit-learn/statsmodels should load only when used, got {heavy}"
     assert after_use == "", f"computing agreement pulled in {after_use}"
+
+
+def test_figure_text_says_why_a_figure_is_undefined():
+    """Issue 12 item 11: every rater using one label is "undefined (no variance)" with the raw percent
+    agreement, not a bare n/a; too little data stays n/a; a value keeps three decimals."""
+    from benchwright.core.agreement import NO_VARIANCE, figure_text
+
+    ratings = [Rating(f"q{i}", a, "accept") for i in range(4) for a in ("x", "y")]
+    (pair,) = _quietly(cohen_kappa_pairs, ratings)
+    fleiss = _quietly(fleiss_kappa, ratings)
+    alpha = _quietly(krippendorff_alpha, ratings)
+    for fig in (pair, fleiss, alpha):
+        assert fig.no_variance and fig.text == "undefined (no variance; 100.0% agreement)"
+    assert fleiss.observed_agreement == 1.0 and alpha.observed_agreement == 1.0
+    few = _quietly(fleiss_kappa, [Rating("q1", "x", "pass")])
+    assert not few.no_variance and few.text == "n/a"
+    assert figure_text(0.71234) == "0.712" and figure_text(None, no_variance=True) == NO_VARIANCE
+    # a defined figure carries its raw agreement too: 3 of 4 items agree (one pair of ratings each)
+    mixed = [Rating("q1", "x", "a"), Rating("q1", "y", "a"), Rating("q2", "x", "b"), Rating("q2", "y", "b"),
+             Rating("q3", "x", "a"), Rating("q3", "y", "a"), Rating("q4", "x", "a"), Rating("q4", "y", "b")]
+    assert _quietly(krippendorff_alpha, mixed).observed_agreement == 0.75

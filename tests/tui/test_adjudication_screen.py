@@ -3,6 +3,8 @@ decision with a reason recorded (checklist origin adjudicated); and the statisti
 
 from __future__ import annotations
 
+import os
+
 from textual.widgets import Input
 
 from benchwright.core.checklist import Checklist, ChecklistItem, binary_rubric, clarity_item
@@ -105,3 +107,27 @@ async def test_statistics_screen_shows_agreement(project):
             kappa = {(k.annotator_a, k.annotator_b): k for k in report["decision"].cohen}[("ada", "bob")]
             assert kappa.n_items == 2 and kappa.observed_agreement == 0.5
             assert app.screen.checklists.n_pairs == 1
+
+
+async def test_statistics_screen_says_undefined_without_variance(project):
+    """Issue 12 item 11: all accepted by both: the screen says "undefined (no variance)" with the percent."""
+    db, ids = project
+    with Store.open(db) as store:
+        for pid in ids[:2]:
+            store.record_decision(pid, "ada", "accept")
+            store.record_decision(pid, "bob", "accept")
+        app = BenchwrightApp(store, "lead", resume=False)
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            await pilot.press("S")
+            await pilot.pause()
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            from rich.console import Console
+            from textual.widgets import Static
+
+            console = Console(width=200, record=True, file=open(os.devnull, "w"))  # noqa: SIM115
+            console.print(app.screen.query_one("#statistics", Static).content)
+            text = console.export_text()
+            assert "undefined (no variance; 100.0% agreement)" in text
+            assert "n/a (n=2)" not in text

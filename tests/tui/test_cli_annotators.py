@@ -316,3 +316,17 @@ def test_merge_of_a_non_project_file_exits_1(project):
     assert r.output.startswith(f"error: {bad}: not a benchwright project")
     r = project.run("merge", str(project.dir / "missing.db"))
     assert r.exit_code == 1 and "missing.db: no such project file" in r.output
+
+
+def test_agreement_without_variance_says_undefined_with_percent_agreement(project):
+    """Issue 12 item 11: ada and bob accept everything: every kappa is 0/0, shown as "undefined (no
+    variance)" with 100% agreement, never a bare n/a."""
+    with project.store() as s:
+        for pid in project.ids[:3]:
+            s.record_decision(pid, "ada", "accept")
+            s.record_decision(pid, "bob", "accept")
+    r = project.run("agreement")
+    assert r.exit_code == 0, r.output
+    row = next(line for line in r.output.splitlines() if "decision" in line)
+    assert "ada-bob undefined (no variance; 100.0% agreement) (n=3)" in row
+    assert row.count("undefined (no variance; 100.0% agreement)") == 3 and "n/a" not in row

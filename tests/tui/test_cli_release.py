@@ -208,3 +208,19 @@ def test_pending_assigned_reviews_keep_a_pair_out(reviewed):
         store.assign(["ada", "bob", "cy"], 3, by="lead")
         pre = store.release_preflight()
     assert pre.included == [] and pre.reasons().get("reviews pending") == 4  # cy has reviewed none of the four
+
+
+def test_card_agreement_covers_the_reviewed_pairs(reviewed):
+    """Issue 12 item 11: the released pairs are all accepted, so agreement over them alone is undefined; the
+    card computes it over the project's reviewed pairs (3 accepted and 1 rejected by ada and bob) and says so."""
+    db, _ids, tmp = reviewed
+    out = tmp / "releases"
+    assert run(db, "release", "create", "demo-qa", "--version", "1.0.0", "--out", str(out)).exit_code == 0
+    card = (out / "demo-qa-1.0.0" / "README.md").read_text(encoding="utf-8")
+    section = card.split("## Review agreement", 1)[1].split("\n## ", 1)[0]
+    assert "Computed over the 4 reviewed pairs of the project" in section and "3 released pairs" in section
+    decision = next(line for line in section.splitlines() if line.startswith("| decision |"))
+    assert "| 1.000 |" in decision and "| 4 |" in decision and "100.0%" in decision  # Fleiss, alpha: perfect
+    assert "n/a" not in decision
+    # unjudged criteria have no data: n/a, not a number
+    assert "n/a" in next(line for line in section.splitlines() if line.startswith("| code_relevance |"))

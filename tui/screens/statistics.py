@@ -61,15 +61,16 @@ class StatisticsScreen(Screen):
         for column in ("field", "pairs", "Cohen's kappa per pair of annotators", "Fleiss' kappa", "Krippendorff's alpha"):
             table.add_column(column, overflow="fold")
         for name, fa in report.items():
-            cohen = "\n".join(f"{k.annotator_a}–{k.annotator_b}: {_fmt(k.kappa)} (n={k.n_items})"
-                              + (f" {k.reason}" if k.kappa is None and k.reason else "") for k in fa.cohen) or "n/a"
+            cohen = "\n".join(f"{k.annotator_a}–{k.annotator_b}: {k.text} (n={k.n_items})"
+                              + (f" {k.reason}" if k.kappa is None and k.reason and not k.no_variance else "")
+                              for k in fa.cohen) or "n/a"
             table.add_row(CRITERION_LABELS.get(name, name), str(fa.n_items), cohen,
-                          f"{_fmt(fa.fleiss.value)} (n={fa.fleiss.n_items})",
-                          f"{_fmt(fa.krippendorff.value)} (n={fa.krippendorff.n_items})")
+                          f"{fa.fleiss.text} (n={fa.fleiss.n_items})",
+                          f"{fa.krippendorff.text} (n={fa.krippendorff.n_items})")
         text = Text(
             f"\nChecklists edited by two or more annotators: {checklists.n_pairs} pairs · key points matched "
             f"{checklists.n_matched}/{checklists.n_key_points} ({_fmt(checklists.match_rate)}) · weights "
-            f"Krippendorff's alpha (interval) {_fmt(checklists.weight_alpha.value)} "
+            f"Krippendorff's alpha (interval) {checklists.weight_alpha.text} "
             f"(n={checklists.weight_alpha.n_items}; {checklists.weight_alpha.note})\n"
         )
         progress = Table(title="Progress", expand=False)
