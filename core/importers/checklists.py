@@ -3,9 +3,12 @@
 - ``benchwright``: ``{"qa_pair_id" | "question", "items": [...]}`` objects (one JSON object, a list of
   them, ``{"checklists": [...]}``, or JSON lines), items as in :class:`benchwright.core.checklist.ChecklistItem`.
 - ``rubberduck``: RubberDuckBench point rubrics: a list of ``{desc, points, subitems: [{desc, points, lie}]}``,
-  where each subitem is a deduction. Converted per item: key point = ``desc``, weight = ``points``, rubric =
-  full credit at ``points``, one tier per deduction at ``points - deduction`` (criteria of equal scores
-  joined), and 0.
+  where each subitem is a deduction and a grader may apply several of an item's deductions at once (the
+  item then scores ``points`` minus their sum, never below 0). Converted per item: key point = ``desc``,
+  weight = ``points``, and one rubric tier for every score the deductions can reach: ``points``, ``points``
+  minus the sum of every subset of the deductions (clamped at 0), and 0. A tier's criterion names the single
+  deductions of that size (equal scores joined) or, for a score only a combination reaches, the combination
+  of fewest deductions. :func:`conversion_notes` says how many scores each item allows.
 - ``checkeval``: CheckEval yes/no question lists: YAML or JSON ``{definition, sub_aspect: {name: question}}``,
   or a list of questions. A sub-aspect's text may hold several questions (CheckEval's elaborated lists fold
   them into one YAML string; CheckEval splits them after each ``?``, and so do we). Each question becomes
@@ -65,6 +68,11 @@ def _with_clarity(items: list[ChecklistItem]) -> Checklist:
 def convert_rubberduck(rubric: list[dict], display: str = "<rubric>", line: int | None = None) -> Checklist:
     """A RubberDuckBench point rubric as a checklist (see the module docstring).
 
+    Every score a grader can give by applying any subset of an item's deductions is an allowed score
+    (RubberDuckBench's human graders combine deductions: 2a+2b+2c on a 4-point item scores 1). A deduction
+    larger than the item's points counts as 0; a deduction of 0 or fewer points is kept as a tier of its own
+    (``points - deduction``), which validation reports.
+
     Raises:
         InputFileError: an item lacks ``desc`` or integer ``points``, or a deduction has no integer
             ``points`` or a ``desc`` that is not text.
@@ -79,6 +87,7 @@ def convert_rubberduck(rubric: list[dict], display: str = "<rubric>", line: int 
             continue
         weight = raw["points"]
         tiers: dict[int, list[str]] = {weight: [f"Fully satisfies: {raw['desc']}"]}
+        deductions: list[tuple[int, str]] = []
         for m, sub in enumerate(raw.get("subitems") or [], start=1):
             if not isinstance(sub, dict) or isinstance(sub.get("points"), bool) or not isinstance(sub.get("points"), int):
                 problems.append(InputProblem(display, line, f"{where}.subitems[{m}]", "needs integer 'points'"))
@@ -86,9 +95,17 @@ def convert_rubberduck(rubric: list[dict], display: str = "<rubric>", line: int 
             if not isinstance(sub.get("desc", ""), str):
                 problems.append(InputProblem(display, line, f"{where}.subitems[{m}]", "'desc' must be text"))
                 continue
-            s = weight - sub["points"]
             label = " (a false claim)" if sub.get("lie") else ""
-            tiers.setdefault(s, []).append(f"{sub.get('desc', '').strip()}{label}")
+            text = f"{sub.get('desc', '').strip()}{label}"
+            if sub["points"] <= 0:
+                tiers.setdefault(weight - sub["points"], []).append(text)
+                continue
+            deductions.append((sub["points"], text))
+            tiers.setdefault(max(weight - sub["points"], 0), []).append(text)
+        for score, combination in _reachable_scores(weight, [d for d, _ in deductions]).items():
+            if score not in tiers:
+                parts = " + ".join(f"(-{deductions[i][0]}) {deductions[i][1]}" for i in combination)
+                tiers[score] = [f"Several deductions together: {parts}"]
         tiers.setdefault(0, ["Does not address the point, or contradicts it."])
         items.append(ChecklistItem(
             kind=ItemKind.KNOWLEDGE, key_point=raw["desc"].strip(), weight=weight,
@@ -97,6 +114,38 @@ def convert_rubberduck(rubric: list[dict], display: str = "<rubric>", line: int 
     if problems:
         raise InputFileError(problems)
     return _with_clarity(items)
+
+
+def _reachable_scores(weight: int, deductions: list[int]) -> dict[int, tuple[int, ...]]:
+    """Every score ``weight - sum(subset)`` (clamped at 0) over the subsets of the positive ``deductions``,
+    each with the subset of fewest deductions reaching it (indices into ``deductions``, earliest first).
+
+    Dynamic programming over scores (at most ``weight + 1`` of them), so a rubric with many deductions costs
+    ``len(deductions) * weight`` steps, not ``2 ** len(deductions)``.
+    """
+    best: dict[int, tuple[int, ...]] = {weight: ()}
+    for i, d in enumerate(deductions):
+        for score, combination in list(best.items()):
+            reached = max(score - d, 0)
+            candidate = (*combination, i)
+            if reached not in best or len(candidate) < len(best[reached]):
+                best[reached] = candidate
+    return best
+
+
+def conversion_notes(record: ChecklistRecord) -> list[str]:
+    """What a conversion did that a reader of the file would not guess, one line per note.
+
+    For a RubberDuckBench rubric: how many scores each knowledge item allows (every total its deductions can
+    reach), e.g. ``item 2 (weight 4): 5 allowed scores (4, 3, 2, 1, 0)``. Other shapes have no notes.
+    """
+    if record.source_format != "rubberduck":
+        return []
+    return [
+        f"item {n} (weight {it.weight}): {len(it.allowed_scores)} allowed scores "
+        f"({', '.join(str(s) for s in reversed(it.allowed_scores))})"
+        for n, it in enumerate(record.checklist.knowledge_items, start=1)
+    ]
 
 
 def convert_checkeval(data: Any, display: str = "<checkeval>") -> Checklist:

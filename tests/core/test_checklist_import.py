@@ -12,6 +12,7 @@ from benchwright.core.checklist import CLARITY_KEY_POINT, Checklist, clarity_ite
 from benchwright.core.errors import InputFileError
 from benchwright.core.importers.checklists import (
     ChecklistRecord,
+    conversion_notes,
     convert_checkeval,
     convert_rubberduck,
     read_checklists,
@@ -121,8 +122,8 @@ def test_rubberduck_rubric_is_converted_without_rescaling(tmp_path):
     assert [it.weight for it in k] == [2, 3, 3]  # sums to 8: kept, reported, never rescaled to 9
     assert [v.rule for v in r.violations] == ["weight-sum"]
     assert str(r.violations[0]) == "knowledge weights sum to 8; they must sum to 9"
-    # allowed scores: the points, the points minus each deduction, and 0
-    assert [it.allowed_scores for it in k] == [[0, 1, 2], [0, 2, 3], [0, 3]]
+    # allowed scores: the points, the points minus every total of its deductions (clamped at 0), and 0
+    assert [it.allowed_scores for it in k] == [[0, 1, 2], [0, 1, 2, 3], [0, 3]]
     first = {t.score: t.criterion for t in k[0].rubric}
     assert first[2] == f"Fully satisfies: {RUBBERDUCK[0]['desc']}"
     assert first[1] == RUBBERDUCK[0]["subitems"][0]["desc"]
@@ -143,10 +144,62 @@ def test_rubberduck_rubric_summing_to_nine_is_valid_and_one_named_pair_per_line(
         ("p1", 1, "rubberduck", []), ("p2", 2, "rubberduck", [])]
 
 
-def test_rubberduck_deductions_larger_than_the_points_stay_and_are_reported():
+def test_rubberduck_deductions_larger_than_the_points_score_zero():
     checklist = convert_rubberduck([{"desc": "d", "points": 9, "subitems": [{"desc": "x", "points": 12}]}])
-    assert checklist.items[0].allowed_scores == [-3, 0, 9]
+    assert checklist.items[0].allowed_scores == [0, 9]  # RubberDuckBench never scores an item below 0
+    assert checklist.items[0].rubric[-1].criterion == "x"
+    assert validate(checklist) == []
+
+
+def test_rubberduck_deductions_of_no_points_stay_and_are_reported():
+    checklist = convert_rubberduck([{"desc": "d", "points": 9, "subitems": [{"desc": "x", "points": -1}]}])
+    assert checklist.items[0].allowed_scores == [0, 9, 10]
     assert [v.rule for v in validate(checklist)] == ["rubric-out-of-range"]
+
+
+# RubberDuckBench java/2 (user2716/RubberDuckBench dataset/java/rubrics/2.json, points and deductions as published):
+# its human graders deducted 2a+2b+2c (item 2 scores 1) in 40 of 60 applications, a score no single deduction gives.
+JAVA2 = [
+    {"desc": "Does the answer discuss key mutability and size differences between HashMap and singletonMap?",
+     "points": 3, "subitems": [{"desc": f"1a-{x}", "points": 1, "lie": False} for x in "abc"]},
+    {"desc": "Does the answer discuss messageParams?", "points": 4, "subitems": [
+        {"desc": "no signature", "points": 1, "lie": False}, {"desc": "no HashMap", "points": 1, "lie": False},
+        {"desc": "no read-only usages", "points": 1, "lie": False},
+        {"desc": "says the usages modify the map", "points": 2, "lie": True}]},
+]
+
+
+def _human_score(rubric: list[dict], item: int, deducted: str) -> int:
+    """RubberDuckBench's scoring of one item: its points minus the deductions applied (``2a,2b``), at least 0."""
+    subs = rubric[item]["subitems"]
+    taken = [subs[ord(x[1]) - ord("a")]["points"] for x in deducted.split(",") if x and int(x[0]) == item + 1]
+    return max(rubric[item]["points"] - sum(taken), 0)
+
+
+@pytest.mark.parametrize("deducted", ["", "2a", "2a,2b", "2a,2b,2c", "2b,2d", "2a,2b,2d", "2a,2b,2c,2d",
+                                      "1a,1b,2a,2b,2c", "1a,1b,1c"])
+def test_rubberduck_every_combination_of_deductions_is_an_allowed_score(deducted):
+    checklist = convert_rubberduck(JAVA2)
+    for n, item in enumerate(checklist.knowledge_items):
+        assert _human_score(JAVA2, n, deducted) in item.allowed_scores
+
+
+def test_rubberduck_combined_deductions_get_their_own_tier_and_the_note_counts_them(tmp_path):
+    [r] = read_checklists(write(tmp_path / "java2.json", json.dumps(JAVA2)), pair="p1")
+    first, second = r.checklist.knowledge_items
+    assert first.allowed_scores == [0, 1, 2, 3] and second.allowed_scores == [0, 1, 2, 3, 4]
+    tiers = {t.score: t.criterion for t in second.rubric}
+    assert tiers[3] == "no signature / no HashMap / no read-only usages"  # single deductions of 1, joined
+    assert tiers[2] == "says the usages modify the map (a false claim)"  # the single deduction of 2 comes first
+    assert tiers[1] == ("Several deductions together: (-1) no signature + (-2) says the usages modify the map "
+                        "(a false claim)")  # the fewest deductions taking 3 points
+    assert conversion_notes(r) == ["item 1 (weight 3): 4 allowed scores (3, 2, 1, 0)",
+                                   "item 2 (weight 4): 5 allowed scores (4, 3, 2, 1, 0)"]
+
+
+def test_rubberduck_many_deductions_convert_without_enumerating_every_subset():
+    rubric = [{"desc": "d", "points": 9, "subitems": [{"desc": f"x{i}", "points": 1 + i % 3} for i in range(200)]}]
+    assert convert_rubberduck(rubric).items[0].allowed_scores == list(range(10))
 
 
 @pytest.mark.parametrize(("rubric", "field"), [

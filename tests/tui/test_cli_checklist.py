@@ -128,6 +128,9 @@ def test_import_rubberduck_rubric_for_a_pair(project):
     assert r.stdout.splitlines() == [
         f"{pid}: version 1 (rubberduck, draft)",
         "    knowledge weights sum to 8; they must sum to 9",
+        "    converted: item 1 (weight 2): 3 allowed scores (2, 1, 0)",
+        "    converted: item 2 (weight 3): 3 allowed scores (3, 2, 0)",
+        "    converted: item 3 (weight 3): 2 allowed scores (3, 0)",
         "imported 1 checklist (1 draft to fix in the editor)",
     ]
     show = project.run("checklist", "show", pid)
