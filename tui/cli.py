@@ -315,8 +315,6 @@ def checklist_import(ctx, file, pair, fmt, annotator) -> None:
             click.echo(f"    {v}")
         for note in conversion_notes(r):
             click.echo(f"    converted: {note}")
-        for note in conversion_notes(r):
-            click.echo(f"    converted: {note}")
     click.echo(f"imported {_n(len(saved), 'checklist')} ({_n(drafts, 'draft')} to fix in the editor)")
 
 
