@@ -12,9 +12,9 @@ from ..errors import BenchwrightError, InputFileError
 from .base import ParseResult, paused_gc
 from .swe_qa import parse_swe_qa, parse_swe_qa_categorized
 from .swe_qa_pro import parse_swe_qa_pro
-from .tabular import TARGETS, parse_csv, parse_jsonl, parse_mapping
+from .tabular import TARGETS, parse_csv, parse_jsonl, parse_mapping, parse_parquet
 
-FORMATS = ("swe-qa", "swe-qa-categorized", "swe-qa-pro", "jsonl", "csv")
+FORMATS = ("swe-qa", "swe-qa-categorized", "swe-qa-pro", "jsonl", "csv", "parquet")
 """Names accepted by :func:`parse` and ``benchwright import FORMAT``."""
 
 
@@ -27,14 +27,15 @@ def parse(
         fmt: one of :data:`FORMATS`.
         path: the file; shown in messages as given.
         repository: the registered repository the pairs are about (not for ``swe-qa-pro``).
-        mapping: ``TARGET=COLUMN`` items, for ``jsonl`` and ``csv`` only.
+        mapping: ``TARGET=COLUMN`` items, for ``jsonl``, ``csv`` and ``parquet`` only.
 
     Returns:
         The valid pairs and every problem found; records with problems are not in ``pairs``.
 
     Raises:
         BenchwrightError: unknown format, or a mapping given to a format that takes none.
-        InputFileError: problems of the whole file (missing, empty, not UTF-8, not Parquet).
+        InputFileError: problems of the whole file (missing, empty, not UTF-8, not Parquet). Text of a
+            Parquet row that is not valid UTF-8 is a problem of that row (row and field named).
     """
     with paused_gc():
         return _parse(fmt, path, repository=repository, mapping=mapping)
@@ -45,8 +46,8 @@ def _parse(fmt: str, path: str | Path, *, repository: str | None, mapping) -> Pa
     p = Path(path)
     if fmt not in FORMATS:
         raise BenchwrightError(f"unknown format {fmt!r}; formats are {', '.join(FORMATS)}")
-    if mapping and fmt not in ("jsonl", "csv"):
-        raise BenchwrightError(f"--map is for the jsonl and csv formats, not {fmt}")
+    if mapping and fmt not in ("jsonl", "csv", "parquet"):
+        raise BenchwrightError(f"--map is for the jsonl, csv and parquet formats, not {fmt}")
     if fmt == "swe-qa":
         return parse_swe_qa(p, display, repository)
     if fmt == "swe-qa-categorized":
@@ -54,6 +55,8 @@ def _parse(fmt: str, path: str | Path, *, repository: str | None, mapping) -> Pa
     if fmt == "swe-qa-pro":
         return parse_swe_qa_pro(p, display, repository)
     m = parse_mapping(mapping)
+    if fmt == "parquet":
+        return parse_parquet(p, display, repository, m)
     return parse_jsonl(p, display, repository, m) if fmt == "jsonl" else parse_csv(p, display, repository, m)
 
 

@@ -85,6 +85,103 @@ def read_bytes(path: Path, display: str) -> bytes:
     return data
 
 
+def read_parquet(path: Path, display: str) -> Any:
+    """Read a whole Parquet file as a ``pyarrow.Table``.
+
+    Raises:
+        InputFileError: the file is missing, a directory, empty, or not a readable Parquet file.
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    read_bytes(path, display)
+    try:
+        return pq.read_table(path)
+    except (pa.ArrowInvalid, pa.ArrowIOError, OSError) as e:
+        raise InputFileError.single(display, f"not a readable Parquet file ({e})") from None
+
+
+def parquet_rows(table: Any, display: str, result: ParseResult) -> Iterator[tuple[int, dict]]:
+    """Yield ``(row_number, row)`` for each row of the ``pyarrow.Table`` (1-based), as Python values.
+
+    Every row counts in ``result.read``. Text (string, large string and binary columns, at any depth of
+    structs and lists) that is not valid UTF-8 is a problem naming the row and the field (``extra_info.question``,
+    ``prompt[2].content``; list positions 1-based) and the row is not yielded: a Parquet writer does not
+    always check the bytes of its string columns, and a binary column holding text is read as text.
+    """
+    import pyarrow as pa
+
+    def as_bytes(t: Any) -> Any:
+        if pa.types.is_string(t) or pa.types.is_string_view(t):
+            return pa.binary()
+        if pa.types.is_large_string(t):
+            return pa.large_binary()
+        if pa.types.is_struct(t):
+            return pa.struct([f.with_type(as_bytes(f.type)) for f in t])
+        if pa.types.is_large_list(t):
+            return pa.large_list(t.value_field.with_type(as_bytes(t.value_type)))
+        if pa.types.is_list(t):
+            return pa.list_(t.value_field.with_type(as_bytes(t.value_type)))
+        return t
+
+    def has_binary(t: Any) -> bool:
+        if pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_binary_view(t):
+            return True
+        if pa.types.is_struct(t):
+            return any(has_binary(f.type) for f in t)
+        if pa.types.is_list(t) or pa.types.is_large_list(t):
+            return has_binary(t.value_type)
+        return False
+
+    decode = any(has_binary(f.type) for f in table.schema)
+    rows: list[dict] | None
+    try:
+        rows = table.to_pylist()  # the common case: every text valid, decoded by pyarrow at its own speed
+    except UnicodeDecodeError:
+        decode = True
+        try:
+            rows = table.cast(pa.schema([f.with_type(as_bytes(f.type)) for f in table.schema])).to_pylist()
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):  # a nesting pyarrow cannot cast: row by row
+            rows = None
+    for offset in range(table.num_rows):
+        number = offset + 1
+        result.read += 1
+        if rows is None:
+            try:
+                [row] = table.slice(offset, 1).to_pylist()
+            except UnicodeDecodeError as e:
+                result.problems.append(InputProblem(display, number, None, _not_utf8(e), "row"))
+                continue
+        else:
+            row = rows[offset]
+        if decode:
+            bad: list[InputProblem] = []
+            row = {k: _decoded(v, k, display, number, bad) for k, v in row.items()}
+            if bad:
+                result.problems.extend(bad)
+                continue
+        yield number, row
+
+
+def _not_utf8(e: UnicodeDecodeError) -> str:
+    return f"not valid UTF-8 (byte 0x{e.object[e.start]:02x} at offset {e.start}); write the file with UTF-8 text"
+
+
+def _decoded(value: Any, where: str, display: str, row: int, bad: list[InputProblem]) -> Any:
+    """``value`` with every ``bytes`` decoded as UTF-8 (a problem at ``where`` for bytes that are not)."""
+    if isinstance(value, bytes):
+        try:
+            return value.decode("utf-8")
+        except UnicodeDecodeError as e:
+            bad.append(InputProblem(display, row, where, _not_utf8(e), "row"))
+            return None
+    if isinstance(value, dict):
+        return {k: _decoded(v, f"{where}.{k}", display, row, bad) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_decoded(v, f"{where}[{i}]", display, row, bad) for i, v in enumerate(value, start=1)]
+    return value
+
+
 def json_type(value: Any) -> str:
     """The JSON name of a decoded value's type, for messages: object, array, string, number, boolean, null."""
     if value is None:

@@ -5,7 +5,7 @@ Columns read: ``session_id`` (upstream id), ``cluster{id,name}``, ``qa_type{clas
 ``extra_info{answer,commit_id,question,repo_name,split}``, ``annotated_answer`` (kept in ``extra``).
 Each row names its repository and commit; those repositories are registered by the import.
 A row with no reference answer is imported as needing one and reported; it never vanishes.
-Rows are counted from 1.
+Rows are counted from 1. Text that is not valid UTF-8 is a problem naming the row and the field.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 
 from ..errors import InputFileError, InputProblem
 from ..models import Repository, normalize_qa_type
-from .base import ParseResult, build_pair, json_type, read_bytes
+from .base import ParseResult, build_pair, json_type, parquet_rows, read_parquet
 
 REQUIRED_COLUMNS = ("extra_info",)
 
@@ -62,27 +62,18 @@ def parse_swe_qa_pro(path: Path, display: str, repository: str | None) -> ParseR
         InputFileError: the file is missing or empty, not Parquet, lacks a required column, or
             ``repository`` was given (rows name their own repositories).
     """
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
     if repository is not None:
         raise InputFileError.single(
             display, "swe-qa-pro rows name their own repository and commit; leave out --repo"
         )
-    read_bytes(path, display)
-    try:
-        table = pq.read_table(path)
-    except (pa.ArrowInvalid, pa.ArrowIOError, OSError) as e:
-        raise InputFileError.single(display, f"not a readable Parquet file ({e})") from None
+    table = read_parquet(path, display)
     missing = [c for c in REQUIRED_COLUMNS if c not in table.column_names]
     if missing:
         raise InputFileError([InputProblem(display, None, c, "required column is missing") for c in missing])
     result = ParseResult("swe-qa-pro", display)
     repos: dict[tuple[str, str | None], Repository] = {}
     problems = result.problems
-    for offset, row in enumerate(table.to_pylist()):
-        number = offset + 1
-        result.read += 1
+    for number, row in parquet_rows(table, display, result):
         before = len(problems)
         info = _struct(row, "extra_info", display, number, problems)
         reward = _struct(row, "reward_model", display, number, problems)

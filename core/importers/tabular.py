@@ -1,8 +1,9 @@
-"""Generic importers: any JSONL or CSV file, with a field mapping (``--map question=COL``).
+"""Generic importers: any JSONL, CSV or Parquet file, with a field mapping (``--map question=COL``).
 
 Targets a mapping may name are :data:`TARGETS`; ``question`` and ``answer`` are required, and default to
-columns of the same name. In JSONL a column may be a dotted path into nested objects
-(``extra_info.answer``). CSV records are numbered by the line they start on (the header is line 1).
+columns of the same name. In JSONL and Parquet a column may be a dotted path into nested objects (structs)
+(``extra_info.answer``). CSV records are numbered by the line they start on (the header is line 1); Parquet
+rows from 1.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 
 from ..errors import BenchwrightError, InputFileError, InputProblem
 from ..models import normalize_qa_type
-from .base import ParseResult, build_pair, json_lines, json_type, read_text
+from .base import ParseResult, build_pair, json_lines, json_type, parquet_rows, read_parquet, read_text
 
 TARGETS = (
     "question", "answer", "id", "category", "qa_type", "qa_subtype", "cluster_id", "cluster_name",
@@ -63,7 +64,8 @@ def _lookup(record: dict, column: str) -> Any:
 
 
 def _records_to_pairs(
-    records, fmt: str, display: str, repository: str | None, mapping: dict[str, str], result: ParseResult
+    records, fmt: str, display: str, repository: str | None, mapping: dict[str, str], result: ParseResult,
+    unit: str = "line",
 ) -> None:
     problems = result.problems
     for line, rec in records:
@@ -76,13 +78,13 @@ def _records_to_pairs(
                 if target in ("question", "answer"):
                     what = ("required field is missing" if raw is _MISSING
                             else "is null; a text is required" if raw is None else "must not be empty")
-                    problems.append(InputProblem(display, line, label, what))
+                    problems.append(InputProblem(display, line, label, what, unit))
                     bad = True
                 values[target] = None
                 continue
             text_only = target in ("question", "answer")
             if isinstance(raw, bool) or not isinstance(raw, str if text_only else str | int | float):
-                problems.append(InputProblem(display, line, label, f"must be a string, found {json_type(raw)}"))
+                problems.append(InputProblem(display, line, label, f"must be a string, found {json_type(raw)}", unit))
                 bad = True
                 continue
             values[target] = str(raw)
@@ -91,12 +93,12 @@ def _records_to_pairs(
         try:
             qa_type = normalize_qa_type(values.get("qa_type"))
         except ValueError as e:
-            problems.append(InputProblem(display, line, mapping["qa_type"], str(e)))
+            problems.append(InputProblem(display, line, mapping["qa_type"], str(e), unit))
             continue
         mapped_columns = set(mapping.values())
         extra = {k: v for k, v in rec.items() if k not in mapped_columns and v not in (None, "")}
         pair = build_pair(
-            display=display, line=line, unit="line", fmt=fmt, problems=problems,
+            display=display, line=line, unit=unit, fmt=fmt, problems=problems,
             question=values["question"], reference_answer=values["answer"], repository=repository,
             upstream_id=values.get("id"), extra=extra, qa_type=qa_type,
             **{k: values.get(k) for k in ("category", "qa_subtype", "cluster_id", "cluster_name", "language", "theme", "task_set")},
@@ -110,6 +112,25 @@ def parse_jsonl(path: Path, display: str, repository: str | None, mapping: dict[
     result = ParseResult("jsonl", display)
     text = read_text(path, display)
     _records_to_pairs(json_lines(text, display, result), "jsonl", display, repository, mapping, result)
+    return result
+
+
+def parse_parquet(path: Path, display: str, repository: str | None, mapping: dict[str, str]) -> ParseResult:
+    """Read any Parquet file through ``mapping`` (see :func:`parse_mapping`); rows are numbered from 1.
+
+    Raises:
+        InputFileError: not a readable Parquet file, or a mapped column is not in it (named).
+    """
+    result = ParseResult("parquet", display)
+    table = read_parquet(path, display)
+    missing = [
+        InputProblem(display, None, column, f"column is not in the file (mapped to {target})")
+        for target, column in mapping.items()
+        if column not in table.column_names and column.split(".", 1)[0] not in table.column_names
+    ]
+    if missing:
+        raise InputFileError(missing)
+    _records_to_pairs(parquet_rows(table, display, result), "parquet", display, repository, mapping, result, "row")
     return result
 
 

@@ -451,7 +451,7 @@ def test_bad_map(tmp_path, items, fragment):
 
 def test_map_refused_for_formats_without_mapping(tmp_path):
     path = write(tmp_path / "m.jsonl", JSONL_OK)
-    with pytest.raises(BenchwrightError, match="--map is for the jsonl and csv formats"):
+    with pytest.raises(BenchwrightError, match="--map is for the jsonl, csv and parquet formats"):
         parse("swe-qa", path, mapping=["question=q"])
 
 
@@ -707,3 +707,70 @@ def test_ids_differ_when_the_same_characters_are_split_differently(joined, data)
     assume(a[1].strip() and b[1].strip())
     assert (qa_pair_id(*a) == qa_pair_id(*b)) == (_content(a) == _content(b))
 
+
+
+# ------------------------------------------------------------------------------ Parquet text that is not UTF-8
+def _not_utf8(values: list[bytes], large: bool = False) -> pa.Array:
+    """A string column whose bytes pyarrow never checked (a writer that does not validate, as many do)."""
+    binary, text = (pa.large_binary(), pa.large_string()) if large else (pa.binary(), pa.string())
+    return pa.array(values, binary).view(text)
+
+
+def _pro_table(questions: pa.Array) -> pa.Table:
+    n = len(questions)
+    info = pa.StructArray.from_arrays(
+        [questions, pa.array(["psf/requests"] * n), pa.array(["abc123"] * n), pa.array([f"answer {i}" for i in range(n)])],
+        names=["question", "repo_name", "commit_id", "answer"],
+    )
+    return pa.table({"extra_info": info, "session_id": [str(i) for i in range(n)]})
+
+
+def test_swe_qa_pro_text_that_is_not_utf8_names_file_row_and_field(tmp_path):
+    path = tmp_path / "bad.parquet"
+    pq.write_table(_pro_table(_not_utf8([b"Why is it cached?", b"Where is \xff read?", b"How is it closed?"])), path)
+    result = parse("swe-qa-pro", path)  # no UnicodeDecodeError
+    assert result.read == 3
+    [p] = result.problems
+    assert (p.file, p.line, p.unit, p.field) == (str(path), 2, "row", "extra_info.question")
+    assert p.message.startswith("not valid UTF-8 (byte 0xff at offset 9)")
+    assert str(p).startswith(f"{path}, row 2, field 'extra_info.question': not valid UTF-8")
+    # the other rows are read (--skip-invalid imports them); the bad one is never half-read
+    assert [q.question for q in result.pairs] == ["Why is it cached?", "How is it closed?"]
+    assert [q.source.line for q in result.pairs] == [1, 3]
+
+
+def test_generic_parquet_large_string_and_binary_columns(tmp_path):
+    path = tmp_path / "generic.parquet"
+    pq.write_table(pa.table({
+        "question": _not_utf8([b"What is q?", b"What \xc3\x28 is?", b"Why?"], large=True),
+        "answer": pa.array([b"A binary column holding UTF-8 text", b"x", b"\xfe"], pa.binary()),
+        "meta": pa.array([[{"content": "ok"}], [{"content": "ok"}], [{"content": "ok"}]]),
+    }), path)
+    result = parse("parquet", path)
+    assert {(p.line, p.field) for p in result.problems} == {(2, "question"), (3, "answer")}
+    assert all(p.unit == "row" and "not valid UTF-8" in p.message for p in result.problems)
+    [pair] = result.pairs
+    assert (pair.question, pair.reference_answer, pair.source.line) == ("What is q?", "A binary column holding UTF-8 text", 1)
+    assert pair.extra == {"meta": [{"content": "ok"}]}
+
+
+def test_parquet_not_utf8_inside_a_list_of_structs_names_the_position(tmp_path):
+    path = tmp_path / "nested.parquet"
+    content = _not_utf8([b"system", b"user \xff"])
+    prompt = pa.ListArray.from_arrays([0, 2], pa.StructArray.from_arrays([pa.array(["system", "user"]), content],
+                                                                       names=["role", "content"]))
+    pq.write_table(pa.table({"question": ["Why?"], "answer": ["Because."], "prompt": prompt}), path)
+    [p] = parse("parquet", path).problems
+    assert (p.line, p.field) == (1, "prompt[2].content")
+
+
+def test_generic_parquet_maps_dotted_struct_fields_and_names_missing_columns(tmp_path):
+    path = tmp_path / "mapped.parquet"
+    pq.write_table(pa.table({"extra_info": [{"q": "Where is it?", "a": "Here."}], "id": [7]}), path)
+    [pair] = parse("parquet", path, mapping=["question=extra_info.q", "answer=extra_info.a", "id=id"]).pairs
+    assert (pair.question, pair.reference_answer, pair.source.upstream_id, pair.source.unit) == (
+        "Where is it?", "Here.", "7", "row")
+    with pytest.raises(InputFileError) as e:
+        parse("parquet", path, mapping=["question=title"])
+    assert [(p.field, p.message) for p in e.value.problems] == [
+        ("title", "column is not in the file (mapped to question)"), ("answer", "column is not in the file (mapped to answer)")]

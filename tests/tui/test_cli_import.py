@@ -296,7 +296,7 @@ def test_bad_map_fails(project, mapping, fragment):
 def test_map_with_swe_qa_fails(project):
     path = project.file("m.jsonl", OK)
     r = project.imp("swe-qa", str(path), "--repo", "flask", "--map", "question=q")
-    assert r.exit_code == 1 and "--map is for the jsonl and csv formats" in r.output
+    assert r.exit_code == 1 and "--map is for the jsonl, csv and parquet formats" in r.output
     assert project.counts() == (0, 0, 1)
 
 
@@ -344,6 +344,33 @@ def test_skip_invalid_imports_valid_records_and_lists_skipped(project):
     assert project.rows("SELECT question, source_line FROM qa_pairs ORDER BY ordinal") == [("q1", 1), ("q5", 5)]
     [(skipped_count, skipped_json)] = project.rows("SELECT skipped_count, skipped_json FROM import_batches")
     assert skipped_count == 3 and len(json.loads(skipped_json)) == 3
+
+
+def _parquet_with_bad_utf8(path: Path) -> Path:
+    """Three SWE-QA-Pro rows; row 2's question holds the byte 0xff (a string column pyarrow never checked)."""
+    questions = pa.array([b"Why is it cached?", b"Where is \xff read?", b"How is it closed?"], pa.binary()).view(pa.string())
+    info = pa.StructArray.from_arrays(
+        [questions, pa.array(["psf/requests"] * 3), pa.array(["abc123"] * 3), pa.array(["a1", "a2", "a3"])],
+        names=["question", "repo_name", "commit_id", "answer"])
+    pq.write_table(pa.table({"extra_info": info}), path)
+    return path
+
+
+@pytest.mark.parametrize("fmt", ["swe-qa-pro", "parquet"])
+def test_parquet_with_bad_utf8_names_file_row_and_field_and_skip_invalid_skips_the_row(project, fmt):
+    path = _parquet_with_bad_utf8(project.dir / "bad.parquet")
+    mapping = ["--map", "question=extra_info.question", "--map", "answer=extra_info.answer"] if fmt == "parquet" else []
+    repo = ["--repo", "flask"] if fmt == "parquet" else []
+    r = project.imp(fmt, str(path), *repo, *mapping)
+    assert r.exit_code == 1, r.output
+    assert f"{path}, row 2, field 'extra_info.question': not valid UTF-8 (byte 0xff at offset 9)" in r.output
+    assert "Traceback" not in r.output and isinstance(r.exception, SystemExit)  # a message, not a crash
+    assert project.count("qa_pairs") == 0
+    r = project.imp(fmt, str(path), *repo, *mapping, "--skip-invalid")
+    assert r.exit_code == 0, r.output
+    assert "read 3 records, added 2 Q&A pairs" in r.output and "skipped 1 invalid records" in r.output
+    assert project.rows("SELECT question, source_line, source_unit FROM qa_pairs ORDER BY ordinal") == [
+        ("Why is it cached?", 1, "row"), ("How is it closed?", 3, "row")]
 
 
 def test_skip_invalid_does_not_skip_whole_file_problems(project):
