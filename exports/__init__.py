@@ -16,6 +16,7 @@ from .release import (
     ReleaseSpec,
     VerifyReport,
     changelog,
+    extra_field_counts,
     pseudonymize,
     read_release,
     rows_to_table,
@@ -25,5 +26,5 @@ from .release import (
 
 __all__ = [
     "PARQUET_SCHEMA", "RELEASE_FORMAT", "ReleaseError", "ReleaseRepository", "ReleaseRow", "ReleaseSource",
-    "ReleaseSpec", "VerifyReport", "changelog", "dataset_card", "pseudonymize", "read_release", "rows_to_table", "size_category", "verify_release", "write_release",
+    "ReleaseSpec", "VerifyReport", "changelog", "dataset_card", "extra_field_counts", "pseudonymize", "read_release", "rows_to_table", "size_category", "verify_release", "write_release",
 ]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -127,6 +127,7 @@ class ReleaseStats:
     splits: Counter[tuple[int, ...]]
     binary_items: int
     multi_tier_items: int
+    extra_fields: dict[str, int] = field(default_factory=dict)
 
 
 def _counts(values: list) -> Counter[str]:
@@ -174,10 +175,18 @@ def release_stats(table: pa.Table) -> ReleaseStats:
     ends = np.cumsum(per_row).tolist()
     starts = [0, *ends[:-1]]
     splits = Counter(tuple(sorted_weights[a:b]) for a, b in zip(starts, ends, strict=True))
+    extra_fields: dict[str, int] = {}
+    if "extra" in table.column_names:
+        import orjson
+
+        from .release import extra_field_counts
+
+        extra_fields = extra_field_counts(orjson.loads(x) for x in table.column("extra").to_pylist() if x != "{}")
     return ReleaseStats(
         n=n, repositories=repositories, by=by, annotators=annotators, adjudicated=int(adjudicated),
         knowledge_per_checklist=Counter(per_row.tolist()), weights=Counter(k_weights.tolist()), splits=splits,
         binary_items=int(binary[knowledge].sum()), multi_tier_items=int((~binary[knowledge]).sum()),
+        extra_fields=extra_fields,
     )
 
 
@@ -219,6 +228,8 @@ FIELDS = (
     ("final_decision", "string", "Final review decision (accept)."),
     ("adjudicated", "bool", "True when reviewers disagreed and an adjudicator decided."),
     ("annotators", "list of string", "Reviewers of the pair."),
+    ("extra", "object (JSON text in Parquet)", "The imported record's other fields, as imported (names below); "
+     "`{}` when none."),
 )
 
 
@@ -266,6 +277,14 @@ def dataset_card(rows: Sequence[ReleaseRow] | pa.Table, spec: ReleaseSpec, manif
         "|---|---|---|",
     ]
     out += [f"| `{name}` | {typ} | {text} |" for name, typ, text in FIELDS]
+    out += ["", "### Extra fields", ""]
+    if stats.extra_fields:
+        out += ["Fields of the imported records that have no column of their own, kept in `extra` (an object in "
+                "`data/test.jsonl`; JSON text in `data/test.parquet`, e.g. `json.loads(row[\"extra\"])`):", "",
+                "| extra field | pairs |", "|---|---:|"]
+        out += [f"| `{_cell(name).replace('`', '')}` | {c} |" for name, c in stats.extra_fields.items()]
+    else:
+        out += ["No pair carries extra fields (`extra` is `{}` in every row)."]
     out += ["", "## Statistics", "", "| | |", "|---|---:|", f"| pairs | {n} |", f"| repositories | {len(repos)} |",
             f"| annotators | {stats.annotators} |", f"| adjudicated pairs | {adjudicated} ({_pct(adjudicated, n)}) |", ""]
     out += ["### Repositories", "", "| repository | commit | version | pairs |", "|---|---|---|---:|"]

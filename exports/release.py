@@ -33,6 +33,7 @@ from importlib import metadata
 from itertools import pairwise
 from operator import attrgetter
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pyarrow as pa
@@ -45,8 +46,11 @@ from benchwright.core.errors import BenchwrightError
 from benchwright.core.importers import paused_gc
 from benchwright.core.models import QAPair, Repository, SourceRef
 
-RELEASE_FORMAT = 1
-"""Version of the release layout and row schema (``release_format`` in manifest.json)."""
+RELEASE_FORMAT = 2
+"""Version of the release layout and row schema (``release_format`` in manifest.json). Format 2 added the
+``extra`` field; :func:`verify_release` and :func:`read_release` still read format 1."""
+READABLE_FORMATS = (1, 2)
+"""Release formats this version verifies and reads."""
 
 DATA_JSONL = "data/test.jsonl"
 DATA_PARQUET = "data/test.parquet"
@@ -126,6 +130,7 @@ class ReleaseRow(BaseModel):
     final_decision: str
     adjudicated: bool = False
     annotators: list[str] = Field(default_factory=list)
+    extra: dict[str, Any] = Field(default_factory=dict)
 
     @classmethod
     def from_domain(
@@ -135,7 +140,9 @@ class ReleaseRow(BaseModel):
         """The row of a pair that goes into a release (annotator names as given; see :func:`write_release`).
 
         ``language`` and ``theme`` fall back to the repository's. The source keeps the file's name only
-        (an import path such as ``/home/ada/data/flask.jsonl`` would publish a local folder).
+        (an import path such as ``/home/ada/data/flask.jsonl`` would publish a local folder). ``extra`` is the
+        pair's other imported fields as stored (:func:`jsonable_extra`: numbers JSON cannot hold become text
+        or null).
 
         Raises:
             ReleaseError: the pair has no reference answer.
@@ -157,6 +164,7 @@ class ReleaseRow(BaseModel):
                 line=src.line, unit=src.unit, upstream_id=src.upstream_id,
             ),
             final_decision=final_decision, adjudicated=adjudicated, annotators=list(annotators),
+            extra=jsonable_extra(pair.extra),
         )
 
     def to_domain(self) -> tuple[QAPair, Repository, Checklist]:
@@ -166,7 +174,7 @@ class ReleaseRow(BaseModel):
             reference_answer=self.reference_answer, category=self.category, qa_type=self.qa_type,
             qa_subtype=self.qa_subtype, cluster_id=self.cluster_id, cluster_name=self.cluster_name,
             language=self.language, theme=self.theme,
-            source=SourceRef(**self.source.model_dump()),
+            source=SourceRef(**self.source.model_dump()), extra=dict(self.extra),
         )
         repo = Repository(**self.repository.model_dump())
         return pair, repo, Checklist(items=list(self.checklist))
@@ -207,8 +215,54 @@ PARQUET_SCHEMA = pa.schema([
     pa.field("final_decision", pa.string(), nullable=False),
     pa.field("adjudicated", pa.bool_(), nullable=False),
     pa.field("annotators", pa.list_(pa.field("element", pa.string(), nullable=False)), nullable=False),
+    pa.field("extra", pa.string(), nullable=False),
 ])
-"""The Arrow schema of data/test.parquet (nested structs and lists; field order is the row's)."""
+"""The Arrow schema of data/test.parquet (nested structs and lists; field order is the row's). ``extra`` is
+the row's extra fields as one JSON object in text (:func:`extra_json`; ``{}`` when there are none): their
+names and shapes differ from one import to the next, so no fixed Arrow type could hold them."""
+
+PARQUET_SCHEMA_V1 = PARQUET_SCHEMA.remove(PARQUET_SCHEMA.get_field_index("extra"))
+"""The Parquet schema of release format 1 (no ``extra``)."""
+
+_INT64 = (-(2**63), 2**63 - 1)
+
+
+def jsonable_extra(value: Any) -> Any:
+    """``value`` (extra fields as stored) with what JSON and orjson cannot hold made plain: integers beyond
+    64 bits become their decimal text, NaN and infinities null; containers are copied, keys made text."""
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    if isinstance(value, int):
+        return value if _INT64[0] <= value <= _INT64[1] else str(value)
+    if isinstance(value, float):
+        return value if value == value and value not in (float("inf"), float("-inf")) else None
+    if isinstance(value, dict):
+        return {str(k): jsonable_extra(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [jsonable_extra(v) for v in value]
+    return str(value)
+
+
+def extra_json(extra: dict, pair_id: str = "") -> str:
+    """The Parquet text of a row's ``extra``: compact JSON, keys sorted at every level, UTF-8 not escaped
+    (the same encoder as data/test.jsonl, so both files say the same thing).
+
+    Raises:
+        ReleaseError: a value cannot be written as JSON (a lone surrogate...), naming the pair.
+    """
+    try:
+        return orjson.dumps(extra, option=orjson.OPT_SORT_KEYS).decode("utf-8")
+    except orjson.JSONEncodeError as e:
+        raise ReleaseError(f"pair {pair_id}: its extra fields cannot be written as JSON: {e}") from None
+
+
+def extra_field_counts(extras: Iterable[dict]) -> dict[str, int]:
+    """``{name: rows}``: how many rows carry each top-level extra field, sorted by name."""
+    out: dict[str, int] = {}
+    for extra in extras:
+        for k in extra:
+            out[k] = out.get(k, 0) + 1
+    return dict(sorted(out.items()))
 
 
 _FLAT = ("id", "question", "reference_answer", "category", "qa_type", "qa_subtype", "cluster_id", "cluster_name",
@@ -266,6 +320,7 @@ def rows_to_table(rows: Sequence[ReleaseRow], annotators: Sequence[list[str]] | 
     cols["adjudicated"] = pa.array([r.adjudicated for r in rows], pa.bool_())
     names = annotators if annotators is not None else [r.annotators for r in rows]
     cols["annotators"] = pa.array(names, _field("annotators").type)
+    cols["extra"] = pa.array([extra_json(r.extra, r.id) if r.extra else "{}" for r in rows], pa.string())
     return pa.Table.from_arrays([cols[n] for n in PARQUET_SCHEMA.names], schema=PARQUET_SCHEMA)
 
 
@@ -403,10 +458,12 @@ def changelog(
     for i in kept:
         a, b = old[i], new[i]
         changed = [f for f in _TRACKED_FIELDS if getattr(a, f) != getattr(b, f)]
-        if changed:
-            fields.append((i, [
-                f"{f}: {_value(_dump(getattr(a, f)))} -> {_value(_dump(getattr(b, f)))}" for f in changed
-            ]))
+        lines = [f"{f}: {_value(_dump(getattr(a, f)))} -> {_value(_dump(getattr(b, f)))}" for f in changed]
+        if a.extra != b.extra:  # names only: extra values may be long texts or nested objects
+            names = sorted(k for k in a.extra.keys() | b.extra.keys() if a.extra.get(k) != b.extra.get(k))
+            lines.append("extra fields changed: " + ", ".join(names))
+        if lines:
+            fields.append((i, lines))
     checklists = [i for i in kept if old[i].checklist != new[i].checklist]
     out += [
         "| | pairs |", "|---|---:|",
@@ -739,8 +796,10 @@ def _verify(root: Path) -> tuple[VerifyReport, list[ReleaseRow]]:
         problems.append(f"{MANIFEST} is not a JSON object")
         return rep, rows
     problems += [f"{MANIFEST}: field {k!r} is missing" for k in MANIFEST_FIELDS if k not in manifest]
-    if manifest.get("release_format") not in (None, RELEASE_FORMAT):
-        problems.append(f"{MANIFEST}: release_format {manifest.get('release_format')!r} is not {RELEASE_FORMAT}"
+    release_format = manifest.get("release_format")
+    expected_schema = PARQUET_SCHEMA_V1 if release_format == 1 else PARQUET_SCHEMA
+    if release_format not in (None, *READABLE_FORMATS):
+        problems.append(f"{MANIFEST}: release_format {release_format!r} is not one of {READABLE_FORMATS}"
                         " (written by another benchwright version?)")
     files = manifest.get("files")
     if not isinstance(files, dict):
@@ -794,7 +853,7 @@ def _verify(root: Path) -> tuple[VerifyReport, list[ReleaseRow]]:
         except (pa.ArrowException, OSError) as e:
             problems.append(f"{DATA_PARQUET}: not a readable Parquet file ({e})")
         else:
-            diffs = _schema_differences(pf.schema_arrow, PARQUET_SCHEMA)
+            diffs = _schema_differences(pf.schema_arrow, expected_schema)
             problems += [f"{DATA_PARQUET}: schema differs: {d}" for d in diffs]
             if n_pairs is not None and pf.metadata.num_rows != n_pairs:
                 problems.append(f"{DATA_PARQUET}: {pf.metadata.num_rows} rows, the manifest says {n_pairs}")
@@ -805,7 +864,7 @@ def _verify(root: Path) -> tuple[VerifyReport, list[ReleaseRow]]:
                 else:
                     # the two data files must say the same thing, field by field
                     stored = pf.read().to_pylist()
-                    expected = rows_to_table(rows).to_pylist()
+                    expected = rows_to_table(rows).select(expected_schema.names).to_pylist()
                     for a, b in zip(stored, expected, strict=False):
                         if a != b:
                             fields = sorted(k for k in a if a.get(k) != b.get(k))

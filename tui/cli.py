@@ -24,6 +24,8 @@ from benchwright.core.repository import describe_local_repository
 from benchwright.core.text import printable
 from benchwright.db import QueueFilter, Store
 
+from .signals import interrupt_exit_code, received_signal, report_interrupt, signals_as_interrupt
+
 
 def _friendly(fn):
     """Turn BenchwrightError into a message on stderr and exit code 1."""
@@ -66,6 +68,20 @@ class _ProjectGroup(click.Group):
                 rest.append(a)
             i += 1
         return super().parse_args(ctx, hoisted + rest)
+
+    def invoke(self, ctx: click.Context):
+        """Run the command with SIGTERM and SIGHUP acting as Ctrl+C (``tui/signals.py``); an interrupted
+        command says so on stderr and exits with 128 + the signal number (130 for Ctrl+C)."""
+        with signals_as_interrupt():
+            try:
+                result = super().invoke(ctx)
+            except KeyboardInterrupt:
+                report_interrupt()
+                sys.exit(interrupt_exit_code())
+            if received_signal() is not None:  # the command (the app) ended itself on the signal: not a success
+                report_interrupt()
+                sys.exit(interrupt_exit_code())
+            return result
 
 
 @click.group(cls=_ProjectGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -243,6 +259,12 @@ def status(ctx, annotator) -> None:
                 click.echo(f"  curation {step}: {c['ok']} ok, {c['failed']} failed, {c['flagged']} flagged")
         for model, condition, n in store.answer_models():
             click.echo(f"  answers {printable(model)} / {condition}: {n}")
+        repairs = store.text_repair_counts()
+        if repairs:
+            from benchwright.db.textguard import TEXT_REPAIR_TABLES
+
+            listed = ", ".join(f"{n} {TEXT_REPAIR_TABLES.get(t, t)}" for t, n in repairs.items())
+            click.echo(f"  text repaired (lone surrogates stored as U+FFFD): {listed}")
 
 
 # ------------------------------------------------------------------ checklists
@@ -303,7 +325,9 @@ def checklist_import(ctx, file, pair, fmt, annotator) -> None:
     with _open(ctx) as store:
         targets = [_resolve_pair(store, r, file) for r in records]
         saved = store.import_checklists(
-            [(pid, r.checklist, r.source_format, r.draft) for pid, r in zip(targets, records, strict=True)],
+            [(pid, r.checklist, r.source_format, r.draft,
+              f"import {Path(file).name} line {r.line or 1}" if r.text_repaired else None)
+             for pid, r in zip(targets, records, strict=True)],
             author=who,
         )
     drafts = 0
@@ -315,6 +339,8 @@ def checklist_import(ctx, file, pair, fmt, annotator) -> None:
             click.echo(f"    {v}")
         for note in conversion_notes(r):
             click.echo(f"    converted: {note}")
+        if r.text_repaired:
+            click.echo("    text repaired: invalid Unicode (a lone surrogate) stored as U+FFFD")
     click.echo(f"imported {_n(len(saved), 'checklist')} ({_n(drafts, 'draft')} to fix in the editor)")
 
 
@@ -659,6 +685,18 @@ def release_create(ctx, name, version, out, with_annotators, license_, previous,
                               with_annotators=with_annotators, license=license_,
                               previous_path=Path(previous) if previous else None)
     click.echo(f"wrote {path}")
+    click.echo(_extra_fields_line(pre))
+
+
+def _extra_fields_line(pre) -> str:
+    """Which imported extra fields the release carries in each row's ``extra`` (none are dropped)."""
+    from benchwright.core.text import printable
+    from benchwright.exports import extra_field_counts
+
+    counts = extra_field_counts(c.pair.extra for c in pre.included)
+    if not counts:
+        return "extra fields: none (no included pair has fields beyond the release columns)"
+    return "extra fields kept in `extra`: " + ", ".join(f"{printable(k)} ({_n(n, 'pair')})" for k, n in counts.items())
 
 
 @release.command("rebuild")

@@ -526,3 +526,61 @@ def test_exports_load_no_ui_and_no_store():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "", f"benchwright.exports pulled in {out.stdout.strip()}"
+
+
+# ----------------------------------------------------------------------- extra fields (issue 12 item 15)
+EXTRA = {"difficulty": "hard", "meta": {"tags": ["io", {"z": 1, "a": None}], "score": 0.5}, "big": 2**70}
+
+
+def test_extra_fields_are_kept_in_both_data_files_and_listed_in_the_card(tmp_path: Path):
+    rows = [row(0, extra=release_mod.jsonable_extra(EXTRA)), row(1), row(2, extra={"difficulty": "easy"})]
+    path = write_release(rows, spec(), tmp_path)
+    lines = [json.loads(x) for x in (path / "data/test.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert lines[0]["extra"] == {"difficulty": "hard", "meta": {"tags": ["io", {"a": None, "z": 1}], "score": 0.5},
+                                 "big": str(2**70)}  # a number JSON readers cannot hold becomes its text
+    assert lines[1]["extra"] == {}
+    table = pq.read_table(path / "data/test.parquet")
+    assert table.schema.field("extra").type == pa.string()
+    assert [json.loads(x) for x in table.column("extra").to_pylist()] == [x["extra"] for x in lines]
+    assert table.column("extra").to_pylist()[2] == '{"difficulty":"easy"}'
+    assert verify_release(path).ok, verify_release(path)
+    _manifest, back = read_release(path)
+    assert back[0].to_domain()[0].extra == lines[0]["extra"]
+    card = (path / "README.md").read_text(encoding="utf-8")
+    assert "| `extra` |" in card
+    section = card.split("### Extra fields", 1)[1].split("\n## ", 1)[0]
+    assert "| `difficulty` | 2 |" in section and "| `meta` | 1 |" in section and "| `big` | 1 |" in section
+
+
+def test_extra_fields_changed_are_named_in_the_changelog(tmp_path: Path):
+    first = write_release([row(0, extra={"difficulty": "hard"}), row(1)], spec(), tmp_path)
+    second = write_release([row(0, extra={"difficulty": "easy"}), row(1)], spec("1.1.0"), tmp_path, previous_dir=first)
+    log = (second / "CHANGELOG.md").read_text(encoding="utf-8")
+    assert "extra fields changed: difficulty" in log
+
+
+def test_a_release_of_format_1_without_extra_still_verifies_and_reads(released: Path):
+    """Releases written before the extra field (release_format 1) stay readable."""
+    jsonl = released / "data/test.jsonl"
+    rows = [json.loads(x) for x in jsonl.read_text(encoding="utf-8").splitlines()]
+    for r in rows:
+        del r["extra"]
+    jsonl.write_text("".join(json.dumps(r, sort_keys=True, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    table = pq.read_table(released / "data/test.parquet").drop_columns(["extra"])
+    pq.write_table(table, released / "data/test.parquet")
+    for name in ("data/test.jsonl", "data/test.parquet"):
+        reseal(released, name)
+    manifest = json.loads((released / "manifest.json").read_text())
+    manifest["release_format"] = 1
+    (released / "manifest.json").write_text(json.dumps(manifest))
+    assert verify_release(released).ok, verify_release(released)
+    assert len(read_release(released)[1]) == 5
+    manifest["release_format"] = 2  # the same files claimed as format 2 lack the column
+    (released / "manifest.json").write_text(json.dumps(manifest))
+    assert any("'extra' is missing" in p for p in verify_release(released).problems)
+
+
+def test_extra_text_that_is_not_unicode_is_an_error_naming_the_pair(tmp_path: Path):
+    with pytest.raises(ReleaseError, match="qa_0000000000000000"):
+        write_release([row(0, extra={"note": "bad \udc81"})], spec(), tmp_path)
+    assert not list(tmp_path.iterdir()) or not any(p.name.startswith("flask-qa") for p in tmp_path.iterdir())

@@ -224,3 +224,40 @@ def test_card_agreement_covers_the_reviewed_pairs(reviewed):
     assert "n/a" not in decision
     # unjudged criteria have no data: n/a, not a number
     assert "n/a" in next(line for line in section.splitlines() if line.startswith("| code_relevance |"))
+
+
+def test_imported_extra_fields_reach_the_release_and_are_listed(tmp_path, monkeypatch):
+    """Issue 12 item 15: fields of the imported records without a column of their own (``difficulty``, a
+    nested object) are kept in each row's ``extra``, and ``release create`` says which ones it carries."""
+    monkeypatch.setenv("BENCHWRIGHT_CONFIG", str(tmp_path / "none.toml"))
+    db = tmp_path / "p.db"
+    (tmp_path / "code").mkdir()
+    assert run(db, "init").exit_code == 0
+    assert run(db, "repo", "add", "demo", str(tmp_path / "code"), "--version", "1.0").exit_code == 0
+    data = tmp_path / "pairs.jsonl"
+    records = [{"question": f"Question {i}?", "answer": f"Answer {i}.", "difficulty": ["easy", "hard"][i % 2],
+                **({"meta": {"origin": {"tool": "x", "n": i}, "tags": ["a", "b"]}} if i == 0 else {})}
+               for i in range(3)]
+    data.write_text("".join(json.dumps(r) + "\n" for r in records))
+    assert run(db, "import", "jsonl", str(data), "--repo", "demo").exit_code == 0
+    with Store.open(db) as store:
+        for r in store.queue_page("x", limit=10):
+            store.save_checklist(r.id, good_checklist(), author="llm", origin="generated")
+            store.record_decision(r.id, "ada", "accept")
+    out = tmp_path / "releases"
+    r = run(db, "release", "create", "demo-qa", "--version", "1.0.0", "--out", str(out))
+    assert r.exit_code == 0, r.output
+    assert "extra fields kept in `extra`: difficulty (3 pairs), meta (1 pair)" in r.output
+    folder = out / "demo-qa-1.0.0"
+    rows = {x["question"]: x for x in map(json.loads, (folder / "data/test.jsonl").read_text().splitlines())}
+    assert rows["Question 0?"]["extra"] == {"difficulty": "easy", "meta": {"origin": {"n": 0, "tool": "x"},
+                                                                            "tags": ["a", "b"]}}
+    assert rows["Question 1?"]["extra"] == {"difficulty": "hard"}
+    assert "| `difficulty` | 3 |" in (folder / "README.md").read_text()
+    assert run(db, "release", "verify", str(folder)).exit_code == 0
+    # and back: a release imported into a new project keeps them in the store
+    fresh = tmp_path / "fresh.db"
+    assert run(fresh, "init").exit_code == 0 and run(fresh, "import", "release", str(folder)).exit_code == 0
+    with Store.open(fresh) as store:
+        assert sorted(store.get_pair(r.id).extra.get("difficulty") for r in store.queue_page("x", limit=10)) == [
+            "easy", "easy", "hard"]
