@@ -25,3 +25,82 @@ def printable(text: str) -> str:
     display the result without markup parsing.
     """
     return _CONTROL.sub(_picture, text)
+
+
+# ------------------------------------------------------------------------------------------ lone surrogates
+REPLACEMENT_CHARACTER = "\ufffd"
+"""What a lone surrogate becomes (U+FFFD REPLACEMENT CHARACTER, as a UTF-8 decoder writes for a bad byte)."""
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def has_surrogates(text: str) -> bool:
+    """True when ``text`` holds a surrogate code point (U+D800-U+DFFF): text that cannot be encoded as UTF-8,
+    so neither SQLite, a UTF-8 file nor a terminal accepts it."""
+    return _SURROGATE.search(text) is not None
+
+
+def repair_text(text: str) -> tuple[str, bool]:
+    """``(clean, repaired)``: ``text`` with every lone surrogate replaced by U+FFFD.
+
+    A high surrogate followed by a low one (two code points, as ``"\\ud83d\\ude00"`` written in Python source)
+    becomes the one character they encode (😀); every other surrogate (a JSON ``\\udc81`` escape, a
+    ``surrogateescape``-decoded byte) becomes :data:`REPLACEMENT_CHARACTER`. ``repaired`` is True when anything
+    changed. Text without surrogates is returned as is (one regular-expression scan).
+    """
+    if _SURROGATE.search(text) is None:
+        return text, False
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace"), True
+
+
+def repair_value(value):
+    """``(clean, repaired)``: a parsed JSON/YAML value (dicts, lists, tuples, strings, scalars, nested) with
+    :func:`repair_text` applied to every string, dictionary keys included. Containers are copied only where
+    something changed; ``repaired`` is True when any string was."""
+    if isinstance(value, str):
+        return repair_text(value)
+    if isinstance(value, dict):
+        out, changed = {}, False
+        for k, v in value.items():
+            k2, ck = repair_value(k)
+            v2, cv = repair_value(v)
+            out[k2] = v2
+            changed = changed or ck or cv
+        return (out, True) if changed else (value, False)
+    if isinstance(value, list | tuple):
+        items, changed = [], False
+        for v in value:
+            v2, c = repair_value(v)
+            items.append(v2)
+            changed = changed or c
+        if not changed:
+            return value, False
+        return (tuple(items) if isinstance(value, tuple) else items), True
+    return value, False
+
+
+_JSON_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+_JSON_ESCAPE_RUN = re.compile(r"(?<!\\)((?:\\\\)*)(\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}"
+                              r"|\\u[dD][89a-fA-F][0-9a-fA-F]{2})")
+
+
+def repair_json_text(text: str) -> tuple[str, bool]:
+    """``(clean, repaired)``: JSON text whose ``\\u`` escapes of lone surrogates (``\\udc81``, a high surrogate
+    not followed by a low one) are rewritten as ``\\ufffd``; escaped pairs (``\\ud83d\\ude00``), escaped
+    backslashes (``\\\\udc81`` is the text ``\\udc81``) and everything else are kept byte for byte. Raw
+    surrogate code points are repaired too (:func:`repair_text`). Used on JSON stored as text (a JSON column
+    written with ``ensure_ascii``), so reading it back never yields a lone surrogate."""
+    text, repaired = repair_text(text)
+    if _JSON_SURROGATE_ESCAPE.search(text) is None:
+        return text, repaired
+    changed = False
+
+    def fix(m: re.Match) -> str:
+        nonlocal changed
+        if len(m.group(2)) == 12:  # a proper pair
+            return m.group(0)
+        changed = True
+        return m.group(1) + "\\ufffd"
+
+    text = _JSON_ESCAPE_RUN.sub(fix, text)
+    return text, repaired or changed

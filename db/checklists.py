@@ -173,9 +173,11 @@ class ChecklistStoreMixin:
     ) -> list[tuple[str, int]]:
         """Store imported checklists in one transaction (all or nothing), origin ``imported``.
 
-        ``entries`` are ``(pair_id, checklist, source_format)`` or ``(..., draft)``. A checklist that breaks
-        the rules is stored as a draft with its violations; ``draft=True`` keeps a valid one a draft too.
-        Returns ``[(pair_id, version)]`` in input order.
+        ``entries`` are ``(pair_id, checklist, source_format)``, ``(..., draft)`` or ``(..., draft, repaired)``.
+        A checklist that breaks the rules is stored as a draft with its violations; ``draft=True`` keeps a valid one
+        a draft too. ``repaired`` (where the text came from, e.g. ``import FILE line N``) flags the version in
+        ``text_repairs``: its text held lone surrogates, stored as U+FFFD. Returns ``[(pair_id, version)]`` in
+        input order.
         """
         out: list[tuple[str, int]] = []
         with self.write():
@@ -187,6 +189,10 @@ class ChecklistStoreMixin:
                     draft=keep_draft or bool(validate(checklist)), source_format=source_format,
                 )
                 out.append((pair_id, saved.version))
+                if len(entry) > 4 and entry[4]:
+                    (rowid,) = self.db.conn.execute("SELECT id FROM checklist_versions WHERE qa_pair_id = ? AND "
+                                                    "version = ?", (pair_id, saved.version)).fetchone()
+                    self.flag_text_repair("checklist_versions", rowid, "items_json", str(entry[4]))
         return out
 
     @serialized

@@ -143,6 +143,8 @@ class LLMStoreMixin:
                 ),
             )
             record.id = cur.lastrowid
+            if getattr(record, "text_repaired", False):
+                self.flag_text_repair("llm_calls", record.id, "output_text", "llm output")
         return record.id
 
     @serialized

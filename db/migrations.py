@@ -662,5 +662,27 @@ def m010_work_claims_runs_input_hashes(db: Database) -> None:
     )
 
 
+@migrations(name="m012_text_repairs")
+def m012_text_repairs(db: Database) -> None:
+    """Records whose text held a lone surrogate (a JSON ``\\udc81`` escape from a file or a model), stored with
+    U+FFFD in its place: one row per repaired record (table, rowid, columns, where the text came from),
+    append-only. Written by the entry points (imports, LLM output) and by the store's write path, which repairs
+    whatever reaches it (db/textguard.py)."""
+    db.executescript(
+        """
+        CREATE TABLE text_repairs (
+            id INTEGER PRIMARY KEY,
+            table_name TEXT NOT NULL,
+            row_id INTEGER NOT NULL,
+            fields TEXT NOT NULL DEFAULT '',
+            origin TEXT NOT NULL,
+            created_at TEXT NOT NULL
+        );
+        CREATE INDEX text_repairs_row ON text_repairs(table_name, row_id);
+        """
+    )
+    _append_only(db, "text_repairs")
+
+
 SCHEMA_VERSION = len(migrations._migrations)
 """Number of migrations this version of benchwright knows; recorded in exports."""

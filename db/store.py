@@ -45,6 +45,7 @@ from .migrations import migrations
 from .probes import ProbeStoreMixin
 from .releases import ReleaseStoreMixin
 from .reviews import AgreementInputsMixin, ReviewStoreMixin
+from .textguard import GuardedConnection, TextRepairMixin
 
 BUSY_TIMEOUT_S = 10.0
 """Seconds a write waits for another process's write to finish before failing."""
@@ -194,7 +195,7 @@ class Progress:
 
 
 class Store(ChecklistStoreMixin, ReviewStoreMixin, AgreementInputsMixin, ReleaseStoreMixin, ProbeStoreMixin,
-            LLMStoreMixin, AnswerStoreMixin):
+            LLMStoreMixin, AnswerStoreMixin, TextRepairMixin):
     """A benchwright project database.
 
     Open with :meth:`Store.open`; use as a context manager or call :meth:`close`.
@@ -248,7 +249,9 @@ class Store(ChecklistStoreMixin, ReviewStoreMixin, AgreementInputsMixin, Release
     def _open_once(cls, p: Path) -> Store:
         conn: sqlite3.Connection | None = None
         try:
-            conn = sqlite3.connect(str(p), check_same_thread=False, timeout=BUSY_TIMEOUT_S)
+            # GuardedConnection: no text with a lone surrogate ever reaches SQLite (db/textguard.py).
+            conn = sqlite3.connect(str(p), check_same_thread=False, timeout=BUSY_TIMEOUT_S,
+                                   factory=GuardedConnection)
             db = Database(conn)
             with db.ensure_autocommit_on():
                 conn.execute("PRAGMA journal_mode=WAL")

@@ -31,6 +31,7 @@ from pydantic import ValidationError
 
 from ..checklist import Checklist, ChecklistItem, ItemKind, RubricTier, Violation, clarity_item, validate
 from ..errors import InputFileError, InputProblem
+from ..text import repair_value
 from .base import read_text
 
 CHECKLIST_FORMATS = ("auto", "benchwright", "rubberduck", "checkeval")
@@ -57,6 +58,8 @@ class ChecklistRecord:
     violations: list[Violation] = field(default_factory=list)
     draft: bool = False
     """True when the record itself says ``"draft": true`` (an exported draft stays a draft)."""
+    text_repaired: bool = False
+    """The record's text held lone surrogates (``\\udc81`` escapes), read as U+FFFD (:func:`~..text.repair_value`)."""
 
 
 def _with_clarity(items: list[ChecklistItem]) -> Checklist:
@@ -200,6 +203,7 @@ def _detect(obj: Any) -> str:
 
 
 def _record(obj: Any, fmt: str, display: str, line: int | None, pair: str | None) -> ChecklistRecord:
+    obj, repaired = repair_value(obj)
     ref = question = None
     if isinstance(obj, dict):
         ref = obj.get("qa_pair_id") or pair
@@ -226,7 +230,7 @@ def _record(obj: Any, fmt: str, display: str, line: int | None, pair: str | None
             InputProblem(display, line, ".".join(str(x) for x in err["loc"]), err["msg"]) for err in e.errors()
         ]) from None
     draft = isinstance(obj, dict) and obj.get("draft") is True
-    return ChecklistRecord(ref, question, checklist, kind, line, validate(checklist), draft)
+    return ChecklistRecord(ref, question, checklist, kind, line, validate(checklist), draft, repaired)
 
 
 def read_checklists(path: str | Path, *, fmt: str = "auto", pair: str | None = None) -> list[ChecklistRecord]:

@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..models import utc_now
+from ..text import repair_json_text, repair_text, repair_value
+from . import scrub as _scrub
 from .base import (
     CallStatus,
     ChatMessage,
@@ -85,6 +87,8 @@ class CallRecord:
     id: int | None = None
     usage_missing: bool = False
     """The provider reported no token usage (tokens 0 and cost unknown)."""
+    text_repaired: bool = False
+    """The provider's text held lone surrogates, stored as U+FFFD (the ledger flags the row in ``text_repairs``)."""
 
 
 class Ledger(Protocol):
@@ -222,8 +226,9 @@ STORED_FAILURE_CHARS = 100_000
 """At most this much of a failed call's output is kept in the ledger (the rest is cut, and says so)."""
 REPAIR_ECHO_CHARS = 20_000
 """At most this much of an invalid output goes back to the model in the repair turn."""
-SECRET_ENV_VARS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_ADMIN_KEY")
-"""Environment variables whose values are removed from everything a provider returns, besides the provider's own."""
+SECRET_ENV_VARS = _scrub.SECRET_ENV_VARS
+"""Environment variables whose values are removed from everything a provider returns, besides the provider's own
+(and any variable named ``*_API_KEY``, ``*_AUTH_TOKEN``...: :func:`.scrub.env_secrets`)."""
 
 
 def _cut(text: str | None, limit: int) -> str | None:
@@ -233,12 +238,19 @@ def _cut(text: str | None, limit: int) -> str | None:
 
 
 def scrub_secrets(text: str | None, secrets: list[str]) -> str | None:
-    """``text`` with every secret replaced by ``***`` (API keys echoed back by a server or a model)."""
+    """``text`` with every secret replaced by ``***`` (API keys echoed back by a server or a model), also where
+    its characters are written as JSON ``\\u`` escapes (:func:`.scrub.scrub_text`)."""
+    return _scrub.scrub_text(text, secrets)
+
+
+def _clean_text(text: str | None, secrets: list[str], record: CallRecord, *, json_text: bool = False) -> str | None:
+    """Text from a provider, made safe to parse and store: keys scrubbed, lone surrogates replaced by U+FFFD (in
+    JSON output also their ``\\u`` escapes); ``record.text_repaired`` is set when a surrogate was replaced."""
+    text = _scrub.scrub_text(text, secrets)
     if not text:
         return text
-    for secret in secrets:
-        if secret in text:
-            text = text.replace(secret, "***")
+    text, repaired = (repair_json_text if json_text else repair_text)(text)
+    record.text_repaired = record.text_repaired or repaired
     return text
 
 
@@ -268,12 +280,7 @@ class LLMClient:
         # itself, so a new loop never inherits the limiter of a dead one.
         self._semaphores: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
             weakref.WeakKeyDictionary())
-        import os
-
-        own = getattr(provider, "_key", None)
-        candidates = [own, *(os.environ.get(v) for v in SECRET_ENV_VARS)]
-        # Short values are not secrets worth hunting (and would blank out ordinary words).
-        self._secrets = sorted({c for c in candidates if isinstance(c, str) and len(c) >= 12}, key=len, reverse=True)
+        self._secrets = _scrub.env_secrets([getattr(provider, "_key", None)])
 
     def _semaphore(self) -> asyncio.Semaphore:
         loop = asyncio.get_running_loop()
@@ -357,9 +364,9 @@ class LLMClient:
         msgs[-1] = ChatMessage(last.role, last.content + prompt_schema_instruction(request.json_schema))
         return LLMRequest(**{**request.__dict__, "messages": tuple(msgs), "json_schema": None})
 
-    @staticmethod
-    def _evaluate(request: LLMRequest, text: str, validate: Validator | None) -> Any:
-        """The parsed output, or the list of its problems."""
+    def _evaluate(self, request: LLMRequest, text: str, validate: Validator | None) -> Any:
+        """The parsed output, or the list of its problems. Every string of a parsed value is scrubbed of keys and
+        lone surrogates again after decoding (a cached output stored before either rule)."""
         if request.json_schema is None:
             value: Any = text
         else:
@@ -367,6 +374,7 @@ class LLMClient:
                 value = parse_json_output(text)
             except ValueError as e:
                 return [str(e)]
+            value, _ = _scrub.scrub_value(repair_value(value)[0], self._secrets)
             problems = schema_problems(value, request.json_schema)
             if problems:
                 return problems
@@ -396,7 +404,7 @@ class LLMClient:
                 raise
             except LLMError as e:
                 record.latency_s = time.perf_counter() - t0
-                clean = functools.partial(scrub_secrets, secrets=self._secrets)
+                clean = functools.partial(_clean_text, secrets=self._secrets, record=record)
                 record.status, record.error = e.status, clean(str(e))
                 record.http_status, record.request_id = e.http_status, clean(e.request_id)
                 record.output_text = _cut(clean(e.raw), STORED_FAILURE_CHARS)
@@ -408,9 +416,11 @@ class LLMClient:
                     record.cost_usd = price.cost(e.usage) if price else None
                 return None, record
         # Whatever the server sent back is cleaned of API keys before anything is parsed, stored or shown.
-        response.text = scrub_secrets(response.text, self._secrets) or ""
-        response.model = scrub_secrets(response.model, self._secrets) or logical.model
-        response.request_id = scrub_secrets(response.request_id, self._secrets)
+        # Lone surrogates (which no store or terminal takes) become U+FFFD, and the record says so.
+        response.text = _clean_text(response.text, self._secrets, record,
+                                    json_text=logical.json_schema is not None) or ""
+        response.model = _clean_text(response.model, self._secrets, record) or logical.model
+        response.request_id = _clean_text(response.request_id, self._secrets, record)
         record.latency_s = response.latency_s or (time.perf_counter() - t0)
         record.returned_model = response.model
         record.usage = response.usage or Usage()

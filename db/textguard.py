@@ -1,0 +1,202 @@
+"""The store's backstop against text SQLite cannot take: no ``str`` holding a surrogate ever reaches sqlite3.
+
+sqlite3 encodes every ``str`` parameter as UTF-8 and raises ``UnicodeEncodeError`` for a lone surrogate (a JSON
+``\\udc81`` escape from a model or a file): the statement, and with it the write transaction, fails. The entry
+points repair such text themselves (imports, LLM output; :func:`benchwright.core.text.repair_text`) and flag the
+record; this connection class catches whatever an entry point missed (a note, an editor field, a future
+importer): every ``str`` parameter of every statement is repaired with the same rule, JSON text written with
+``ensure_ascii`` has its lone-surrogate escapes rewritten as ``\\ufffd``, and a repaired row of an ``INSERT`` is
+recorded in ``text_repairs`` (table, rowid, columns), so the record is flagged wherever it came from.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import sqlite3
+from collections.abc import Iterable
+from typing import Any
+
+from benchwright.core.models import utc_now
+from benchwright.core.text import has_surrogates, repair_json_text, repair_text
+
+from .locking import serialized
+
+_INSERT = re.compile(r"^\s*(?:INSERT|REPLACE)\s+(?:OR\s+\w+\s+)?INTO\s+[\"\[`]?(\w+)[\"\]`]?\s*\(([^)]*)\)\s*"
+                     r"VALUES\s*\(([^)]*)\)", re.I | re.S)
+_JSON_START = ("{", "[", '"')
+
+
+def repaired_param(value: Any) -> tuple[Any, bool]:
+    """``(value, repaired)`` for one statement parameter: a ``str`` with its surrogates replaced by U+FFFD; JSON
+    text (starting with ``{``, ``[`` or ``"`` and parsing as JSON) with its lone-surrogate escapes rewritten;
+    anything else as is."""
+    if not isinstance(value, str):
+        return value, False
+    if not value.isascii() and has_surrogates(value):
+        value, _ = repair_text(value)
+        fixed, _ = _repair_json_escapes(value)
+        return fixed, True
+    return _repair_json_escapes(value)
+
+
+def _repair_json_escapes(value: str) -> tuple[str, bool]:
+    if "\\u" not in value or not value.lstrip().startswith(_JSON_START):
+        return value, False
+    fixed, changed = repair_json_text(value)
+    if not changed:
+        return value, False
+    import json
+
+    try:
+        json.loads(value)
+    except ValueError:
+        return value, False  # not JSON: the text "\udc81" typed by a person is text, kept as typed
+    return fixed, True
+
+
+def _repair_params(params: Any) -> tuple[Any, list]:
+    """``(params, repaired keys)``: positional (a sequence) or named (a mapping) parameters, repaired."""
+    if isinstance(params, dict):
+        out, keys = {}, []
+        for k, v in params.items():
+            out[k], changed = repaired_param(v)
+            if changed:
+                keys.append(k)
+        return (out, keys) if keys else (params, [])
+    if isinstance(params, list | tuple):
+        out_l, idx = [], []
+        for i, v in enumerate(params):
+            v2, changed = repaired_param(v)
+            out_l.append(v2)
+            if changed:
+                idx.append(i)
+        return (out_l, idx) if idx else (params, [])
+    return params, []
+
+
+@functools.lru_cache(maxsize=512)
+def _insert_columns(sql: str) -> tuple[str | None, tuple[str, ...]]:
+    """(table, the column of each ``?`` parameter in order) of an ``INSERT ... (cols) VALUES (...)`` whose values
+    are ``?`` or simple literals; (table, ()) when the columns cannot be told; (None, ()) for other statements."""
+    m = _INSERT.match(sql)
+    if m is None:
+        return None, ()
+    columns = [c.strip().strip('"[]`') for c in m.group(2).split(",")]
+    values = [v.strip() for v in m.group(3).split(",")]
+    if len(values) != len(columns):
+        return m.group(1), ()
+    return m.group(1), tuple(c for c, v in zip(columns, values, strict=True) if v == "?")
+
+
+def _fields(columns: tuple[str, ...], keys: list) -> str:
+    return ",".join(k if isinstance(k, str) else columns[k] if k < len(columns) else "" for k in keys).strip(",")
+
+
+def _call_ids(columns: tuple[str, ...], params: Any) -> list[int]:
+    """The ledger call ids an inserted row names (``call_ids_json``, or ``call_ids`` in ``extra_json``)."""
+    if not columns or not isinstance(params, list | tuple) or len(params) != len(columns):
+        return []
+    import json
+
+    ids: list = []
+    for col, value in zip(columns, params, strict=True):
+        if not isinstance(value, str) or (col != "call_ids_json" and '"call_ids"' not in value):
+            continue
+        try:
+            data = json.loads(value)
+        except ValueError:
+            continue
+        found = data if col == "call_ids_json" else (data.get("call_ids") if isinstance(data, dict) else None)
+        if isinstance(found, list):
+            ids += [i for i in found if isinstance(i, int) and not isinstance(i, bool)]
+    return ids
+
+
+RECORD_SQL = ("INSERT INTO text_repairs (table_name, row_id, fields, origin, created_at) VALUES (?, ?, ?, ?, ?)")
+
+
+class GuardedConnection(sqlite3.Connection):
+    """A ``sqlite3.Connection`` (pass as ``factory=`` to :func:`sqlite3.connect`) whose ``execute`` and
+    ``executemany`` repair surrogates in parameters and flag the repaired rows (see the module docstring)."""
+
+    def _after_insert(self, sql: str, params: Any, keys: list, rowid: int | None) -> None:
+        """Flag the row just inserted when its parameters were repaired, or when it was made from a ledger call
+        whose text was repaired (a judgment, a curation result, a generated answer)."""
+        table, columns = _insert_columns(sql)
+        if table is None or table == "text_repairs" or not rowid:
+            return
+        if keys:
+            if self._has_repairs_table():
+                super().execute(RECORD_SQL, (table, rowid, _fields(columns, keys), "store", utc_now()))
+            return
+        ids = _call_ids(columns, params) if table != "llm_calls" else []
+        if ids and self._has_repairs_table():
+            marks = ", ".join("?" * len(ids))
+            if super().execute(f"SELECT 1 FROM text_repairs WHERE table_name = 'llm_calls' AND row_id IN ({marks}) "
+                               "LIMIT 1", ids).fetchone():
+                super().execute(RECORD_SQL, (table, rowid, "", "llm output", utc_now()))
+
+    def _has_repairs_table(self) -> bool:
+        if not getattr(self, "_repairs_table", False):
+            self._repairs_table = super().execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'text_repairs'").fetchone() is not None
+        return self._repairs_table
+
+    def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:
+        params, keys = _repair_params(parameters)
+        cursor = super().execute(sql, params)
+        if params and sql.lstrip()[:1] in "IiRr":
+            self._after_insert(sql, params, keys, cursor.lastrowid)
+        return cursor
+
+    def executemany(self, sql: str, seq_of_parameters: Iterable, /) -> sqlite3.Cursor:
+        rows = list(seq_of_parameters)
+        repaired = [_repair_params(p) for p in rows]
+        table, columns = _insert_columns(sql)
+        linked = table not in (None, "llm_calls") and any(_call_ids(columns, p) for p, _ in repaired)
+        if not linked and not any(keys for _, keys in repaired):
+            return super().executemany(sql, rows)
+        # Rare: one statement per row, in order, so each repaired row's rowid is known.
+        cursor = None
+        for params, keys in repaired:
+            cursor = super().execute(sql, params)
+            self._after_insert(sql, params, keys, cursor.lastrowid)
+        return cursor if cursor is not None else super().executemany(sql, [])
+
+
+TEXT_REPAIR_TABLES = {
+    "qa_pairs": "pairs", "answers": "answers", "checklist_versions": "checklist versions",
+    "judgments": "judgments", "llm_calls": "ledger calls", "curation_results": "curation results",
+    "review_notes": "notes", "review_decisions": "reviews", "probes": "probes", "failure_modes": "failure modes",
+}
+"""How ``status`` names the tables whose rows can be flagged (any other table is named as it is)."""
+
+
+class TextRepairMixin:
+    """``text_repairs`` methods of :class:`benchwright.db.Store`: records stored with U+FFFD for a lone surrogate."""
+
+    def flag_text_repair(self, table: str, row_id: int, fields: str = "", origin: str = "") -> None:
+        """Record that row ``row_id`` (its rowid) of ``table`` was stored with U+FFFD in place of lone surrogates
+        in ``fields`` (comma-separated column or field names); ``origin`` says where the text came from (``import
+        FILE line N``, ``llm output``). Joins the caller's write transaction, or commits at once."""
+        with self.write() as db:
+            db.conn.execute(RECORD_SQL, (table, int(row_id), fields, origin or "store", utc_now()))
+
+    @serialized
+    def text_repaired(self, table: str, row_id: int | str) -> bool:
+        """Whether the row of ``table`` (by rowid; for ``qa_pairs`` and ``answers`` also by id) is flagged."""
+        if isinstance(row_id, str) and not row_id.isdigit():
+            r = self.db.conn.execute(f"SELECT rowid FROM [{table}] WHERE id = ?", (row_id,)).fetchone()
+            if r is None:
+                return False
+            row_id = r[0]
+        return self.db.conn.execute("SELECT 1 FROM text_repairs WHERE table_name = ? AND row_id = ? LIMIT 1",
+                                    (table, int(row_id))).fetchone() is not None
+
+    @serialized
+    def text_repair_counts(self) -> dict[str, int]:
+        """Flagged records per table (each record once), tables in name order; empty when none."""
+        rows = self.db.conn.execute("SELECT table_name, count(DISTINCT row_id) FROM text_repairs GROUP BY 1 "
+                                    "ORDER BY 1").fetchall()
+        return dict(rows)
