@@ -26,7 +26,7 @@ from urllib.parse import urlsplit
 
 from .checklist import Checklist, validate
 from .llm.base import CallStatus, ChatMessage, LLMRequest
-from .llm.client import CallResult, LLMClient
+from .llm.client import CallResult, LLMClient, truncation_reason
 from .llm.jobs import OutcomeAccounting
 from .llm.prompts import delimit, load_template
 from .models import QAPair
@@ -217,6 +217,8 @@ def _fail(out: StepOutcome, r: CallResult, what: str) -> StepOutcome:
     out.raw_text = r.text
     if r.status is CallStatus.INVALID:
         out.reason = f"{what}: invalid output after one repair attempt: " + "; ".join(r.problems[:10])
+    elif r.status is CallStatus.TRUNCATED:
+        out.reason = f"{what}: {truncation_reason(r)}"
     elif r.status is CallStatus.REFUSED:
         out.reason = f"{what}: the model refused ({r.error})"
     else:

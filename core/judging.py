@@ -30,7 +30,7 @@ from typing import Any
 from .checklist import TOTAL_POINTS, Checklist, ItemKind, validate
 from .judgment import CODE_QA_BENCH_DIMENSIONS, FAILURE_MODES, SCALAR_SCALES, SWE_QA_PRO_DIMENSIONS
 from .llm.base import CallStatus, ChatMessage, LLMRequest
-from .llm.client import CallResult, LLMClient
+from .llm.client import CallResult, LLMClient, truncation_reason
 from .llm.jobs import OutcomeAccounting
 from .llm.prompts import delimit, load_template
 
@@ -55,7 +55,7 @@ JUDGE_SYSTEM = (
 ANSWER_SYSTEM = "You are an expert software engineer answering questions about open-source repositories."
 
 _REASON_KINDS = {CallStatus.INVALID: "invalid output", CallStatus.REFUSED: "refused", CallStatus.ERROR: "provider error",
-                 CallStatus.CANCELLED: "cancelled"}
+                 CallStatus.CANCELLED: "cancelled", CallStatus.TRUNCATED: "truncated"}
 
 
 # ------------------------------------------------------------------------------------------------ values
@@ -162,6 +162,8 @@ def _unscored(out: JudgeOutcome, r: CallResult) -> JudgeOutcome:
     out.reason_kind = _REASON_KINDS.get(r.status, str(r.status))
     if r.status is CallStatus.INVALID:
         out.reason = "invalid output after one repair attempt: " + "; ".join(r.problems[:10])
+    elif r.status is CallStatus.TRUNCATED:
+        out.reason = truncation_reason(r)
     elif r.status is CallStatus.REFUSED:
         out.reason = f"the judge model refused: {r.error or 'no reason given'}"
     else:
@@ -551,8 +553,10 @@ class AnswerSettings:
 
 @dataclass
 class AnswerOutcome(OutcomeAccounting):
-    """A generated answer (``ok``) or why there is none (``failed``: refusal, provider error, empty output); what
-    it took in the fields of :class:`~benchwright.core.llm.jobs.OutcomeAccounting`."""
+    """A generated answer (``ok``), an answer cut off at the token budget even after the retry with a larger one
+    (``truncated``: ``text`` is the partial answer, stored flagged, ``reason`` says at which budget), or why there
+    is none (``failed``: refusal, provider error, empty output); what it took in the fields of
+    :class:`~benchwright.core.llm.jobs.OutcomeAccounting`."""
 
     qa_pair_id: str
     status: str = "ok"
@@ -560,11 +564,18 @@ class AnswerOutcome(OutcomeAccounting):
     model: str | None = None
     reason: str | None = None
     template_hash: str | None = None
+    max_tokens: int | None = None
+    """The budget a ``truncated`` answer was cut off at (None: the server's default)."""
 
     @property
     def ok(self) -> bool:
-        """True when there is an answer to store."""
+        """True when there is a complete answer to store."""
         return self.status == "ok"
+
+    @property
+    def truncated(self) -> bool:
+        """True when the answer is stored flagged as cut off at the token budget (never as complete)."""
+        return self.status == "truncated"
 
 
 def direct_answer_request(qa_pair_id: str, repository: str | None, question: str,
@@ -578,7 +589,8 @@ def direct_answer_request(qa_pair_id: str, repository: str | None, question: str
 async def direct_answer(client: LLMClient, qa_pair_id: str, repository: str | None, question: str,
                         settings: AnswerSettings) -> AnswerOutcome:
     """Ask ``settings.model`` the question with no repository access, in one turn (SWE-QA-Pro §2.3). A refusal,
-    a provider error or an empty reply is a ``failed`` outcome with the reason (nothing to store)."""
+    a provider error or an empty reply is a ``failed`` outcome with the reason (nothing to store); a reply cut off
+    at the token budget (after the client's retry with a larger one) is ``truncated``, with the partial text."""
     req = direct_answer_request(qa_pair_id, repository, question, settings)
     out = AnswerOutcome(qa_pair_id, template_hash=req.template_hash, model=settings.model)
 
@@ -590,9 +602,15 @@ async def direct_answer(client: LLMClient, qa_pair_id: str, repository: str | No
     r = await client.call(req, validate=not_empty, repair=False, force=settings.force, purpose="answer:direct",
                           qa_pair_id=qa_pair_id)
     out.add(r)
+    if r.truncated and str(r.text or "").strip():
+        out.status, out.text, out.max_tokens = "truncated", str(r.text).strip(), r.max_tokens
+        out.reason = truncation_reason(r)
+        return out
     if not r.ok:
         out.status = "failed"
-        if r.status is CallStatus.INVALID:
+        if r.status is CallStatus.TRUNCATED:
+            out.reason = truncation_reason(r) + " (nothing was written before the cut)"
+        elif r.status is CallStatus.INVALID:
             out.reason = "; ".join(r.problems)
         elif r.status is CallStatus.REFUSED:
             out.reason = f"the model refused: {r.error}"

@@ -310,7 +310,8 @@ def plan_direct_answers(store: Store, model: str, condition: str, *, where: Queu
 
 
 def save_direct_answer(store: Store, outcome: AnswerOutcome, *, model: str, condition: str, by: str) -> str:
-    """Insert a generated answer (source format ``direct-answer``; extra: the template hash and ledger call ids);
+    """Insert a generated answer (source format ``direct-answer``; extra: the template hash and ledger call ids,
+    and for an answer cut off at the token budget ``"truncated": {"max_tokens": N or None, "reason": TEXT}``);
     returns its id. A second answer by the same model under the same condition is refused.
 
     Raises:
@@ -319,6 +320,8 @@ def save_direct_answer(store: Store, outcome: AnswerOutcome, *, model: str, cond
     aid = make_answer_id(outcome.qa_pair_id, model, condition, outcome.text)
     extra = {"generated_by": "benchwright answer", "template_hash": outcome.template_hash,
              "call_ids": outcome.call_ids}
+    if outcome.truncated:
+        extra["truncated"] = {"max_tokens": outcome.max_tokens, "reason": outcome.reason}
     with store.write() as db:
         row = db.conn.execute("SELECT id FROM answers WHERE qa_pair_id = ? AND model = ? AND condition = ?",
                               [outcome.qa_pair_id, model, condition]).fetchone()
@@ -340,7 +343,8 @@ async def run_direct_answers(store: Store, client: LLMClient, pair_ids: list[str
                              condition: str, by: str, on_progress: Callable[[JobProgress], object] | None = None,
                              on_outcome: Callable[[AnswerOutcome], object] | None = None) -> JobProgress:
     """Generate a direct answer (no repository access, one turn; SWE-QA-Pro §2.3) for every pair and store each as
-    an answer by ``settings.model`` under ``condition`` as soon as it arrives. Failed ones are not stored.
+    an answer by ``settings.model`` under ``condition`` as soon as it arrives. Failed ones are not stored; one cut
+    off at the token budget (after the retry with a larger one) is stored flagged ``truncated`` in its extra.
 
     Raises:
         asyncio.CancelledError: the run was cancelled (what finished is stored).
@@ -351,7 +355,7 @@ async def run_direct_answers(store: Store, client: LLMClient, pair_ids: list[str
         return await direct_answer(client, pair_id, pin.pair.repository, pin.question, settings)
 
     def save(pair_id: str, outcome: AnswerOutcome) -> None:
-        if outcome.ok:
+        if outcome.ok or outcome.truncated:
             save_direct_answer(store, outcome, model=settings.model, condition=condition, by=by)
 
     return await _run_and_store(client, pair_ids, work, AnswerOutcome.tally, save, on_progress, on_outcome)

@@ -684,5 +684,66 @@ def m012_text_repairs(db: Database) -> None:
     _append_only(db, "text_repairs")
 
 
+_LLM_CALL_COLUMNS_M008 = (
+    "id, created_at, provider, provider_kind, base_url, requested_model, returned_model, template_id, template_hash, "
+    "request_hash, repeat_index, attempt, params_json, status, input_tokens, output_tokens, cache_read_tokens, "
+    "cache_write_tokens, latency_s, cost_usd, request_id, http_attempts, http_status, output_text, parsed_json, "
+    "error, purpose, qa_pair_id, uid"
+)
+
+
+@migrations(name="m011_llm_stop_reasons")
+def m011_llm_stop_reasons(db: Database) -> None:
+    """Every ledger row records why generation stopped (``stop_reason``: stop, length, tool_use, content_filter,
+    refusal, unknown; ``stop_reason_raw``: the provider's own value), and a call cut off at the token budget has
+    status ``truncated``. SQLite cannot widen a CHECK in place, so ``llm_calls`` is rebuilt with every row copied
+    (older rows have no stop reason: NULL), its indexes and its append-only triggers."""
+    db.executescript(
+        f"""
+        CREATE TABLE llm_calls_m011 (
+            id INTEGER PRIMARY KEY,
+            created_at TEXT NOT NULL,
+            provider TEXT NOT NULL,
+            provider_kind TEXT NOT NULL,
+            base_url TEXT,
+            requested_model TEXT NOT NULL,
+            returned_model TEXT,
+            template_id TEXT,
+            template_hash TEXT,
+            request_hash TEXT NOT NULL,
+            repeat_index INTEGER NOT NULL DEFAULT 0,
+            attempt INTEGER NOT NULL DEFAULT 1,
+            params_json TEXT NOT NULL DEFAULT '{{}}',
+            status TEXT NOT NULL
+                CHECK (status IN ('ok', 'invalid', 'refused', 'error', 'cancelled', 'truncated')),
+            input_tokens INTEGER NOT NULL DEFAULT 0,
+            output_tokens INTEGER NOT NULL DEFAULT 0,
+            cache_read_tokens INTEGER NOT NULL DEFAULT 0,
+            cache_write_tokens INTEGER NOT NULL DEFAULT 0,
+            latency_s REAL NOT NULL DEFAULT 0,
+            cost_usd REAL,
+            request_id TEXT,
+            http_attempts INTEGER NOT NULL DEFAULT 1,
+            http_status INTEGER,
+            output_text TEXT,
+            parsed_json TEXT,
+            error TEXT,
+            purpose TEXT,
+            qa_pair_id TEXT,
+            uid TEXT NOT NULL UNIQUE,
+            stop_reason TEXT
+                CHECK (stop_reason IN ('stop', 'length', 'tool_use', 'content_filter', 'refusal', 'unknown')),
+            stop_reason_raw TEXT
+        );
+        INSERT INTO llm_calls_m011 ({_LLM_CALL_COLUMNS_M008}) SELECT {_LLM_CALL_COLUMNS_M008} FROM llm_calls;
+        DROP TABLE llm_calls;
+        ALTER TABLE llm_calls_m011 RENAME TO llm_calls;
+        CREATE INDEX llm_calls_cache ON llm_calls(request_hash, repeat_index, status, id);
+        CREATE INDEX llm_calls_pair ON llm_calls(qa_pair_id, purpose, id);
+        """
+    )
+    _append_only(db, "llm_calls")
+
+
 SCHEMA_VERSION = len(migrations._migrations)
 """Number of migrations this version of benchwright knows; recorded in exports."""

@@ -156,6 +156,11 @@ def answers_show(ctx, answer_id, with_trajectory) -> None:
     where = f"{printable(a.source_file or '?')}, line {a.source_line}" if a.source_line else printable(a.source_file or "")
     click.echo(f"{a.id} · pair #{ordinal} {a.qa_pair_id} · {printable(a.model)} · {a.condition} · "
                f"{a.source_format} ({where})")
+    cut = a.extra.get("truncated") if isinstance(a.extra, dict) else None
+    if cut:
+        budget = cut.get("max_tokens") if isinstance(cut, dict) else None
+        click.echo(f"--- TRUNCATED: the model's answer was cut off at the token budget"
+                   f"{f' (max_tokens {budget})' if budget else ''}; the text below is incomplete")
     click.echo(printable(a.text))
     if a.trajectory is None:
         if with_trajectory:

@@ -23,6 +23,7 @@ from rich.text import Text
 from benchwright.core.config import resolve_annotator
 from benchwright.core.curation import STEPS, StepOutcome, StepSettings
 from benchwright.core.errors import BenchwrightError
+from benchwright.core.llm.base import CallStatus
 from benchwright.core.llm.jobs import JobProgress, describe_cost
 from benchwright.db import QueueFilter
 
@@ -252,7 +253,7 @@ def links_list(ctx) -> None:
 # ------------------------------------------------------------------------------------------------ ledger
 @main.command()
 @click.option("--pair", "pair", metavar="REF", help="Only calls about this pair.")
-@click.option("--status", type=click.Choice(["ok", "invalid", "refused", "error", "cancelled"]))
+@click.option("--status", type=click.Choice([str(s) for s in CallStatus]))
 @click.option("--summary", is_flag=True, help="Totals per purpose, model and status.")
 @click.option("--json", "as_json", is_flag=True, help="JSON lines instead of a table.")
 @click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True)
@@ -287,13 +288,15 @@ def calls(ctx, pair, status, summary, as_json, limit) -> None:
                 "http_status": r.http_status, "input_tokens": r.usage.input_tokens,
                 "output_tokens": r.usage.output_tokens, "cache_read_tokens": r.usage.cache_read_tokens,
                 "cache_write_tokens": r.usage.cache_write_tokens, "cost_usd": r.cost_usd, "latency_s": r.latency_s,
-                "request_id": r.request_id, "error": r.error,
+                "request_id": r.request_id, "error": r.error, "stop_reason": r.stop_reason,
+                "stop_reason_raw": r.stop_reason_raw,
             }))
         return
-    t = Table("id", "when", "purpose", "model", "status", "try", "tokens", "cost $", "s", "error")
+    t = Table("id", "when", "purpose", "model", "status", "stop", "try", "tokens", "cost $", "s", "error")
     for r in rows:
         t.add_row(*(Text(str(x)) for x in (
-            r.id, r.created_at[:19], r.purpose or "", r.returned_model or r.requested_model, r.status, r.attempt,
+            r.id, r.created_at[:19], r.purpose or "", r.returned_model or r.requested_model, r.status,
+            r.stop_reason or "", r.attempt,
             r.usage.input_tokens + r.usage.output_tokens, "" if r.cost_usd is None else f"{r.cost_usd:.4f}",
             f"{r.latency_s:.2f}", (r.error or "")[:60])))
     Console().print(t)

@@ -188,7 +188,8 @@ def answer(ctx, model, condition, limit, where, annotator) -> None:
     """Generate single-turn answers without repository access (the direct-answer baseline, SWE-QA-Pro §2.3).
 
     Pairs that already have an answer by the model under the condition are skipped; finished calls are reused, so
-    running the same command again makes no calls.
+    running the same command again makes no calls. An answer cut off at max_tokens is retried once with a larger
+    budget; if it is still cut off it is stored flagged truncated and the command exits 1.
     """
     from benchwright.db.judging import plan_direct_answers, run_direct_answers
 
@@ -211,15 +212,23 @@ def answer(ctx, model, condition, limit, where, annotator) -> None:
                                       condition=condition, by=by),
             len(plan.pair_ids), f"answer ({role.model}, {condition})")
         ok = [o for o in outcomes if o.ok]
-        failed = [o for o in outcomes if not o.ok]
+        truncated = [o for o in outcomes if o.truncated]
+        failed = [o for o in outcomes if not o.ok and not o.truncated]
         if final is None:
             out.print(Text(f"answer: cancelled; {len(outcomes)} of {len(plan.pair_ids)} finished and saved."))
         out.print(Text(f"answer ({role.model}, {condition}): {_n(len(ok), 'answer')} stored, {len(failed)} failed"
+                       f"{f', {len(truncated)} truncated (stored flagged)' if truncated else ''}"
                        f"{f', {plan.already_answered} pairs already answered' if plan.already_answered else ''}; "
                        f"{_money(outcomes)}"))
         for o in failed[:10]:
             out.print(Text(f"  failed #{store.ordinal_of(o.qa_pair_id)} {o.qa_pair_id}: {printable(o.reason or '')}"))
-    _exit_unfinished(final is None, failed)
+        for o in truncated[:10]:
+            out.print(Text(f"  truncated #{store.ordinal_of(o.qa_pair_id)} {o.qa_pair_id}: "
+                           f"{printable(o.reason or '')}"))
+        if truncated:
+            out.print(Text("  truncated answers are stored flagged as cut off (answers show says so), not as "
+                           "complete ones"))
+    _exit_unfinished(final is None, failed + truncated)
 
 
 # -------------------------------------------------------------------------------------- failure modes

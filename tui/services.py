@@ -285,4 +285,4 @@ def client_for_role(store: Store, config, role_config, *, provider_factory=None)
     from benchwright.core.llm.config import build_provider
 
     provider = (provider_factory or build_provider)(config, role_config)
-    return LLMClient(provider, store, prices=config.prices)
+    return LLMClient(provider, store, prices=config.prices, truncation=getattr(role_config, "truncation", None))

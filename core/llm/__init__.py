@@ -16,7 +16,7 @@ from .base import (
     Usage,
 )
 from .client import CallRecord, CallResult, Ledger, LLMClient, MemoryLedger, Price, parse_json_output
-from .fake import Delay, ScriptedProvider
+from .fake import Delay, Reply, ScriptedProvider
 
 __all__ = [
     "CallRecord",
@@ -34,6 +34,7 @@ __all__ = [
     "MemoryLedger",
     "Price",
     "Provider",
+    "Reply",
     "ScriptedProvider",
     "StructuredOutput",
     "Usage",

@@ -143,7 +143,7 @@ class AnthropicProvider:
             what = f" ({category})" if category else ""
             raise LLMRefusalError(f"{self.name}: the model refused{what}: {(raw_text or '')[:300]}".rstrip(": "),
                                   raw=raw_text, request_id=request_id, attempts=attempts, usage=usage,
-                                  model=model)
+                                  model=model, stop_reason=stop)
         return LLMResponse(text=text, model=model, usage=usage, request_id=request_id, stop_reason=stop,
                            latency_s=latency, attempts=attempts, params_sent=sent)
 

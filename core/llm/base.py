@@ -26,6 +26,47 @@ class CallStatus(StrEnum):
     ERROR = "error"
     """HTTP error after the SDK's retries, timeout, connection failure."""
     CANCELLED = "cancelled"
+    TRUNCATED = "truncated"
+    """The output was cut off at the token budget (stop reason ``length``); the partial text is kept, never used
+    as a complete answer, never reused from the cache."""
+
+
+class StopReason(StrEnum):
+    """Why a provider stopped generating, in one vocabulary for every provider (:func:`normalize_stop_reason`);
+    the ledger keeps the provider's own value beside it."""
+
+    STOP = "stop"
+    """Finished on its own (OpenAI ``stop``; Anthropic ``end_turn``, ``stop_sequence``)."""
+    LENGTH = "length"
+    """Cut off at the token budget (OpenAI ``length``; Anthropic ``max_tokens``,
+    ``model_context_window_exceeded``)."""
+    TOOL_USE = "tool_use"
+    """Stopped to call a tool (OpenAI ``tool_calls``, ``function_call``; Anthropic ``tool_use``)."""
+    CONTENT_FILTER = "content_filter"
+    """Withheld by the provider's filter (OpenAI ``content_filter``)."""
+    REFUSAL = "refusal"
+    """The model declined (Anthropic ``refusal``; an OpenAI ``refusal`` message)."""
+    UNKNOWN = "unknown"
+    """Not reported, or a value this vocabulary does not know (e.g. Anthropic ``pause_turn``)."""
+
+
+_STOP_REASONS = {
+    "stop": StopReason.STOP, "end_turn": StopReason.STOP, "stop_sequence": StopReason.STOP, "eos": StopReason.STOP,
+    "length": StopReason.LENGTH, "max_tokens": StopReason.LENGTH,
+    "model_context_window_exceeded": StopReason.LENGTH,
+    "tool_calls": StopReason.TOOL_USE, "function_call": StopReason.TOOL_USE, "tool_use": StopReason.TOOL_USE,
+    "content_filter": StopReason.CONTENT_FILTER,
+    "refusal": StopReason.REFUSAL,
+}
+
+
+def normalize_stop_reason(raw: str | None) -> StopReason:
+    """The :class:`StopReason` of a provider's raw stop / finish reason (case-insensitive); ``unknown`` for None
+    or a value not listed. Sources: OpenAI Chat Completions ``choices[].finish_reason``, Anthropic Messages
+    ``stop_reason``."""
+    if not isinstance(raw, str):
+        return StopReason.UNKNOWN
+    return _STOP_REASONS.get(raw.strip().lower(), StopReason.UNKNOWN)
 
 
 class StructuredOutput(StrEnum):
@@ -44,12 +85,15 @@ class LLMError(BenchwrightError):
         http_status: the HTTP status code, when there was a response.
         request_id: the provider's request id, when known.
         raw: the text the provider returned, when there was one (refusals, invalid output).
+        stop_reason: the provider's raw stop / finish reason, when there was an answer (refusals).
     """
 
     def __init__(self, message: str, *, status: CallStatus = CallStatus.ERROR, http_status: int | None = None,
                  request_id: str | None = None, raw: str | None = None, transient: bool = False,
-                 attempts: int = 1, usage: Usage | None = None, model: str | None = None):
+                 attempts: int = 1, usage: Usage | None = None, model: str | None = None,
+                 stop_reason: str | None = None):
         super().__init__(message)
+        self.stop_reason = stop_reason
         self.status = status
         self.http_status = http_status
         self.request_id = request_id
@@ -158,7 +202,7 @@ class LLMResponse:
         model: the model the provider says answered (may differ from the requested one).
         usage: token counts (None when the provider reported none: tokens then count 0 and the cost is unknown).
         request_id: the provider's request id, when sent.
-        stop_reason: the provider's stop / finish reason.
+        stop_reason: the provider's raw stop / finish reason (:func:`normalize_stop_reason` maps it).
         latency_s: wall time of the call including the SDK's retries, in seconds.
         attempts: HTTP attempts the SDK made (1 + retries).
         params_sent: the parameters as they went over the wire (after mapping).

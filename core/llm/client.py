@@ -4,6 +4,9 @@ ARCHITECTURE.md "LLM layer": every call is recorded (:class:`CallRecord`); a fin
 request hash and repeat index is reused, so rerunning a finished step makes no calls; errors, refusals and
 invalid output are recorded but never reused. Invalid output gets one bounded repair turn that lists the
 problems; if that fails too the result is ``invalid`` with the raw text and the reasons (never coerced).
+Every answer's stop reason is recorded (normalized, and as the provider sent it); an output cut off at the token
+budget is ``truncated`` (kept, never parsed as complete) and gets one retry with a larger budget
+(:class:`TruncationPolicy`), not the repair turn.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
+import math
 import re
 import time
 import weakref
@@ -25,11 +29,14 @@ from .base import (
     CallStatus,
     ChatMessage,
     LLMError,
+    LLMRefusalError,
     LLMRequest,
     LLMResponse,
     Provider,
+    StopReason,
     StructuredOutput,
     Usage,
+    normalize_stop_reason,
 )
 
 Validator = Callable[[Any], list[str]]
@@ -87,8 +94,43 @@ class CallRecord:
     id: int | None = None
     usage_missing: bool = False
     """The provider reported no token usage (tokens 0 and cost unknown)."""
+    stop_reason: str | None = None
+    """Why generation stopped, normalized (:class:`~.base.StopReason` value); None when no answer came back
+    (HTTP error, timeout, cancelled)."""
+    stop_reason_raw: str | None = None
+    """The provider's own value (OpenAI ``finish_reason``, Anthropic ``stop_reason``), as sent."""
     text_repaired: bool = False
     """The provider's text held lone surrogates, stored as U+FFFD (the ledger flags the row in ``text_repairs``)."""
+
+
+@dataclass(frozen=True)
+class TruncationPolicy:
+    """What to do when an output is cut off at the token budget (stop reason ``length``): one retry with a
+    larger budget (``[roles.ROLE]`` ``truncation_retry_factor`` / ``retry_max_tokens`` in benchwright.toml).
+
+    Attributes:
+        factor: the retry's ``max_tokens`` is the budget that was cut off times this (rounded up); default 2.
+        retry_max_tokens: the retry's ``max_tokens`` outright (overrides ``factor``); None: use ``factor``.
+        retry: False: no retry (the first truncated output is the result).
+    """
+
+    factor: float = 2.0
+    retry_max_tokens: int | None = None
+    retry: bool = True
+
+    def retry_budget(self, cut_at: int | None, output_tokens: int = 0) -> int | None:
+        """The ``max_tokens`` of the retry after an output cut off at ``cut_at`` tokens (None: the server's own
+        default, then ``output_tokens``, what it produced, stands for it); None when there is no retry (off, no
+        budget known and none configured, or the retry would not be larger)."""
+        if not self.retry:
+            return None
+        base = cut_at or output_tokens or None
+        if self.retry_max_tokens is not None:
+            return self.retry_max_tokens if base is None or self.retry_max_tokens > base else None
+        if base is None:
+            return None
+        nxt = math.ceil(base * self.factor)
+        return nxt if nxt > base else None
 
 
 class Ledger(Protocol):
@@ -129,9 +171,12 @@ class CallResult:
 
     Attributes:
         status: ``ok`` (``parsed`` holds the output), ``invalid`` (``problems`` says why, ``text`` is the
-            last raw output), ``refused`` or ``error`` (``error`` says why).
+            last raw output), ``truncated`` (the output was cut off at the token budget even after the retry
+            with a larger one: ``text`` is the partial output, ``problems`` says at which budget), ``refused``
+            or ``error`` (``error`` says why).
         cached: the output came from the ledger; ``calls`` is then 0.
-        calls: requests sent (0, 1 or 2 with a repair).
+        calls: requests sent (0 to 3: the first, one retry with a larger budget after a truncation, one repair
+            turn after invalid output).
         call_ids: ledger ids of the calls made (or of the cached call).
     """
 
@@ -151,6 +196,17 @@ class CallResult:
     """Calls whose provider reported no token usage (their cost is unknown, not 0)."""
     cost_unknown: int = 0
     """Calls made whose cost is unknown (no price configured, or no usage reported); not in ``cost_usd``."""
+    stop_reason: str | None = None
+    """The last call's normalized stop reason (:class:`~.base.StopReason` value), None without an answer."""
+    max_tokens: int | None = None
+    """The token budget the output was cut off at, when ``truncated`` (None: the server's own default)."""
+    truncation_retried: bool = False
+    """A truncated output was retried with a larger budget (once at most)."""
+
+    @property
+    def truncated(self) -> bool:
+        """True when the output stayed cut off at the token budget (``status`` ``truncated``)."""
+        return self.status is CallStatus.TRUNCATED
 
     @property
     def ok(self) -> bool:
@@ -254,6 +310,23 @@ def _clean_text(text: str | None, secrets: list[str], record: CallRecord, *, jso
     return text
 
 
+def truncation_reason(r: CallResult) -> str:
+    """The reason stored with an outcome whose output stayed cut off at the token budget (status ``truncated``):
+    the budget, and that a retry with a larger one was made (when it was)."""
+    retried = " after one retry with a larger budget" if r.truncation_retried else ""
+    return (f"truncated: {r.problems[-1] if r.problems else 'output cut off at the token budget'}{retried}; "
+            "raise max_tokens (or truncation_retry_factor / retry_max_tokens) for the role in benchwright.toml")
+
+
+def _budget_sent(response: LLMResponse) -> int | None:
+    """The ``max_tokens`` the provider sent (under either OpenAI name), or None when none was sent."""
+    for key in ("max_tokens", "max_completion_tokens"):
+        v = response.params_sent.get(key)
+        if isinstance(v, int) and not isinstance(v, bool) and v > 0:
+            return v
+    return None
+
+
 def repair_message(problems: list[str]) -> str:
     """The repair turn: the problems, and the instruction to answer again (RepoProbe §4.1/§4.2 outputs)."""
     listed = "\n".join(f"- {p}" for p in problems[:20])
@@ -270,12 +343,15 @@ class LLMClient:
         provider: the endpoint.
         ledger: where calls are recorded and looked up.
         prices: dollars per million tokens by model name (requested or returned); missing: no cost.
+        truncation: what to do with an output cut off at the token budget (default: one retry at twice it).
     """
 
-    def __init__(self, provider: Provider, ledger: Ledger, *, prices: dict[str, Price] | None = None):
+    def __init__(self, provider: Provider, ledger: Ledger, *, prices: dict[str, Price] | None = None,
+                 truncation: TruncationPolicy | None = None):
         self.provider = provider
         self.ledger = ledger
         self.prices = prices or {}
+        self.truncation = truncation or TruncationPolicy()
         # One limit per event loop (the CLI runs one loop per command; tests run many): keyed weakly by the loop
         # itself, so a new loop never inherits the limiter of a dead one.
         self._semaphores: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
@@ -322,7 +398,10 @@ class LLMClient:
                                       cached=True, call_ids=[hit.id] if hit.id else [], model=hit.returned_model)
         result = CallResult(status=CallStatus.ERROR, request_hash=h)
         wire = self._wire_request(request)
-        for attempt in (1, 2):
+        repaired = retried = False
+        attempt = 0
+        while True:
+            attempt += 1
             response, record = await self._send(wire, request, h, attempt, purpose, qa_pair_id)
             result.calls += 1
             result.usage = result.usage + record.usage
@@ -330,10 +409,29 @@ class LLMClient:
             result.usage_missing += int(record.usage_missing)
             result.cost_unknown += int(cost_is_unknown(record))
             result.model = record.returned_model or result.model
+            result.stop_reason = record.stop_reason
             if response is None:  # error / refusal: recorded, not repaired
                 result.call_ids.append(self.ledger.record_call(record))
                 result.status, result.error, result.text = record.status, record.error, record.output_text
                 return result
+            if record.stop_reason == StopReason.LENGTH:
+                # Cut off at the token budget: the partial output is kept (it was paid for) but never parsed as
+                # complete, and the repair turn (for invalid JSON) does not apply: one retry with a larger budget.
+                cut_at = _budget_sent(response)
+                budget = f"max_tokens {cut_at}" if cut_at else "no max_tokens sent: the server's default"
+                problem = (f"output cut off at the token budget ({budget}; {record.usage.output_tokens:,} output "
+                           f"tokens; stop reason {record.stop_reason_raw})")
+                record.status, record.error = CallStatus.TRUNCATED, problem
+                record.output_text = _cut(record.output_text, MAX_OUTPUT_CHARS)
+                result.call_ids.append(self.ledger.record_call(record))
+                result.status, result.problems, result.max_tokens = CallStatus.TRUNCATED, [problem], cut_at
+                result.text = _cut(response.text, MAX_OUTPUT_CHARS)
+                nxt = None if retried else self.truncation.retry_budget(cut_at, record.usage.output_tokens)
+                if nxt is None:
+                    return result
+                retried = result.truncation_retried = True
+                wire = LLMRequest(**{**wire.__dict__, "params": {**wire.params, "max_tokens": nxt}})
+                continue
             if len(response.text) > MAX_OUTPUT_CHARS:
                 parsed = [f"output too long ({len(response.text):,} characters; at most {MAX_OUTPUT_CHARS:,})"]
             else:
@@ -344,8 +442,9 @@ class LLMClient:
                 result.call_ids.append(self.ledger.record_call(record))
                 result.status, result.problems = CallStatus.INVALID, parsed
                 result.text = _cut(response.text, STORED_FAILURE_CHARS)
-                if not repair or attempt == 2:
+                if not repair or repaired:
                     return result
+                repaired = True
                 wire = wire.with_messages((*wire.messages,
                                            ChatMessage("assistant", _cut(response.text, REPAIR_ECHO_CHARS)),
                                            ChatMessage("user", repair_message(parsed))))
@@ -354,7 +453,6 @@ class LLMClient:
             result.call_ids.append(self.ledger.record_call(record))
             result.status, result.parsed, result.text, result.problems = CallStatus.OK, parsed, response.text, []
             return result
-        return result  # pragma: no cover - the loop always returns
 
     def _wire_request(self, request: LLMRequest) -> LLMRequest:
         if request.json_schema is None or self.provider.structured_output is StructuredOutput.JSON_SCHEMA:
@@ -404,6 +502,11 @@ class LLMClient:
                 raise
             except LLMError as e:
                 record.latency_s = time.perf_counter() - t0
+                if e.stop_reason is not None or isinstance(e, LLMRefusalError):
+                    stop = normalize_stop_reason(e.stop_reason)
+                    if isinstance(e, LLMRefusalError) and stop not in (StopReason.CONTENT_FILTER, StopReason.REFUSAL):
+                        stop = StopReason.REFUSAL  # an OpenAI refusal message arrives with finish reason "stop"
+                    record.stop_reason, record.stop_reason_raw = str(stop), e.stop_reason
                 clean = functools.partial(_clean_text, secrets=self._secrets, record=record)
                 record.status, record.error = e.status, clean(str(e))
                 record.http_status, record.request_id = e.http_status, clean(e.request_id)
@@ -429,6 +532,8 @@ class LLMClient:
         record.http_attempts = response.attempts
         record.params = dict(response.params_sent or logical.params)
         record.output_text = response.text
+        record.stop_reason_raw = response.stop_reason
+        record.stop_reason = str(normalize_stop_reason(response.stop_reason))
         price = self._price(logical.model, response.model)
         # Without reported usage the cost is unknown (None), never a silent $0.
         record.cost_usd = price.cost(record.usage) if price and not record.usage_missing else None

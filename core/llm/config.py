@@ -26,6 +26,8 @@ Shape (every key optional unless noted)::
     model = "qwen2.5-coder"
     temperature = 0.2                  # also max_tokens, top_p, seed (seed: OpenAI only)
     max_tokens = 2048
+    truncation_retry_factor = 2        # an output cut off at max_tokens is retried once at 2x (default 2)
+    retry_max_tokens = 8192            # or: the retry's max_tokens outright (overrides the factor)
 
     [prices."gpt-4.1"]                 # US dollars per million tokens, by model name
     input = 2.0
@@ -52,7 +54,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from ..config import config_path
 from .base import LLMConfigError, Provider
-from .client import Price
+from .client import Price, TruncationPolicy
 
 FILE_NAME = "benchwright.toml"
 ROLES = ("generator", "verifier", "judge")
@@ -114,6 +116,15 @@ class RoleSettings(BaseModel):
     max_tokens: int | None = Field(None, ge=1)
     top_p: float | None = Field(None, gt=0, le=1)
     seed: int | None = None
+    truncation_retry_factor: float = Field(2.0, ge=1, le=64)
+    """An output cut off at the token budget is retried once with the budget times this; 1 = no retry."""
+    retry_max_tokens: int | None = Field(None, ge=1)
+    """The retry's ``max_tokens`` outright (overrides ``truncation_retry_factor``)."""
+
+    @field_validator("truncation_retry_factor", mode="before")
+    @classmethod
+    def _int_factor(cls, v: Any) -> Any:
+        return float(v) if isinstance(v, int) and not isinstance(v, bool) else v
 
 
 class RolesSettings(BaseModel):
@@ -166,6 +177,7 @@ class RoleConfig:
         settings: that provider's settings.
         model: the model name sent to the provider.
         params: sampling parameters for :attr:`LLMRequest.params` (only those set).
+        truncation: the retry after an output cut off at the token budget (:class:`~.client.TruncationPolicy`).
     """
 
     role: str
@@ -173,6 +185,7 @@ class RoleConfig:
     settings: ProviderSettings
     model: str
     params: dict = field(default_factory=dict)
+    truncation: TruncationPolicy = field(default_factory=TruncationPolicy)
 
 
 @dataclass(frozen=True)
@@ -321,7 +334,10 @@ class LLMConfig:
                 f"or pass --model MODEL (or --model PROVIDER:MODEL)."
             )
         params = {k: getattr(rs, k) for k in PARAM_KEYS if getattr(rs, k) is not None}
-        return RoleConfig(role=name, provider=provider, settings=settings, model=model, params=params)
+        truncation = TruncationPolicy(factor=rs.truncation_retry_factor, retry_max_tokens=rs.retry_max_tokens,
+                                      retry=rs.truncation_retry_factor > 1 or rs.retry_max_tokens is not None)
+        return RoleConfig(role=name, provider=provider, settings=settings, model=model, params=params,
+                          truncation=truncation)
 
     @property
     def prices(self) -> dict[str, Price]:

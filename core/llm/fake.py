@@ -1,8 +1,8 @@
 """A scripted provider for tests and demos: answers come from a script, not a network.
 
 The script is a list (answers in call order) or a callable ``request -> answer``. An answer is a ``str``
-(the output text), a ``dict``/``list`` (sent as JSON text), an :class:`LLMError` instance (raised), or
-:class:`Delay` wrapping one of those. Every request is kept in ``calls`` so tests can assert what was sent.
+(the output text), a ``dict``/``list`` (sent as JSON text), a :class:`Reply` (text with a stop reason, e.g. a
+reply cut off at ``max_tokens``), an :class:`LLMError` instance (raised), or :class:`Delay` wrapping one of those. Every request is kept in ``calls`` so tests can assert what was sent.
 """
 
 from __future__ import annotations
@@ -14,6 +14,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from .base import LLMError, LLMRequest, LLMResponse, StructuredOutput, Usage
+
+
+@dataclass(frozen=True)
+class Reply:
+    """An answer with an explicit stop reason: ``Reply("{\"a\": 1", stop_reason="length")`` is a reply cut off
+    at the token budget (``stop_reason`` is the provider's raw value: ``length``, ``max_tokens``, ``end_turn``...)."""
+
+    answer: Any
+    stop_reason: str | None = "end_turn"
 
 
 @dataclass(frozen=True)
@@ -72,12 +81,15 @@ class ScriptedProvider:
                 answer = answer.answer
             if isinstance(answer, BaseException):
                 raise answer
+            stop_reason = "end_turn"
+            if isinstance(answer, Reply):
+                answer, stop_reason = answer.answer, answer.stop_reason
             text = answer if isinstance(answer, str) else json.dumps(answer)
             n_in = sum(len(m.content.split()) for m in request.messages) + len((request.system or "").split())
             return LLMResponse(
                 text=text, model=request.model + self.model_suffix,
                 usage=Usage(input_tokens=n_in, output_tokens=len(text.split())),
-                request_id=f"fake-{len(self.calls)}", stop_reason="end_turn", params_sent=dict(request.params),
+                request_id=f"fake-{len(self.calls)}", stop_reason=stop_reason, params_sent=dict(request.params),
             )
         finally:
             self.in_flight -= 1

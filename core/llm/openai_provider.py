@@ -191,7 +191,7 @@ class OpenAIProvider:
             raise LLMRefusalError(f"{self.name}: the model refused: {raw_text[:300]}" if raw_text
                                   else f"{self.name}: the answer was withheld by the content filter",
                                   raw=raw_text or None, request_id=request_id, attempts=attempts,
-                                  usage=usage, model=model)
+                                  usage=usage, model=model, stop_reason=finish)
         return LLMResponse(text=text, model=model, usage=usage, request_id=request_id, stop_reason=finish,
                            latency_s=latency, attempts=attempts, params_sent=sent)
 
