@@ -44,6 +44,7 @@ from benchwright.core.checklist import Checklist, ChecklistItem, validate
 from benchwright.core.checklist_diff import diff_checklists, render_diff_text, render_word_diff, word_diff
 from benchwright.core.errors import BenchwrightError
 from benchwright.core.importers import paused_gc
+from benchwright.core.llm.scrub import env_secrets, scrub_value
 from benchwright.core.models import QAPair, Repository, SourceRef
 
 RELEASE_FORMAT = 2
@@ -598,7 +599,19 @@ def _prepare_rows(rows: Iterable[ReleaseRow]) -> list[ReleaseRow]:
     dupes = sorted({a.id for a, b in pairwise(rows) if a.id == b.id})
     if dupes:
         raise ReleaseError(f"pair ids repeat in the release: {', '.join(dupes[:10])}; nothing was written")
+    keys = env_secrets()
+    if keys:  # the last line of defence: no API key of this environment is ever published (docs/llm.md "Keys")
+        rows = [_without_keys(r, keys) for r in rows]
     return rows
+
+
+def _without_keys(row: ReleaseRow, keys: list[str]) -> ReleaseRow:
+    """``row`` with every API key in ``keys`` replaced by ``***`` in every string (:func:`scrub_value`)."""
+    text = row.model_dump_json()
+    if not any(k in text for k in keys) and "\\u" not in text:
+        return row
+    clean, changed = scrub_value(row.model_dump(mode="json"), keys)
+    return ReleaseRow.model_validate(clean) if changed else row
 
 
 def _annotator_lists(rows: Sequence[ReleaseRow], salt: str | None) -> list[list[str]]:
