@@ -26,6 +26,8 @@ from benchwright.db import QueueFilter, Store
 
 from .signals import interrupt_exit_code, received_signal, report_interrupt, signals_as_interrupt
 
+from .signals import interrupt_exit_code, received_signal, report_interrupt, signals_as_interrupt
+
 
 def _friendly(fn):
     """Turn BenchwrightError into a message on stderr and exit code 1."""
@@ -68,6 +70,20 @@ class _ProjectGroup(click.Group):
                 rest.append(a)
             i += 1
         return super().parse_args(ctx, hoisted + rest)
+
+    def invoke(self, ctx: click.Context):
+        """Run the command with SIGTERM and SIGHUP acting as Ctrl+C (``tui/signals.py``); an interrupted
+        command says so on stderr and exits with 128 + the signal number (130 for Ctrl+C)."""
+        with signals_as_interrupt():
+            try:
+                result = super().invoke(ctx)
+            except KeyboardInterrupt:
+                report_interrupt()
+                sys.exit(interrupt_exit_code())
+            if received_signal() is not None:  # the command (the app) ended itself on the signal: not a success
+                report_interrupt()
+                sys.exit(interrupt_exit_code())
+            return result
 
     def invoke(self, ctx: click.Context):
         """Run the command with SIGTERM and SIGHUP acting as Ctrl+C (``tui/signals.py``); an interrupted

@@ -28,6 +28,7 @@ from benchwright.core.llm.jobs import JobProgress, describe_cost
 from benchwright.db import QueueFilter
 
 from .cli import _friendly, _open, main
+from .signals import interrupt_exit_code
 
 WHERE_KEYS = ("repository", "qa_type", "category", "status", "checklist", "curation", "text", "assigned_to")
 
@@ -170,7 +171,7 @@ def generate(ctx, step, model, limit, where, pairs, force, include_edited, annot
         final = run_with_progress(go, len(ids), f"{step} ({role.model})")
         _summary(step, ids, outcomes, final, store, requested=role.model)
         if final is None:
-            sys.exit(130)
+            sys.exit(interrupt_exit_code())
         if run_id is not None:
             store.finish_run(run_id)
         if any(o.status == "failed" for _, o in outcomes):

@@ -30,6 +30,7 @@ from benchwright.core.text import printable
 
 from .cli import _friendly, _n, _open, main
 from .cli_generate import WHERE_KEYS, parse_where, run_with_progress
+from .signals import interrupt_exit_code
 
 JUDGE_ROLE = "judge"
 """The configured role (``[roles.judge]`` in benchwright.toml) of the judges and the failure-mode classifier."""
@@ -133,9 +134,10 @@ def _run_closing(client, run, total: int, label: str) -> tuple:
 
 
 def _exit_unfinished(cancelled: bool, failed: list) -> None:
-    """Exit 130 when the run was cancelled (Ctrl+C), else 1 when any item failed; return otherwise."""
+    """Exit 128 + the signal number when the run was cancelled (130 for Ctrl+C, 143 for SIGTERM, 129 for
+    SIGHUP; ``tui/signals.py``), else 1 when any item failed; return otherwise."""
     if cancelled:
-        sys.exit(130)
+        sys.exit(interrupt_exit_code())
     if failed:
         sys.exit(1)
 

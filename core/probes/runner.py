@@ -17,8 +17,10 @@ Safety of a run (:func:`run_probe`):
 * commands run with ``cwd`` inside the workspace, ``HOME``/``TMPDIR``/``XDG_*`` pointing into it, and
   every variable whose name contains KEY, TOKEN, SECRET, PASSWORD, PASSWD or CREDENTIAL, or starts with
   ANTHROPIC_ or OPENAI_, removed;
-* each command runs in a new session (its own process group); on timeout or cancellation the whole group
-  is killed with SIGKILL, and any process left in the group after the command ends is killed too.
+* each command runs in a new session (its own process group); on Linux under :data:`SUPERVISOR`, a child
+  subreaper that kills every descendant of the command (also those that left with ``setsid`` or a double
+  fork) when it ends, times out, is cancelled, or benchwright dies; elsewhere the process group is killed
+  with SIGKILL on timeout or cancellation and after the command ends (docs/probes.md, *Processes*).
 
 This is not a sandbox: a command may still write wherever the user running benchwright may write. Run
 untrusted variants in a container.
@@ -30,8 +32,10 @@ import contextlib
 import os
 import re
 import shlex
+import shutil
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections import deque
@@ -236,13 +240,61 @@ def _kill_group(pgid: int) -> None:
         os.killpg(pgid, signal.SIGKILL)
 
 
+SUPERVISOR = Path(__file__).with_name("_supervise.py")
+"""The script each command runs under on Linux (see :mod:`benchwright.core.probes._supervise`)."""
+
+STOP_GRACE_S = 5.0
+"""How long a supervised command gets to kill its descendants after SIGTERM before its group gets SIGKILL."""
+
+
+def supervision_available() -> bool:
+    """True where commands run under :data:`SUPERVISOR`: Linux with ``/proc`` (every descendant of a command
+    is killed when it ends). Elsewhere only the command's process group is killed."""
+    return sys.platform.startswith("linux") and os.path.exists("/proc/self/stat") and SUPERVISOR.is_file()
+
+
+def _executable_problem(argv0: str, cwd: Path, env: dict[str, str]) -> str | None:
+    """Why ``argv0`` cannot be run (as ``Popen`` would say it), or None."""
+    if os.sep in argv0:
+        path = Path(argv0) if os.path.isabs(argv0) else cwd / argv0
+        if not path.exists():
+            return f"command not found: {argv0}"
+        if path.is_dir() or not os.access(path, os.X_OK):
+            return f"cannot run {argv0}: Permission denied"
+        return None
+    if shutil.which(argv0, path=env.get("PATH", os.defpath)) is None:
+        return f"command not found: {argv0}"
+    return None
+
+
+def _stop(process: subprocess.Popen, supervised: bool) -> None:
+    """Stop a command and everything it started: SIGTERM to the supervisor (it kills every descendant),
+    then SIGKILL to the command's process group, then to the command itself."""
+    if supervised and process.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            process.send_signal(signal.SIGTERM)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(timeout=STOP_GRACE_S)
+    _kill_group(process.pid)  # stragglers of the group (background children) die with the command
+    if process.poll() is None:
+        process.kill()
+        process.wait()
+
+
 def _run_command(
     argv: list[str], *, cwd: Path, env: dict[str, str], timeout_s: float, cancel: threading.Event | None
 ) -> tuple[int | None, str, bool, bool]:
-    """Run ``argv`` in its own process group; returns (returncode, output, timed_out, cancelled)."""
+    """Run ``argv`` in its own session (under :data:`SUPERVISOR` where :func:`supervision_available`);
+    returns (returncode, output, timed_out, cancelled). Every process the command started is gone when
+    this returns, also when it raises (``KeyboardInterrupt``)."""
+    problem = _executable_problem(argv[0], cwd, env)
+    if problem:
+        return None, problem, False, False
+    supervised = supervision_available()
+    run_argv = [sys.executable, "-I", "-S", str(SUPERVISOR), str(os.getpid()), "--", *argv] if supervised else argv
     try:
         process = subprocess.Popen(
-            argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            run_argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
             start_new_session=True,
         )
     except FileNotFoundError:
@@ -264,14 +316,9 @@ def _run_command(
                 elif time.monotonic() >= deadline:
                     timed_out = True
                 if timed_out or cancelled:
-                    _kill_group(process.pid)
-                    process.wait()
                     break
     finally:
-        _kill_group(process.pid)  # stragglers of the group (background children) die with the command
-        if process.poll() is None:
-            process.kill()
-            process.wait()
+        _stop(process, supervised)
         reader.join(timeout=5)
         if process.stdout is not None and not reader.is_alive():
             process.stdout.close()

@@ -30,7 +30,13 @@ from benchwright.core.probes import (
 )
 from benchwright.core.probes.importer import unified_diff
 from benchwright.core.probes.pipeline import pipeline_from_dict
-from benchwright.core.probes.runner import LOG_HEAD_BYTES, LOG_TAIL_BYTES, ModuleResult, final_variants
+from benchwright.core.probes.runner import (
+    LOG_HEAD_BYTES,
+    LOG_TAIL_BYTES,
+    ModuleResult,
+    final_variants,
+    supervision_available,
+)
 
 HAS_CXX = shutil.which("cmake") is not None and any(shutil.which(c) for c in ("c++", "g++", "clang++"))
 needs_cxx = pytest.mark.skipif(not HAS_CXX, reason="cmake and a C++ compiler are needed to build the C++ probes")
@@ -200,6 +206,21 @@ def test_timeout_kills_the_process_group(tmp_path):
     child = int(re.search(r"CHILD=(\d+)", slow.log).group(1))
     assert _wait_dead(_alive, child), "the background child was killed with its group"
     assert _wait_dead(_group_alive, pgid), "nothing of the process group is left"
+
+
+@pytest.mark.skipif(not supervision_available(), reason="descendants are only tracked on Linux with /proc")
+def test_a_detached_grandchild_dies_with_the_step_that_started_it(tmp_path):
+    """setsid leaves the process group; the supervisor (a child subreaper) still kills it."""
+    code = ("import subprocess, sys; p = subprocess.Popen(['setsid', 'sleep', '300']); print('CHILD=%d' % p.pid)")
+    probe = _probe(tmp_path, [_check("detach", "{python}", "-c", code),
+                              _check("detach and hang", "sh", "-c", "setsid sleep 300 & echo CHILD=$!; sleep 300",
+                                     timeout_s=1)])
+    run = run_probe(probe, None, timeout_s=30)
+    finished, hung = run.modules
+    assert finished.passed and hung.timed_out
+    for module in (finished, hung):
+        child = int(re.search(r"CHILD=(\d+)", module.log).group(1))
+        assert _wait_dead(_alive, child), f"{module.name}: the setsid grandchild outlived its step"
 
 
 def test_module_timeout_overrides_the_runner_default(tmp_path):
