@@ -1,53 +1,67 @@
 """Differences between two checklist versions: items matched by key point, word-level text diffs
-(diff-match-patch with semantic cleanup), weight and rubric changes called out."""
+(:func:`benchwright.core.text_diff.word_diff`), weight and rubric changes called out."""
 
 from __future__ import annotations
 
-import re
+from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from diff_match_patch import diff_match_patch
-
 from .checklist import Checklist, ChecklistItem
+from .text_diff import (
+    APPROXIMATE,
+    DELETE,
+    EQUAL,
+    INSERT,
+    NORMALIZATION_ONLY,
+    DiffCancelled,
+    TextDiff,
+    equal_after_normalization,
+    units,
+    word_diff,
+)
 
-EQUAL, INSERT, DELETE = 0, 1, -1
-_TOKEN = re.compile(r"\s+|\w+|[^\w\s]", re.UNICODE)
+__all__ = [
+    "APPROXIMATE",
+    "DELETE",
+    "EQUAL",
+    "INSERT",
+    "NORMALIZATION_ONLY",
+    "DiffCancelled",
+    "ItemChange",
+    "TextDiff",
+    "TierChange",
+    "diff_checklists",
+    "render_diff_text",
+    "render_word_diff",
+    "similarity",
+    "word_diff",
+]
 
 
-def word_diff(old: str, new: str) -> list[tuple[int, str]]:
-    """Word-level diff of ``old`` → ``new`` as ``[(op, text)]`` with op -1 (removed), 0 (same), 1 (added).
+def checklist_text_size(checklist: Checklist) -> int:
+    """The characters of all key points and criteria of ``checklist`` (what a diff of it compares)."""
+    return sum(len(it.key_point) + sum(len(t.criterion) for t in it.rubric) for it in checklist.items)
 
-    Words, runs of white space and punctuation are the units (each mapped to one character before
-    diffing, as diff-match-patch's line mode does for lines). Semantic cleanup runs on those units too,
-    so no part ever starts or ends inside a word (on decoded text it would factor out common letters:
-    ``env[- var-]{+ironment variable+}s``).
+
+def similarity(a: str, b: str, *, timeout_s: float | None = None,
+               cancelled: Callable[[], bool] | None = None) -> float:
+    """1 - (characters inserted or deleted by the word diff / length of both texts), in [0, 1].
+
+    When the diff runs out of time (an approximate diff shows nearly everything as changed), the units
+    both texts share regardless of order stand in for the unchanged ones: an upper bound, like
+    :meth:`difflib.SequenceMatcher.quick_ratio`, so two long versions of one text still match.
+
+    Raises:
+        DiffCancelled: when ``cancelled`` answered true (see :func:`word_diff`).
     """
-    vocab: dict[str, str] = {}
-    tokens: list[str] = []
-
-    def encode(text: str) -> str:
-        out = []
-        for tok in _TOKEN.findall(text):
-            if tok not in vocab:
-                vocab[tok] = chr(0xE000 + len(tokens)) if len(tokens) < 6400 else chr(0xF0000 + len(tokens))
-                tokens.append(tok)
-            out.append(vocab[tok])
-        return "".join(out)
-
-    a, b = encode(old), encode(new)
-    back = {v: k for k, v in vocab.items()}
-    dmp = diff_match_patch()
-    diffs = dmp.diff_main(a, b, False)
-    dmp.diff_cleanupSemantic(diffs)
-    return [(op, "".join(back[c] for c in text)) for op, text in diffs if text]
-
-
-def similarity(a: str, b: str) -> float:
-    """1 - (characters inserted or deleted by the word diff / length of both texts), in [0, 1]."""
     if not a and not b:
         return 1.0
-    diffs = word_diff(a, b)
-    changed = sum(len(t) for op, t in diffs if op != EQUAL)
+    diffs = word_diff(a, b, timeout_s=timeout_s, cancelled=cancelled)
+    if diffs.approximate:
+        common = Counter(units(a)) & Counter(units(b))
+        return 2 * sum(len(u) * n for u, n in common.items()) / (len(a) + len(b))
+    changed = sum(len(s.text) for s in diffs.segments if s.op != EQUAL)
     return max(0.0, 1 - changed / (len(a) + len(b)))
 
 
@@ -56,8 +70,8 @@ class TierChange:
     """A rubric score present in one or both versions; ``criterion`` is a word diff when both have it."""
 
     score: int
-    status: str  # added | removed | changed | unchanged
-    criterion: list[tuple[int, str]]
+    status: str  # added | removed | changed | unchanged | normalization only
+    criterion: TextDiff
 
 
 @dataclass
@@ -65,7 +79,8 @@ class ItemChange:
     """One item across two versions.
 
     Attributes:
-        status: ``added``, ``removed``, ``changed`` or ``unchanged``.
+        status: ``added``, ``removed``, ``changed``, ``unchanged`` or ``normalization only`` (the versions
+            differ only by the Unicode normalization of their texts, :data:`NORMALIZATION_ONLY`).
         old_index, new_index: positions in each version (None where absent).
         key_point: word diff of the key points.
         weight: ``(old, new)``; kind: ``(old, new)``; rubric: per-score changes, highest score first.
@@ -75,7 +90,7 @@ class ItemChange:
     old_index: int | None
     new_index: int | None
     kind: tuple[str | None, str | None]
-    key_point: list[tuple[int, str]]
+    key_point: TextDiff
     weight: tuple[int | None, int | None]
     rubric: list[TierChange] = field(default_factory=list)
 
@@ -84,26 +99,43 @@ class ItemChange:
         """True when both versions have the item with different weights."""
         return None not in self.weight and self.weight[0] != self.weight[1]
 
+    @property
+    def approximate(self) -> bool:
+        """True when the key point's or a criterion's diff ran out of time (see :class:`TextDiff`)."""
+        return self.key_point.approximate or any(t.criterion.approximate for t in self.rubric)
 
-def _item_change(old: ChecklistItem | None, new: ChecklistItem | None, oi: int | None, ni: int | None) -> ItemChange:
-    kp = word_diff(old.key_point if old else "", new.key_point if new else "")
+
+def _text_status(d: TextDiff) -> str:
+    return NORMALIZATION_ONLY if d.normalization_only else "changed" if d.changed else "unchanged"
+
+
+def _item_change(old: ChecklistItem | None, new: ChecklistItem | None, oi: int | None, ni: int | None,
+                 timeout_s: float | None = None, cancelled: Callable[[], bool] | None = None) -> ItemChange:
+    def diff(a: str, b: str) -> TextDiff:
+        return word_diff(a, b, timeout_s=timeout_s, cancelled=cancelled)
+
+    kp = diff(old.key_point if old else "", new.key_point if new else "")
     old_tiers = {t.score: t.criterion for t in old.rubric} if old else {}
     new_tiers = {t.score: t.criterion for t in new.rubric} if new else {}
     tiers: list[TierChange] = []
     for s in sorted(set(old_tiers) | set(new_tiers), reverse=True):
         if s not in old_tiers:
-            tiers.append(TierChange(s, "added", [(INSERT, new_tiers[s])]))
+            tiers.append(TierChange(s, "added", diff("", new_tiers[s])))
         elif s not in new_tiers:
-            tiers.append(TierChange(s, "removed", [(DELETE, old_tiers[s])]))
+            tiers.append(TierChange(s, "removed", diff(old_tiers[s], "")))
         else:
-            d = word_diff(old_tiers[s], new_tiers[s])
-            tiers.append(TierChange(s, "unchanged" if old_tiers[s] == new_tiers[s] else "changed", d))
+            d = diff(old_tiers[s], new_tiers[s])
+            tiers.append(TierChange(s, _text_status(d), d))
     if old is None:
         status = "added"
     elif new is None:
         status = "removed"
     elif old == new:
         status = "unchanged"
+    elif (old.kind, old.weight) == (new.kind, new.weight) and [t.score for t in old.rubric] == [
+            t.score for t in new.rubric] and all(d.normalization_only or not d.changed
+                                                 for d in [kp, *(t.criterion for t in tiers)]):
+        status = NORMALIZATION_ONLY
     else:
         status = "changed"
     return ItemChange(
@@ -112,18 +144,26 @@ def _item_change(old: ChecklistItem | None, new: ChecklistItem | None, oi: int |
     )
 
 
-def diff_checklists(old: Checklist, new: Checklist, *, threshold: float = 0.35) -> list[ItemChange]:
+def diff_checklists(old: Checklist, new: Checklist, *, threshold: float = 0.35, timeout_s: float | None = None,
+                    cancelled: Callable[[], bool] | None = None) -> list[ItemChange]:
     """Item-by-item changes from ``old`` to ``new``.
 
     Items are matched by kind and key-point similarity (greedy, best first, at least ``threshold``), so a
     removed or reordered item does not shift every later comparison. Output follows ``new``'s order,
-    with removed items after the item that preceded them in ``old``.
+    with removed items after the item that preceded them in ``old``. Key points equal after Unicode NFC
+    match as identical.
+
+    ``timeout_s`` and ``cancelled`` are passed to every :func:`word_diff`.
+
+    Raises:
+        DiffCancelled: when ``cancelled`` (polled during the text diffs) answered true.
     """
     pairs: list[tuple[float, int, int]] = []
     for i, a in enumerate(old.items):
         for j, b in enumerate(new.items):
             if a.kind == b.kind:
-                sim = 1.0 if a.key_point == b.key_point else similarity(a.key_point, b.key_point)
+                sim = 1.0 if equal_after_normalization(a.key_point, b.key_point) else similarity(
+                    a.key_point, b.key_point, timeout_s=timeout_s, cancelled=cancelled)
                 pairs.append((sim, i, j))
     match_old: dict[int, int] = {}
     match_new: dict[int, int] = {}
@@ -136,23 +176,27 @@ def diff_checklists(old: Checklist, new: Checklist, *, threshold: float = 0.35) 
     placed_old: set[int] = set()
     for j, b in enumerate(new.items):
         i = match_new.get(j)
-        out.append(_item_change(old.items[i] if i is not None else None, b, i, j))
+        out.append(_item_change(old.items[i] if i is not None else None, b, i, j, timeout_s, cancelled))
         if i is not None:
             placed_old.add(i)
             # removed items that followed i in the old order come right after it
             k = i + 1
             while k < len(old.items) and k not in match_old:
-                out.append(_item_change(old.items[k], None, k, None))
+                out.append(_item_change(old.items[k], None, k, None, timeout_s, cancelled))
                 placed_old.add(k)
                 k += 1
     # removed items before the first matched one (nothing precedes them) come first, in their old order
-    leading = [_item_change(a, None, i, None) for i, a in enumerate(old.items) if i not in placed_old and i not in match_old]
+    leading = [_item_change(a, None, i, None, timeout_s, cancelled) for i, a in enumerate(old.items) if i not in placed_old and i not in match_old]
     return leading + out
 
 
-def render_word_diff(diffs: list[tuple[int, str]]) -> str:
-    """Plain-text word diff: ``[-removed-]`` and ``{+added+}``."""
-    return "".join(t if op == EQUAL else f"[-{t}-]" if op == DELETE else f"{{+{t}+}}" for op, t in diffs)
+def render_word_diff(diff: TextDiff) -> str:
+    """Plain-text word diff: ``[-removed-]`` and ``{+added+}``, after ``(approximate diff) `` when it ran
+    out of time or ``(normalization only) `` when the texts differ only by Unicode normalization."""
+    note = diff.note()
+    body = "".join(s.text if s.op == EQUAL else f"[-{s.text}-]" if s.op == DELETE else f"{{+{s.text}+}}"
+                   for s in diff.segments)
+    return f"({note}) {body}" if note else body
 
 
 def render_diff_text(changes: list[ItemChange]) -> str:
@@ -171,5 +215,13 @@ def render_diff_text(changes: list[ItemChange]) -> str:
             lines.append(f"  weight: {c.weight[1] if c.status == 'added' else c.weight[0]}")
         for t in c.rubric:
             if t.status != "unchanged":
-                lines.append(f"  score {t.score} {t.status}: {render_word_diff(t.criterion)}")
+                text = t.criterion.new() if t.status == NORMALIZATION_ONLY else render_word_diff(t.criterion)
+                lines.append(f"  score {t.score} {t.status}: {text}")
+    if any(c.approximate for c in changes):
+        lines.append(f"{APPROXIMATE}: a comparison took longer than {_timeout_of(changes):g} s, so some "
+                     "unchanged text may be shown as removed and added")
     return "\n".join(lines)
+
+
+def _timeout_of(changes: list[ItemChange]) -> float:
+    return max(d.timeout_s for c in changes for d in [c.key_point, *(t.criterion for t in c.rubric)])

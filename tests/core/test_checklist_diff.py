@@ -28,12 +28,16 @@ TEXTS = st.one_of(
 )
 
 
-def old_side(diffs) -> str:
-    return "".join(t for op, t in diffs if op != INSERT)
+def old_side(diff) -> str:
+    return "".join(s.old_text or s.text for s in diff.segments if s.op != INSERT)
 
 
-def new_side(diffs) -> str:
-    return "".join(t for op, t in diffs if op != DELETE)
+def new_side(diff) -> str:
+    return "".join(s.text for s in diff.segments if s.op != DELETE)
+
+
+def parts(diff) -> list[tuple[int, str]]:
+    return [(s.op, s.text) for s in diff.segments]
 
 
 def boundaries(text: str) -> set[int]:
@@ -51,7 +55,8 @@ def test_word_diff_reconstructs_both_texts(old, new):
     diffs = word_diff(old, new)
     assert old_side(diffs) == old
     assert new_side(diffs) == new
-    assert all(op in (EQUAL, INSERT, DELETE) and text for op, text in diffs)
+    assert diffs.old() == old and diffs.new() == new
+    assert all(op in (EQUAL, INSERT, DELETE) and text for op, text in parts(diffs))
 
 
 @settings(max_examples=300, deadline=None)
@@ -61,7 +66,7 @@ def test_word_diff_never_cuts_inside_a_word(old, new):
     diffs = word_diff(old, new)
     at_old = at_new = 0
     old_cuts, new_cuts = boundaries(old), boundaries(new)
-    for op, text in diffs:
+    for op, text in parts(diffs):
         if op != INSERT:
             at_old += len(text)
             assert at_old in old_cuts, (diffs, at_old)
@@ -71,14 +76,14 @@ def test_word_diff_never_cuts_inside_a_word(old, new):
 
 
 def test_word_diff_examples():
-    assert word_diff("the quick brown fox", "the slow brown fox") == [
+    assert parts(word_diff("the quick brown fox", "the slow brown fox")) == [
         (EQUAL, "the "), (DELETE, "quick"), (INSERT, "slow"), (EQUAL, " brown fox")]
-    assert word_diff("Flask loads config from env vars", "Flask loads config from environment variables") == [
+    assert parts(word_diff("Flask loads config from env vars", "Flask loads config from environment variables")) == [
         (EQUAL, "Flask loads config from "), (DELETE, "env vars"), (INSERT, "environment variables")]
-    assert word_diff("same", "same") == [(EQUAL, "same")]
-    assert word_diff("", "") == []
-    assert word_diff("", "new text") == [(INSERT, "new text")]
-    assert word_diff("old text", "") == [(DELETE, "old text")]
+    assert parts(word_diff("same", "same")) == [(EQUAL, "same")]
+    assert parts(word_diff("", "")) == []
+    assert parts(word_diff("", "new text")) == [(INSERT, "new text")]
+    assert parts(word_diff("old text", "")) == [(DELETE, "old text")]
 
 
 def test_word_diff_of_texts_with_thousands_of_distinct_words():
@@ -86,7 +91,7 @@ def test_word_diff_of_texts_with_thousands_of_distinct_words():
     new = " ".join(f"w{i}" for i in range(7000) if i % 1000 != 5) + " tail"
     diffs = word_diff(old, new)
     assert old_side(diffs) == old and new_side(diffs) == new
-    assert [t for op, t in diffs if op == INSERT] == [" tail"]
+    assert [t for op, t in parts(diffs) if op == INSERT] == [" tail"]
 
 
 def test_similarity():
@@ -145,7 +150,7 @@ def test_added_removed_and_changed_items():
     assert summary(changes) == [
         ("changed", 0, 0), ("removed", 1, None), ("unchanged", 2, 1), ("added", None, 2), ("unchanged", 3, 3)]
     kp = changes[0].key_point
-    assert (INSERT, "the ") in kp and old_side(kp) == A.key_point and new_side(kp) == a2.key_point
+    assert (INSERT, "the ") in parts(kp) and old_side(kp) == A.key_point and new_side(kp) == a2.key_point
     assert changes[1].kind == ("knowledge", None) and changes[1].weight == (3, None)
     assert changes[3].kind == (None, "knowledge") and changes[3].weight == (None, 3)
     assert {t.status for t in changes[1].rubric} == {"removed"}
@@ -207,7 +212,7 @@ def test_render_of_added_and_removed_items():
         "  score 0 added: {+crit 0+}",
         "#2 clarity item: unchanged",
     ]
-    assert render_word_diff([(EQUAL, "a "), (DELETE, "b"), (INSERT, "c")]) == "a [-b-]{+c+}"
+    assert render_word_diff(word_diff("a b", "a c")) == "a [-b-]{+c+}"
 
 
 def test_items_of_different_kinds_never_match():

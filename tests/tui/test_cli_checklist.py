@@ -262,6 +262,50 @@ def test_history_diff_and_restore(project):
     assert project.versions() == 3
 
 
+def _one_point(pair: str, key_point: str, criterion: str = "States it") -> dict:
+    return {"qa_pair_id": pair, "items": [
+        {"kind": "knowledge", "key_point": key_point, "weight": 9,
+         "rubric": [{"score": 9, "criterion": criterion}, {"score": 0, "criterion": "Does not"}]},
+        clarity_item().model_dump(mode="json")]}
+
+
+def test_diff_keeps_emoji_whole_and_calls_normalization_only_differences_so(project):
+    import unicodedata
+
+    pid = project.ids[0]
+    v1 = _one_point(pid, "Flags 🇫🇷 and a family 👨‍👩‍👧 in café", "Names the café")
+    v2 = _one_point(pid, "Flags 🇫🇮 and a family 👨‍👩‍👦 in café", "Names the café")
+    v3 = _one_point(pid, unicodedata.normalize("NFD", "Flags 🇫🇮 and a family 👨‍👩‍👦 in café"),
+                    unicodedata.normalize("NFD", "Names the café"))
+    for n, doc in enumerate((v1, v2, v3), 1):
+        assert project.imp(project.json_file(f"v{n}.json", doc)).exit_code == 0
+    r = project.run("checklist", "diff", pid, "1", "2")
+    assert r.exit_code == 0, r.output
+    assert ("  key point: Flags [-🇫🇷-]{+🇫🇮+} and a family [-👨‍👩‍👧-]{+👨‍👩‍👦+} in café"
+            in r.stdout.splitlines())
+    r = project.run("checklist", "diff", pid, "2", "3")
+    assert r.exit_code == 0, r.output
+    assert r.stdout.splitlines()[1] == "#1 knowledge item: normalization only"
+    assert "[-" not in r.stdout and "{+" not in r.stdout
+
+
+def test_diff_that_runs_out_of_time_says_approximate(project, monkeypatch):
+    from benchwright.core import text_diff
+
+    pid = project.ids[0]
+    words = ["alpha", "beta", "gamma", "delta"]
+    old = " ".join(words[(k * 7) % 4] for k in range(600))
+    new = " ".join(w if k % 5 else "omega" for k, w in enumerate(old.split(" ")))
+    for n, text in enumerate((old, new), 1):
+        assert project.imp(project.json_file(f"v{n}.json", _one_point(pid, text))).exit_code == 0
+    monkeypatch.setattr(text_diff, "DEFAULT_TIMEOUT_S", 1e-6)  # what a long diff meets at 1 s
+    r = project.run("checklist", "diff", pid)
+    assert r.exit_code == 0, r.output
+    lines = r.stdout.splitlines()
+    assert lines[2].startswith("  key point: (approximate diff) ")
+    assert lines[-1].startswith("approximate diff: a comparison took longer than 1e-06 s")
+
+
 def test_show_history_diff_restore_of_missing_things(project):
     pid = project.ids[0]
     r = project.run("checklist", "show", pid)

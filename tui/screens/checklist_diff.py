@@ -1,40 +1,65 @@
 """Two checklist versions side by side: key points and criteria as word diffs, weight and rubric changes
-called out (diff-match-patch via :mod:`benchwright.core.checklist_diff`)."""
+called out (:func:`benchwright.core.text_diff.word_diff` via :mod:`benchwright.core.checklist_diff`). Long
+checklists are compared in a thread worker (``computing diff…`` meanwhile; closing the screen cancels it)."""
 
 from __future__ import annotations
 
 from rich.text import Text
-from textual import on
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
+from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Select, Static
+from textual.worker import Worker, WorkerState, get_current_worker
 
-from benchwright.core.checklist_diff import DELETE, EQUAL, INSERT, diff_checklists
+from benchwright.core.checklist_diff import (
+    APPROXIMATE,
+    DELETE,
+    EQUAL,
+    NORMALIZATION_ONLY,
+    ItemChange,
+    TextDiff,
+    checklist_text_size,
+    diff_checklists,
+)
 from benchwright.core.text import printable
+from benchwright.core.text_diff import LONG_DIFF_CHARS, DiffCancelled
 from benchwright.db import Store
+
+from ..widgets import literal, literal_options
 
 _DEL = "bold red strike"
 _INS = "bold green underline"
 
 
-def _side(diffs, side: int) -> Text:
-    """Render one side of a word diff: the old side shows deletions, the new side insertions."""
+_NOTE_STYLE = {APPROXIMATE: "bold yellow", NORMALIZATION_ONLY: "dim italic"}
+
+
+def _side(diff: TextDiff, side: int) -> Text:
+    """Render one side of a word diff: the old side shows deletions, the new side insertions, each text
+    in its own form; ``(approximate diff)`` or ``(normalization only)`` follows when it applies."""
     t = Text()
-    for op, text in diffs:
+    for op, text in diff.side(side):
         if op == EQUAL:
             t.append(printable(text))
-        elif op == DELETE and side == 0:
+        elif op == DELETE:
             t.append(printable(text), style=_DEL)
-        elif op == INSERT and side == 1:
+        else:
             t.append(printable(text), style=_INS)
+    note = diff.note()
+    if note:
+        t.append(f"  ({note})", style=_NOTE_STYLE[note])
     return t
 
 
 def render_side(changes, side: int) -> Text:
     """All item changes as seen from the old (0) or new (1) version."""
     out = Text()
+    if any(c.approximate for c in changes):
+        out.append(f"{APPROXIMATE}: a comparison took too long, so some unchanged text may be shown as removed "
+                   "and added\n\n", style="bold yellow")
     for c in changes:
         present = c.old_index is not None if side == 0 else c.new_index is not None
         kind = c.kind[side] or c.kind[1 - side]
@@ -43,6 +68,8 @@ def render_side(changes, side: int) -> Text:
             continue
         head_style = {"added": "green", "removed": "red", "changed": "yellow"}.get(c.status, "")
         out.append(f"{kind} item · weight {c.weight[side]}", style=f"bold {head_style}")
+        if c.status == NORMALIZATION_ONLY:
+            out.append(f"  ({NORMALIZATION_ONLY}: the same text after Unicode NFC)", style="dim italic")
         if c.weight_changed:
             out.append(f"  (weight {c.weight[0]} → {c.weight[1]})", style="bold yellow")
         out.append("\n  ")
@@ -85,8 +112,8 @@ class ChecklistDiffScreen(Screen):
         self.right = right or (history[-1].version if history else None)
 
     def compose(self) -> ComposeResult:
-        options = [(f"v{v.version} {v.origin}{' draft' if v.is_draft else ''} · {v.author}", v.version)
-                   for v in self.versions.values()]
+        options = literal_options([(f"v{v.version} {v.origin}{' draft' if v.is_draft else ''} · {v.author}", v.version)
+                                   for v in self.versions.values()])
         yield Header()
         with Horizontal(id="diff-selectors"):
             yield Select(options, value=self.left if self.left else Select.NULL, id="diff-left", prompt="old version")
@@ -111,14 +138,54 @@ class ChecklistDiffScreen(Screen):
             self.right = int(event.value)
         self.render_diff()
 
+    class Computed(Message):
+        """Posted by the diff worker: the changes between versions ``left`` and ``right``."""
+
+        def __init__(self, left: int, right: int, changes: list[ItemChange]) -> None:
+            super().__init__()
+            self.left, self.right, self.changes = left, right, changes
+
     def render_diff(self) -> None:
-        """Show the current pair of versions."""
+        """Show the current pair of versions: at once when their texts are short, else ``computing diff…``
+        while a thread worker compares them (a new choice of versions replaces it)."""
         old, new = self.query_one("#diff-old", Static), self.query_one("#diff-new", Static)
         if not self.versions:
             old.update(Text("This pair has no checklist yet.", style="italic"))
             new.update("")
             return
         a, b = self.versions[self.left], self.versions[self.right]
-        changes = diff_checklists(a.checklist, b.checklist)
-        old.update(Text(f"version {a.version} ({a.origin})\n\n", style="bold") + render_side(changes, 0))
-        new.update(Text(f"version {b.version} ({b.origin})\n\n", style="bold") + render_side(changes, 1))
+        if checklist_text_size(a.checklist) + checklist_text_size(b.checklist) <= LONG_DIFF_CHARS:
+            self.workers.cancel_group(self, "checklist-diff")
+            self._show(self.left, self.right, diff_checklists(a.checklist, b.checklist))
+            return
+        old.update(literal(f"version {a.version} ({a.origin})\n\ncomputing diff…", style="bold"))
+        new.update(literal(f"version {b.version} ({b.origin})\n\ncomputing diff…", style="bold"))
+        self._compute(self.left, self.right)
+
+    @work(thread=True, exclusive=True, group="checklist-diff", exit_on_error=False)
+    def _compute(self, left: int, right: int) -> None:
+        worker = get_current_worker()
+        a, b = self.versions[left], self.versions[right]
+        try:
+            changes = diff_checklists(a.checklist, b.checklist, cancelled=lambda: worker.is_cancelled)
+        except DiffCancelled:
+            return
+        if not worker.is_cancelled:
+            self.post_message(self.Computed(left, right, changes))
+
+    @on(Computed)
+    def _computed(self, event: Computed) -> None:
+        if (event.left, event.right) == (self.left, self.right):
+            self._show(event.left, event.right, event.changes)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """A diff that failed says so in place of the diff (it never takes the app down)."""
+        if event.worker.group == "checklist-diff" and event.state == WorkerState.ERROR:
+            self.query_one("#diff-old", Static).update(Text(printable(f"the diff failed: {event.worker.error}"),
+                                                            style="bold red"))
+
+    def _show(self, left: int, right: int, changes: list[ItemChange]) -> None:
+        a, b = self.versions[left], self.versions[right]
+        old, new = self.query_one("#diff-old", Static), self.query_one("#diff-new", Static)
+        old.update(literal(f"version {a.version} ({a.origin})\n\n", style="bold") + render_side(changes, 0))
+        new.update(literal(f"version {b.version} ({b.origin})\n\n", style="bold") + render_side(changes, 1))
