@@ -745,5 +745,26 @@ def m011_llm_stop_reasons(db: Database) -> None:
     _append_only(db, "llm_calls")
 
 
+@migrations(name="m014_pending_releases")
+def m014_pending_releases(db: Database) -> None:
+    """Releases being written: recorded (pending) before any file of the release is written and replaced by
+    the ``releases`` row, in one transaction, once the folder is in place; so a release folder always has a
+    record, and a record whose folder never appeared is dropped by the next attempt (docs/releases.md)."""
+    db.executescript(
+        """
+        CREATE TABLE pending_releases (
+            name TEXT NOT NULL,
+            version TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            created_by TEXT NOT NULL,
+            path TEXT NOT NULL,
+            owner TEXT NOT NULL,
+            started_at TEXT NOT NULL,
+            PRIMARY KEY (name, version)
+        );
+        """
+    )
+
+
 SCHEMA_VERSION = len(migrations._migrations)
 """Number of migrations this version of benchwright knows; recorded in exports."""

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
+import socket
 from dataclasses import dataclass
 
 from benchwright.core.checklist import Checklist
 from benchwright.core.errors import BenchwrightError
-from benchwright.core.models import QAPair, Repository
+from benchwright.core.models import QAPair, Repository, utc_now
 
+from .llm import owner_alive
 from .locking import serialized
 
 
@@ -37,6 +40,41 @@ class Preflight:
         for _, reason in self.excluded:
             out[reason] = out.get(reason, 0) + 1
         return dict(sorted(out.items()))
+
+
+_RUNNING: set[str] = set()
+"""Owners of the release attempts running in this process (an attempt of this process that ended without
+confirming, e.g. for a held write lock, is not running, though its process is)."""
+
+
+def _of_this_process(owner: str) -> bool:
+    host, _, rest = owner.partition(":")
+    return host == socket.gethostname() and rest.partition(":")[0] == str(os.getpid())
+
+
+@dataclass(frozen=True)
+class PendingRelease:
+    """A release being written (or whose writer died): recorded before any file is written.
+
+    ``created_at`` is the time the release will carry; ``path`` the folder it is written to (absolute);
+    ``owner`` the writing process (:func:`benchwright.db.llm.claim_owner`), ``started_at`` when it began.
+    """
+
+    name: str
+    version: str
+    created_at: str
+    created_by: str
+    path: str
+    owner: str
+    started_at: str
+
+    @property
+    def alive(self) -> bool:
+        """True while the writing attempt still runs (a pending record of a dead process, or of an attempt of
+        this process that has ended, is stale)."""
+        if _of_this_process(self.owner):
+            return self.owner in _RUNNING
+        return owner_alive(self.owner, self.started_at)
 
 
 class ReleaseStoreMixin:
@@ -121,6 +159,75 @@ class ReleaseStoreMixin:
                 [name, name, before_version],
             ).fetchone()
         return {"version": r[0], "path": r[1], "created_at": r[2]} if r else None
+
+    @serialized
+    def pending_release(self, name: str, version: str) -> PendingRelease | None:
+        """The pending record of ``name`` ``version`` (being written, or left by a writer that died), or None."""
+        r = self.db.conn.execute(
+            """SELECT name, version, created_at, created_by, path, owner, started_at FROM pending_releases
+               WHERE name = ? AND version = ?""", [name, version]).fetchone()
+        return PendingRelease(*r) if r else None
+
+    def begin_release(self, name: str, version: str, *, created_at: str, created_by: str, path: str,
+                      owner: str) -> PendingRelease | None:
+        """Record that ``owner`` starts writing ``name`` ``version`` to ``path`` (pending), before any file is
+        written; a pending record of a process that is gone is taken over. Returns the record taken over.
+
+        Raises:
+            BenchwrightError: released already, or being written by another process that still runs.
+            StoreError: the write lock was held too long (nothing was recorded or written).
+        """
+        with self.write() as db:
+            if self.release_exists(name, version):
+                raise BenchwrightError(f"release {name} {version} exists already; choose a new version")
+            stale = self.pending_release(name, version)
+            if stale is not None and stale.owner != owner and stale.alive:
+                raise BenchwrightError(
+                    f"release {name} {version} is being written by another process (since {stale.started_at}, "
+                    f"to {stale.path}); wait for it to finish")
+            db.conn.execute("DELETE FROM pending_releases WHERE name = ? AND version = ?", [name, version])
+            _RUNNING.add(owner)
+            db.conn.execute(
+                """INSERT INTO pending_releases (name, version, created_at, created_by, path, owner, started_at)
+                   VALUES (?, ?, ?, ?, ?, ?, ?)""", (name, version, created_at, created_by, path, owner, utc_now()))
+        return stale
+
+    def end_release_attempt(self, owner: str) -> None:
+        """Mark ``owner``'s attempt (begun by :meth:`begin_release` in this process) as ended, confirmed or not:
+        a pending record it leaves is stale from now on, so the next attempt may resume it."""
+        _RUNNING.discard(owner)
+
+    def drop_pending_release(self, name: str, version: str, owner: str) -> bool:
+        """Remove ``owner``'s pending record of ``name`` ``version`` (its folder never appeared); False when the
+        record is gone or belongs to another owner."""
+        with self.write() as db:
+            cur = db.conn.execute("DELETE FROM pending_releases WHERE name = ? AND version = ? AND owner = ?",
+                                  [name, version, owner])
+        return cur.rowcount > 0
+
+    def confirm_release(self, name: str, version: str, *, owner: str, n_pairs: int, manifest: dict) -> None:
+        """Turn ``owner``'s pending record into the release record, in one transaction, once the folder is in
+        place (``created_at``, ``created_by`` and ``path`` are the pending record's).
+
+        Raises:
+            BenchwrightError: released already, or no pending record of ``owner`` (another process took it).
+            StoreError: the write lock was held too long (the record stays pending; the next attempt adopts
+                the folder).
+        """
+        with self.write() as db:
+            if self.release_exists(name, version):
+                raise BenchwrightError(f"release {name} {version} exists already; choose a new version")
+            pending = self.pending_release(name, version)
+            if pending is None or pending.owner != owner:
+                raise BenchwrightError(f"release {name} {version}: its pending record was taken over by another "
+                                       "process; run the command again")
+            db.conn.execute(
+                """INSERT INTO releases (name, version, created_at, created_by, path, n_pairs, manifest_json)
+                   VALUES (?, ?, ?, ?, ?, ?, ?)""",
+                (name, version, pending.created_at, pending.created_by, pending.path, n_pairs,
+                 json.dumps(manifest, sort_keys=True)),
+            )
+            db.conn.execute("DELETE FROM pending_releases WHERE name = ? AND version = ?", [name, version])
 
     def record_release(self, name: str, version: str, *, created_at: str, created_by: str, path: str,
                        n_pairs: int, manifest: dict) -> None:

@@ -697,10 +697,14 @@ def release_create(ctx, name, version, out, with_annotators, license_, previous,
         pre = store.release_preflight()
         for line in _preflight_lines(pre):
             click.echo(line)
+        notes: list[str] = []
         path = create_release(store, pre, name, version, Path(out), by=resolve_annotator(annotator),
                               with_annotators=with_annotators, license=license_,
-                              previous_path=Path(previous) if previous else None)
-    click.echo(f"wrote {path}")
+                              previous_path=Path(previous) if previous else None, notes=notes)
+    for note in notes:
+        click.echo(note)
+    if not notes:
+        click.echo(f"wrote {path}")
     click.echo(_extra_fields_line(pre))
 
 

@@ -3,6 +3,7 @@ so neither front end owns logic of its own."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from importlib import metadata
@@ -56,14 +57,23 @@ def release_rows(preflight: Preflight) -> list:
 def create_release(
     store: Store, preflight: Preflight, name: str, version: str, out: Path, *, by: str,
     with_annotators: bool = False, license: str = "cc-by-4.0", created_at: str | None = None,
-    record: bool = True, progress=None, previous_path: Path | None = None,
+    record: bool = True, progress=None, previous_path: Path | None = None, notes: list[str] | None = None,
 ) -> Path:
     """Write release ``name`` ``version`` of the preflight's included pairs under ``out`` and record it.
 
     ``created_at`` (default: now) is the only time written, so the same state and time give the same bytes.
 
+    The record and the folder agree whatever happens (docs/releases.md, "Guarantees"): the release is recorded
+    as pending before any file is written, and confirmed once the folder is in place. An attempt that died
+    (killed, or the confirmation refused for a held write lock) is resumed by the next one: a folder of the
+    pending record that verifies is adopted (recorded, not written again); a pending record whose folder never
+    appeared is dropped with its ``.partial`` leftovers and the release is written afresh. ``notes`` (when
+    given) receives a sentence about such a resumption.
+
     Raises:
-        BenchwrightError: the version exists, the release would be empty, or writing failed (nothing is left).
+        BenchwrightError: the version exists, the release would be empty, another process is writing it, a
+            folder is in the way, or writing failed (nothing is left but, after a failed confirmation, the
+            pending folder the next attempt records).
     """
     from pydantic import ValidationError
 
@@ -75,6 +85,23 @@ def create_release(
         raise BenchwrightError(f"release version {version!r}: write it as X.Y.Z, e.g. 1.0.0")
     if record and store.release_exists(name, version):
         raise BenchwrightError(f"release {name} {version} exists already; choose a new version")
+    stale = store.pending_release(name, version) if record else None
+    if stale is not None:
+        if stale.alive:
+            raise BenchwrightError(f"release {name} {version} is being written by another process (since "
+                                   f"{stale.started_at}, to {stale.path}); wait for it to finish")
+        adopted = _adopt_pending(store, stale, with_annotators=with_annotators, license=license)
+        if adopted is not None:
+            if notes is not None:
+                notes.append(f"recorded {adopted}: an interrupted attempt had written it at {stale.created_at} "
+                             "(verified; not written again)")
+            return adopted
+    target = Path(out) / f"{name}-{version}"
+    if record and (target.exists() or target.is_symlink()):
+        raise BenchwrightError(
+            f"{target} exists already, but this project has no record of release {name} {version}: it was made "
+            "elsewhere or by hand; check it with benchwright release verify, then move it away or choose a new "
+            "version")
     if not preflight.included:
         raise BenchwrightError("the release would be empty: no pair is accepted with a valid checklist "
                                "(see benchwright release preflight --list)")
@@ -102,13 +129,76 @@ def create_release(
     except ValidationError as e:
         problems = "; ".join(f"{'.'.join(map(str, err['loc']))}: {err['msg']}" for err in e.errors())
         raise BenchwrightError(f"cannot make release {name} {version}: {problems}") from None
-    path = write_release(release_rows(preflight), spec, out, previous_dir=previous_dir,
-                         with_annotators=with_annotators, progress=progress)
-    if record:
+    if not record:
+        return write_release(release_rows(preflight), spec, out, previous_dir=previous_dir,
+                             with_annotators=with_annotators, progress=progress)
+    from benchwright.db.llm import claim_owner
+
+    owner = claim_owner()
+    taken = store.begin_release(name, version, created_at=spec.created_at, created_by=by,
+                                path=str(target.resolve()), owner=owner)
+    for folder in {target.parent, *([Path(taken.path).parent] if taken else [])}:
+        _remove_partials(folder, f"{name}-{version}")  # left by attempts that died; this one owns the record now
+    try:
+        try:
+            path = write_release(release_rows(preflight), spec, out, previous_dir=previous_dir,
+                                 with_annotators=with_annotators, progress=progress)
+        except BaseException:
+            with contextlib.suppress(Exception):  # else the next attempt drops it (its folder never appeared)
+                store.drop_pending_release(name, version, owner)
+            raise
         manifest = json.loads((path / "manifest.json").read_text(encoding="utf-8"))
-        store.record_release(name, version, created_at=spec.created_at, created_by=by, path=str(path.resolve()),
-                             n_pairs=len(preflight.included), manifest=manifest)
+        try:
+            store.confirm_release(name, version, owner=owner, n_pairs=len(preflight.included), manifest=manifest)
+        except BenchwrightError as e:
+            raise BenchwrightError(f"wrote {path} but could not record it ({e}); run the same command again: "
+                                   "it records the folder without writing it again") from None
+    finally:
+        store.end_release_attempt(owner)
     return path
+
+
+def _remove_partials(folder: Path, folder_name: str) -> None:
+    """Remove ``.<folder_name>.<random>.partial`` folders (a killed attempt's unfinished files)."""
+    import shutil
+
+    for p in folder.glob(f".{folder_name}.*.partial"):
+        if p.is_dir() and not p.is_symlink():
+            shutil.rmtree(p, ignore_errors=True)
+
+
+def _adopt_pending(store: Store, pending, *, with_annotators: bool, license: str) -> Path | None:
+    """Resume an attempt that died: record its folder when it is the intact release it started (same name,
+    version and time, every checksum right) and return it; None when the folder never appeared.
+
+    Raises:
+        BenchwrightError: a folder is at the pending path but is not that release (damaged, or another), or
+            it was written with other options than asked now.
+    """
+    from benchwright.exports import verify_release
+
+    folder = Path(pending.path)
+    if not (folder.exists() or folder.is_symlink()):
+        return None
+    report = verify_release(folder)
+    manifest: dict = {}
+    if report.ok:
+        manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    same = report.ok and all(manifest.get(k) == getattr(pending, k) for k in ("name", "version", "created_at"))
+    if not same:
+        why = "it does not verify" if not report.ok else "its manifest names another release or time"
+        raise BenchwrightError(
+            f"{folder} is where an interrupted attempt wrote release {pending.name} {pending.version}, but {why}: "
+            "move it away and run the command again")
+    named = manifest.get("annotators") == "named"
+    if named != with_annotators or manifest.get("license") != license:
+        raise BenchwrightError(
+            f"{folder} was written by an interrupted attempt with license {manifest.get('license')} and "
+            f"{'named' if named else 'pseudonymous'} annotators; repeat that command to record it, or move the "
+            "folder away to write it with these options")
+    store.confirm_release(pending.name, pending.version, owner=pending.owner, n_pairs=int(manifest["n_pairs"]),
+                          manifest=manifest)
+    return folder
 
 
 def pseudonym_salt(store: Store, by: str) -> str:
