@@ -224,11 +224,13 @@ class AnswerStoreMixin:
             report.conflicts = sorted(conflicts, key=_line_of)
             for r, pid, aid, new in planned:
                 if new:
-                    db.conn.execute(
+                    cur = db.conn.execute(
                         f"INSERT INTO answers ({_ANSWER_COLUMNS}) VALUES ({', '.join('?' * 12)})",
                         (aid, pid, model, condition, r.text, _dumps(r.trajectory) if r.trajectory is not None else None,
                          fmt, file, r.line, _dumps(r.extra), now, created_by),
                     )
+                    if getattr(r, "text_repaired", False):
+                        self.flag_text_repair("answers", cur.lastrowid, "text", f"import line {r.line}")
                     report.added += 1
                 report.answer_ids.append(aid)
                 if r.scores and id(r) not in score_conflicts:

@@ -190,9 +190,8 @@ class ChecklistStoreMixin:
                 )
                 out.append((pair_id, saved.version))
                 if len(entry) > 4 and entry[4]:
-                    (rowid,) = self.db.conn.execute("SELECT id FROM checklist_versions WHERE qa_pair_id = ? AND "
-                                                    "version = ?", (pair_id, saved.version)).fetchone()
-                    self.flag_text_repair("checklist_versions", rowid, "items_json", str(entry[4]))
+                    self.flag_text_repair("checklist_versions", self.checklist_rowid(pair_id, saved.version),
+                                          "items_json", str(entry[4]))
         return out
 
     @serialized

@@ -174,8 +174,11 @@ def build_input(store: Store, pair_id: str, step: str, *, with_code: bool = True
 def save_outcome(store: Store, pair_id: str, outcome: StepOutcome, *, by: str) -> None:
     """Store one step outcome; a valid generated checklist becomes a version with origin ``generated``."""
     if outcome.ok and outcome.checklist is not None:
-        store.save_checklist(pair_id, outcome.checklist, author=generated_checklist_author(outcome.model),
-                             origin="generated", source_format="llm")
+        saved = store.save_checklist(pair_id, outcome.checklist, author=generated_checklist_author(outcome.model),
+                                     origin="generated", source_format="llm")
+        if store.calls_text_repaired(outcome.call_ids):  # made from output stored with U+FFFD: flagged too
+            store.flag_text_repair("checklist_versions", store.checklist_rowid(pair_id, saved.version), "items_json",
+                                   "llm output")
     store.save_curation_result(
         pair_id, outcome.step, status=outcome.status, output=outcome.output, flagged=outcome.flagged,
         raw_text=outcome.raw_text, reason=outcome.reason, model=outcome.model, template_hash=outcome.template_hash,

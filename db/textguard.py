@@ -200,3 +200,49 @@ class TextRepairMixin:
         rows = self.db.conn.execute("SELECT table_name, count(DISTINCT row_id) FROM text_repairs GROUP BY 1 "
                                     "ORDER BY 1").fetchall()
         return dict(rows)
+
+    def flag_import_repairs(self, result: Any, batch_id: int | None) -> list[int]:
+        """Flag the pairs import batch ``batch_id`` added from lines of ``result`` (a
+        :class:`~benchwright.core.importers.ParseResult`) listed in ``result.repaired_lines``; returns those lines
+        (sorted) whose pair was added. Pairs already in the project are not flagged again."""
+        lines = set(getattr(result, "repaired_lines", ()) or ())
+        if not lines or batch_id is None:
+            return []
+        name = str(result.file).replace("\\", "/").rsplit("/", 1)[-1]
+        done = []
+        with self.write() as db:
+            for pair in result.pairs:
+                line = pair.source.line
+                if line not in lines:
+                    continue
+                r = db.conn.execute("SELECT rowid FROM qa_pairs WHERE id = ? AND import_batch_id = ?",
+                                    (pair.id, batch_id)).fetchone()
+                if r is not None:
+                    db.conn.execute(RECORD_SQL, ("qa_pairs", r[0], "question,reference_answer",
+                                                 f"import {name} line {line}", utc_now()))
+                    done.append(line)
+        return sorted(done)
+
+    @serialized
+    def calls_text_repaired(self, call_ids) -> bool:
+        """Whether any of the ledger calls ``call_ids`` is flagged (its output was stored with U+FFFD)."""
+        ids = [int(i) for i in call_ids or ()]
+        if not ids:
+            return False
+        return self.db.conn.execute(
+            f"SELECT 1 FROM text_repairs WHERE table_name = 'llm_calls' AND row_id IN ({', '.join('?' * len(ids))}) "
+            "LIMIT 1", ids).fetchone() is not None
+
+    @serialized
+    def checklist_rowid(self, pair_id: str, version: int) -> int:
+        """The ``checklist_versions`` rowid of version ``version`` of the pair's checklist (for flags).
+
+        Raises:
+            NotFoundError: no such version."""
+        r = self.db.conn.execute("SELECT id FROM checklist_versions WHERE qa_pair_id = ? AND version = ?",
+                                 (pair_id, version)).fetchone()
+        if r is None:
+            from benchwright.core.errors import NotFoundError
+
+            raise NotFoundError(f"pair {pair_id} has no checklist version {version}")
+        return r[0]

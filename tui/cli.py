@@ -216,7 +216,12 @@ def import_cmd(ctx, fmt, file, repository, mapping, skip_invalid, model, conditi
             result, annotator=resolve_annotator(annotator), file_path=file, skip_invalid=skip_invalid,
             repository=repository, options={"map": list(mapping), "skip_invalid": skip_invalid},
         )
+        repaired = store.flag_import_repairs(result, report.batch_id)
     _print_report(report)
+    if repaired:
+        shown = ", ".join(map(str, repaired[:20])) + (" ..." if len(repaired) > 20 else "")
+        click.echo(f"  text repaired: {_n(len(repaired), 'pair')} held invalid Unicode (a lone surrogate), stored "
+                   f"as U+FFFD (line {shown})")
 
 
 def _print_report(r: ImportReport) -> None:

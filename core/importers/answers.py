@@ -80,6 +80,8 @@ class AnswerRecord:
     extra: dict = field(default_factory=dict)
     pair_field: str = "qa_pair_id"
     notes: list[str] = field(default_factory=list)
+    text_repaired: bool = False
+    """The record held lone surrogates (``\\udc81`` escapes), read as U+FFFD; the stored answer is flagged."""
 
     @property
     def question(self) -> str | None:
@@ -156,12 +158,16 @@ def parse_answers(path: str | Path, *, fmt: str = "auto", scale: int | None = No
     shape = fmt if fmt != "auto" else _detect(objects)
     result = AnswerParseResult(shape, display, read=sink.read, problems=list(sink.problems), scale=scale)
     reader = {"jsonl": _read_jsonl, "swe-qa-agent": _read_agent, "swe-qa-error-analysis": _read_error_analysis}
+    repaired = set(sink.repaired_lines)
     for line, rec in objects:
         problems: list[InputProblem] = []
         record = reader[shape](rec, display, line, problems)
         if problems or record is None:
             result.problems.extend(problems)
         else:
+            if line in repaired:
+                record.text_repaired = True
+                record.notes.append(f"line {line}: invalid Unicode (a lone surrogate) stored as U+FFFD")
             result.records.append(record)
     result.problems.sort(key=lambda p: (p.line or 0))
     _warn_ignored(result, objects, shape, scale)

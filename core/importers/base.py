@@ -14,6 +14,7 @@ from pydantic import ValidationError
 
 from ..errors import InputFileError, InputProblem
 from ..models import QA_TYPES, QAPair, Repository, SourceRef, qa_pair_id
+from ..text import repair_value
 
 
 @contextmanager
@@ -40,6 +41,8 @@ class ParseResult:
         pairs: valid pairs in file order.
         problems: every invalid record, with file, line or row, and field.
         repositories: repositories named by the records themselves (SWE-QA-Pro), to register.
+        repaired_lines: lines whose text held lone surrogates (``\\udc81`` escapes), read with U+FFFD in their
+            place (:func:`benchwright.core.text.repair_value`); the store flags their pairs.
     """
 
     format: str
@@ -48,6 +51,7 @@ class ParseResult:
     pairs: list[QAPair] = field(default_factory=list)
     problems: list[InputProblem] = field(default_factory=list)
     repositories: list[Repository] = field(default_factory=list)
+    repaired_lines: list[int] = field(default_factory=list)
 
 
 def read_text(path: Path, display: str) -> str:
@@ -199,14 +203,6 @@ def json_type(value: Any) -> str:
     return type(value).__name__
 
 
-def _has_lone_surrogate(obj: Any) -> bool:
-    try:
-        json.dumps(obj, ensure_ascii=False).encode("utf-8")
-    except UnicodeEncodeError:
-        return True
-    return False
-
-
 def json_lines(
     text: str, display: str, result: ParseResult, *, headings: bool = False
 ) -> Iterator[tuple[int, Any]]:
@@ -216,8 +212,9 @@ def json_lines(
     characters :meth:`str.splitlines` would break a record on. Blank lines are passed over. Every other
     line counts in ``result.read``. With ``headings=True`` lines starting with ``#`` are Markdown headings
     (the SWE-QA categorized layout), are not counted, and are yielded as ``(line, "# heading text")``
-    strings. A line that is not valid JSON, not a JSON object, or holds a ``\\u`` escape of a lone
-    surrogate (text no UTF-8 file can hold) is added to ``result.problems`` and not yielded.
+    strings. A line that is not valid JSON or not a JSON object is added to ``result.problems`` and not
+    yielded. A ``\\u`` escape of a lone surrogate (text no UTF-8 file, store or terminal can hold) is read as
+    U+FFFD and the line number added to ``result.repaired_lines`` (the record is kept, and flagged when stored).
     """
     problems = result.problems
     for number, raw in enumerate(text.split("\n"), start=1):
@@ -241,11 +238,10 @@ def json_lines(
                 InputProblem(display, number, None, f"expected a JSON object, found {json_type(obj)}")
             )
             continue
-        if "\\ud" in line.lower() and _has_lone_surrogate(obj):
-            problems.append(InputProblem(
-                display, number, None, "invalid JSON: a \\u escape encodes half a surrogate pair, not a character"
-            ))
-            continue
+        if "\\ud" in line.lower():
+            obj, repaired = repair_value(obj)
+            if repaired:
+                result.repaired_lines.append(number)
         yield number, obj
 
 

@@ -320,8 +320,6 @@ BAD_RECORD_CASES = [
      (2, "answer", "must be a string, found array")),
     ("array-line", "swe-qa", "f.jsonl", JSONL_OK + '["q", "a"]\n', {},
      (2, None, "expected a JSON object, found array")),
-    ("lone-surrogate", "swe-qa", "f.jsonl", JSONL_OK + '{"question": "q\\ud800", "answer": "a"}\n', {},
-     (2, None, "surrogate")),
     ("categorized-unknown-type", "swe-qa-categorized", "c.jsonl",
      "# WHAT CATEGORIES\n## architecture\n" + jsonl({"question": "q", "ground_truth": "a", "category_type": "whom"}),
      {}, (3, "category_type", "unknown QA type 'whom'")),

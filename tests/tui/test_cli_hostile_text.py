@@ -212,3 +212,86 @@ def test_a_key_echoed_in_json_escapes_reaches_no_table_and_no_release(judged, tm
     for f in files:
         assert OPENAI_KEY.encode() not in f.read_bytes(), f
     assert OPENAI_KEY not in dump_all_rows(db)
+
+
+# ------------------------------------------------------------------------------------- imports, notes, editor
+@pytest.mark.parametrize("fmt,extra", [("swe-qa", []), ("jsonl", []), ("swe-qa-categorized", [])])
+def test_a_pair_import_with_lone_surrogates_is_stored_repaired_and_flagged(project_factory, tmp_path, fmt, extra):
+    db, _ = project_factory(tmp_path, n=2)
+    if fmt == "swe-qa-categorized":
+        body = "# WHAT CATEGORIES\n## architecture\n" + json.dumps(
+            {"question": "Why \udc81?", "ground_truth": "Because \ud800.", "category_type": "what"}) + "\n"
+    else:
+        body = (json.dumps({"question": "Fine?", "answer": "Yes."}) + "\n"
+                + json.dumps({"question": "Why \udc81?", "answer": "Because \ud800 and \ud83d\ude00."}) + "\n")
+    f = tmp_path / "hostile.jsonl"
+    f.write_text(body, encoding="ascii")
+    r = invoke(db, ["import", fmt, str(f), "--repo", "pkg", *extra])
+    assert r.exit_code == 0, r.output
+    assert "Traceback" not in r.output and "U+FFFD" in r.output, r.output
+    with Store.open(db) as store:
+        (pid,) = store.find_pairs_by_question("Why \ufffd?")
+        pair = store.get_pair(pid)
+        assert pair.reference_answer.startswith("Because \ufffd")
+        if fmt != "swe-qa-categorized":
+            assert pair.reference_answer.endswith("\U0001F600.")  # an escaped pair is one character, kept
+        assert store.text_repaired("qa_pairs", pid)
+        assert not store.text_repaired("qa_pairs", store.find_pairs_by_question("Question number 2?")[0])
+    r = invoke(db, ["status"])
+    assert "1 pairs" in r.output and "U+FFFD" in r.output
+    # Importing the same file again adds nothing and flags nothing twice.
+    r = invoke(db, ["import", fmt, str(f), "--repo", "pkg", *extra])
+    assert r.exit_code == 0 and "U+FFFD" not in r.output, r.output
+
+
+def test_notes_editor_and_criterion_notes_never_pass_a_surrogate_to_sqlite(project_factory, tmp_path):
+    """Text typed or pasted into the app goes through the store's write path, which repairs and flags it."""
+    from benchwright.core.review import Criteria
+
+    db, ids = project_factory(tmp_path, n=2)
+    with Store.open(db) as store:
+        note_id = store.add_note(ids[0], "alice", "pasted \udc81 bytes")
+        cl = Checklist(items=[ChecklistItem(key_point="Edited \ud800 point", weight=9, rubric=binary_rubric(9)),
+                              clarity_item()])
+        store.save_checklist(ids[0], cl, author="alice")
+        crit = Criteria(notes={"qa_consistency": "odd \udfff note"})
+        decision_id = store.record_decision(ids[1], "alice", "accept", criteria=crit, notes="review \udc81 note")
+        assert store.text_repaired("review_notes", note_id)
+        assert store.text_repaired("review_decisions", decision_id)
+        v = store.checklist_version(ids[0])
+        assert v.checklist.items[0].key_point == "Edited \ufffd point"
+        (rowid,) = store.db.conn.execute("SELECT id FROM checklist_versions WHERE qa_pair_id = ? AND version = ?",
+                                         (ids[0], v.version)).fetchone()
+        assert store.text_repaired("checklist_versions", rowid)
+    dump = dump_all_rows(db)
+    assert "\udc81" not in dump and "\ud800" not in dump and "\udfff" not in dump
+    assert "pasted \ufffd bytes" in dump and "review \ufffd note" in dump
+
+
+def test_an_answers_import_with_a_lone_surrogate_is_stored_repaired_flagged_and_reported(judged, tmp_path):
+    db, ids = judged
+    f = tmp_path / "answers.jsonl"
+    f.write_text(json.dumps({"qa_pair_id": ids[1], "answer": "It is \udc81 there."}) + "\n", encoding="ascii")
+    r = invoke(db, ["import", "answers", str(f), "--model", "m2", "--condition", "closed-book"])
+    assert r.exit_code == 0, r.output
+    assert "Traceback" not in r.output and "U+FFFD" in r.output, r.output
+    with Store.open(db) as store:
+        (a,) = store.answers(ids[1], model="m2")
+        assert a.text == "It is \ufffd there."
+        assert store.text_repaired("answers", a.id)
+
+
+def test_a_generated_checklist_with_a_lone_surrogate_is_stored_repaired_and_flagged(judged):
+    db, ids = judged
+    server = Server(lambda: openai_reply(checklist_text("\\udc81")))
+    r = invoke(db, ["generate", "checklist", "--model", "gen-x", "--pair", ids[1], "--as", "alice"],
+               provider_of("openai", server))
+    assert r.exit_code == 0, r.output
+    with Store.open(db) as store:
+        v = store.checklist_version(ids[1])
+        assert v.checklist.items[0].key_point == "Names app.py \ufffd"
+        (rowid,) = store.db.conn.execute("SELECT id FROM checklist_versions WHERE qa_pair_id = ? AND version = ?",
+                                         (ids[1], v.version)).fetchone()
+        assert store.text_repaired("checklist_versions", rowid)
+        result = store.curation_current(ids[1])["checklist"]
+        assert store.text_repaired("curation_results", result.id)

@@ -208,8 +208,6 @@ BAD_CASES = [
     ("missing-file", "swe-qa", "absent.jsonl", None, [], ["no such file"]),
     ("directory", "swe-qa", "adir", "DIR", [], ["is a directory"]),
     ("array-line", "swe-qa", "f.jsonl", OK + "[1, 2]\n", [], ["line 2", "expected a JSON object, found array"]),
-    ("lone-surrogate", "swe-qa", "f.jsonl", OK + '{"question": "\\udc00?", "answer": "a"}\n', [],
-     ["line 2", "surrogate"]),
     ("categorized-unknown-type", "swe-qa-categorized", "c.jsonl",
      jsonl({"question": "q", "ground_truth": "a", "category_type": "whence"}), [],
      ["line 1", "field 'category_type'", "unknown QA type 'whence'"]),
