@@ -96,13 +96,13 @@ def resolve_in_repository(root: str | Path, relative: str) -> Path:
     return target
 
 
-def read_repository_file(root: str | Path, relative: str) -> str:
+def read_repository_file(root: str | Path, relative: str, *, max_bytes: int = MAX_FILE_BYTES) -> str:
     """Text of the file ``relative`` inside ``root`` (invalid UTF-8 bytes replaced).
 
     Raises:
         UnsafePathError: see :func:`resolve_in_repository`.
-        RepositoryError: the file does not exist, is a directory, is larger than :data:`MAX_FILE_BYTES`,
-            or cannot be read.
+        RepositoryError: the file does not exist, is a directory, is larger than ``max_bytes`` (by default
+            :data:`MAX_FILE_BYTES`), or cannot be read.
     """
     target = resolve_in_repository(root, relative)
     if not target.exists():
@@ -110,9 +110,13 @@ def read_repository_file(root: str | Path, relative: str) -> str:
     if not target.is_file():
         raise RepositoryError(f"{relative}: not a file")
     try:
-        if target.stat().st_size > MAX_FILE_BYTES:
-            raise RepositoryError(f"{relative}: larger than {MAX_FILE_BYTES // 1_000_000} MB; open it in an editor")
+        if target.stat().st_size > max_bytes:
+            raise RepositoryError(f"{relative}: larger than {_megabytes(max_bytes)}; open it in an editor")
         data = target.read_bytes()
     except OSError as e:  # unreadable (permissions), or removed since the checks above
         raise RepositoryError(f"{relative}: cannot be read ({e.strerror or e})") from None
     return data.decode("utf-8", errors="replace")
+
+
+def _megabytes(n: int) -> str:
+    return f"{n // 1_000_000} MB" if n % 1_000_000 == 0 else f"{n:,} bytes"

@@ -275,3 +275,151 @@ def test_ambiguous_citation_prefers_a_file_long_enough_for_its_lines(tmp_path):
     assert ev.candidates == ("b/blueprints.py", "a/blueprints.py")
     short = resolve_citation(tmp_path, Citation("blueprints.py", 900, 901))
     assert short.beyond_end  # no file holds line 900
+
+
+# ------------------------------------------------------------------- citations of any file the repository has
+@pytest.fixture
+def odd_repo(tmp_path) -> Path:
+    root = tmp_path / "odd"
+    for f, text in {
+        "include/foo.tpp": "template <class T> T twice(T x) { return 2 * x; }\n",
+        "include/detail/impl.ipp": "inline int impl() { return 1; }\n",
+        "scripts/run": "#!/usr/bin/env python3\nprint('hi')\n",
+        "Makefile": "all:\n\techo hi\n",
+        "sub/Dockerfile": "FROM python:3.12\n",
+        "config.json": "{}\n",
+    }.items():
+        (root / f).parent.mkdir(parents=True, exist_ok=True)
+        (root / f).write_text(text)
+    return root
+
+
+def test_paths_without_a_known_extension_are_citations_when_the_repository_has_them(odd_repo):
+    from benchwright.core.evidence import RepositoryFiles
+
+    text = (
+        "The template is in `include/foo.tpp:12`, its helper in impl.ipp (lines 3-4); "
+        "scripts/run:3 starts it and the Makefile builds it. See also ./include/detail/impl.ipp."
+    )
+    got = extract_citations(text, RepositoryFiles(odd_repo))
+    assert got == [C("include/foo.tpp", 12), C("impl.ipp", 3, 4), C("scripts/run", 3), C("Makefile"),
+                   C("include/detail/impl.ipp")]
+    # without the repository's files only known extensions are recognised (the old behaviour)
+    assert extract_citations(text) == []
+    evidence = {str(e.citation): (e.status, e.path) for e in gather_evidence(odd_repo, text)}
+    assert evidence == {
+        "include/foo.tpp:12": ("found", "include/foo.tpp"),
+        "impl.ipp:3-4": ("found-by-suffix", "include/detail/impl.ipp"),
+        "scripts/run:3": ("found", "scripts/run"),
+        "Makefile": ("found", "Makefile"),
+        "include/detail/impl.ipp": ("found", "include/detail/impl.ipp"),
+    }
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "run the tests, then make all",  # words that are also the names of files in folders
+        "the Dockerfile sets it up",  # only sub/Dockerfile exists: a bare word must be a top-level file
+        "see include/bar.tpp and scripts/walk",  # paths the repository does not have
+        "flask.Flask, e.g. app.run and and/or",
+        "the run() helper and scripts/run(3)",
+    ],
+    ids=repr,
+)
+def test_ordinary_words_are_not_turned_into_citations(odd_repo, text):
+    from benchwright.core.evidence import RepositoryFiles
+
+    assert extract_citations(text, RepositoryFiles(odd_repo)) == []
+
+
+def test_a_bare_data_file_is_a_citation_only_when_it_is_at_the_top_of_the_repository(odd_repo):
+    from benchwright.core.evidence import RepositoryFiles
+
+    files = RepositoryFiles(odd_repo)
+    assert extract_citations("config.json holds it", files) == [C("config.json")]
+    assert extract_citations("package.json holds it", files) == []
+    assert extract_citations("config.json holds it") == []
+
+
+# ------------------------------------------------------------------------------------------------ lexers
+@pytest.mark.parametrize(
+    ("path", "language", "text", "lexer"),
+    [
+        ("include/widget.h", "C++", "class Widget;\n", "cpp"),  # the repository's language decides .h
+        ("include/widget.h", "c++", "", "cpp"),
+        ("include/widget.h", None, "int widget(void);\n", "c"),
+        ("include/widget.h", "C", "", "c"),
+        ("include/widget.h", None, "@interface Widget : NSObject\n@end\n", "objective-c"),
+        ("src/widget.hpp", "C", "", "cpp"),  # a name only one lexer claims wins over the language
+        ("tools/gen.py", "C++", "", "python"),
+        ("include/foo.tpp", None, "", "cpp"),
+        ("include/foo.ipp", None, "", "cpp"),
+        ("Makefile", "Python", "all:\n", "make"),
+        ("CMakeLists.txt", "C++", "project(x)\n", "cmake"),
+        ("scripts/run", "C++", "#!/usr/bin/env python3\nimport sys\n", "python"),  # extensionless: content
+        ("scripts/deploy", None, "#!/bin/bash\necho hi\n", "bash"),
+        ("LICENSE", "Python", "MIT License\n\nPermission is hereby granted, free of charge\n", None),
+        ("notes.txt", "Python", "plain words\n", None),
+        ("data/blob", None, "", None),
+    ],
+    ids=repr,
+)
+def test_choose_lexer_by_name_then_language_then_content(path, language, text, lexer):
+    from benchwright.core.evidence import choose_lexer
+
+    assert choose_lexer(path, language=language, text=text) == lexer
+
+
+# ------------------------------------------------------------------------------------- the viewer's limits
+def test_viewer_limits_defaults_and_configuration(tmp_path, monkeypatch):
+    from benchwright.core.errors import BenchwrightError
+    from benchwright.core.evidence import ViewerLimits, load_viewer_limits, viewer_limits
+
+    assert viewer_limits(None) == viewer_limits({}) == ViewerLimits()
+    assert ViewerLimits() == ViewerLimits(window_lines=200, max_line_chars=2_000, highlight_max_bytes=2_000_000,
+                                          max_file_bytes=10_000_000)
+    assert viewer_limits({"max_line_chars": 80}).max_line_chars == 80
+    for table, message in [
+        ({"max_line_chars": 0}, "max_line_chars: must be a positive integer"),
+        ({"max_line_chars": "80"}, "max_line_chars: must be a positive integer"),
+        ({"max_line_chars": True}, "max_line_chars: must be a positive integer"),
+        ({"line_chars": 80}, "unknown setting 'line_chars'"),
+        ([1], "must be a table"),
+    ]:
+        with pytest.raises(BenchwrightError, match=message):
+            viewer_limits(table)
+    config = tmp_path / "config.toml"
+    config.write_text("[evidence]\nhighlight_max_bytes = 5000\nwindow_lines = 50\n")
+    monkeypatch.setenv("BENCHWRIGHT_CONFIG", str(config))
+    assert load_viewer_limits() == ViewerLimits(window_lines=50, highlight_max_bytes=5000)
+    config.write_text("[evidence]\nwindow_lines = -1\n")
+    with pytest.raises(BenchwrightError, match=r"config.toml \[evidence\] window_lines"):
+        load_viewer_limits()
+
+
+def test_display_line_cuts_long_lines_and_shows_controls():
+    from benchwright.core.evidence import CUT_MARK, display_line, display_lines, file_lines
+
+    assert display_line("x" * 2_500, 2_000) == ("x" * 2_000, 500)
+    assert display_line("a\tb\x1b[31m", 2_000) == ("a   b␛[31m", 0)
+    assert display_line("short", 2_000) == ("short", 0)
+    assert CUT_MARK.format(n=198_000) == " … [line cut: 198,000 more characters]"
+    assert display_lines(["ok", "y" * 10, "\tz"], 5) == (["ok", "yyyyy", "    z"], {1: 5})
+    assert file_lines("a\nb\n") == ["a", "b"] and file_lines("a\r\nb") == ["a\r", "b"] and file_lines("") == [""]
+
+
+@pytest.mark.parametrize(
+    ("start", "end", "count", "window", "expected"),
+    [
+        (25_000, 25_000, 30_000, 200, (24_799, 25_200)),
+        (1, 1, 1, 200, (0, 1)),
+        (10, 20, 15, 5, (4, 15)),
+        (None, None, 30_000, 200, (0, 401)),
+        (900, 900, 100, 200, (0, 100)),  # cited past the end: the end of the file
+    ],
+)
+def test_cited_window(start, end, count, window, expected):
+    from benchwright.core.evidence import cited_window
+
+    assert cited_window(start, end, count, window) == expected

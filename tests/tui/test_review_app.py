@@ -190,6 +190,7 @@ async def test_evidence_opens_cited_file_at_line_and_flags_missing_and_unsafe(pr
             assert [options.get_option_at_index(i).disabled for i in range(3)] == [False, True, True]
             await pilot.press("e", "enter")
             await pilot.pause()
+            await app.workers.wait_for_complete()  # the viewer reads and highlights in a worker
             await pilot.pause()
             ev = app.screen
             assert isinstance(ev, EvidenceScreen)
@@ -212,8 +213,10 @@ async def test_evidence_screen_refuses_path_outside_repository(project, tmp_path
             await pilot.pause()
             screen = EvidenceScreen(repo, Evidence(Citation("../outside.py"), "found", "../outside.py"))
             await app.push_screen(screen)
+            await app.workers.wait_for_complete()
             await pilot.pause()
             assert screen.text is None and "leave the repository" in screen.error
+            assert screen.phase == "error" and "leave the repository" in str(screen.query_one("#evidence-note").render())
 
 
 async def test_queue_filters_search_and_open(project):
