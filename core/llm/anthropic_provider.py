@@ -9,7 +9,12 @@ Wire mapping (``LLMRequest.params`` -> request body):
   ``extra_body`` (models that reject them answer HTTP 400, reported as an error naming the parameter).
 - ``seed``: the API has none; it is not sent and is absent from ``params_sent``.
 - ``json_schema`` (native structured output): ``output_config = {"format": {"type": "json_schema",
-  "schema": ...}}`` (a copy of the caller's schema).
+  "schema": ...}}`` with the schema converted to Anthropic's supported subset by the SDK's own
+  ``anthropic.transform_schema`` (:func:`wire_schema`): unsupported constraints (``minimum``, ``maximum``,
+  ``minItems`` above 1, ``maxItems``, ``minLength``...) are removed and written into the description, every object
+  gets ``additionalProperties: false``. The caller's schema is never modified; the client validates the parsed
+  output against it in full, so a bound the API could not enforce is still enforced (a violation is invalid output
+  and gets the repair turn).
 
 Retries (408/409/429/5xx, connection errors, timeouts) are the SDK's, honouring ``retry-after-ms``;
 ``LLMResponse.attempts`` is ``retries_taken + 1``.
@@ -33,11 +38,31 @@ from .base import (
     StructuredOutput,
     Usage,
 )
+from .schemas import anthropic_schema_problems
 
 DEFAULT_MAX_TOKENS = 4096
 """``max_tokens`` sent when the role configures none (the API requires one)."""
 
 SUPPORTED_PARAMS = ("temperature", "max_tokens", "top_p", "seed")
+
+
+def wire_schema(schema: dict, name: str = "output") -> dict:
+    """``schema`` converted to Anthropic's structured-output subset (``anthropic.transform_schema``; the bounds it
+    cannot send are in the descriptions).
+
+    Raises:
+        LLMConfigError: the converted schema still breaks a documented rule
+            (:func:`~.schemas.anthropic_schema_problems`; e.g. a recursive schema), named with the problems, before
+            any request is sent (the API would answer HTTP 400).
+    """
+    try:
+        converted = anthropic.transform_schema(copy.deepcopy(schema))
+    except (TypeError, ValueError) as e:
+        raise LLMConfigError(f"output schema {name!r} cannot be sent to Anthropic: {e}") from None
+    problems = anthropic_schema_problems(converted)
+    if problems:
+        raise LLMConfigError(f"output schema {name!r} cannot be sent to Anthropic: " + "; ".join(problems[:5]))
+    return converted
 
 
 _ERRORS = SDKErrors(status=anthropic.APIStatusError, timeout=anthropic.APITimeoutError,
@@ -104,7 +129,7 @@ class AnthropicProvider:
             sent.update(extra)
         if request.json_schema is not None and self.structured_output is StructuredOutput.JSON_SCHEMA:
             kwargs["output_config"] = {"format": {"type": "json_schema",
-                                                  "schema": copy.deepcopy(request.json_schema)}}
+                                                  "schema": wire_schema(request.json_schema, request.schema_name)}}
         return kwargs, sent
 
     async def complete(self, request: LLMRequest) -> LLMResponse:

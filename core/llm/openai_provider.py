@@ -10,8 +10,11 @@ Wire mapping (``LLMRequest.params`` -> request body):
   ``max_tokens``) and as ``max_tokens`` to any other base URL (llama.cpp server and Ollama read only that
   one). ``LLMResponse.params_sent`` names the field actually used.
 - ``json_schema`` (native structured output): ``response_format = {"type": "json_schema", "json_schema":
-  {"name", "schema", "strict"}}``; ``strict`` is true only when the schema meets OpenAI's strict-mode rules
-  (:func:`strict_compatible`); the caller's schema is never modified.
+  {"name", "schema", "strict"}}``. The schema is converted to OpenAI's strict subset
+  (:func:`~.schemas.openai_strict_schema`: ``additionalProperties: false`` on every object, unsupported keywords
+  moved into the description) and sent with ``strict: true`` when the result meets every strict-mode rule
+  (:func:`~.schemas.openai_strict_problems`); otherwise the schema goes as it is with ``strict: false``. The
+  caller's schema is never modified, and the client validates against it in full.
 
 Retries (408/409/429/5xx, connection errors, timeouts) are the SDK's, ``max_retries`` of them, honouring
 ``retry-after``/``retry-after-ms``; ``LLMResponse.attempts`` is ``retries_taken + 1``.
@@ -43,43 +46,27 @@ from .base import (
     StructuredOutput,
     Usage,
 )
+from .schemas import openai_strict_problems, openai_strict_schema
 
 NO_KEY_PLACEHOLDER = "not-needed"
 """The key sent to an OpenAI-compatible server configured without ``api_key_env`` (local servers need none)."""
 
 SUPPORTED_PARAMS = ("temperature", "max_tokens", "top_p", "seed")
 
-_STRICT_UNSUPPORTED = {"allOf", "not", "if", "then", "else", "patternProperties", "dependentRequired",
-                       "dependentSchemas", "unevaluatedProperties", "propertyNames"}
+
+def wire_schema(schema: dict) -> tuple[dict, bool]:
+    """``(schema as sent, strict)`` for a ``response_format``: the strict-subset conversion with ``strict``
+    true when it meets every documented rule, else a copy of ``schema`` unchanged with ``strict`` false."""
+    converted = openai_strict_schema(schema)
+    if not openai_strict_problems(converted):
+        return converted, True
+    return copy.deepcopy(schema), False
 
 
 def strict_compatible(schema: Any) -> bool:
-    """True when ``schema`` satisfies OpenAI's strict structured-output rules: every object schema lists
-    all its properties in ``required`` and sets ``additionalProperties: false``, and no unsupported
-    keyword (``allOf``, ``not``, ``if``, ``patternProperties``, ...) appears. Walks ``properties``,
-    ``items``, ``anyOf``, ``prefixItems``, ``$defs`` and ``definitions``."""
-    if isinstance(schema, bool):
-        return True
-    if not isinstance(schema, dict):
-        return False
-    if _STRICT_UNSUPPORTED & schema.keys():
-        return False
-    props = schema.get("properties")
-    is_object = schema.get("type") == "object" or (isinstance(schema.get("type"), list)
-                                                   and "object" in schema["type"]) or props is not None
-    if is_object:
-        if schema.get("additionalProperties") is not False:
-            return False
-        if set(schema.get("required") or []) != set((props or {}).keys()):
-            return False
-    children: list[Any] = list((props or {}).values())
-    for key in ("$defs", "definitions"):
-        children.extend((schema.get(key) or {}).values())
-    for key in ("anyOf", "prefixItems"):
-        children.extend(schema.get(key) or [])
-    if isinstance(schema.get("items"), dict | bool):
-        children.append(schema["items"])
-    return all(strict_compatible(c) for c in children)
+    """True when ``schema`` satisfies OpenAI's strict structured-output rules as it is, without conversion (the
+    documented rules, each with its reason: :func:`~.schemas.openai_strict_problems`)."""
+    return not openai_strict_problems(schema)
 
 
 _ERRORS = SDKErrors(status=openai.APIStatusError, timeout=openai.APITimeoutError,
@@ -144,11 +131,10 @@ class OpenAIProvider:
         if request.params.get("max_tokens") is not None:
             kwargs[self.max_tokens_field] = sent[self.max_tokens_field] = request.params["max_tokens"]
         if request.json_schema is not None and self.structured_output is StructuredOutput.JSON_SCHEMA:
-            schema = copy.deepcopy(request.json_schema)
+            schema, strict = wire_schema(request.json_schema)
             kwargs["response_format"] = {
                 "type": "json_schema",
-                "json_schema": {"name": request.schema_name, "schema": schema,
-                                "strict": strict_compatible(schema)},
+                "json_schema": {"name": request.schema_name, "schema": schema, "strict": strict},
             }
         return kwargs, sent
 
