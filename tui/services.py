@@ -143,9 +143,11 @@ def create_release(
         try:
             path = write_release(release_rows(preflight), spec, out, previous_dir=previous_dir,
                                  with_annotators=with_annotators, progress=progress)
-        except BaseException:
+        except BaseException as e:
             with contextlib.suppress(Exception):  # else the next attempt drops it (its folder never appeared)
                 store.drop_pending_release(name, version, owner)
+            if isinstance(e, OSError):  # a full disk, a folder that cannot be written: nothing was left
+                raise BenchwrightError(f"cannot write release {name} {version} under {out}: {e}") from None
             raise
         manifest = json.loads((path / "manifest.json").read_text(encoding="utf-8"))
         try:

@@ -55,15 +55,15 @@ def project(tmp_path, monkeypatch):
     return db, tmp_path / "releases"
 
 
-def assert_agree(db: Path, out: Path) -> None:
+def assert_agree(db: Path, out: Path, version: str = VERSION) -> None:
     """Recorded exactly once, its folder intact at the recorded path with the recorded time; nothing pending,
     no ``.partial`` leftovers."""
-    folder = out / f"{NAME}-{VERSION}"
+    folder = out / f"{NAME}-{version}"
     with Store.open(db) as store:
         rows = store.db.conn.execute(
-            "SELECT created_at, path, manifest_json FROM releases WHERE name = ? AND version = ?", [NAME, VERSION]
+            "SELECT created_at, path, manifest_json FROM releases WHERE name = ? AND version = ?", [NAME, version]
         ).fetchall()
-        assert store.pending_release(NAME, VERSION) is None
+        assert store.pending_release(NAME, version) is None
     assert len(rows) == 1
     created_at, path, manifest_json = rows[0]
     assert Path(path) == folder.resolve()
@@ -82,7 +82,7 @@ def test_a_failed_rename_whose_cleanup_died_is_written_afresh(project, monkeypat
     with Store.open(db) as store:
         monkeypatch.setattr(release_mod.os, "replace", refuse)
         monkeypatch.setattr(store, "drop_pending_release", lambda *a, **k: (_ for _ in ()).throw(RuntimeError()))
-        with pytest.raises(OSError):
+        with pytest.raises(BenchwrightError, match=r"cannot write release demo-qa 1\.0\.0.*disk gone"):
             create_release(store, store.release_preflight(), NAME, VERSION, out, by="lead")
         assert store.pending_release(NAME, VERSION) is not None and not store.release_exists(NAME, VERSION)
     monkeypatch.undo()
@@ -146,6 +146,23 @@ def test_a_damaged_folder_of_a_dead_attempt_is_not_adopted(project):
     assert (out / f"{NAME}-{VERSION}" / "notes.txt").read_text() == "mine"  # never deleted
 
 
+def test_a_write_lock_held_from_the_start_writes_nothing(project):
+    """Before the fix the folder was written first and the record refused after it; now the pending record
+    comes first, so a held lock leaves nothing (no folder, no record) and the retry writes it."""
+    db, out = project
+    holder = sqlite3.connect(db, timeout=0)
+    holder.execute("BEGIN IMMEDIATE")
+    with Store.open(db) as store:
+        store.db.conn.execute("PRAGMA busy_timeout = 100")
+        with pytest.raises(BenchwrightError, match="held the project"):
+            create_release(store, store.release_preflight(), NAME, VERSION, out, by="lead")
+    holder.rollback()
+    holder.close()
+    assert not (out / f"{NAME}-{VERSION}").exists()
+    assert run(db, "release", "create", NAME, "--version", VERSION, "--out", str(out)).exit_code == 0
+    assert_agree(db, out)
+
+
 _KILLER = textwrap.dedent("""
     import os, signal, sys
     from pathlib import Path
@@ -179,3 +196,33 @@ def test_kill_9_at_every_step_then_the_same_command_succeeds(project, step):
     assert r.exit_code == 0, r.output
     assert ("interrupted attempt" in r.output) == (step == STEPS)
     assert_agree(db, out)
+
+
+@pytest.mark.slow
+def test_the_real_command_killed_at_random_moments_then_run_again(project):
+    """``benchwright release create`` killed with SIGKILL at moments spread over its run time (measured first),
+    then run again: every time the record and the folder agree."""
+    import random
+    import time
+
+    db, out = project
+    exe = Path(sys.executable).parent / "benchwright"
+    env = {**os.environ, "BENCHWRIGHT_CONFIG": str(db.parent / "none.toml")}
+
+    def command(version: str) -> list[str]:
+        return [str(exe), "--db", str(db), "release", "create", NAME, "--version", version, "--out", str(out)]
+
+    t = time.monotonic()
+    assert subprocess.run(command("0.1.0"), env=env, capture_output=True, timeout=120).returncode == 0
+    duration = time.monotonic() - t
+    rng = random.Random(12)
+    for k in range(4):
+        version = f"1.{k}.0"
+        proc = subprocess.Popen(command(version), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(duration * rng.uniform(0.3, 1.05))
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=60)
+        r = run(db, "release", "create", NAME, "--version", version, "--out", str(out))
+        # killed after its record was confirmed (while exiting): the retry is refused, and all agrees
+        assert r.exit_code == 0 or "exists already" in r.output, r.output
+        assert_agree(db, out, version)

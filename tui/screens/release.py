@@ -81,14 +81,16 @@ class ReleaseScreen(Screen):
         def progress(done: int, total: int) -> None:
             self.app.call_from_thread(bar.update, total=max(total, 1), progress=done)
 
+        notes: list[str] = []
         try:
             path = create_release(self.store, self.preflight, name, version, self.out, by=self.annotator,
-                                  progress=progress)
+                                  progress=progress, notes=notes)
         except (BenchwrightError, ValueError) as e:
             self.app.call_from_thread(self.notify, str(e), title="No release", severity="error", timeout=10)
             return
         self.created = path
-        self.app.call_from_thread(self.notify, f"Wrote {path}", title="Release created", timeout=8)
+        self.app.call_from_thread(self.notify, " ".join(notes) or f"Wrote {path}", title="Release created",
+                                  timeout=8)
         self.app.call_from_thread(self._done, path)
 
     def _done(self, path: Path) -> None:
