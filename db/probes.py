@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from benchwright.core.errors import BenchwrightError, NotFoundError
 from benchwright.core.models import utc_now
+from benchwright.core.probes import OracleRun
 
 from .locking import serialized
 
@@ -162,7 +163,8 @@ class ProbeStoreMixin:
     def run_state(self, probe_id: str) -> str:
         """What the latest runs under the current fingerprint say: ``incomplete`` (no intended or no
         shortcut variant, or one not run), ``not run``, ``not separating`` (an intended variant not passing,
-        a shortcut not failing, or any run ending in error) or ``separating``."""
+        a shortcut not failing or failing only to build, or any run ending in error) or ``separating``
+        (the rule of :func:`benchwright.core.probes.separation`)."""
         record = self.probe_record(probe_id)
         runs = {k: v for k, v in self.latest_runs(probe_id).items() if v["fingerprint"] == record["fingerprint"]}
         steps = len(record["probe"].get("steps") or [1])
@@ -183,4 +185,6 @@ class ProbeStoreMixin:
                 return "not separating"
             if v["kind"] == "shortcut" and outcome != "fail":
                 return "not separating"
+            if v["kind"] == "shortcut" and OracleRun.model_validate(runs[v["name"]]["run"]).caught_by != "oracle":
+                return "not separating"  # it failed to build: the compiler caught it, not the oracle
         return "separating"

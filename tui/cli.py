@@ -26,8 +26,6 @@ from benchwright.db import QueueFilter, Store
 
 from .signals import interrupt_exit_code, received_signal, report_interrupt, signals_as_interrupt
 
-from .signals import interrupt_exit_code, received_signal, report_interrupt, signals_as_interrupt
-
 
 def _friendly(fn):
     """Turn BenchwrightError into a message on stderr and exit code 1."""
@@ -70,20 +68,6 @@ class _ProjectGroup(click.Group):
                 rest.append(a)
             i += 1
         return super().parse_args(ctx, hoisted + rest)
-
-    def invoke(self, ctx: click.Context):
-        """Run the command with SIGTERM and SIGHUP acting as Ctrl+C (``tui/signals.py``); an interrupted
-        command says so on stderr and exits with 128 + the signal number (130 for Ctrl+C)."""
-        with signals_as_interrupt():
-            try:
-                result = super().invoke(ctx)
-            except KeyboardInterrupt:
-                report_interrupt()
-                sys.exit(interrupt_exit_code())
-            if received_signal() is not None:  # the command (the app) ended itself on the signal: not a success
-                report_interrupt()
-                sys.exit(interrupt_exit_code())
-            return result
 
     def invoke(self, ctx: click.Context):
         """Run the command with SIGTERM and SIGHUP acting as Ctrl+C (``tui/signals.py``); an interrupted
@@ -815,7 +799,12 @@ def probe_list(ctx) -> None:
 @click.pass_context
 @_friendly
 def probe_run(ctx, probe_id, variant_names, timeout_s, annotator) -> None:
-    """Run the probe's oracle against its variants (fresh workspace each) and store the runs with logs."""
+    """Run the probe's oracle against its variants (fresh workspace each) and store the runs with logs.
+
+    Each run's line shows pass, fail (caught by the oracle), failed to build (caught by the compiler) or error,
+    and the tests each unit_test module ran; the shortcuts' lines say what caught each one."""
+    from benchwright.core.probes import separation
+
     from .services import run_probe_variants
 
     with _open(ctx) as store:
@@ -825,8 +814,12 @@ def probe_run(ctx, probe_id, variant_names, timeout_s, annotator) -> None:
     for r in runs:
         name = r.variant.name if r.variant else "(starter)"
         verdict = "as expected" if r.matches_expectation else ("UNEXPECTED" if r.matches_expectation is False else "")
-        click.echo(f"{name}\t{r.outcome}\texpected {r.expected or '-'}\t{verdict}")
+        if r.caught_by == "build" and r.variant is not None and r.variant.kind == "shortcut":
+            verdict = "the compiler caught it, not the oracle"
+        click.echo(f"{printable(name)}\t{r.verdict}\texpected {r.expected or '-'}\t{verdict}")
         for m in r.modules:
+            if m.passed and m.tests is not None:
+                click.echo(f"    {printable(m.name)} ({m.module_name}): {m.tests.text()}")
             if not m.passed:
                 click.echo(f"    {m.name} ({m.module_name}): {printable(m.reason or '')}")
                 for hit in m.matches[:5]:
@@ -834,6 +827,11 @@ def probe_run(ctx, probe_id, variant_names, timeout_s, annotator) -> None:
                     click.echo(f"      {hit.rule_id}: {printable(hit.message or where)}")
         if r.apply_error:
             click.echo(f"    variant not applied: {printable(r.apply_error)}")
+    notes = separation(runs).shortcut_notes
+    if notes:
+        click.echo("shortcuts:")
+        for note in notes:
+            click.echo(f"  {printable(note)}")
     click.echo(f"validation state: {state}")
 
 

@@ -13,10 +13,12 @@ Modules:
     importer: reading a probe folder and its variants, scaffolding a new probe.
     rules: source-analysis rule matching and applying a variant to a folder (no subprocess for rules).
     runner: running a probe's oracle on a variant in a throw-away workspace; oracle separation.
+    counts: how many tests a ``unit_test`` command ran (CTest, GoogleTest, pytest, unittest summaries).
 
 See ../../docs/probes.md.
 """
 
+from .counts import TestCounts, read_test_counts
 from .importer import read_probe, read_probe_folder, read_variants, sample_probe_dirs, scaffold_probe
 from .model import DIMENSIONS, Probe, Variant, probe_fingerprint
 from .pipeline import (
@@ -34,8 +36,8 @@ from .runner import ModuleResult, OracleRun, Separation, chain_for, run_all, run
 
 __all__ = [
     "DIMENSIONS", "BuildModule", "CustomizedCheckModule", "ModuleResult", "OracleRun", "Pipeline", "Probe",
-    "RequiredPathsModule", "RuleMatch", "Separation", "SourceAnalysisModule", "SourceRule", "UnitTestModule",
-    "Variant", "VariantApplyError", "apply_variant_to", "chain_for", "parse_pipeline", "preview_matches",
-    "probe_fingerprint", "read_probe", "read_probe_folder", "read_variants", "run_all", "run_probe",
-    "sample_probe_dirs", "scaffold_probe", "scan_sources", "separation",
+    "RequiredPathsModule", "RuleMatch", "Separation", "SourceAnalysisModule", "SourceRule", "TestCounts",
+    "UnitTestModule", "Variant", "VariantApplyError", "apply_variant_to", "chain_for", "parse_pipeline",
+    "preview_matches", "probe_fingerprint", "read_probe", "read_probe_folder", "read_test_counts", "read_variants",
+    "run_all", "run_probe", "sample_probe_dirs", "scaffold_probe", "scan_sources", "separation",
 ]

@@ -192,11 +192,17 @@ class BuildModule(_CommandModule):
 class UnitTestModule(_CommandModule):
     """``unit_test``: runs the hidden functional tests, e.g. ``ctest --test-dir {build_dir} -R ^name$``.
 
-    Passes when the command exits with 0 and its output does not say ``No tests were found`` (ctest exits
-    with 0 when a ``-R`` filter matches nothing, which would let a renamed test pass vacuously).
+    Passes when the command exits with 0 *and* its output has a test summary (CTest, GoogleTest, pytest or
+    unittest; :mod:`benchwright.core.probes.counts`) saying that at least ``min_expected_tests`` tests ran and
+    passed and none failed. Zero tests is never a pass: ctest exits with 0 when a ``-R`` filter matches
+    nothing, and a suite whose only test is skipped exits with 0 too.
+
+    Attributes:
+        min_expected_tests: how many tests must run and pass (NITR's field of that name); default 1.
     """
 
     module_name: Literal["unit_test"] = "unit_test"
+    min_expected_tests: int | None = Field(default=None, ge=1)
 
 
 class CustomizedCheckModule(_CommandModule):

@@ -48,6 +48,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import BenchwrightError
 from ._workspace import Workspace, scrubbed_environment
+from .counts import TestCounts, read_test_counts
 from .model import Expectation, Probe, Variant
 from .pipeline import (
     RequiredPathsModule,
@@ -62,10 +63,13 @@ LOG_HEAD_BYTES = 16_000
 LOG_TAIL_BYTES = 48_000
 """A module's captured output keeps its first and last bytes; the middle of a longer log is left out."""
 
-NO_TESTS_MARKER = "No tests were found"
-"""ctest's message when a ``-R`` filter matches nothing (it still exits with 0)."""
-
 Outcome = Literal["pass", "fail", "error"]
+
+FAILED_TO_BUILD = "failed to build"
+"""What a run whose ``build`` module failed is shown as (:attr:`OracleRun.verdict`): the compiler, not the
+oracle, rejected the variant."""
+
+CaughtBy = Literal["build", "oracle"]
 
 
 class ModuleResult(BaseModel):
@@ -87,6 +91,9 @@ class ModuleResult(BaseModel):
         command: the argv run, placeholders filled in (empty for modules that run nothing).
         returncode: the exit code, or ``None`` when the command did not finish or did not start.
         timed_out: True when the command was killed for the timeout.
+        tests: for a ``unit_test`` module, the counts read from the test tool's summary
+            (:func:`~benchwright.core.probes.counts.read_test_counts`; the outermost tool's), or ``None`` when
+            no summary was found or nothing ran.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -101,6 +108,7 @@ class ModuleResult(BaseModel):
     command: list[str] = Field(default_factory=list)
     returncode: int | None = None
     timed_out: bool = False
+    tests: TestCounts | None = None
 
 
 class OracleRun(BaseModel):
@@ -150,10 +158,37 @@ class OracleRun(BaseModel):
         """Every finding of every module."""
         return [match for module in self.modules for match in module.matches]
 
+    @property
+    def failed_to_build(self) -> bool:
+        """True when a ``build`` module failed: the variant did not compile (or configure), so its other
+        results say nothing about the oracle."""
+        return any(m.module_name == "build" and not m.passed for m in self.modules)
+
+    @property
+    def caught_by(self) -> CaughtBy | None:
+        """What rejected a failing run: ``build`` (it failed to build) or ``oracle`` (it built, and a test or
+        structural module failed); ``None`` for a pass or an error."""
+        if self.outcome != "fail":
+            return None
+        return "build" if self.failed_to_build else "oracle"
+
+    @property
+    def verdict(self) -> str:
+        """The outcome as shown: ``pass``, ``fail`` (caught by the oracle), :data:`FAILED_TO_BUILD`, ``error``."""
+        return FAILED_TO_BUILD if self.caught_by == "build" else self.outcome
+
+    def first_failure(self, *, build: bool | None = None) -> ModuleResult | None:
+        """The first module that did not pass (only ``build`` modules with ``build=True``, only the others
+        with ``build=False``), or None."""
+        for module in self.failed_modules:
+            if build is None or (module.module_name == "build") == build:
+                return module
+        return None
+
     def summary(self) -> str:
         """One line: variant, outcome, expectation and the first reason of failure."""
         name = self.variant.name if self.variant else "starter"
-        text = f"{name}: {self.outcome}"
+        text = f"{name}: {self.verdict}"
         if self.expected is not None:
             text += f" (expected {self.expected}{'' if self.matches_expectation else ', MISMATCH'})"
         if self.apply_error:
@@ -170,10 +205,15 @@ class Separation(BaseModel):
     """Whether an oracle separates a probe's variants (NITR, oracle validation).
 
     Attributes:
-        separating: every intended variant passes, every shortcut fails, there is at least one of each,
-            and none of them ended in an error.
+        separating: every intended variant passes, every shortcut is caught by the oracle (it builds and a
+            test or structural module fails it), there is at least one of each, and none of them ended in an
+            error.
         intended_failing: names of intended variants that did not pass.
         shortcuts_passing: names of shortcut variants that passed.
+        shortcuts_failing_to_build: names of shortcut variants that failed to build: the compiler, not the
+            oracle, rejected them, so they do not show that the oracle catches the shortcut.
+        caught_by: for every shortcut that failed, ``oracle`` or ``build``.
+        shortcut_notes: one sentence per shortcut: who caught it and how, or that it passed.
         near_miss_notes: one sentence per near-miss: as expected, or "may be too loose" (expected fail,
             passed) / "may be too strict" (expected pass, failed).
         errors: ``name: reason`` of runs that ended in an error.
@@ -185,6 +225,9 @@ class Separation(BaseModel):
     separating: bool
     intended_failing: list[str] = Field(default_factory=list)
     shortcuts_passing: list[str] = Field(default_factory=list)
+    shortcuts_failing_to_build: list[str] = Field(default_factory=list)
+    caught_by: dict[str, CaughtBy] = Field(default_factory=dict)
+    shortcut_notes: list[str] = Field(default_factory=list)
     near_miss_notes: list[str] = Field(default_factory=list)
     errors: list[str] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
@@ -372,6 +415,7 @@ def _command_module(
     )
     log = "$ " + shlex.join(argv) + "\n" + output
     duration = time.monotonic() - started
+    counts = read_test_counts(output) if isinstance(module, UnitTestModule) and returncode is not None else []
     if timed_out:
         reason, passed = f"timeout: still running after {limit:g} s; process group killed", False
     elif cancelled:
@@ -381,14 +425,38 @@ def _command_module(
     elif returncode != 0:
         last = _telling_line(output)
         reason, passed = f"exit code {returncode}" + (f": {last}" if last else ""), False
-    elif isinstance(module, UnitTestModule) and NO_TESTS_MARKER in output:
-        reason, passed = "no tests were run (the test filter matched nothing)", False
+    elif isinstance(module, UnitTestModule):
+        passed, reason = _unit_test_verdict(module, counts)
     else:
         reason, passed = "exit code 0", True
+    if counts and returncode not in (None, 0):
+        reason += f" ({counts[0].text()})"
     return ModuleResult(
         **base, passed=passed, reason=reason, log=log, duration_s=duration, returncode=returncode,
-        timed_out=timed_out,
+        timed_out=timed_out, tests=counts[0] if counts else None,
     )
+
+
+def _unit_test_verdict(module: UnitTestModule, counts: list[TestCounts]) -> tuple[bool, str]:
+    """Whether a ``unit_test`` command that exited with 0 passes: at least ``min_expected_tests`` (default 1)
+    tests ran and passed, none failed, and no summary of a tool run inside it says otherwise."""
+    need = module.min_expected_tests or 1
+    if not counts:
+        return False, ("exit code 0, but the output has no test summary (CTest, GoogleTest, pytest or unittest), "
+                       "so it cannot tell that any test ran; print the tool's summary (no -Q / --quiet)")
+    main = counts[0]
+    if main.failed:
+        return False, f"exit code 0, but {main.text()}"
+    if main.passed < need:
+        if main.run == 0 and main.skipped == 0:
+            return False, f"no tests were run (the test filter matched nothing): {main.text()}"
+        if main.passed == 0:
+            return False, f"no test passed; every test was skipped: {main.text()}"
+        return False, f"only {main.passed} tests passed, at least {need} expected: {main.text()}"
+    for inner in counts[1:]:
+        if inner.failed or inner.passed == 0:
+            return False, f"{main.text()}, but the {inner.tool} run inside it reports {inner.text()}"
+    return True, f"exit code 0; {main.text()}"
 
 
 def _required_paths(module: RequiredPathsModule, workspace: Workspace) -> ModuleResult:
@@ -589,12 +657,29 @@ def run_all(
     return runs
 
 
-def _near_miss_note(run: OracleRun) -> str:
+def _module_reason(module: ModuleResult | None) -> str:
+    return f"{module.name}: {module.reason}" if module is not None else "every module passed"
+
+
+def _shortcut_note(run: OracleRun) -> str:
     name = run.variant.name if run.variant else "starter"
-    failed = run.failed_modules
-    reason = f"{failed[0].name}: {failed[0].reason}" if failed else "every module passed"
     if run.outcome == "error":
         return f"{name}: could not be judged ({run.apply_error or run.error})"
+    if run.caught_by == "build":
+        return (f"{name}: {FAILED_TO_BUILD} ({_module_reason(run.first_failure(build=True))}); the compiler caught "
+                "it, not the oracle: make the shortcut build so it tests the oracle")
+    if run.caught_by == "oracle":
+        return f"{name}: caught by the oracle ({_module_reason(run.first_failure(build=False))})"
+    return f"{name}: passed; the oracle does not catch this shortcut"
+
+
+def _near_miss_note(run: OracleRun) -> str:
+    name = run.variant.name if run.variant else "starter"
+    reason = _module_reason(run.first_failure())
+    if run.outcome == "error":
+        return f"{name}: could not be judged ({run.apply_error or run.error})"
+    if run.caught_by == "build":
+        return f"{name}: {FAILED_TO_BUILD} ({_module_reason(run.first_failure(build=True))}); it does not test the oracle"
     if run.outcome == run.expected:
         return f"{name}: {'passed' if run.outcome == 'pass' else 'failed'} as expected ({reason})"
     if run.expected == "fail":
@@ -606,12 +691,16 @@ def separation(runs: Sequence[OracleRun]) -> Separation:
     """Judge whether the oracle separates the variants of ``runs`` (runs of the starter code are ignored).
 
     Separating means: at least one intended and one shortcut variant were run, every intended variant
-    passed, every shortcut failed, and none of them ended in an error. Near-misses do not decide
+    passed, every shortcut was caught by the oracle (a shortcut that *failed to build* was caught by the
+    compiler and does not count), and none of them ended in an error. Near-misses do not decide
     separation; each gets a note saying whether it came out as expected and, if not, whether the oracle
     looks too loose or too strict.
     """
     intended_failing: list[str] = []
     shortcuts_passing: list[str] = []
+    failing_to_build: list[str] = []
+    caught_by: dict[str, CaughtBy] = {}
+    shortcut_notes: list[str] = []
     near_miss_notes: list[str] = []
     errors: list[str] = []
     notes: list[str] = []
@@ -627,15 +716,23 @@ def separation(runs: Sequence[OracleRun]) -> Separation:
             blocked = blocked or kind in ("intended", "shortcut")
         if kind == "intended" and run.outcome != "pass":
             intended_failing.append(name)
-        elif kind == "shortcut" and run.outcome == "pass":
-            shortcuts_passing.append(name)
+        elif kind == "shortcut":
+            shortcut_notes.append(_shortcut_note(run))
+            if run.outcome == "pass":
+                shortcuts_passing.append(name)
+            if run.caught_by is not None:
+                caught_by[name] = run.caught_by
+            if run.caught_by == "build":
+                failing_to_build.append(name)
         elif kind == "near-miss":
             near_miss_notes.append(_near_miss_note(run))
     for kind in ("intended", "shortcut"):
         if kind not in kinds:
             notes.append(f"no {kind} variant was run, so separation cannot be shown")
-    separating = not intended_failing and not shortcuts_passing and not blocked and not notes
+    separating = (not intended_failing and not shortcuts_passing and not failing_to_build and not blocked
+                  and not notes)
     return Separation(
         separating=separating, intended_failing=intended_failing, shortcuts_passing=shortcuts_passing,
+        shortcuts_failing_to_build=failing_to_build, caught_by=caught_by, shortcut_notes=shortcut_notes,
         near_miss_notes=near_miss_notes, errors=errors, notes=notes,
     )

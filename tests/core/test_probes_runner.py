@@ -355,7 +355,7 @@ def multi_step(tmp_path) -> tuple[Probe, list[Variant]]:
         "case/calc.py": CALC, "case/TASK1.md": "Add sub(a, b).\n", "case/TASK2.md": "Add mul(a, b).\n",
         "case/SPEC.md": "# Calculator grows\nPrimary dimension: D1\n",
         "evaluator/pipeline.json": """{"modules": [
-          {"module_name": "unit_test", "name": "functional", "command": ["{python}", "-c",
+          {"module_name": "customized_check", "name": "functional", "command": ["{python}", "-c",
            "import sys; sys.path.insert(0, sys.argv[1]); import calc; assert calc.sub(5, 2) == 3 and calc.mul(2, 3) == 6",
            "{case_root}"]},
           {"module_name": "source_analysis", "name": "no eval", "scan_roots": ["."], "suffixes": [".py"],

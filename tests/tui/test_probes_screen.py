@@ -159,3 +159,34 @@ async def test_rules_editor_save_keeps_variants_and_makes_the_sign_off_stale(pyt
         assert len(store.probe_record("token-clock")["variants"]) == 3
         assert store.validation_state("token-clock") == "stale sign-off"
         assert "_now" in (folder / "evaluator" / "pipeline.json").read_text()
+
+
+async def test_test_counts_and_a_shortcut_that_fails_to_build_in_the_cli_and_the_screen(python_probe):
+    db, folder = python_probe
+    broken = folder / "variants" / "broken-shortcut"
+    (broken / "tree" / "tokens").mkdir(parents=True)
+    (broken / "variant.json").write_text('{"kind": "shortcut", "expected": "fail"}')
+    (broken / "tree" / "tokens" / "issuer.py").write_text("def issue(:\n    return time.time()\n")
+    assert run(db, "probe", "import", str(folder / "case"), str(folder / "evaluator"),
+               "--variants", str(folder / "variants")).exit_code == 0
+    r = run(db, "probe", "run", "token-clock")
+    assert r.exit_code == 0, r.output
+    assert "broken-shortcut\tfailed to build\texpected fail\tthe compiler caught it, not the oracle" in r.output
+    assert "    functional tests (unit_test): 3 run: 3 passed, 0 failed, 0 skipped (unittest)" in r.output
+    assert "\nshortcuts:\n  broken-shortcut: failed to build (byte-compile: exit code 1" in r.output
+    assert "  shortcut: caught by the oracle (no hidden wall clock: rule no-wall-clock-call matched in" in r.output
+    assert "validation state: not separating" in r.output
+    with Store.open(db) as store:
+        stored = store.latest_runs("token-clock")["intended"]["run"]["modules"]
+        assert [m["tests"] for m in stored if m["module_name"] == "unit_test"] == [
+            {"tool": "unittest", "run": 3, "passed": 3, "failed": 0, "skipped": 0}]
+        app = BenchwrightApp(store, "ada", resume=False)
+        async with app.run_test(size=(200, 50)) as pilot:
+            await pilot.pause()
+            await pilot.press("P")
+            await pilot.pause()
+            table = app.screen.query_one("#probe-matrix", DataTable)
+            rows = {str(table.get_row_at(i)[0]): [str(c) for c in table.get_row_at(i)] for i in range(table.row_count)}
+            assert rows["broken-shortcut"][-2:] == ["failed to build", "✗ not the oracle"]
+            assert rows["shortcut"][-2:] == ["fail", "✓ as expected"]
+            assert rows["intended"][4] == "✓ 3", "the functional tests' cell shows how many tests passed"

@@ -16,12 +16,24 @@ from textual.widgets import DataTable, Footer, Header, Input, Label, OptionList,
 from textual.widgets.option_list import Option
 
 from benchwright.core.errors import BenchwrightError
+from benchwright.core.probes import OracleRun
+from benchwright.core.probes.counts import TestCounts
 from benchwright.core.text import printable
 from benchwright.db import Store
 
 _STATE_STYLE = {"separating": "green", "signed off": "bold green", "not separating": "red", "stale sign-off": "yellow",
                 "not signed off": "red", "incomplete": "yellow", "not run": "dim"}
 MAX_LOG_CHARS = 20_000
+
+
+def _module_cell(module: dict | None) -> Text:
+    """A matrix cell: ✓ / ✗ (with the number of tests that passed for a unit_test module), · when not run."""
+    if module is None:
+        return Text("·", style="dim")
+    mark = Text("✓", style="green") if module.get("passed") else Text("✗", style="red")
+    if module.get("tests"):
+        mark.append(f" {module['tests']['passed']}")
+    return mark
 
 
 class ReasonScreen(ModalScreen[str | None]):
@@ -138,16 +150,18 @@ class ProbesScreen(Screen):
             cells: list = [Text(printable(v["name"]), style="bold"), v["kind"], v["expected"]]
             by_module = {m["name"]: m for m in (run["run"].get("modules", []) if run else [])}
             for name in self.module_names:
-                m = by_module.get(name)
-                cells.append(Text("·", style="dim") if m is None else
-                             Text("✓", style="green") if m.get("passed") else Text("✗", style="red"))
+                cells.append(_module_cell(by_module.get(name)))
             if run is None:
                 cells += [Text("not run", style="dim"), Text("")]
             else:
-                outcome = run["outcome"]
-                cells.append(Text(outcome, style={"pass": "green", "fail": "red"}.get(outcome, "yellow")))
-                ok = outcome == v["expected"]
-                cells.append(Text("✓ as expected", style="green") if ok else Text("✗ MISMATCH", style="bold red"))
+                result = OracleRun.model_validate(run["run"])
+                cells.append(Text(result.verdict, style={"pass": "green", "fail": "red"}.get(result.verdict, "yellow")))
+                if v["kind"] == "shortcut" and result.caught_by == "build":
+                    cells.append(Text("✗ not the oracle", style="bold yellow"))  # the compiler caught it
+                elif run["outcome"] == v["expected"]:
+                    cells.append(Text("✓ as expected", style="green"))
+                else:
+                    cells.append(Text("✗ MISMATCH", style="bold red"))
             table.add_row(*cells, key=v["name"])
         self.query_one("#probe-detail", Static).update(Text("select a cell to see its log and matched rules", style="dim"))
 
@@ -173,6 +187,8 @@ class ProbesScreen(Screen):
                 if m.get("reason"):
                     detail.append(" · " + printable(m["reason"]))
                 detail.append("\n")
+                if m.get("tests"):
+                    detail.append("  tests: " + TestCounts.model_validate(m["tests"]).text() + "\n")
                 for hit in m.get("matches", []):
                     detail.append(f"  {hit.get('rule_id')}: {printable(str(hit.get('relative_path')))}:{hit.get('line') or ''} ",
                                   style="yellow")
