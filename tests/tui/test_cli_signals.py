@@ -214,3 +214,40 @@ def test_a_sighup_ignored_at_start_stays_ignored():
     r = subprocess.run(["nohup", sys.executable, "-c", code], capture_output=True, text=True, timeout=30,
                        cwd=tempfile.gettempdir())
     assert r.returncode == 0 and "survived" in (r.stdout + r.stderr)
+
+
+@pytest.mark.slow
+def test_generate_stopped_by_sigterm_keeps_what_finished_and_exits_143(tmp_path):
+    """The asyncio path end to end: SIGTERM cancels the job like Ctrl+C, finished pairs stay, the rerun continues."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from llm_server import LLMServer
+    from test_generate_resume import done_pairs, env_for, make_project, write_config
+
+    db = make_project(tmp_path, 8)
+    env = env_for(tmp_path)
+    with LLMServer(delay_s=0.4) as server:
+        write_config(db, server, concurrency=1)
+        proc = subprocess.Popen([str(BENCHWRIGHT), "--db", str(db), "generate", "checklist"], env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            assert _wait(lambda: proc.poll() is not None or _done(done_pairs, db) >= 2, 60)
+            assert proc.poll() is None, "the run ended before the signal"
+            proc.send_signal(signal.SIGTERM)
+            out, err = proc.communicate(timeout=30)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+        assert proc.returncode == 143, out + err
+        assert "cancelled" in out and "Traceback" not in err
+        finished = done_pairs(db)
+        assert 2 <= len(finished) < 8
+        r = subprocess.run([str(BENCHWRIGHT), "--db", str(db), "generate", "checklist"], env=env,
+                           capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0 and f"checklist: {8 - len(finished)} ok" in r.stdout, r.stdout + r.stderr
+
+
+def _done(done_pairs, db) -> int:
+    try:
+        return len(done_pairs(db))
+    except Exception:  # the file is being set up
+        return 0
