@@ -692,9 +692,9 @@ def release_create(ctx, name, version, out, with_annotators, license_, previous,
                               previous_path=Path(previous) if previous else None, notes=notes)
     for note in notes:
         click.echo(note)
-    if not notes:
+    if not notes:  # an adopted folder was written from the state of its own time: its card lists its fields
         click.echo(f"wrote {path}")
-    click.echo(_extra_fields_line(pre))
+        click.echo(_extra_fields_line(pre))
 
 
 def _extra_fields_line(pre) -> str:

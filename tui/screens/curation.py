@@ -1,25 +1,30 @@
 """Curation in the app (RepoProbe §3.2): one pair's pipeline results with keys to run each step, and a run of
 one step over the filtered queue with a progress bar. LLM calls run in an async worker, so the UI never
-blocks; ``escape`` cancels a run and keeps every result that finished."""
+blocks; ``escape`` cancels a run and keeps every result that finished. A long refine diff is computed in a
+thread worker (``computing diff…`` meanwhile); closing the screen cancels it."""
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 
 from rich.text import Text
-from textual import work
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
+from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Header, OptionList, ProgressBar, Static
 from textual.widgets.option_list import Option
+from textual.worker import get_current_worker
 
-from benchwright.core.checklist_diff import DELETE, EQUAL, INSERT, word_diff
+from benchwright.core.checklist_diff import DELETE, EQUAL, TextDiff, word_diff
 from benchwright.core.curation import STEPS, StepSettings
 from benchwright.core.errors import BenchwrightError
 from benchwright.core.llm.jobs import JobProgress, describe_cost
 from benchwright.core.text import printable
+from benchwright.core.text_diff import LONG_DIFF_CHARS, DiffCancelled
 from benchwright.db import QueueFilter, Store
 
 STEP_LABELS = {
@@ -31,22 +36,34 @@ STEP_LABELS = {
 }
 
 
-def render_diff(old: str, new: str) -> Text:
-    """A word diff of ``old`` -> ``new`` (deleted struck through in red, inserted underlined in green),
-    shown literally."""
+def render_text_diff(diff: TextDiff) -> Text:
+    """A word diff inline (deleted struck through in red, inserted underlined in green), shown literally;
+    ``(approximate diff)`` or ``(normalization only)`` first when it applies."""
     t = Text()
-    for op, chunk in word_diff(old, new):
-        if op == EQUAL:
-            t.append(printable(chunk))
-        elif op == DELETE:
-            t.append(printable(chunk), style="bold red strike")
-        elif op == INSERT:
-            t.append(printable(chunk), style="bold green underline")
+    note = diff.note()
+    if note:
+        t.append(f"({note}) ", style="bold yellow" if diff.approximate else "dim italic")
+    for s in diff.segments:
+        if s.op == EQUAL:
+            t.append(printable(s.text))
+        elif s.op == DELETE:
+            t.append(printable(s.text), style="bold red strike")
+        else:
+            t.append(printable(s.text), style="bold green underline")
     return t
 
 
-def render_result(step: str, result, *, has_checklist: bool = False) -> Text:
-    """One step's current result as literal text (None: not run yet)."""
+def render_diff(old: str, new: str) -> Text:
+    """:func:`render_text_diff` of the word diff of ``old`` -> ``new``."""
+    return render_text_diff(word_diff(old, new))
+
+
+def render_result(step: str, result, *, has_checklist: bool = False,
+                  diff: Callable[[str, str], TextDiff | None] = word_diff) -> Text:
+    """One step's current result as literal text (None: not run yet).
+
+    ``diff(old, new)`` gives the refine step's word diffs; None from it shows ``computing diff…``.
+    """
     t = Text()
     t.append(f"{STEP_LABELS[step]}\n", style="bold")
     if result is None:
@@ -82,11 +99,11 @@ def render_result(step: str, result, *, has_checklist: bool = False) -> Text:
             t.append("  summaries integrated into question and answer\n", style="green")
     elif step == "refine":
         t.append("  " + printable(o.get("changes", "")) + "\n", style="italic")
-        t.append("  question (original → refined):\n  ", style="bold")
-        t.append_text(render_diff(o.get("original_question", ""), o.get("question", "")))
-        t.append("\n  answer (original → refined):\n  ", style="bold")
-        t.append_text(render_diff(o.get("original_answer", ""), o.get("answer", "")))
-        t.append("\n")
+        for key in ("question", "answer"):
+            t.append(f"  {key} (original → refined):\n  ", style="bold")
+            d = diff(o.get(f"original_{key}", ""), o.get(key, ""))
+            t.append_text(render_text_diff(d) if d is not None else Text("computing diff…", style="dim italic"))
+            t.append("\n")
     elif step == "checklist":
         items = (o.get("checklist") or {}).get("items", [])
         for i, it in enumerate(items, 1):
@@ -160,6 +177,9 @@ class CurationScreen(_RunMixin, Screen):
         self.annotator = annotator
         self.force = False
         self._worker = None
+        self._diffs: dict[tuple[str, str], TextDiff] = {}  # the refine diffs shown, by (original, refined)
+        self._wanted: list[tuple[str, str]] = []  # long ones not computed yet
+        self._computing: list[tuple[str, str]] = []
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -183,9 +203,53 @@ class CurationScreen(_RunMixin, Screen):
         """Show the current result of every step."""
         current = self.store.curation_current(self.pair_id)
         has_checklist = self.store.checklist_version(self.pair_id) is not None
+        used: set[tuple[str, str]] = set()
+        self._wanted = []
         for step in STEPS:
-            self.query_one(f"#step-{step}", Static).update(
-                render_result(step, current.get(step), has_checklist=has_checklist))
+            self.query_one(f"#step-{step}", Static).update(render_result(
+                step, current.get(step), has_checklist=has_checklist, diff=lambda a, b: self._diff_for(a, b, used)))
+        self._diffs = {k: v for k, v in self._diffs.items() if k in used}
+        if self._wanted and self._wanted != self._computing:
+            self._computing = list(self._wanted)
+            self._compute_diffs(self._computing)
+
+    def _diff_for(self, old: str, new: str, used: set[tuple[str, str]]) -> TextDiff | None:
+        """The word diff of ``old`` -> ``new``: computed at once when short, else None (``computing diff…``)
+        until the worker has it."""
+        key = (old, new)
+        used.add(key)
+        if key not in self._diffs and len(old) + len(new) <= LONG_DIFF_CHARS:
+            self._diffs[key] = word_diff(old, new)
+        if key not in self._diffs:
+            self._wanted.append(key)
+        return self._diffs.get(key)
+
+    class DiffsComputed(Message):
+        """Posted by the diff worker: word diffs by ``(old, new)``."""
+
+        def __init__(self, diffs: dict[tuple[str, str], TextDiff]) -> None:
+            super().__init__()
+            self.diffs = diffs
+
+    @work(thread=True, exclusive=True, group="curation-diff", exit_on_error=False)
+    def _compute_diffs(self, keys: list[tuple[str, str]]) -> None:
+        worker = get_current_worker()
+        try:
+            diffs = {k: word_diff(*k, cancelled=lambda: worker.is_cancelled) for k in keys}
+        except DiffCancelled:
+            return
+        if not worker.is_cancelled:
+            self.post_message(self.DiffsComputed(diffs))
+
+    def on_unmount(self) -> None:
+        """Closing the screen cancels a diff still computing (its thread stops at its next check)."""
+        self.workers.cancel_group(self, "curation-diff")
+
+    @on(DiffsComputed)
+    def _diffs_computed(self, event: DiffsComputed) -> None:
+        self._diffs.update(event.diffs)
+        self._computing = []
+        self.refresh_results()
 
     def action_toggle_force(self) -> None:
         """Toggle force: rerun finished steps and bypass the cache."""
