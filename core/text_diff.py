@@ -128,13 +128,51 @@ def equal_after_normalization(a: str, b: str) -> bool:
     return a == b or _nfc(a) == _nfc(b)
 
 
+class _Deadline:
+    """The deadline diff-match-patch is given: it only tests ``deadline == None`` and ``time.time() >
+    deadline`` (once per step of its bisection), so this stands in for the float and, at each test, polls
+    ``cancelled`` and lets other threads run (a diff in a worker thread must not hold the GIL from the UI).
+    ``at``: the time limit (``time.time()`` seconds; infinite for none)."""
+
+    def __init__(self, at: float, cancelled: Callable[[], bool] | None) -> None:
+        self.at = at
+        self.cancelled = cancelled
+        self._yield_at = 0.0
+
+    def _passed(self, now: float) -> bool:
+        if self.cancelled is not None:
+            if self.cancelled():
+                raise DiffCancelled
+            if now >= self._yield_at:  # only worth it when something may be waiting for the GIL
+                time.sleep(0)
+                self._yield_at = now + 0.001
+        return now > self.at
+
+    def __lt__(self, now: float) -> bool:  # time.time() > deadline
+        return self._passed(now)
+
+    def __gt__(self, now: float) -> bool:  # deadline < time.time()
+        return self._passed(now)
+
+    def __eq__(self, other: object) -> bool:
+        return other is self
+
+    __hash__ = object.__hash__
+
+
 class _Matcher(diff_match_patch):
-    """diff-match-patch that notes when it gave up at the deadline and can be cancelled between steps."""
+    """diff-match-patch that notes when it gave up at the deadline and can be cancelled while it runs."""
 
     def __init__(self, cancelled: Callable[[], bool] | None) -> None:
         super().__init__()
         self.cancelled = cancelled
         self.timed_out = False
+
+    def diff_main(self, text1, text2, checklines=True, deadline=None):
+        if deadline is None:
+            limit = time.time() + self.Diff_Timeout if self.Diff_Timeout > 0 else float("inf")
+            deadline = _Deadline(limit, self.cancelled)
+        return super().diff_main(text1, text2, checklines, deadline)
 
     def diff_bisect(self, text1, text2, deadline):
         if self.cancelled is not None and self.cancelled():

@@ -133,3 +133,99 @@ async def test_flagged_pairs_are_marked_in_the_queue(project):
             table = app.screen.query_one("DataTable")
             assert "⚑" in str(table.get_row(ids[2])[1]) and "⚑" not in str(table.get_row(ids[1])[1])
 
+
+
+# ------------------------------------------------------------------------------------- the refine diff
+def _refine(store, pair_id, original: str, refined: str) -> None:
+    store.save_curation_result(pair_id, "refine", status="ok", by="ann", output={
+        "original_question": original, "question": refined,
+        "original_answer": "Answer 2.", "answer": "Answer 2, 👨\u200d👩\u200d👦.", "changes": "rewrote it"})
+
+
+def _huge_pair() -> tuple[str, str]:
+    import random
+
+    rng = random.Random(5)
+    words = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "🇫🇷", "café"]
+    old = [rng.choice(words) for _ in range(20_000)]
+    new = [w if k % 3 else rng.choice(words) for k, w in enumerate(old)]
+    return " ".join(old), " ".join(new)
+
+
+async def test_a_huge_refine_diff_leaves_keys_answered_and_escape_closes_the_screen(project, monkeypatch):
+    import threading
+
+    from textual import events
+
+    from benchwright.core import text_diff
+    from benchwright.core.text_diff import DiffCancelled
+    from benchwright.tui.screens import curation
+
+    ended, how = threading.Event(), []
+
+    def watched(old, new, **kw):
+        if len(old) < 1000:  # the short answer's diff, computed at once
+            return real(old, new, **kw)
+        try:
+            return real(old, new, **kw)
+        except DiffCancelled:
+            how.append("cancelled")
+            raise
+        finally:
+            ended.set()
+
+    real = curation.word_diff
+    monkeypatch.setattr(curation, "word_diff", watched)
+    monkeypatch.setattr(text_diff, "DEFAULT_TIMEOUT_S", 120)  # it would run for minutes if not cancelled
+    db, ids = project
+    old, new = _huge_pair()
+    with Store.open(db) as store:
+        _refine(store, ids[1], old, new)
+        app = BenchwrightApp(store, "ann", resume=False)
+        async with app.run_test(size=(140, 50)):
+            screen = CurationScreen(store, ids[1], "ann")
+            await app.push_screen(screen)
+            refine = str(screen.query_one("#step-refine").render())
+            assert "computing diff…" in refine
+            worker = next(w for w in app.workers if w.group == "curation-diff")
+            assert not worker.is_finished  # the huge diff runs in its thread meanwhile
+            answered_while_computing = []
+            back = screen.action_back
+            monkeypatch.setattr(screen, "action_back", lambda: (answered_while_computing.append(not ended.is_set()),
+                                                                back()))
+            app.post_message(events.Key("escape", None))  # as the terminal sends it (no waiting for idle)
+            for _ in range(1000):
+                if app.screen is not screen:
+                    break
+                await asyncio.sleep(0.01)
+            assert app.screen is not screen
+            assert answered_while_computing == [True]  # the key was answered while the diff computed
+            for _ in range(1000):
+                if worker.is_cancelled:
+                    break
+                await asyncio.sleep(0.01)
+            assert worker.is_cancelled
+            assert await asyncio.to_thread(ended.wait, 30) and how == ["cancelled"]  # the thread stopped too
+
+
+async def test_a_long_refine_diff_arrives_from_the_worker_and_says_approximate(project, monkeypatch):
+    from benchwright.core import text_diff
+
+    db, ids = project
+    old = " ".join(["alpha", "beta", "gamma"][k % 3] for k in range(700))
+    new = " ".join(w if k % 5 else "omega" for k, w in enumerate(old.split(" ")))
+    monkeypatch.setattr(text_diff, "DEFAULT_TIMEOUT_S", 1e-6)  # what a long diff meets at 1 s
+    with Store.open(db) as store:
+        _refine(store, ids[1], old, new)
+        app = BenchwrightApp(store, "ann", resume=False)
+        async with app.run_test(size=(140, 50)) as pilot:
+            screen = CurationScreen(store, ids[1], "ann")
+            await app.push_screen(screen)
+            await pilot.pause()
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            refine = screen.query_one("#step-refine").render()
+            assert "computing diff…" not in refine.plain
+            assert "(approximate diff) " in refine.plain
+            inserted = "".join(refine.plain[s.start:s.end] for s in refine.spans if "underline" in str(s.style))
+            assert ", 👨\u200d👩\u200d👦" in inserted  # the short answer diff, emoji whole

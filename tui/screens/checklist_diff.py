@@ -130,8 +130,8 @@ class ChecklistDiffScreen(Screen):
 
     @on(Select.Changed)
     def _chosen(self, event: Select.Changed) -> None:
-        if event.value is Select.NULL:
-            return
+        if event.value is Select.NULL or event.value == (self.left if event.select.id == "diff-left" else self.right):
+            return  # nothing new (the selectors report their first value too)
         if event.select.id == "diff-left":
             self.left = int(event.value)
         else:
@@ -172,6 +172,10 @@ class ChecklistDiffScreen(Screen):
             return
         if not worker.is_cancelled:
             self.post_message(self.Computed(left, right, changes))
+
+    def on_unmount(self) -> None:
+        """Closing the screen cancels a diff still computing (its thread stops at its next check)."""
+        self.workers.cancel_group(self, "checklist-diff")
 
     @on(Computed)
     def _computed(self, event: Computed) -> None:
