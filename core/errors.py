@@ -93,6 +93,10 @@ class ImportReport:
         needs_reference: ids of imported pairs that have no reference answer yet.
         repositories_added: repositories registered by the import (SWE-QA-Pro rows name theirs).
         batch_id: the import batch row, or ``None`` when nothing was added.
+        possible_updates: records whose question is an existing pair's (white space aside) but whose answer is
+            not any text of it: not added as new pairs; with ``--update`` they are in ``updated`` instead, unless
+            refused (``TextUpdate.refused`` says why).
+        updated: records recorded as a new text version of their pair (``--update``).
     """
 
     file: str
@@ -105,3 +109,36 @@ class ImportReport:
     needs_reference: list[str] = field(default_factory=list)
     repositories_added: list[str] = field(default_factory=list)
     batch_id: int | None = None
+    possible_updates: list[TextUpdate] = field(default_factory=list)
+    updated: list[TextUpdate] = field(default_factory=list)
+
+
+@dataclass
+class TextUpdate:
+    """A record that looks like a new text of pairs already in the project: the same question (as
+    :func:`benchwright.core.models.question_identity_key` compares them), another answer.
+
+    Attributes:
+        file, line, unit: where the record is (``line`` or ``row``, 1-based).
+        pair_ids, ordinals: the pairs with that question (usually one), with their queue positions.
+        version: the text version recorded (``--update``), or None.
+        refused: why ``--update`` did not record it (several pairs have the question; several records of the
+            file are new texts of the same pair), or None.
+        reviewed_by: annotators whose current decision on the pair was made on an earlier text.
+        has_checklist: the pair has a checklist, written from an earlier text.
+    """
+
+    file: str
+    line: int | None
+    unit: str
+    pair_ids: list[str]
+    ordinals: list[int]
+    version: int | None = None
+    refused: str | None = None
+    reviewed_by: list[str] = field(default_factory=list)
+    has_checklist: bool = False
+
+    @property
+    def where(self) -> str:
+        """``file, line N`` (or ``row N``)."""
+        return f"{self.file}, {self.unit} {self.line}" if self.line is not None else self.file

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
+import unicodedata
 from datetime import UTC, datetime
 from enum import StrEnum
 
@@ -154,6 +156,105 @@ def qa_pair_id(repository: str | None, question: str, reference_answer: str | No
         h.update(_id_part(part))
         h.update(b"\x00")
     return "qa_" + h.hexdigest()[:16]
+
+
+_NEWLINES = re.compile(r"\r\n|[\r\x0b\x0c\x85\u2028\u2029]")
+_OTHER_NEWLINES = ("\r", "\x0b", "\x0c", "\x85", "\u2028", "\u2029")
+
+
+def identity_text(text: str | None) -> str:
+    """``text`` reduced to what decides whether two texts are the same text, for pair identity.
+
+    Unicode NFC (precomposed and decomposed accents alike); every line break (CRLF, CR, U+2028, ...) as ``\n``;
+    every run of horizontal white space (spaces, tabs, no-break spaces) as one space; lines stripped at both
+    ends; runs of blank lines as one blank line; blank lines at the ends dropped. So trailing spaces at the end of
+    an inner line, a file saved with CRLF or re-indented prose do not make a new pair; different words,
+    punctuation, case or paragraphs do. ``None`` is ``""``.
+    """
+    if not text:
+        return ""
+    if not unicodedata.is_normalized("NFC", text):
+        text = unicodedata.normalize("NFC", text)
+    if any(c in text for c in _OTHER_NEWLINES):  # plain `in` first: the regular expression is 50 us a page
+        text = _NEWLINES.sub("\n", text)
+    lines = [" ".join(line.split()) for line in text.split("\n")]  # str.split: runs of any white space
+    out: list[str] = []
+    for line in lines:
+        if line:
+            out.append(line)
+        elif out and out[-1] != "":
+            out.append("")
+    while out and out[-1] == "":
+        out.pop()
+    return "\n".join(out)
+
+
+def pair_identity_key(repository: str | None, question: str, reference_answer: str | None) -> str:
+    """The identity of a pair's text: 32 hex digits of a SHA-256 over the repository and the
+    :func:`identity_text` of question and reference answer.
+
+    Two records with the same key are the same pair, whatever their white space; the pair id
+    (:func:`qa_pair_id`) stays what it was when the pair was first imported. Stored per text version
+    (``pair_texts.identity_key``); a change to :func:`identity_text` needs a migration that recomputes the keys.
+    """
+    return _key((repository or "", identity_text(question), identity_text(reference_answer)))
+
+
+def question_identity_key(repository: str | None, question: str) -> str:
+    """The identity of a pair's question alone (see :func:`pair_identity_key`): a record with a known question
+    key but another answer is a possible update of that pair, not a new pair."""
+    return _key((repository or "", identity_text(question)))
+
+
+def _key(parts: tuple[str, ...]) -> str:
+    h = hashlib.sha256()
+    for part in parts:
+        h.update(_id_part(part))
+        h.update(b"\x00")
+    return h.hexdigest()[:32]
+
+
+class TextOrigin(StrEnum):
+    """Where a text version (question and reference answer) of a Q&A pair came from.
+
+    ``original``: as first imported; ``enriched`` / ``refined``: rewritten by the curation steps (RepoProbe §3.2,
+    with model and calls); ``edited``: by an annotator; ``imported``: a new text of an existing pair from a
+    re-import (``benchwright import ... --update``). The latest version is the pair's current text.
+    """
+
+    ORIGINAL = "original"
+    ENRICHED = "enriched"
+    REFINED = "refined"
+    EDITED = "edited"
+    IMPORTED = "imported"
+
+
+TEXT_ORIGINS = tuple(o.value for o in TextOrigin)
+"""Every :class:`TextOrigin`, in order."""
+
+
+class PairText(BaseModel):
+    """One text version of a Q&A pair (append-only; the latest is the current text).
+
+    Attributes:
+        qa_pair_id: the pair.
+        version: 1 for the original, then 2, 3, ...
+        origin: a :class:`TextOrigin`.
+        question, reference_answer: the text of this version (``reference_answer`` None when there is none).
+        created_by, created_at: who (annotator name) and when (UTC ISO 8601).
+        source: where an imported text came from (``file line N``), if it did.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    qa_pair_id: str
+    version: int
+    origin: TextOrigin
+    question: str
+    reference_answer: str | None = None
+    created_by: str | None = None
+    created_at: str
+    source: str | None = None
 
 
 def normalize_qa_type(value: str | None) -> str | None:

@@ -766,5 +766,95 @@ def m014_pending_releases(db: Database) -> None:
     )
 
 
+PAIR_TEXT_ORIGINS_M013 = ("original", "enriched", "refined", "edited", "imported")
+"""The text-version origins m013 allows (core.models.TEXT_ORIGINS when it was written; a test keeps them equal)."""
+
+
+@migrations(name="m013_pair_texts")
+def m013_pair_texts(db: Database) -> None:
+    """Text versions of Q&A pairs (``pair_texts``, append-only): version 1 (``original``) for every pair, with
+    the normalized identity keys re-imports match on (core.models.pair_identity_key, question_identity_key);
+    ``qa_pairs.question`` / ``reference_answer`` / ``needs_reference`` follow the latest version (trigger);
+    a new version is an audit event (``text``); import batches count updated texts and possible updates.
+    Pair ids are not changed: every id stored anywhere stays valid."""
+    from benchwright.core.models import pair_identity_key, question_identity_key
+
+    origins = ", ".join(f"'{o}'" for o in PAIR_TEXT_ORIGINS_M013)
+    db.executescript(
+        f"""
+        CREATE TABLE pair_texts (
+            id INTEGER PRIMARY KEY,
+            qa_pair_id TEXT NOT NULL REFERENCES qa_pairs(id),
+            version INTEGER NOT NULL CHECK (version >= 1),
+            origin TEXT NOT NULL CHECK (origin IN ({origins})),
+            question TEXT NOT NULL,
+            reference_answer TEXT,
+            identity_key TEXT NOT NULL,
+            question_key TEXT NOT NULL,
+            created_by TEXT,
+            created_at TEXT NOT NULL,
+            model TEXT,
+            call_ids_json TEXT,
+            restored_from INTEGER,
+            import_batch_id INTEGER REFERENCES import_batches(id),
+            source_file TEXT,
+            source_line INTEGER,
+            source_unit TEXT,
+            uid TEXT NOT NULL UNIQUE,
+            UNIQUE (qa_pair_id, version)
+        );
+        CREATE INDEX pair_texts_identity ON pair_texts(identity_key);
+        CREATE INDEX pair_texts_question ON pair_texts(question_key);
+        CREATE TRIGGER pair_texts_current AFTER INSERT ON pair_texts
+        WHEN NEW.version > 1
+             AND NEW.version = (SELECT max(version) FROM pair_texts WHERE qa_pair_id = NEW.qa_pair_id)
+        BEGIN
+            UPDATE qa_pairs SET question = NEW.question, reference_answer = NEW.reference_answer,
+                   needs_reference = (NEW.reference_answer IS NULL
+                                      OR trim(NEW.reference_answer, ' ' || char(9, 10, 11, 12, 13)) = '')
+            WHERE id = NEW.qa_pair_id;
+        END;
+        CREATE TRIGGER pair_texts_event AFTER INSERT ON pair_texts WHEN NEW.version > 1
+        BEGIN
+            INSERT INTO events (qa_pair_id, actor, kind, ref_table, ref_id, before_json, after_json, created_at)
+            SELECT NEW.qa_pair_id, coalesce(NEW.created_by, ''), 'text', 'pair_texts', NEW.id,
+                   json_object('version', p.version, 'question', p.question, 'reference_answer', p.reference_answer),
+                   json_object('version', NEW.version, 'origin', NEW.origin, 'question', NEW.question,
+                               'reference_answer', NEW.reference_answer),
+                   NEW.created_at
+            FROM pair_texts p WHERE p.qa_pair_id = NEW.qa_pair_id AND p.version < NEW.version
+            ORDER BY p.version DESC LIMIT 1;
+        END;
+        ALTER TABLE import_batches ADD COLUMN updated_count INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE import_batches ADD COLUMN possible_update_count INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE import_batches ADD COLUMN possible_updates_json TEXT NOT NULL DEFAULT '[]';
+        """
+    )
+    _append_only(db, "pair_texts")
+    rows = db.conn.execute(
+        """SELECT p.id, p.repository, p.question, p.reference_answer, b.created_by, p.created_at, p.import_batch_id,
+                  p.source_file, p.source_line, p.source_unit
+           FROM qa_pairs p LEFT JOIN import_batches b ON b.id = p.import_batch_id ORDER BY p.ordinal"""
+    ).fetchall()
+    db.conn.executemany(
+        f"INSERT INTO pair_texts ({PAIR_TEXT_COLUMNS}) VALUES ({', '.join('?' * len(PAIR_TEXT_COLUMNS.split(',')))})",
+        ((pid, 1, "original", q, a, pair_identity_key(repo, q, a), question_identity_key(repo, q), by, at, batch,
+          file, line, unit, original_text_uid(pid)) for pid, repo, q, a, by, at, batch, file, line, unit in rows),
+    )
+
+
+PAIR_TEXT_COLUMNS = (
+    "qa_pair_id, version, origin, question, reference_answer, identity_key, question_key, created_by, created_at, "
+    "import_batch_id, source_file, source_line, source_unit, uid"
+)
+"""The columns the store writes for a text version (the generated-text columns model, call_ids_json and
+restored_from are for the curation steps)."""
+
+
+def original_text_uid(pair_id: str) -> str:
+    """The uid of a pair's version 1: the same in every copy of a project (merges match rows by uid)."""
+    return _row_uid("pair_texts", (pair_id, 1))
+
+
 SCHEMA_VERSION = len(migrations._migrations)
 """Number of migrations this version of benchwright knows; recorded in exports."""

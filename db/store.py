@@ -31,17 +31,28 @@ from benchwright.core.errors import (
     NotFoundError,
     RepositoryError,
     StoreError,
+    TextUpdate,
 )
 from benchwright.core.importers import ParseResult
 from benchwright.core.importers.base import paused_gc
-from benchwright.core.models import Decision, QAPair, Repository, SourceRef, utc_now
+from benchwright.core.models import (
+    Decision,
+    PairText,
+    QAPair,
+    Repository,
+    SourceRef,
+    TextOrigin,
+    pair_identity_key,
+    question_identity_key,
+    utc_now,
+)
 from benchwright.core.review import Criteria
 
 from .answers import AnswerStoreMixin
 from .checklists import CHECKLIST_FILTERS, ChecklistStoreMixin
 from .llm import LLMStoreMixin
 from .locking import serialized
-from .migrations import migrations
+from .migrations import PAIR_TEXT_COLUMNS, migrations, original_text_uid
 from .probes import ProbeStoreMixin
 from .releases import ReleaseStoreMixin
 from .reviews import AgreementInputsMixin, ReviewStoreMixin
@@ -383,12 +394,17 @@ class Store(ChecklistStoreMixin, ReviewStoreMixin, AgreementInputsMixin, Release
     # ------------------------------------------------------------------ import
     def apply_import(
         self, result: ParseResult, *, annotator: str, file_path: str | Path, skip_invalid: bool = False,
-        repository: str | None = None, options: dict | None = None,
+        repository: str | None = None, options: dict | None = None, update: bool = False,
     ) -> ImportReport:
         """Write the valid pairs of ``result`` in one transaction (all or nothing).
 
-        Pairs already in the project (same content-hash id) are counted, not written again, so importing
-        the same file twice adds nothing. Repositories named by the file are registered.
+        Pairs already in the project are counted, not written again, so importing the same file twice adds
+        nothing: a record is already present when its text is any text version of a pair, white space aside
+        (:func:`~benchwright.core.models.pair_identity_key`; trailing spaces or CRLF never make a twin). A record
+        whose question is an existing pair's but whose answer is not is a possible update
+        (``report.possible_updates``), never a new pair; with ``update`` it is recorded as a new text version
+        of that pair (origin ``imported``), unless several pairs have that question or several records of the
+        file are new texts of one pair. Repositories named by the file are registered.
 
         Raises:
             InputFileError: ``result`` has problems and ``skip_invalid`` is False, or it read no record.
@@ -438,31 +454,48 @@ class Store(ChecklistStoreMixin, ReviewStoreMixin, AgreementInputsMixin, Release
                 if self.get_repository(repo.name, missing_ok=True) is None:
                     db["repositories"].insert(_repo_row(repo, annotator))
                     report.repositories_added.append(repo.name)
+            keys = [(pair_identity_key(p.repository, p.question, p.reference_answer),
+                     question_identity_key(p.repository, p.question)) for p in result.pairs]
             existing = _existing_ids(db, [p.id for p in result.pairs])
+            known_texts = _pairs_by_key(db, "identity_key", [k for k, _ in keys])
+            known_questions = _pairs_by_key(db, "question_key", [q for _, q in keys])
             seen: set[str] = set()
-            new: list[QAPair] = []
-            for pair in result.pairs:
-                if pair.id in existing:
+            new: list[tuple[QAPair, str, str]] = []
+            changed: list[tuple[QAPair, str, str, TextUpdate]] = []
+            for pair, (text_key, question_key) in zip(result.pairs, keys, strict=True):
+                if pair.id in existing or text_key in known_texts:
                     report.already_present += 1
-                elif pair.id in seen:
+                elif text_key in seen:
                     report.duplicates_in_file += 1
+                elif question_key in known_questions:
+                    seen.add(text_key)
+                    targets = known_questions[question_key]
+                    changed.append((pair, text_key, question_key, TextUpdate(
+                        pair.source.file, pair.source.line, pair.source.unit, targets,
+                        [self.ordinal_of(t) for t in targets])))
                 else:
-                    seen.add(pair.id)
-                    new.append(pair)
-            report.needs_reference = [p.id for p in new if p.needs_reference]
+                    seen.add(text_key)
+                    new.append((pair, text_key, question_key))
+            to_apply = self._plan_text_updates(db, changed, update)
+            chosen = {id(item[-1]) for item in to_apply}
+            report.possible_updates = [u for *_, u in changed if id(u) not in chosen]
+            report.needs_reference = [p.id for p, _, _ in new if p.needs_reference]
             report.added = len(new)
-            if not new and not report.repositories_added:
+            if not new and not to_apply and not report.repositories_added:
                 return report
             cursor = db.conn.execute(
                 """INSERT INTO import_batches (format, file_name, file_path, file_sha256, repository,
                    options_json, read_count, added_count, already_present_count, duplicate_count,
-                   skipped_count, skipped_json, created_at, created_by)
-                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                   skipped_count, skipped_json, created_at, created_by, updated_count, possible_update_count,
+                   possible_updates_json)
+                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
                 (
                     result.format, path.name, str(path.resolve()), digest, repository,
                     json.dumps(options or {}, sort_keys=True), report.read, report.added,
                     report.already_present, report.duplicates_in_file, len(report.skipped),
-                    json.dumps([str(p) for p in report.skipped]), now, annotator,
+                    json.dumps([str(p) for p in report.skipped]), now, annotator, len(to_apply),
+                    len(report.possible_updates),
+                    json.dumps([f"{u.where}: {', '.join(u.pair_ids)}" for u in report.possible_updates]),
                 ),
             )
             report.batch_id = cursor.lastrowid
@@ -472,10 +505,100 @@ class Store(ChecklistStoreMixin, ReviewStoreMixin, AgreementInputsMixin, Release
                 f"VALUES ({', '.join('?' * 22)})",
                 (
                     (*_pair_values(p, start + i + 1, path.name), report.batch_id, now)
-                    for i, p in enumerate(new)
+                    for i, (p, _, _) in enumerate(new)
                 ),
             )
+            db.conn.executemany(
+                f"INSERT INTO pair_texts ({PAIR_TEXT_COLUMNS}) VALUES ({', '.join('?' * 14)})",
+                (
+                    (p.id, 1, TextOrigin.ORIGINAL.value, p.question, p.reference_answer, text_key, question_key,
+                     annotator, now, report.batch_id, path.name, p.source.line, p.source.unit,
+                     original_text_uid(p.id))
+                    for p, text_key, question_key in new
+                ),
+            )
+            for pair, text_key, question_key, u in to_apply:
+                u.version = self._insert_text_version(
+                    db, u.pair_ids[0], pair.question, pair.reference_answer, TextOrigin.IMPORTED, annotator, now,
+                    text_key=text_key, question_key=question_key, batch_id=report.batch_id,
+                    source=(path.name, pair.source.line, pair.source.unit),
+                )
+                report.updated.append(u)
         return report
+
+    def _plan_text_updates(self, db: Database, changed: list, update: bool) -> list:
+        """Fill in what the import summary says of each possible update (earlier reviews, a checklist) and,
+        with ``update``, choose those to record: one pair with the question, one record of the file for it."""
+        per_pair: dict[str, list[TextUpdate]] = {}
+        for *_, u in changed:
+            if len(u.pair_ids) == 1:
+                per_pair.setdefault(u.pair_ids[0], []).append(u)
+                u.reviewed_by = [r[0] for r in db.conn.execute(
+                    "SELECT annotator FROM review_state WHERE qa_pair_id = ? "
+                    "AND decision IN ('accept', 'reject', 'revise') ORDER BY annotator", [u.pair_ids[0]])]
+                u.has_checklist = db.conn.execute(
+                    "SELECT 1 FROM checklist_current WHERE qa_pair_id = ?", [u.pair_ids[0]]).fetchone() is not None
+        if not update:
+            return []
+        chosen = []
+        for item in changed:
+            u = item[-1]
+            if len(u.pair_ids) > 1:
+                u.refused = (f"{len(u.pair_ids)} pairs have this question "
+                             f"({', '.join(f'#{n}' for n in u.ordinals)}); not recorded")
+            elif len(per_pair[u.pair_ids[0]]) > 1:
+                lines = ", ".join(str(o.line) for o in per_pair[u.pair_ids[0]])
+                u.refused = f"several records of this file ({u.unit}s {lines}) are new texts of this pair; not recorded"
+            else:
+                chosen.append(item)
+        return chosen
+
+    def _insert_text_version(
+        self, db: Database, pair_id: str, question: str, reference_answer: str | None, origin: TextOrigin,
+        by: str, at: str, *, text_key: str | None = None, question_key: str | None = None,
+        batch_id: int | None = None, source: tuple[str, int | None, str] | None = None,
+    ) -> int:
+        """Append the next text version of ``pair_id`` (inside the caller's transaction); returns its number.
+        The pair's current text follows by trigger."""
+        repository = db.conn.execute("SELECT repository FROM qa_pairs WHERE id = ?", [pair_id]).fetchone()[0]
+        version = db.conn.execute(
+            "SELECT coalesce(max(version), 0) + 1 FROM pair_texts WHERE qa_pair_id = ?", [pair_id]).fetchone()[0]
+        file, line, unit = source or (None, None, None)
+        db.conn.execute(
+            f"INSERT INTO pair_texts ({PAIR_TEXT_COLUMNS}) VALUES ({', '.join('?' * 14)})",
+            (pair_id, version, TextOrigin(origin).value, question, reference_answer,
+             text_key or pair_identity_key(repository, question, reference_answer),
+             question_key or question_identity_key(repository, question), by, at, batch_id, file, line, unit,
+             uuid.uuid4().hex),
+        )
+        return version
+
+    @serialized
+    def text_versions(self, pair_id: str) -> list[PairText]:
+        """Every text version of ``pair_id``, oldest first (the last is the current text).
+
+        Raises:
+            NotFoundError: no such pair.
+        """
+        self.ordinal_of(pair_id)
+        return [
+            PairText(qa_pair_id=pair_id, version=r[0], origin=r[1], question=r[2], reference_answer=r[3],
+                     created_by=r[4], created_at=r[5],
+                     source=f"{r[6]} {r[8] or 'line'} {r[7]}" if r[6] and r[7] is not None else r[6])
+            for r in self.db.conn.execute(
+                """SELECT version, origin, question, reference_answer, created_by, created_at, source_file,
+                          source_line, source_unit FROM pair_texts WHERE qa_pair_id = ? ORDER BY version""",
+                [pair_id])
+        ]
+
+    @serialized
+    def text_version_counts(self) -> dict[str, int]:
+        """``{"pairs": pairs with more than one text version, "versions": text versions after the first,
+        "imported": of those, new texts recorded by re-imports}``, for ``status``."""
+        row = self._one(
+            """SELECT count(DISTINCT qa_pair_id), count(*), coalesce(sum(origin = 'imported'), 0)
+               FROM pair_texts WHERE version > 1""")
+        return {"pairs": row[0], "versions": row[1], "imported": row[2]}
 
     # ------------------------------------------------------------------- pairs
     @serialized
@@ -800,6 +923,21 @@ def _existing_ids(db: Database, ids: list[str]) -> set[str]:
                 f"SELECT id FROM qa_pairs WHERE id IN ({', '.join('?' * len(chunk))})", chunk
             )
         )
+    return found
+
+
+def _pairs_by_key(db: Database, column: str, keys: list[str]) -> dict[str, list[str]]:
+    """``{key: ids of the pairs with a text version of that key, in queue order}`` for ``column`` of
+    ``pair_texts`` (``identity_key`` or ``question_key``)."""
+    found: dict[str, list[str]] = {}
+    wanted = sorted(set(keys))
+    for i in range(0, len(wanted), 900):
+        chunk = wanted[i : i + 900]
+        for key, pid in db.conn.execute(
+            f"""SELECT DISTINCT t.{column}, t.qa_pair_id FROM pair_texts t JOIN qa_pairs p ON p.id = t.qa_pair_id
+                WHERE t.{column} IN ({', '.join('?' * len(chunk))}) ORDER BY p.ordinal""", chunk
+        ):
+            found.setdefault(key, []).append(pid)
     return found
 
 

@@ -151,8 +151,11 @@ def repo_list(ctx) -> None:
 @click.argument("file", type=click.Path(dir_okay=True))
 @click.option("--repo", "repository", help="Registered repository the pairs are about.")
 @click.option("--map", "mapping", multiple=True, metavar="TARGET=COLUMN",
-              help=f"For jsonl and csv: which column fills a field ({', '.join(TARGETS)}).")
+              help=f"For jsonl, csv and parquet: which column fills a field ({', '.join(TARGETS)}).")
 @click.option("--skip-invalid", is_flag=True, help="Import the valid records and list every skipped one.")
+@click.option("--update", is_flag=True,
+              help="Record a record whose question is an existing pair's, with another answer, as a new text "
+                   "version of that pair (without it such records are listed as possible updates, not added).")
 @click.option("--model", help="answers: the model that wrote the answers.")
 @click.option("--condition", type=click.Choice(CONDITIONS), help="answers: the condition they were written under.")
 @click.option("--scale", type=click.IntRange(min=1), help="answers: maximum score per dimension of imported scores.")
@@ -164,13 +167,17 @@ def repo_list(ctx) -> None:
 @click.pass_context
 @_friendly
 def import_cmd(ctx, fmt, file, repository, mapping, skip_invalid, model, condition, scale, judge_model,
-               answer_format, verbose, annotator) -> None:
+               answer_format, verbose, annotator, update) -> None:
     """Import candidate Q&A pairs from FILE in FORMAT (``release``: a release folder made by benchwright;
     ``answers``: model answers to the project's pairs, with --model and --condition).
 
     All or nothing: a file with any invalid record imports nothing (unless --skip-invalid), and
-    importing the same file again adds nothing.
+    importing the same file again adds nothing (white space aside: trailing spaces or CRLF line ends make no
+    new pair). A record with an existing pair's question and another answer is listed as a possible update and
+    not added; --update records it as a new text version of the pair.
     """
+    if update and fmt in ("answers", "release"):
+        raise click.UsageError("--update is for Q&A pair formats, not for: benchwright import " + fmt)
     if fmt == "answers":
         from .cli_answers import import_answers_file
 
@@ -198,7 +205,8 @@ def import_cmd(ctx, fmt, file, repository, mapping, skip_invalid, model, conditi
             store.get_repository(repository)
         report = store.apply_import(
             result, annotator=resolve_annotator(annotator), file_path=file, skip_invalid=skip_invalid,
-            repository=repository, options={"map": list(mapping), "skip_invalid": skip_invalid},
+            repository=repository, options={"map": list(mapping), "skip_invalid": skip_invalid, "update": update},
+            update=update,
         )
         repaired = store.flag_import_repairs(result, report.batch_id)
     _print_report(report)
@@ -225,6 +233,29 @@ def _print_report(r: ImportReport) -> None:
         click.echo(f"  skipped {len(r.skipped)} invalid records:")
         for p in r.skipped:
             click.echo(f"    {p}")
+    if r.updated:
+        click.echo(f"  recorded {_n(len(r.updated), 'new text version')} of pairs already in the project (--update):")
+        for u in r.updated:
+            click.echo(f"    {u.where}: #{u.ordinals[0]} {u.pair_ids[0]} is now at text version {u.version}"
+                       f"{_earlier_work(u)}")
+    if r.possible_updates:
+        click.echo(f"  {_n(len(r.possible_updates), 'record')} with the question of a pair already in the project "
+                   "but another answer (possible updates; not added):")
+        for u in r.possible_updates:
+            pairs = ", ".join(f"#{n} {pid}" for n, pid in zip(u.ordinals, u.pair_ids, strict=True))
+            click.echo(f"    {u.where}: {pairs}{_earlier_work(u)}{f' ({u.refused})' if u.refused else ''}")
+        if not all(u.refused for u in r.possible_updates):
+            click.echo("  to record them as new text versions of those pairs, repeat the import with --update")
+
+
+def _earlier_work(u) -> str:
+    """What was done on the pair's earlier text, for an import summary line (``TextUpdate``)."""
+    out = ""
+    if u.reviewed_by:
+        out += f"; reviewed on the earlier text by {', '.join(printable(a) for a in u.reviewed_by)}"
+    if u.has_checklist:
+        out += "; its checklist was written from the earlier text"
+    return out + ("; review it again" if u.reviewed_by and u.version else "")
 
 
 # ---------------------------------------------------------------------- review
@@ -264,6 +295,10 @@ def status(ctx, annotator) -> None:
                 click.echo(f"  curation {step}: {c['ok']} ok, {c['failed']} failed, {c['flagged']} flagged")
         for model, condition, n in store.answer_models():
             click.echo(f"  answers {printable(model)} / {condition}: {n}")
+        texts = store.text_version_counts()
+        if texts["pairs"]:
+            click.echo(f"  text versions: {_n(texts['pairs'], 'pair')} with more than one ({texts['versions']} "
+                       f"after the first, {texts['imported']} from re-imports); benchwright history PAIR lists them")
         repairs = store.text_repair_counts()
         if repairs:
             from benchwright.db.textguard import TEXT_REPAIR_TABLES
@@ -599,6 +634,10 @@ def history(ctx, pair, annotator) -> None:
     who = resolve_annotator(annotator)
     with _open(ctx) as store:
         pid = store.resolve_pair(pair)
+        texts = store.text_versions(pid)
+        if len(texts) > 1:
+            click.echo(f"{pid} has {len(texts)} text versions; the current text is version {texts[-1].version} "
+                       f"({texts[-1].origin}, by {printable(texts[-1].created_by or '?')})")
         see_all = store.may_see_others(pid, who)
         hidden = shown = 0
         for e in store.events_of(pid):

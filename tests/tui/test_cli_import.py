@@ -391,3 +391,41 @@ def test_swe_qa_pro_does_not_attach_pairs_to_a_repository_pinned_elsewhere(proje
         "WHERE p.source_line = 1"
     )
     assert r.exit_code != 0 or attached == [(commit, None)]
+
+
+# ------------------------------------------------------------------------- pair identity and text versions
+def test_reimport_with_white_space_changes_adds_nothing_and_a_new_answer_is_listed_then_updated(project):
+    v1 = project.file("v1.jsonl", jsonl({"question": "Where is X?", "answer": "Line one\nline two"},
+                                        {"question": "Why Y?", "answer": "Because."}))
+    assert project.imp("swe-qa", str(v1), "--repo", "flask").exit_code == 0
+    [(pid,)] = project.rows("SELECT id FROM qa_pairs WHERE ordinal = 2")
+    v2 = project.file("v2.jsonl", jsonl({"question": "Where is X?", "answer": "Line one   \r\nline two  "},
+                                        {"question": "Why  Y?", "answer": "Because it is faster."}))
+    r = project.imp("swe-qa", str(v2), "--repo", "flask")
+    assert r.exit_code == 0, r.output
+    assert r.stdout.splitlines() == [
+        f"{v2}: read 2 records, added 0 Q&A pairs",
+        "  1 already in the project (not added again)",
+        "  1 record with the question of a pair already in the project but another answer (possible updates; "
+        "not added):",
+        f"    {v2}, line 2: #2 {pid}",
+        "  to record them as new text versions of those pairs, repeat the import with --update",
+    ]
+    assert project.count("qa_pairs") == 2
+    r = project.imp("swe-qa", str(v2), "--repo", "flask", "--update")
+    assert r.exit_code == 0, r.output
+    assert f"    {v2}, line 2: #2 {pid} is now at text version 2" in r.stdout
+    assert project.rows("SELECT reference_answer FROM qa_pairs WHERE id = ?", pid) == [("Because it is faster.",)]
+    status = project.run("status", "--as", "tester")
+    assert "  text versions: 1 pair with more than one (1 after the first, 1 from re-imports); benchwright history " \
+           "PAIR lists them" in status.stdout
+    history = project.run("history", "#2")
+    assert history.stdout.splitlines()[0] == f"{pid} has 2 text versions; the current text is version 2 (imported, by tester)"
+    assert "\ttext\t" in history.stdout
+    again = project.imp("swe-qa", str(v2), "--repo", "flask", "--update")
+    assert "2 already in the project" in again.stdout and "text version" not in again.stdout
+
+
+def test_update_is_for_pair_formats(project):
+    r = project.imp("answers", str(project.file("a.jsonl", "{}\n")), "--update")
+    assert r.exit_code == 2 and "--update is for Q&A pair formats" in r.output
