@@ -84,6 +84,17 @@ def test_ascii_text_is_cut_like_any_other(text):
     assert units(text) == text_diff._UNIT.findall(text)
 
 
+ODD = st.sampled_from(["\u0600", "\u0d4e", "\U000110bd", "\u0903", "\u093f", "\u094d", "\u200c", "\u200d",
+                       "\U0001f3fd", "\u0301", "\u20dd", "\ufe0f", "\r", "\n", " ", "1", "a", "क", "ष", "🙂", "🇫"])
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.one_of(st.lists(st.one_of(ODD, PIECES), max_size=30).map("".join), st.text(max_size=60)))
+def test_units_are_those_of_grapheme_clusters(text):
+    """Prepend, spacing marks, viramas, enclosing marks, modifiers, controls: the fast paths cut like \\X."""
+    assert units(text) == text_diff._UNIT.findall(text)
+
+
 @pytest.mark.parametrize(("old", "new", "removed", "added"), [
     ("flag 🇫🇷 here", "flag 🇫🇮 here", "🇫🇷", "🇫🇮"),
     ("a family 👨\u200d👩\u200d👧 here", "a family 👨\u200d👩\u200d👦 here",
