@@ -402,25 +402,90 @@ _CONTENT_MIN_SCORE = 0.5
 
 
 @lru_cache(maxsize=1)
-def _lexer_table() -> tuple[tuple[str, tuple[str, ...], tuple[str, ...], str], ...]:
+def _lexer_table() -> tuple[tuple[str, tuple[str, ...], str], ...]:
     from pygments.lexers import get_all_lexers
 
-    # (first alias, all aliases lowercased, file name patterns, name lowercased), without importing lexers
+    # (first alias, all aliases lowercased, name lowercased) in pygments' order, without importing lexers;
+    # plugins left out: looking for them scans every installed distribution (half a second)
     return tuple(
-        (aliases[0], tuple(a.lower() for a in aliases), tuple(patterns), name.lower())
-        for name, aliases, patterns, _mimetypes in get_all_lexers()
+        (aliases[0], tuple(a.lower() for a in aliases), name.lower())
+        for name, aliases, _patterns, _mimetypes in get_all_lexers(plugins=False)
         if aliases
     )
+
+
+@lru_cache(maxsize=1)
+def _pattern_index() -> tuple[dict[str, list[int]], dict[str, list[int]], list[tuple[str, int]]]:
+    """pygments' file name patterns by kind: exact names, ``*.ext`` endings, and the few others (globs)."""
+    from pygments.lexers import get_all_lexers
+
+    exact: dict[str, list[int]] = {}
+    endings: dict[str, list[int]] = {}
+    others: list[tuple[str, int]] = []
+    rank = 0
+    for _name, aliases, patterns, _mimetypes in get_all_lexers(plugins=False):
+        if not aliases:
+            continue
+        for p in patterns:
+            if not any(ch in p for ch in "*?["):
+                exact.setdefault(p, []).append(rank)
+            elif p.startswith("*.") and not any(ch in p[1:] for ch in "*?["):
+                endings.setdefault(p[1:], []).append(rank)
+            else:
+                others.append((p, rank))
+        rank += 1
+    return exact, endings, others
+
+
+def _name_candidates(name: str) -> list[str]:
+    """First aliases of the lexers whose file name patterns match ``name``, in pygments' order."""
+    import fnmatch
+
+    exact, endings, others = _pattern_index()
+    ranks = set(exact.get(name, ()))
+    for k, ch in enumerate(name):
+        if ch == "." and k:
+            ranks.update(endings.get(name[k:], ()))
+    ranks.update(r for p, r in others if fnmatch.fnmatchcase(name, p))
+    table = _lexer_table()
+    return [table[r][0] for r in sorted(ranks)]
 
 
 def _language_alias(language: str | None) -> str | None:
     if not language or not language.strip():
         return None
     want = language.strip().lower()
-    for alias, aliases, _patterns, name in _lexer_table():
+    for alias, aliases, name in _lexer_table():
         if want in aliases or want == name:
             return alias
     return None
+
+
+def _shebang_alias(text: str) -> str | None:
+    """The lexer of a ``#!`` line's interpreter when a lexer has its name as an alias (``python3``, ``bash``,
+    ``node``), without pygments' full content guess (which imports every lexer)."""
+    if not text.startswith("#!"):
+        return None
+    words = text[2:].split("\n", 1)[0].split()
+    words = [w.rsplit("/", 1)[-1] for w in words if not w.startswith("-")]
+    if words and words[0] == "env":
+        words = words[1:]
+    if not words:
+        return None
+    name = words[0]
+    for candidate in (name, name.rstrip("0123456789."), {"node": "javascript", "nodejs": "javascript"}.get(name, "")):
+        alias = _language_alias(candidate) if candidate else None
+        if alias:
+            return alias
+    return None
+
+
+def _modeline_alias(text: str) -> str | None:
+    """The lexer a vim modeline (``# vim: ft=python``) in the first or last lines of ``text`` names."""
+    from pygments.modeline import get_filetype_from_buffer
+
+    filetype = get_filetype_from_buffer(text)
+    return _language_alias(filetype) if filetype else None
 
 
 def choose_lexer(path: str, *, language: str | None = None, text: str = "") -> str | None:
@@ -431,16 +496,13 @@ def choose_lexer(path: str, *, language: str | None = None, text: str = "") -> s
     languages for ``.h`` and ``.inl``); (2) the repository's ``language`` (``"C++"``, ``"Python"``; a
     pygments alias or name) when it is one of them, else the only one, else pygments picks among them by
     content (``guess_lexer_for_filename``); (3) for a name no lexer claims (``scripts/run``, ``LICENSE``),
-    the content: pygments' guess from ``text`` (a prefix of the file, e.g. its first 4 KB) when it is sure
-    (a shebang, a modeline), else plain text.
+    the content: the interpreter of a ``#!`` line, a vim modeline, else pygments' guess from ``text`` (a
+    prefix of the file, e.g. its first 4 KB) when it is sure (``analyse_text`` at least 0.5), else plain text.
     """
     import fnmatch
 
     name = path.replace("\\", "/").rsplit("/", 1)[-1]
-    candidates: list[str] = []
-    for alias, _aliases, patterns, _name in _lexer_table():
-        if alias not in candidates and any(fnmatch.fnmatchcase(name, p) for p in patterns):
-            candidates.append(alias)
+    candidates = list(dict.fromkeys(_name_candidates(name)))
     for pattern, aliases in _SHARED_NAMES.items():
         if fnmatch.fnmatchcase(name, pattern):
             candidates += [a for a in aliases if a not in candidates]
@@ -462,6 +524,8 @@ def choose_lexer(path: str, *, language: str | None = None, text: str = "") -> s
             chosen = None
         if chosen not in candidates:
             chosen = candidates[0]
+    elif _shebang_alias(text) or _modeline_alias(text):
+        chosen = _shebang_alias(text) or _modeline_alias(text)
     elif text.strip():
         from pygments.lexers import guess_lexer
         from pygments.util import ClassNotFound

@@ -359,6 +359,9 @@ def test_a_bare_data_file_is_a_citation_only_when_it_is_at_the_top_of_the_reposi
         ("CMakeLists.txt", "C++", "project(x)\n", "cmake"),
         ("scripts/run", "C++", "#!/usr/bin/env python3\nimport sys\n", "python"),  # extensionless: content
         ("scripts/deploy", None, "#!/bin/bash\necho hi\n", "bash"),
+        ("bin/tool", "Python", "#!/usr/bin/env node\nconsole.log(1)\n", "javascript"),
+        ("bin/setup", None, "#!/bin/sh -e\n", "bash"),
+        ("tools/gen", None, "x = 1\n# vim: ft=python\n", "python"),
         ("LICENSE", "Python", "MIT License\n\nPermission is hereby granted, free of charge\n", None),
         ("notes.txt", "Python", "plain words\n", None),
         ("data/blob", None, "", None),

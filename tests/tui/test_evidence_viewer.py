@@ -171,3 +171,14 @@ async def test_blocks_are_highlighted_with_context_before_them(tmp_path):
         view = screen.query_one(CodeView)
         string_style = view.runs[BLOCK_LINES - 5][1]
         assert view.runs[BLOCK_LINES + 2] == (len(view.lines[BLOCK_LINES + 2]), string_style)
+
+
+async def test_a_byte_order_mark_keeps_the_colours_in_place(tmp_path):
+    (tmp_path / "bom.py").write_text("\ufeffimport os\n", encoding="utf-8")
+    app = Host()
+    async with app.run_test(size=SIZE) as pilot:
+        screen = viewer(tmp_path, "bom.py", 1)
+        await app.push_screen(screen)
+        await loaded(app, pilot)
+        runs = screen.query_one(CodeView).runs[0]
+        assert runs[0] == 1 and runs[2] == len("import")  # the mark, then the keyword

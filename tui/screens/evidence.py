@@ -10,6 +10,8 @@ messages and the screen's handlers own every piece of state; no widget is touche
 
 from __future__ import annotations
 
+import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -53,6 +55,10 @@ BLOCK_LINES = 100
 LEAD_IN_LINES = 50
 """Lines before a block that are lexed with it (and thrown away), so a block starting inside a
 multi-line string or comment is usually coloured right."""
+YIELD_TOKENS = 200
+"""The highlighting thread gives the interpreter lock to the UI thread after this many tokens."""
+FIRST_PAINT_WAIT_S = 1.0
+"""How long the loading thread waits for the cited window to be painted before preparing the rest."""
 THEME = "ansi_dark"
 _CITED_BG = Style(bgcolor="grey23")
 _GUTTER = Style(dim=True)
@@ -93,9 +99,13 @@ def token_runs(lexer, lines: list[str], first: int, stop: int, styles: dict, can
     text = "\n".join(lines[start:stop])
     out: list[tuple] = []
     current: list = []
+    if text.startswith("\ufeff"):  # pygments drops a leading byte-order mark; keep the offsets right
+        text, current = text[1:], [1, None]
     for k, (ttype, value) in enumerate(lexer.get_tokens(text)):
-        if k % 2000 == 1999 and cancelled():
-            return None
+        if k % YIELD_TOKENS == YIELD_TOKENS - 1:
+            if cancelled():
+                return None
+            time.sleep(0)  # let the UI thread take the interpreter: keys and paints first
         style = styles.get(ttype)
         if style is None:
             style = styles[ttype] = theme.get_style_for_token(ttype)
@@ -190,7 +200,7 @@ class CodeView(ScrollView, can_focus=True):
             pos = 0
             for k in range(0, len(runs), 2):
                 n, style = runs[k], runs[k + 1]
-                segments.append(Segment(body[pos : pos + n], style + extra if extra else style))
+                segments.append(Segment(body[pos : pos + n], style + extra if extra and style else style or extra))
                 pos += n
             if pos < len(body):
                 segments.append(Segment(body[pos:], extra))
@@ -260,6 +270,7 @@ class EvidenceScreen(Screen):
         self._done_blocks: set[int] = set()
         self._styles: dict = {}
         self._scrolled = False
+        self._painted = threading.Event()
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -318,6 +329,7 @@ class EvidenceScreen(Screen):
         first, stop = cited_window(ev.citation.start, ev.citation.end, total, limits.window_lines)
         window = _prepare(raw[first:stop], limits.max_line_chars, first)
         self.post_message(self.Lines(first, window, total, complete=False, text=None))
+        self._painted.wait(FIRST_PAINT_WAIT_S)  # the cited window on screen before anything else competes
         if worker.is_cancelled:
             return
         loaded = _prepare(raw, limits.max_line_chars)
@@ -396,7 +408,13 @@ class EvidenceScreen(Screen):
                 self.query_one("#evidence-title", Static).update(self._title_text(message.total))
         if start and not self._scrolled:
             self._scrolled = True
-            self.call_after_refresh(self._scroll_to, max(0, start - 1 - CONTEXT_LINES))
+            target = max(0, start - 1 - CONTEXT_LINES)
+            view.scroll_to(y=target, animate=False, force=True)  # painted there the first time (force: before the
+            # layout that gives the view its scroll bar, scrolling is not allowed yet)
+            if round(view.scroll_y) != min(target, view.max_scroll_y):
+                self.call_after_refresh(self._scroll_to, target)  # not laid out yet
+        if not message.complete:
+            self.call_after_refresh(self._painted_once)
         if message.complete:
             self._request_visible()
 
@@ -442,3 +460,9 @@ class EvidenceScreen(Screen):
 
     def _scroll_to(self, y: int) -> None:
         self.query_one("#evidence-scroll").scroll_to(y=y, animate=False)
+
+    def on_unmount(self) -> None:
+        self._painted.set()  # a loading thread waiting for the first paint stops waiting (it is cancelled)
+
+    def _painted_once(self) -> None:
+        self.call_after_refresh(self._painted.set)  # after the scroll to the cited line has been painted
