@@ -12,7 +12,7 @@ import os
 import tomllib
 from pathlib import Path
 
-from platformdirs import user_config_dir, user_data_dir
+from platformdirs import user_config_dir, user_data_dir, user_log_dir
 
 from .errors import BenchwrightError
 
@@ -42,6 +42,13 @@ def data_dir() -> Path:
     if os.environ.get(ENV_DATA_DIR):
         return Path(os.environ[ENV_DATA_DIR])
     return Path(user_data_dir("benchwright"))
+
+
+def log_dir() -> Path:
+    """The user log folder, where the app writes the traceback of a crash (platformdirs' user log folder:
+    ``$XDG_STATE_HOME/benchwright/log``, by default ``~/.local/state/benchwright/log`` on Linux,
+    ``~/Library/Logs/benchwright`` on macOS). Not created here."""
+    return Path(user_log_dir("benchwright"))
 
 
 def load_user_config() -> dict:

@@ -12,6 +12,7 @@ from textual.screen import Screen
 from benchwright.db import Store
 
 from .screens import HelpScreen, QueueScreen
+from .widgets import plain
 
 
 class BenchwrightApp(App):
@@ -34,7 +35,7 @@ class BenchwrightApp(App):
         self.store = store
         self.annotator = annotator
         self.resume = resume
-        self.sub_title = f"{title or store.path.name} · annotator: {annotator}"
+        self.sub_title = plain(f"{title or store.path.name} · annotator: {annotator}")
 
     def on_mount(self) -> None:
         first = self.store.first_undecided(self.annotator) if self.resume else None

@@ -260,9 +260,12 @@ def _earlier_work(u) -> str:
 
 # ---------------------------------------------------------------------- review
 def _run_app(store: Store, annotator: str, title: str | None = None) -> None:
+    """Run the app; after a crash exit 1, saying where the traceback is (see ``tui/crash.py``)."""
     from .app import BenchwrightApp
+    from .crash import run_app
 
-    BenchwrightApp(store, annotator, title=title).run()
+    if run_app(BenchwrightApp(store, annotator, title=title)):
+        sys.exit(1)
 
 
 @main.command()

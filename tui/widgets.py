@@ -1,18 +1,68 @@
-"""Small widgets and helpers shared by the screens: literal text from data, the Markdown viewer."""
+"""Small widgets and helpers shared by the screens: literal text from data, the Markdown viewer.
+
+The literal-text rule (docs/architecture.md): text that is not a constant of our own (data, LLM output,
+exception messages, names) reaches the screen only through :func:`literal` (labels, option lists, select
+prompts, table cells, dialogs), :func:`literal_options` (``Select``), :func:`notify` (toasts),
+:func:`plain` (titles and sub-titles) or :class:`LiteralMarkdown`. None of them parses Rich or Textual
+markup, and all make control characters visible, so ``[/]`` cannot crash the app, ``[@click=app.quit]``
+cannot run an action, ``[link=...]`` cannot make a link and ANSI or OSC 8 escapes cannot reach the terminal.
+``tests/tui/test_literal_text.py`` checks the screens' source for markup sinks fed anything else.
+"""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
+from typing import TypeVar
+
 from markdown_it import MarkdownIt
+from rich.highlighter import Highlighter
 from rich.markdown import Markdown as RichMarkdown
 from rich.text import Text
-from textual.widgets import Static
+from textual.dom import DOMNode
+from textual.notifications import SeverityLevel
+from textual.widgets import Input, Static, TextArea
 
 from benchwright.core.text import printable
 
+V = TypeVar("V")
 
-def literal(text: str | None, style: str = "") -> Text:
-    """A Rich ``Text`` of ``text`` shown literally: no markup parsed, control characters made visible."""
-    return Text(printable(text or ""), style=style)
+
+def literal(text: object, style: str = "") -> Text:
+    """A Rich ``Text`` of ``text`` shown literally: no markup parsed, control characters made visible.
+
+    ``text`` is usually a ``str``; ``None`` gives an empty text, anything else its ``str()`` (numbers,
+    exceptions, paths).
+    """
+    return Text(printable("" if text is None else str(text)), style=style)
+
+
+def plain(text: object) -> str:
+    """``text`` as a ``str`` for places that never parse markup but pass control characters on (screen
+    titles and sub-titles, shown by the ``Header`` as plain content): control characters made visible."""
+    return printable("" if text is None else str(text))
+
+
+def literal_options(values: Iterable[str] | Iterable[tuple[str, V]]) -> list[tuple[Text, V]]:
+    """Options for a ``Select`` whose prompts are shown literally (a ``str`` prompt is parsed as markup,
+    both in the drop-down and in the closed control). ``values``: strings (prompt and value alike) or
+    ``(prompt, value)`` pairs."""
+    out: list[tuple[Text, V]] = []
+    for v in values:
+        prompt, value = v if isinstance(v, tuple) else (v, v)
+        out.append((literal(prompt), value))
+    return out
+
+
+def notify(target: DOMNode, message: object, *, title: object = "", severity: SeverityLevel = "information",
+           timeout: float | None = None) -> None:
+    """Show a toast with ``message`` and ``title`` literally (markup off, control characters made visible).
+
+    ``target``: the app or any widget or screen of it. ``message`` is usually a ``str`` or an exception
+    (its ``str()`` is shown). Thread-safe like ``App.notify``. Use this instead of ``notify()`` on a
+    widget, whose ``markup=True`` default lets data such as ``[@click=app.quit]`` act.
+    """
+    target.app.notify(plain(message), title=plain(title), severity=severity, timeout=timeout, markup=False)
 
 
 def literal_parser() -> MarkdownIt:
@@ -23,6 +73,49 @@ def literal_parser() -> MarkdownIt:
     (paragraphs, lists, headings, tables, code blocks and spans) is still rendered.
     """
     return MarkdownIt("commonmark", {"html": False}).enable("table").disable(["emphasis"])
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def _one_picture(m: re.Match) -> str:
+    code = ord(m.group())
+    return chr(0x2400 + code) if code < 0x20 else "\u2421" if code == 0x7F else "\ufffd"
+
+
+def control_pictures(text: str) -> str:
+    """``text`` with each control character (but newline and tab) replaced by ONE visible character (C0 by
+    its control picture, ``ESC`` as ``␛``; DEL as ``␡``; C1 as ``�``), so positions stay where they were. For
+    editors, which must keep the value as it is but never send an escape to the terminal."""
+    return _CONTROL.sub(_one_picture, text)
+
+
+class ControlPictures(Highlighter):
+    """A Rich highlighter that shows control characters as :func:`control_pictures` (display only)."""
+
+    def highlight(self, text: Text) -> None:
+        shown = control_pictures(text.plain)
+        if shown != text.plain:
+            text.plain = shown
+
+
+class LiteralInput(Input):
+    """An ``Input`` for text from data: the value is kept exactly, control characters are shown as
+    :func:`control_pictures` (an ``Input`` never parses markup)."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        kwargs.setdefault("highlighter", ControlPictures())
+        super().__init__(*args, **kwargs)
+
+
+class LiteralTextArea(TextArea):
+    """A ``TextArea`` for text from data: the text is kept exactly, control characters are shown as
+    :func:`control_pictures` (a ``TextArea`` never parses markup)."""
+
+    def get_line(self, line_index: int) -> Text:
+        line = super().get_line(line_index)
+        ControlPictures().highlight(line)
+        return line
 
 
 class LiteralMarkdownRenderable(RichMarkdown):

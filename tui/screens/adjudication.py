@@ -20,7 +20,7 @@ from benchwright.core.errors import BenchwrightError
 from benchwright.core.review import CRITERIA, CRITERION_LABELS, Verdict
 from benchwright.db import Store
 
-from ..widgets import literal
+from ..widgets import LiteralInput, literal, notify
 from .checklist_diff import render_side
 
 _MARK = {None: ("·", "dim"), Verdict.PASS: ("pass", "green"), Verdict.FAIL: ("fail", "red")}
@@ -75,7 +75,7 @@ class AdjudicationScreen(Screen):
                     yield Static(id="adj-side-b", classes="diff-side")
                 yield Static(id="adj-compose")
                 yield Static(id="adj-final")
-                yield Input(placeholder="reason for the final decision (required)", id="adj-reason")
+                yield LiteralInput(placeholder="reason for the final decision (required)", id="adj-reason")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -91,7 +91,7 @@ class AdjudicationScreen(Screen):
         for d in items:
             label = Text(f"#{self.store.ordinal_of(d.qa_pair_id)} ", style="bold")
             label.append(", ".join(CRITERION_LABELS.get(f, f) for f in d.fields), style="yellow")
-            label.append(f"  {', '.join(d.annotators)}", style="dim")
+            label.append_text(literal(f"  {', '.join(d.annotators)}", style="dim"))
             queue.add_option(Option(label, id=d.qa_pair_id))
         if items:
             queue.highlighted = 0
@@ -121,7 +121,7 @@ class AdjudicationScreen(Screen):
         table = Table(title="Reviews", expand=False)
         table.add_column("")
         for who in self.annotators:
-            table.add_column(who)
+            table.add_column(literal(who))
         table.add_column("")
         rows = [("decision", {w: reviews[w].decision if w in reviews else None for w in self.annotators})]
         for c in CRITERIA:
@@ -140,7 +140,7 @@ class AdjudicationScreen(Screen):
             table.add_row(Text(label, style="bold"), *cells, Text("≠" if differ else "", style="bold yellow"))
         notes = [(w, reviews[w].notes) for w in self.annotators if w in reviews and reviews[w].notes]
         if notes:
-            table.caption = " · ".join(f"{w}: {n[:80]}" for w, n in notes)
+            table.caption = literal(" · ".join(f"{w}: {n[:80]}" for w, n in notes))
         self.reviews_table = table
         self.query_one("#adj-reviews", Static).update(table)
         # checklists of the first two annotators with edits (or the current one when only one edited)
@@ -152,8 +152,10 @@ class AdjudicationScreen(Screen):
         names = [f"{v.author} v{v.version}" for v in versions[:2]]
         if len(self.sides) == 2:
             self.changes = diff_checklists(self.sides[0], self.sides[1])
-            self.query_one("#adj-side-a", Static).update(Text(f"A: {names[0]}\n\n", style="bold") + render_side(self.changes, 0))
-            self.query_one("#adj-side-b", Static).update(Text(f"B: {names[1]}\n\n", style="bold") + render_side(self.changes, 1))
+            self.query_one("#adj-side-a", Static).update(literal(f"A: {names[0]}\n\n", style="bold")
+                                                         + render_side(self.changes, 0))
+            self.query_one("#adj-side-b", Static).update(literal(f"B: {names[1]}\n\n", style="bold")
+                                                         + render_side(self.changes, 1))
             self.choices = [1 if c.new_index is not None else 0 for c in self.changes]
         else:
             self.changes, self.choices = [], []
@@ -199,8 +201,8 @@ class AdjudicationScreen(Screen):
                 t.append_text(literal(item.key_point[:90]))
                 t.append("\n")
         problems = validate(result)
-        t.append("✓ valid" if not problems else "✗ " + "; ".join(str(p) for p in problems[:3]),
-                 style="green" if not problems else "red")
+        t.append_text(literal("✓ valid" if not problems else "✗ " + "; ".join(str(p) for p in problems[:3]),
+                              style="green" if not problems else "red"))
         self.query_one("#adj-compose", Static).update(t)
 
     def _show_final(self) -> None:
@@ -249,19 +251,19 @@ class AdjudicationScreen(Screen):
             return
         reason = self.query_one("#adj-reason", Input).value
         if not self.final:
-            self.notify("Choose the final decision first (a, x or r).", severity="warning")
+            notify(self, "Choose the final decision first (a, x or r).", severity="warning")
             return
         checklist = self.composed()
         try:
             self.store.adjudicate(self.pair_id, self.adjudicator, self.final, reason, checklist=checklist)
         except BenchwrightError as e:
-            self.notify(str(e), title="Not recorded", severity="error", timeout=8)
+            notify(self, str(e), title="Not recorded", severity="error", timeout=8)
             return
-        self.notify(f"Adjudicated #{self.store.ordinal_of(self.pair_id)}: {self.final}.", timeout=3)
+        notify(self, f"Adjudicated #{self.store.ordinal_of(self.pair_id)}: {self.final}.", timeout=3)
         self.reload()
 
     def action_unanimous(self) -> None:
         """Adjudicate every pair whose reviews all agree, in bulk."""
         done = self.store.accept_unanimous(self.adjudicator)
-        self.notify(f"Adjudicated {len(done)} unanimous pairs.", timeout=4)
+        notify(self, f"Adjudicated {len(done)} unanimous pairs.", timeout=4)
         self.reload()

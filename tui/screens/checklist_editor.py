@@ -34,7 +34,7 @@ from benchwright.core.checklist import (
 from benchwright.core.errors import BenchwrightError
 from benchwright.db import Store
 
-from ..widgets import literal
+from ..widgets import LiteralInput, literal, notify
 
 UNDO_COALESCE_S = 1.0
 """Keystrokes in the same field within this many seconds are undone together."""
@@ -55,13 +55,13 @@ class ItemForm(Vertical):
         shape = "binary" if len(it["rubric"]) == 2 and scores in (["0", it["weight"]], [it["weight"], "0"]) else "multi-tier"
         yield Label(Text(f"Knowledge item {self.number}  ·  {shape}", style="bold"), classes="item-title")
         with Horizontal(classes="item-head"):
-            yield Input(it["key_point"], placeholder="key point: one atomic fact of the reference answer",
+            yield LiteralInput(it["key_point"], placeholder="key point: one atomic fact of the reference answer",
                         id=f"kp-{i}", classes="key-point")
             yield Input(it["weight"], placeholder="weight", id=f"w-{i}", classes="weight", type="integer")
         for j, tier in enumerate(it["rubric"]):
             with Horizontal(classes="tier"):
                 yield Input(tier["score"], placeholder="score", id=f"s-{i}-{j}", classes="score", type="integer")
-                yield Input(tier["criterion"], placeholder="criterion for this score", id=f"c-{i}-{j}", classes="criterion")
+                yield LiteralInput(tier["criterion"], placeholder="criterion for this score", id=f"c-{i}-{j}", classes="criterion")
 
 
 class NormalizeScreen(ModalScreen[bool]):
@@ -270,7 +270,7 @@ class ChecklistEditorScreen(Screen[object]):
     async def action_add_item(self) -> None:
         """Add a knowledge item after the focused one (never more than 4)."""
         if len(self._knowledge_indices()) >= MAX_KNOWLEDGE_ITEMS:
-            self.notify("A checklist has at most 4 knowledge items.", severity="warning")
+            notify(self, "A checklist has at most 4 knowledge items.", severity="warning")
             return
         self._snapshot()
         at = self._focused_item()
@@ -283,7 +283,7 @@ class ChecklistEditorScreen(Screen[object]):
         """Remove the focused knowledge item."""
         at = self._focused_item()
         if at is None or self.form[at]["kind"] != "knowledge":
-            self.notify("Put the cursor in the knowledge item to remove.", severity="warning")
+            notify(self, "Put the cursor in the knowledge item to remove.", severity="warning")
             return
         self._snapshot()
         del self.form[at]
@@ -342,12 +342,12 @@ class ChecklistEditorScreen(Screen[object]):
         """Propose weights summing to 9 in proportion to the current ones; apply on confirmation."""
         checklist, problems = checklist_from_form(self.form)
         if any(p.rule in ("weight-not-integer", "score-not-integer") for p in problems):
-            self.notify("Fix the weights and scores that are not whole numbers first.", severity="warning")
+            notify(self, "Fix the weights and scores that are not whole numbers first.", severity="warning")
             return
         try:
             proposal = normalize_weights(checklist)
         except ValueError as e:
-            self.notify(str(e), severity="warning")
+            notify(self, str(e), severity="warning")
             return
 
         async def apply(ok: bool | None) -> None:
@@ -361,7 +361,7 @@ class ChecklistEditorScreen(Screen[object]):
     async def action_undo(self) -> None:
         """Undo the last edit in the editor."""
         if not self.undo_stack:
-            self.notify("Nothing to undo.", timeout=2)
+            notify(self, "Nothing to undo.", timeout=2)
             return
         self.redo_stack.append(copy.deepcopy(self.form))
         self.form = self.undo_stack.pop()
@@ -371,7 +371,7 @@ class ChecklistEditorScreen(Screen[object]):
     async def action_redo(self) -> None:
         """Redo the last undone edit."""
         if not self.redo_stack:
-            self.notify("Nothing to redo.", timeout=2)
+            notify(self, "Nothing to redo.", timeout=2)
             return
         self.undo_stack.append(copy.deepcopy(self.form))
         self.form = self.redo_stack.pop()
@@ -382,15 +382,15 @@ class ChecklistEditorScreen(Screen[object]):
     def _save(self, *, draft: bool) -> bool:
         checklist, problems = checklist_from_form(self.form)
         if problems and not draft:
-            self.notify(f"Not saved: {len(problems)} problem(s) listed above. Fix them, or keep a draft with ctrl+o.",
+            notify(self, f"Not saved: {len(problems)} problem(s) listed above. Fix them, or keep a draft with ctrl+o.",
                         title="Invalid checklist", severity="error")
             return False
         if any(p.rule in ("weight-not-integer", "score-not-integer") for p in problems):
-            self.notify("Weights and scores must be whole numbers, even in a draft.", severity="error")
+            notify(self, "Weights and scores must be whole numbers, even in a draft.", severity="error")
             return False
         if self.compose_only:
             if draft:
-                self.notify("An adjudicated checklist must be valid; drafts cannot be kept here.", severity="error")
+                notify(self, "An adjudicated checklist must be valid; drafts cannot be kept here.", severity="error")
                 return False
             self.saved_form = copy.deepcopy(self.form)
             self.dismiss(checklist)
@@ -401,12 +401,12 @@ class ChecklistEditorScreen(Screen[object]):
                 expected_version=self.base_version, draft=draft, visible_to=self.annotator,
             )
         except BenchwrightError as e:
-            self.notify(str(e), title="Not saved", severity="error", timeout=10)
+            notify(self, str(e), title="Not saved", severity="error", timeout=10)
             return False
         self.base_version = self.saved_version = saved.version
         self.saved_form = copy.deepcopy(self.form)
         self.revalidate()
-        self.notify(f"Saved version {saved.version}{' as a draft' if draft else ''}.", timeout=3)
+        notify(self, f"Saved version {saved.version}{' as a draft' if draft else ''}.", timeout=3)
         return True
 
     def action_save(self) -> None:

@@ -10,6 +10,8 @@ from textual.widgets import Input, Label
 
 from benchwright.core.review import CRITERIA, CRITERION_HELP, CRITERION_LABELS
 
+from ..widgets import LiteralInput, literal
+
 
 class CriteriaNotesScreen(ModalScreen[dict[str, str] | None]):
     """Edit one note per criterion; ctrl+s keeps them (saved with the next decision), esc cancels."""
@@ -27,8 +29,8 @@ class CriteriaNotesScreen(ModalScreen[dict[str, str] | None]):
         with Vertical(id="criteria-dialog"):
             yield Label("Criterion notes   ctrl+s keep (saved with your next decision) · esc cancel")
             for name in CRITERIA:
-                yield Label(f"{CRITERION_LABELS[name]}: {CRITERION_HELP[name]}", classes="section-title")
-                yield Input(self.notes.get(name, ""), id=f"note-{name}")
+                yield Label(literal(f"{CRITERION_LABELS[name]}: {CRITERION_HELP[name]}"), classes="section-title")
+                yield LiteralInput(self.notes.get(name, ""), id=f"note-{name}")
 
     def action_keep(self) -> None:
         self.dismiss({name: self.query_one(f"#note-{name}", Input).value for name in CRITERIA})

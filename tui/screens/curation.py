@@ -27,6 +27,8 @@ from benchwright.core.text import printable
 from benchwright.core.text_diff import LONG_DIFF_CHARS, DiffCancelled
 from benchwright.db import QueueFilter, Store
 
+from ..widgets import literal, notify
+
 STEP_LABELS = {
     "classify": "Classify (code-understanding relevance, category)",
     "enrich": "Enrich (resolve and integrate external links)",
@@ -143,7 +145,7 @@ class _RunMixin:
                                            provider_factory=getattr(self.app, "provider_factory", None))
         except BenchwrightError as e:
             message = str(e).replace("\n\nor pass --model MODEL (or --model PROVIDER:MODEL).", "\n\nthen run the step again.")
-            self.app.notify(message, title="cannot run " + step, severity="error", timeout=10, markup=False)
+            notify(self.app, message, title="cannot run " + step, severity="error", timeout=10)
             return None
         settings = StepSettings(model=role.model, params=role.params, project_dir=project_dir_of(store), force=force)
         try:
@@ -266,7 +268,7 @@ class CurationScreen(_RunMixin, Screen):
 
     def _start(self, steps: list[str]) -> None:
         if self.running:
-            self.notify("A step is running; escape cancels it.", timeout=3)
+            notify(self, "A step is running; escape cancels it.", timeout=3)
             return
         self._worker = self._run_steps(steps)
 
@@ -326,7 +328,7 @@ class CurationRunScreen(_RunMixin, Screen):
         yield Header()
         yield Static(Text("Run a curation step over the pairs of the current queue filter. Pairs already done "
                           "are skipped; finished calls are reused from the ledger."), id="run-intro")
-        yield OptionList(*(Option(STEP_LABELS[s], id=s) for s in STEPS), id="run-steps")
+        yield OptionList(*(Option(literal(STEP_LABELS[s]), id=s) for s in STEPS), id="run-steps")
         yield ProgressBar(total=None, show_eta=False, id="run-progress")
         yield Static(id="run-status")
         yield Footer()
@@ -342,7 +344,7 @@ class CurationRunScreen(_RunMixin, Screen):
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         """Start the chosen step."""
         if self.running:
-            self.notify("A run is in progress; escape cancels it.", timeout=3)
+            notify(self, "A run is in progress; escape cancels it.", timeout=3)
             return
         self._worker = self._run(str(event.option.id))
 

@@ -10,6 +10,8 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
 
+from ..widgets import literal
+
 INTRO = (
     "Decisions are stored the moment you press a key: quitting or a crash loses nothing, and reopening\n"
     "resumes at the first pair you have not decided. Undo (backspace) appends a new record; history is\n"
@@ -27,7 +29,7 @@ class HelpScreen(ModalScreen[None]):
         self.target = screen
 
     def compose(self) -> ComposeResult:
-        table = Table(title=f"Keys: {type(self.target).__name__.removesuffix('Screen').lower()}", expand=True)
+        table = Table(title=literal(f"Keys: {type(self.target).__name__.removesuffix('Screen').lower()}"), expand=True)
         table.add_column("key", style="bold cyan", no_wrap=True)
         table.add_column("action")
         for binding in self.target.BINDINGS:

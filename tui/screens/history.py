@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 from rich.table import Table
-from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
@@ -14,6 +13,8 @@ from textual.widgets import Footer, Header, Static
 
 from benchwright.core.text import printable
 from benchwright.db import Store
+
+from ..widgets import literal, notify
 
 
 def _short(value) -> str:
@@ -51,7 +52,7 @@ class HistoryScreen(Screen):
     def on_mount(self) -> None:
         events = self.store.events_of(self.pair_id)
         see_all = self.store.may_see_others(self.pair_id, self.annotator)
-        table = Table(title=f"History of pair #{self.store.ordinal_of(self.pair_id)}", expand=True)
+        table = Table(title=literal(f"History of pair #{self.store.ordinal_of(self.pair_id)}"), expand=True)
         for column in ("when (UTC)", "who", "what", "before", "after"):
             table.add_column(column, overflow="fold")
         hidden = 0
@@ -59,9 +60,10 @@ class HistoryScreen(Screen):
             if not see_all and is_private_event(e, self.annotator):
                 hidden += 1
                 continue
-            table.add_row(Text(e["created_at"][:19].replace("T", " ")), Text(printable(e["actor"])), Text(e["kind"]),
-                          Text(_short(e["before"])), Text(_short(e["after"])))
+            table.add_row(literal(e["created_at"][:19].replace("T", " ")), literal(e["actor"]), literal(e["kind"]),
+                          literal(_short(e["before"])), literal(_short(e["after"])))
         if hidden:
-            table.caption = f"{hidden} events of other annotators are hidden until you submit your review (blind mode)"
-            self.notify(table.caption, timeout=5)
+            table.caption = literal(f"{hidden} events of other annotators are hidden until you submit your review "
+                                    "(blind mode)")
+            notify(self, table.caption, timeout=5)
         self.query_one("#history", Static).update(table)

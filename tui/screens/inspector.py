@@ -24,7 +24,7 @@ from benchwright.core.inspection import JudgmentGrid, judgment_grid
 from benchwright.core.text import printable
 from benchwright.db import Store
 
-from ..widgets import LiteralMarkdown
+from ..widgets import LiteralInput, LiteralMarkdown, literal, literal_options, notify
 
 
 def _fmt(v: float | None) -> str:
@@ -54,19 +54,19 @@ class OverrideScreen(ModalScreen[tuple[float, str] | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="override-dialog"):
-            yield Label(Text(f"Override {self.what}", style="bold"))
-            yield Label(Text(f"judge gave {self.current}; allowed scores: {self.allowed}"))
+            yield Label(literal(f"Override {self.what}", style="bold"))
+            yield Label(literal(f"judge gave {self.current}; allowed scores: {self.allowed}"))
             yield Label("new score")
             yield Input(placeholder="score", id="override-score")
             yield Label("reason (required; enter saves, esc cancels)")
-            yield Input(placeholder="why the judge's score is wrong", id="override-reason")
+            yield LiteralInput(placeholder="why the judge's score is wrong", id="override-reason")
             yield Static(id="override-error")
 
     def on_mount(self) -> None:
         self.query_one("#override-score", Input).focus()
 
     def _error(self, message: str) -> None:
-        self.query_one("#override-error", Static).update(Text(message, style="bold red"))
+        self.query_one("#override-error", Static).update(literal(message, style="bold red"))
 
     @on(Input.Submitted)
     def _submit(self, event: Input.Submitted) -> None:
@@ -116,9 +116,9 @@ class FailureModeScreen(ModalScreen[tuple[str, str] | None]):
         from benchwright.core.metrics import FAILURE_MODE_NAMES
 
         with Vertical(id="override-dialog"):
-            yield Label(Text(f"Failure mode of this answer (now: {self.current or 'none'}); choose, then give a reason"))
-            yield OptionList(*(Option(name, id=mode) for mode, name in FAILURE_MODE_NAMES.items()), id="fm-modes")
-            yield Input(placeholder="reason (required)", id="fm-reason")
+            yield Label(literal(f"Failure mode of this answer (now: {self.current or 'none'}); choose, then give a reason"))
+            yield OptionList(*(Option(literal(name), id=mode) for mode, name in FAILURE_MODE_NAMES.items()), id="fm-modes")
+            yield LiteralInput(placeholder="reason (required)", id="fm-reason")
             yield Static(id="fm-error")
 
     def on_mount(self) -> None:
@@ -160,7 +160,7 @@ class JudgePanel(Vertical):
 
     def compose(self) -> ComposeResult:
         with Horizontal(classes="panel-selectors"):
-            yield Select([(f"{a.model} · {a.condition}", a.id) for a in self.answers.values()],
+            yield Select(literal_options([(f"{a.model} · {a.condition}", a.id) for a in self.answers.values()]),
                          prompt="answer", allow_blank=not self.answers, id=f"answer-{self.side}")
             yield Select([], prompt="judge", id=f"judge-{self.side}")
         yield Static(id=f"summary-{self.side}")
@@ -199,7 +199,7 @@ class JudgePanel(Vertical):
         self.judge_values = ["\x1f".join(c) for c in combos]
         sel = self.query_one(f"#judge-{self.side}", Select)
         with self.prevent(Select.Changed):
-            sel.set_options([(f"{j} · {m}", f"{j}\x1f{m}") for j, m in combos])
+            sel.set_options(literal_options([(f"{j} · {m}", f"{j}\x1f{m}") for j, m in combos]))
             if combos:
                 sel.value = "\x1f".join(prefer if prefer in combos else combos[0])
         self.refresh_grid()
@@ -225,28 +225,28 @@ class JudgePanel(Vertical):
         table.add_column("entry", key="entry", width=max(16, min(width, room, 64)))
         table.add_column("max", key="max")
         for k, j in enumerate(grid.runs):
-            table.add_column(f"run {j.run_index + 1}", key=f"run{k}")
+            table.add_column(literal(f"run {j.run_index + 1}"), key=f"run{k}")
         table.add_column("spread", key="spread")
         for row in grid.rows:
             style = "bold yellow" if row.disagree else ""
-            label = Text(f"{row.key}. " if row.kind != "dimension" else "", style=style)
-            label.append(printable(row.label)[:60], style=style)
+            label = literal(f"{row.key}. " if row.kind != "dimension" else "", style=style)
+            label.append_text(literal(printable(row.label)[:60], style=style))
             spread = Text(f"Δ{_fmt(row.spread)}", style="bold yellow") if row.disagree else Text("")
             table.add_row(label, Text(str(row.max)), *(render_cell(row, k) for k in range(len(grid.runs))), spread,
                           key=row.key)
         rates = " · ".join(
             f"run {j.run_index + 1}: " + (f"{r:.0%}" if r is not None else f"unscored ({printable(j.reason or '')[:80]})")
             for j, r in zip(grid.runs, grid.rates, strict=True))
-        head = Text(f"{jk[0]} judge · {jk[1]} · {len(grid.runs)} runs · ", style="bold")
+        head = literal(f"{jk[0]} judge · {jk[1]} · {len(grid.runs)} runs · ", style="bold")
         head.append(rates)
         if grid.disagreeing:
             what = "entry" if grid.disagreeing == 1 else "entries"
             head.append(f" · runs disagree on {grid.disagreeing} {what}", style="bold yellow")
-        label = self.store.failure_mode(aid)
-        if label is not None:
-            who = label.annotator if label.origin == "annotator" else f"llm {label.judge_model or ''}".strip()
-            head.append(f"\nfailure mode: {label.mode} ({who}): ", style="bold magenta")
-            head.append(printable(label.rationale)[:200])
+        fm = self.store.failure_mode(aid)
+        if fm is not None:
+            who = fm.annotator if fm.origin == "annotator" else f"llm {fm.judge_model or ''}".strip()
+            head.append_text(literal(f"\nfailure mode: {fm.mode} ({who}): ", style="bold magenta"))
+            head.append(printable(fm.rationale)[:200])
         summary.update(head)
         if grid.rows and grid.runs:
             table.move_cursor(row=0, column=2)
@@ -339,7 +339,7 @@ class InspectorScreen(Screen):
     def compose(self) -> ComposeResult:
         pair = self.store.get_pair(self.pair_id)
         yield Header()
-        yield Static(Text(f"#{self.store.ordinal_of(self.pair_id)} {printable(pair.question)[:150]}"),
+        yield Static(literal(f"#{self.store.ordinal_of(self.pair_id)} {printable(pair.question)[:150]}"),
                      id="inspector-question")
         with Horizontal(id="inspector-body"):
             with VerticalScroll(id="inspector-answer"):
@@ -391,10 +391,11 @@ class InspectorScreen(Screen):
         pair = self.store.get_pair(self.pair_id)
         repo = self.store.get_repository(pair.repository, missing_ok=True) if pair.repository else None
         root = repo.local_path if repo is not None else None
-        options, self._openable = [], {}
+        options: list[Option] = []
+        self._openable = {}
         for i, ev in enumerate(gather_evidence(root, text) if text.strip() else []):
             mark = "✓" if ev.openable else "✗"
-            options.append(Option(Text(f"{mark} {printable(str(ev.citation))}"), id=f"ev{i}"))
+            options.append(Option(literal(f"{mark} {ev.citation}"), id=f"ev{i}"))
             if ev.openable:
                 self._openable[f"ev{i}"] = ev
         ol = self.query_one("#inspector-evidence", OptionList)
@@ -436,12 +437,12 @@ class InspectorScreen(Screen):
         panel = self.panel(self._focused_side())
         sel = panel.selected()
         if sel is None:
-            self.notify("Select a run's score in the grid first.", timeout=3)
+            notify(self, "Select a run's score in the grid first.", timeout=3)
             return
         r, k = sel
         row, judgment = panel.grid.rows[r], panel.grid.runs[k]
         if not judgment.scored:
-            self.notify("This run is unscored; there is no score to override.", severity="warning", timeout=4)
+            notify(self, "This run is unscored; there is no score to override.", severity="warning", timeout=4)
             return
         allowed = str(row.allowed) if row.allowed is not None else f"0..{row.max}"
         table = panel.query_one(f"#grid-{panel.side}", DataTable)
@@ -460,8 +461,8 @@ class InspectorScreen(Screen):
             panel.refresh_grid()
             panel.query_one(f"#grid-{panel.side}", DataTable).move_cursor(row=cursor.row, column=cursor.column)
             panel.show_detail()
-            self.notify(f"Overridden: {row.key} in run {judgment.run_index + 1} is now {_fmt(result[0])}.",
-                        timeout=3, markup=False)
+            notify(self, f"Overridden: {row.key} in run {judgment.run_index + 1} is now {_fmt(result[0])}.",
+                        timeout=3)
 
         self.app.push_screen(OverrideScreen(printable(f"{row.key}. {row.label}")[:70], allowed,
                                             _fmt(row.scores[k]), apply), done)
@@ -475,7 +476,7 @@ class InspectorScreen(Screen):
         sel = self.query_one(f"#judge-{side}", Select)
         values = self.panel(side).judge_values
         if len(values) < 2:
-            self.notify("Only one judge has judged this answer.", timeout=3)
+            notify(self, "Only one judge has judged this answer.", timeout=3)
             return
         i = values.index(sel.value) if sel.value in values else -1
         sel.value = values[(i + 1) % len(values)]
@@ -484,7 +485,7 @@ class InspectorScreen(Screen):
         """Label (or correct the label of) the focused panel's answer with a failure mode and a reason."""
         aid = self.panel(self._focused_side()).answer_id
         if aid is None:
-            self.notify("No answer selected.", timeout=3)
+            notify(self, "No answer selected.", timeout=3)
             return
         current = self.store.failure_mode(aid)
 
@@ -495,11 +496,11 @@ class InspectorScreen(Screen):
             try:
                 self.store.add_failure_mode(aid, mode, reason, "annotator", annotator=self.annotator)
             except BenchwrightError as e:
-                self.notify(str(e), title="label refused", severity="error", timeout=8, markup=False)
+                notify(self, str(e), title="label refused", severity="error", timeout=8)
                 return
             for side in ("a", "b"):
                 self.panel(side).refresh_grid()
-            self.notify(f"Failure mode set to {mode}.", timeout=3, markup=False)
+            notify(self, f"Failure mode set to {mode}.", timeout=3)
 
         self.app.push_screen(FailureModeScreen(current.mode if current else None), done)
 

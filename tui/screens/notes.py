@@ -9,7 +9,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Label, Static, TextArea
 
-from ..widgets import literal
+from ..widgets import LiteralTextArea, literal
 
 
 class NotesScreen(ModalScreen[str | None]):
@@ -35,7 +35,7 @@ class NotesScreen(ModalScreen[str | None]):
                 notice.append_text(literal(self.newer or "(empty)"))
                 notice.append("\nctrl+s saves yours (below) over it; esc keeps theirs.", style="bold")
                 yield Static(notice, id="notes-conflict")
-            yield TextArea(self.initial, id="notes-text", soft_wrap=True, show_line_numbers=False)
+            yield LiteralTextArea(self.initial, id="notes-text", soft_wrap=True, show_line_numbers=False)
 
     def on_mount(self) -> None:
         area = self.query_one(TextArea)

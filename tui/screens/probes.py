@@ -21,6 +21,8 @@ from benchwright.core.probes.counts import TestCounts
 from benchwright.core.text import printable
 from benchwright.db import Store
 
+from ..widgets import LiteralInput, literal, notify
+
 _STATE_STYLE = {"separating": "green", "signed off": "bold green", "not separating": "red", "stale sign-off": "yellow",
                 "not signed off": "red", "incomplete": "yellow", "not run": "dim"}
 MAX_LOG_CHARS = 20_000
@@ -47,8 +49,8 @@ class ReasonScreen(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="reason-dialog"):
-            yield Label(self.prompt)
-            yield Input(id="reason-input")
+            yield Label(literal(self.prompt))
+            yield LiteralInput(id="reason-input")
 
     def on_mount(self) -> None:
         self.query_one(Input).focus()
@@ -109,7 +111,7 @@ class ProbesScreen(Screen):
         ids = self.store.probe_ids()
         for pid in ids:
             state = self.store.validation_state(pid)
-            label = Text(pid + "  ", style="bold")
+            label = literal(pid + "  ", style="bold")
             label.append(state, style=_STATE_STYLE.get(state, ""))
             options.add_option(Option(label, id=pid))
         if not ids:
@@ -131,23 +133,24 @@ class ProbesScreen(Screen):
         rec = self.record = self.store.probe_record(probe_id)
         probe = rec["probe"]
         state = self.store.validation_state(probe_id)
-        t = Text(f"{probe_id}: ", style="bold")
+        t = literal(f"{probe_id}: ", style="bold")
         t.append(printable(rec["title"]))
-        t.append(f"\n{probe.get('primary_dimension')} · {probe.get('granularity')} · ")
+        t.append_text(literal(f"\n{probe.get('primary_dimension')} · {probe.get('granularity')} · "))
         t.append(state, style=_STATE_STYLE.get(state, ""))
         signoff = self.store.latest_signoff(probe_id)
         if signoff:
-            t.append(f"\nlast verdict: {signoff.verdict} by {signoff.annotator}: ")
+            t.append_text(literal(f"\nlast verdict: {signoff.verdict} by {signoff.annotator}: "))
             t.append(printable(signoff.reason or "-"))
         self.query_one("#probe-title", Static).update(t)
         self.module_names = [m["name"] for m in probe["pipeline"]["modules"]]
         table = self.query_one("#probe-matrix", DataTable)
         table.clear(columns=True)
-        table.add_columns("variant", "kind", "expected", *self.module_names, "overall", "vs expected")
+        table.add_columns("variant", "kind", "expected", *(literal(n) for n in self.module_names), "overall",
+                          "vs expected")
         runs = {k: v for k, v in self.store.latest_runs(probe_id).items() if v["fingerprint"] == rec["fingerprint"]}
         for v in rec["variants"]:
             run = runs.get(v["name"])
-            cells: list = [Text(printable(v["name"]), style="bold"), v["kind"], v["expected"]]
+            cells: list = [literal(v["name"], style="bold"), literal(v["kind"]), literal(v["expected"])]
             by_module = {m["name"]: m for m in (run["run"].get("modules", []) if run else [])}
             for name in self.module_names:
                 cells.append(_module_cell(by_module.get(name)))
@@ -173,7 +176,7 @@ class ProbesScreen(Screen):
         run = self.store.latest_runs(self.probe_id).get(variant["name"])
         detail = Text()
         if run is None:
-            detail.append(f"{variant['name']}: not run yet (r runs it)", style="dim")
+            detail.append_text(literal(f"{variant['name']}: not run yet (r runs it)", style="dim"))
         else:
             col = event.coordinate.column - 3
             modules = run["run"].get("modules", [])
@@ -182,7 +185,7 @@ class ProbesScreen(Screen):
                 detail.append("variant not applied: ", style="bold red")
                 detail.append(printable(run["run"]["apply_error"]) + "\n")
             for m in chosen or modules:
-                detail.append(f"{m['name']} ({m['module_name']}): ", style="bold")
+                detail.append_text(literal(f"{m['name']} ({m['module_name']}): ", style="bold"))
                 detail.append("passed" if m.get("passed") else "failed", style="green" if m.get("passed") else "red")
                 if m.get("reason"):
                     detail.append(" · " + printable(m["reason"]))
@@ -190,7 +193,7 @@ class ProbesScreen(Screen):
                 if m.get("tests"):
                     detail.append("  tests: " + TestCounts.model_validate(m["tests"]).text() + "\n")
                 for hit in m.get("matches", []):
-                    detail.append(f"  {hit.get('rule_id')}: {printable(str(hit.get('relative_path')))}:{hit.get('line') or ''} ",
+                    detail.append(printable(f"  {hit.get('rule_id')}: {hit.get('relative_path')}:{hit.get('line') or ''} "),
                                   style="yellow")
                     detail.append(printable(hit.get("message") or hit.get("text") or "") + "\n")
                 if chosen:
@@ -220,11 +223,11 @@ class ProbesScreen(Screen):
         """Stop the run in progress (its process group is killed; finished runs are kept)."""
         if self.running:
             self.cancel_event.set()
-            self.notify("Cancelling…", timeout=2)
+            notify(self, "Cancelling…", timeout=2)
 
     def _run(self, names: list[str] | None) -> None:
         if self.running:
-            self.notify("A run is in progress (x cancels it).", severity="warning")
+            notify(self, "A run is in progress (x cancels it).", severity="warning")
             return
         self.running = True
         self.cancel_event.clear()
@@ -237,7 +240,7 @@ class ProbesScreen(Screen):
         progress = self.query_one("#probe-progress", Static)
 
         def report(message: str) -> None:
-            self.app.call_from_thread(progress.update, Text(printable(message)[:300], style="italic"))
+            self.app.call_from_thread(progress.update, literal(printable(message)[:300], style="italic"))
 
         try:
             runs = run_probe_variants(self.store, probe_id, names, timeout_s=300.0, by=self.annotator,
@@ -249,7 +252,7 @@ class ProbesScreen(Screen):
             note = f"not run: {e}"
         finally:
             self.running = False
-        self.app.call_from_thread(progress.update, Text(note))
+        self.app.call_from_thread(progress.update, literal(note))
         self.app.call_from_thread(self.reload_list, probe_id)
 
     # ------------------------------------------------------------------ sign-off
@@ -265,7 +268,7 @@ class ProbesScreen(Screen):
             try:
                 self.store.sign_off(probe_id, self.annotator, "signed-off" if signed else "not-signed-off", reason)
             except BenchwrightError as e:
-                self.notify(str(e), severity="error")
+                notify(self, str(e), severity="error")
                 return
             self.reload_list(probe_id)
 

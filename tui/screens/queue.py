@@ -12,7 +12,7 @@ from textual.widgets import DataTable, Footer, Header, Input, Select, Static
 
 from benchwright.db import CHECKLIST_FILTERS, CURATION_FILTERS, STATUSES, QueueFilter, QueueRow, Store
 
-from ..widgets import literal
+from ..widgets import LiteralInput, literal, literal_options
 
 PAGE = 200
 """Rows fetched at a time; more are fetched when the cursor nears the end."""
@@ -60,15 +60,16 @@ class QueueScreen(Screen):
         facets = self.store.facets()
         yield Header()
         with Horizontal(id="filters"):
-            yield Select([(s, s) for s in STATUSES], prompt="status", id="f-status")
-            yield Select([(r, r) for r in facets["repository"]], prompt="repository", id="f-repository")
-            yield Select([(t, t) for t in facets["qa_type"]], prompt="QA type", id="f-qa_type")
-            yield Select([(c, c) for c in facets["category"]], prompt="category", id="f-category")
-            yield Select([(c, c) for c in CHECKLIST_FILTERS], prompt="checklist", id="f-checklist")
+            yield Select(literal_options(STATUSES), prompt="status", id="f-status")
+            yield Select(literal_options(facets["repository"]), prompt="repository", id="f-repository")
+            yield Select(literal_options(facets["qa_type"]), prompt="QA type", id="f-qa_type")
+            yield Select(literal_options(facets["category"]), prompt="category", id="f-category")
+            yield Select(literal_options(CHECKLIST_FILTERS), prompt="checklist", id="f-checklist")
             if self.flt.assigned_to:
-                yield Select([("assigned to me", self.annotator)], value=self.annotator, prompt="all pairs",
+                yield Select(literal_options([("assigned to me", self.annotator)]), value=self.annotator,
+                             prompt="all pairs",
                              id="f-assigned_to")
-        yield Input(placeholder="search question and answer: / to type, enter to apply", id="f-text")
+        yield LiteralInput(placeholder="search question and answer: / to type, enter to apply", id="f-text")
         yield Static(id="progress")
         yield DataTable(id="queue", cursor_type="row", zebra_stripes=True)
         yield Footer()
@@ -89,7 +90,7 @@ class QueueScreen(Screen):
     def _mount_curation_filter(self) -> None:
         if not self.query("#f-curation"):
             self.query_one("#filters").mount(
-                Select([(c, c) for c in CURATION_FILTERS], prompt="curation", id="f-curation"),
+                Select(literal_options(CURATION_FILTERS), prompt="curation", id="f-curation"),
                 after=self.query_one("#f-checklist"))
 
     # ----------------------------------------------------------------- loading
@@ -129,7 +130,7 @@ class QueueScreen(Screen):
             table.add_row(*self._cells(r), key=r.id)
 
     @staticmethod
-    def _cells(r: QueueRow) -> tuple:
+    def _cells(r: QueueRow) -> tuple[Text, ...]:
         label, style = _STATUS_TEXT[r.decision]
         status = Text(label, style=style)
         if r.needs_reference:
@@ -149,7 +150,7 @@ class QueueScreen(Screen):
         line = Text()
         line.append(f"decided {p.decided}/{p.total}", style="bold")
         line.append(f" · mine {p.mine} · matching filter {shown} · annotator ")
-        line.append(self.annotator, style="bold")
+        line.append_text(literal(self.annotator, style="bold"))
         self.query_one("#progress", Static).update(line)
 
     # ------------------------------------------------------------------ events

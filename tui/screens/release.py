@@ -18,6 +18,8 @@ from textual.widgets import Footer, Header, Input, Label, ProgressBar, Static
 from benchwright.core.errors import BenchwrightError
 from benchwright.db import Store
 
+from ..widgets import LiteralInput, literal, notify
+
 
 class ReleaseScreen(Screen):
     """Preflight and create a release; ``ctrl+s`` creates it, ``esc`` goes back."""
@@ -40,9 +42,9 @@ class ReleaseScreen(Screen):
         yield Header()
         with Horizontal(id="release-form"):
             yield Label("name ")
-            yield Input(placeholder="e.g. flask-qa", id="release-name")
+            yield LiteralInput(placeholder="e.g. flask-qa", id="release-name")
             yield Label(" version ")
-            yield Input(placeholder="X.Y.Z", id="release-version")
+            yield LiteralInput(placeholder="X.Y.Z", id="release-version")
         yield ProgressBar(total=100, show_eta=False, id="release-progress")
         with VerticalScroll():
             yield Static(id="release-preflight")
@@ -51,7 +53,8 @@ class ReleaseScreen(Screen):
     def on_mount(self) -> None:
         self.preflight = self.store.release_preflight()
         pre = self.preflight
-        table = Table(title=f"Preflight: {len(pre.included)} pairs included, {len(pre.excluded)} excluded", expand=True)
+        table = Table(title=literal(f"Preflight: {len(pre.included)} pairs included, {len(pre.excluded)} excluded"),
+                      expand=True)
         table.add_column("excluded because")
         table.add_column("pairs", justify="right")
         table.add_column("first of them")
@@ -59,7 +62,8 @@ class ReleaseScreen(Screen):
         for pid, reason in pre.excluded:
             by_reason.setdefault(reason, []).append(pid)
         for reason, ids in sorted(by_reason.items()):
-            table.add_row(reason, str(len(ids)), ", ".join(f"#{self.store.ordinal_of(i)}" for i in ids[:8]))
+            table.add_row(literal(reason), literal(len(ids)),
+                          literal(", ".join(f"#{self.store.ordinal_of(i)}" for i in ids[:8])))
         self.query_one("#release-preflight", Static).update(table)
         self.query_one("#release-name", Input).focus()
 
@@ -68,7 +72,7 @@ class ReleaseScreen(Screen):
         name = self.query_one("#release-name", Input).value.strip()
         version = self.query_one("#release-version", Input).value.strip()
         if not name or not version:
-            self.notify("Give the release a name and a version (X.Y.Z).", severity="warning")
+            notify(self, "Give the release a name and a version (X.Y.Z).", severity="warning")
             return
         self._create(name, version)
 
@@ -86,10 +90,10 @@ class ReleaseScreen(Screen):
             path = create_release(self.store, self.preflight, name, version, self.out, by=self.annotator,
                                   progress=progress, notes=notes)
         except (BenchwrightError, ValueError) as e:
-            self.app.call_from_thread(self.notify, str(e), title="No release", severity="error", timeout=10)
+            self.app.call_from_thread(notify, self, str(e), title="No release", severity="error", timeout=10)
             return
         self.created = path
-        self.app.call_from_thread(self.notify, " ".join(notes) or f"Wrote {path}", title="Release created",
+        self.app.call_from_thread(notify, self, " ".join(notes) or f"Wrote {path}", title="Release created",
                                   timeout=8)
         self.app.call_from_thread(self._done, path)
 

@@ -20,7 +20,7 @@ from benchwright.core.models import QAPair
 from benchwright.core.review import CRITERIA, CRITERION_LABELS, Criteria, Verdict, next_verdict
 from benchwright.db import NoteConflictError, QueueFilter, StaleReviewError, Store
 
-from ..widgets import LiteralMarkdown, literal
+from ..widgets import LiteralMarkdown, literal, notify
 
 _DECISION_STYLE = {"accept": "bold green", "reject": "bold red", "revise": "bold magenta", "skip": "yellow"}
 _EVIDENCE_MARK = {
@@ -139,7 +139,7 @@ class ReviewScreen(Screen):
                 label = literal(str(ev.citation))
                 label.append(f"  ✗ lines beyond the end ({ev.line_count} lines)", style="bold red")
             if ev.status == "found-by-suffix":
-                label.append(f" {ev.path}", style="dim")
+                label.append_text(literal(f" {ev.path}", style="dim"))
             elif ev.status == "ambiguous":
                 label.append(f" {len(ev.candidates)} files match:", style="yellow")
             if ev.status == "ambiguous":
@@ -174,7 +174,7 @@ class ReviewScreen(Screen):
         else:
             line.append("undecided", style="dim")
         line.append(f"   decided {prog.decided}/{prog.total} · mine {prog.mine}   annotator: ")
-        line.append(self.annotator, style="bold")
+        line.append_text(literal(self.annotator, style="bold"))
         if self.flt != QueueFilter():
             line.append("   (filtered queue)", style="italic")
         self.query_one("#review-status", Static).update(line)
@@ -192,7 +192,7 @@ class ReviewScreen(Screen):
                  style="green" if current.is_valid else "bold red")
         t.append("\n")
         if current.author != self.annotator and current.origin == "edited":
-            t.append(f" · by {current.author}", style="italic")
+            t.append_text(literal(f" · by {current.author}", style="italic"))
             t.append("\n")
         for it in current.checklist.items:
             t.append(f"[{it.weight}] ", style="bold cyan")
@@ -231,7 +231,7 @@ class ReviewScreen(Screen):
     async def action_decide(self, decision: str) -> None:
         """Store the review now (decision, the four criteria, committed), then move to the next pair."""
         if decision == "accept" and self.pair is not None and self.pair.needs_reference:
-            self.notify("This pair has no reference answer, so it cannot be accepted; reject it or mark it "
+            notify(self, "This pair has no reference answer, so it cannot be accepted; reject it or mark it "
                         "for revision (r).", title="Not accepted", severity="warning")
             return
         try:
@@ -243,17 +243,17 @@ class ReviewScreen(Screen):
         except StaleReviewError as e:
             self._progress = None  # another session decided: the header's counts are stale too
             await self.show_pair(self.pair_id)
-            self.notify(str(e), title="Changed in another session", severity="warning", timeout=8)
+            notify(self, str(e), title="Changed in another session", severity="warning", timeout=8)
             return
         except BenchwrightError as e:
-            self.notify(str(e), title="Not saved", severity="error")
+            notify(self, str(e), title="Not saved", severity="error")
             return
         self._progress = None
         self.post_message(self.Decided(self.pair_id, decision))
         nxt = self.store.neighbor(self.pair_id, self.annotator, self.flt, step=1)
         if nxt is None:
             await self.show_pair(self.pair_id)
-            self.notify("End of the queue.", title=decision)
+            notify(self, "End of the queue.", title=decision)
             return
         await self.show_pair(nxt)
 
@@ -285,7 +285,7 @@ class ReviewScreen(Screen):
             return Text(f"{len(reviews)} hidden until you submit yours (blind mode)", style="italic yellow")
         t = Text()
         for who, r in reviews.items():
-            t.append(f"{who}: ", style="bold")
+            t.append_text(literal(f"{who}: ", style="bold"))
             t.append(r.decision, style=_DECISION_STYLE.get(r.decision, ""))
             t.append("  ")
             for name in CRITERIA:
@@ -333,7 +333,7 @@ class ReviewScreen(Screen):
         """Show the previous (-1) or next (+1) pair of the queue."""
         target = self.store.neighbor(self.pair_id, self.annotator, self.flt, step=step)
         if target is None:
-            self.notify("Start of the queue." if step < 0 else "End of the queue.", timeout=2)
+            notify(self, "Start of the queue." if step < 0 else "End of the queue.", timeout=2)
             return
         await self.show_pair(target)
 
@@ -341,12 +341,12 @@ class ReviewScreen(Screen):
         """Undo my last decision (even one made before a restart) and show its pair."""
         pair_id = self.store.undo_last(self.annotator)
         if pair_id is None:
-            self.notify("Nothing to undo.", timeout=2)
+            notify(self, "Nothing to undo.", timeout=2)
             return
         self._progress = None
         self.post_message(self.Decided(pair_id, None))
         await self.show_pair(pair_id)
-        self.notify(f"Undone: pair #{self.store.ordinal_of(pair_id)} is back to its earlier state.", timeout=3)
+        notify(self, f"Undone: pair #{self.store.ordinal_of(pair_id)} is back to its earlier state.", timeout=3)
 
     def action_notes(self) -> None:
         """Edit my note on this pair in a dialog; saved as a new note version."""
@@ -365,7 +365,7 @@ class ReviewScreen(Screen):
                     return
                 if pair_id == self.pair_id:
                     self.query_one("#note", Static).update(literal(typed) if typed else Text("no notes", style="dim"))
-                self.notify("Note saved.", timeout=2)
+                notify(self, "Note saved.", timeout=2)
 
             self.app.push_screen(NotesScreen(text, newer=newer), saved)
 

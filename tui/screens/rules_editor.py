@@ -21,6 +21,8 @@ from benchwright.core.errors import BenchwrightError
 from benchwright.core.text import printable
 from benchwright.db import Store
 
+from ..widgets import LiteralInput, LiteralTextArea, notify
+
 
 class RulesEditorScreen(Screen):
     """Edit one rule of one ``source_analysis`` module; the preview updates on every change."""
@@ -48,11 +50,11 @@ class RulesEditorScreen(Screen):
             with Vertical(id="rules-form"):
                 yield Label("Rule of a source_analysis module", classes="section-title")
                 yield Select([], prompt="rule", id="rule-pick")
-                yield Input(placeholder="rule id", id="rule-id")
+                yield LiteralInput(placeholder="rule id", id="rule-id")
                 yield Label("Patterns (regular expressions, one per line)")
-                yield TextArea(id="rule-patterns", soft_wrap=False)
+                yield LiteralTextArea(id="rule-patterns", soft_wrap=False)
                 yield Checkbox("not: the pattern must be found (a missing match is the violation)", id="rule-negate")
-                yield Input(placeholder="message, may use {relative_path}", id="rule-message")
+                yield LiteralInput(placeholder="message, may use {relative_path}", id="rule-message")
             with VerticalScroll(id="rules-preview-scroll"):
                 yield Static(id="rules-preview")
         yield Footer()
@@ -172,7 +174,7 @@ class RulesEditorScreen(Screen):
         """Start a new rule in the first source_analysis module."""
         modules = [i for i, m in enumerate(self.probe.pipeline.modules) if m.module_name == "source_analysis"]
         if not modules:
-            self.notify("The probe has no source_analysis module.", severity="warning")
+            notify(self, "The probe has no source_analysis module.", severity="warning")
             return
         self.module_index, self.rule_index = modules[0], None
         self.query_one("#rule-id", Input).value = "new-rule"
@@ -186,14 +188,14 @@ class RulesEditorScreen(Screen):
         try:
             module = self.edited_module()
         except (BenchwrightError, ValueError) as e:
-            self.notify(f"Not saved: {e}", severity="error")
+            notify(self, f"Not saved: {e}", severity="error")
             return
         path = Path(self.probe.evaluator_dir) / "pipeline.json"
         from benchwright.core.probes import sample_probe_dirs
 
         shipped = [d.resolve() for d in sample_probe_dirs()]
         if any(d in path.resolve().parents for d in shipped):
-            self.notify("This is a probe shipped with benchwright; copy its folder, import the copy, and edit that.",
+            notify(self, "This is a probe shipped with benchwright; copy its folder, import the copy, and edit that.",
                         title="Not saved", severity="error", timeout=8)
             return
         try:
@@ -212,7 +214,7 @@ class RulesEditorScreen(Screen):
             self.store.save_probe(self.probe, self.variants, probe_fingerprint(self.probe, self.variants),
                                   by=self.annotator)
         except (BenchwrightError, OSError, KeyError, ValueError) as e:
-            self.notify(f"Not saved: {e}", severity="error", timeout=8)
+            notify(self, f"Not saved: {e}", severity="error", timeout=8)
             return
         self.rule_index = next(i for i, r in enumerate(module.rules) if r.id == self.edited_rule().id)
-        self.notify(f"Saved to {path}; the probe was imported again (earlier sign-offs are now stale).", timeout=6)
+        notify(self, f"Saved to {path}; the probe was imported again (earlier sign-offs are now stale).", timeout=6)

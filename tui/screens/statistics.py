@@ -17,6 +17,8 @@ from textual.widgets import Footer, Header, Static
 from benchwright.core.review import CRITERION_LABELS
 from benchwright.db import Store
 
+from ..widgets import literal
+
 
 def _fmt(x: float | None) -> str:
     return "n/a" if x is None else f"{x:.3f}"
@@ -64,10 +66,10 @@ class StatisticsScreen(Screen):
             cohen = "\n".join(f"{k.annotator_a}–{k.annotator_b}: {k.text} (n={k.n_items})"
                               + (f" {k.reason}" if k.kappa is None and k.reason and not k.no_variance else "")
                               for k in fa.cohen) or "n/a"
-            table.add_row(CRITERION_LABELS.get(name, name), str(fa.n_items), cohen,
-                          f"{fa.fleiss.text} (n={fa.fleiss.n_items})",
-                          f"{fa.krippendorff.text} (n={fa.krippendorff.n_items})")
-        text = Text(
+            table.add_row(literal(CRITERION_LABELS.get(name, name)), literal(fa.n_items), literal(cohen),
+                          literal(f"{fa.fleiss.text} (n={fa.fleiss.n_items})"),
+                          literal(f"{fa.krippendorff.text} (n={fa.krippendorff.n_items})"))
+        text = literal(
             f"\nChecklists edited by two or more annotators: {checklists.n_pairs} pairs · key points matched "
             f"{checklists.n_matched}/{checklists.n_key_points} ({_fmt(checklists.match_rate)}) · weights "
             f"Krippendorff's alpha (interval) {checklists.weight_alpha.text} "
@@ -78,6 +80,6 @@ class StatisticsScreen(Screen):
         progress.add_column("assigned")
         progress.add_column("submitted reviews")
         for who, assigned, done in self.store.annotator_progress():
-            progress.add_row(who, str(assigned), str(done))
+            progress.add_row(literal(who), literal(assigned), literal(done))
         self.report, self.checklists = report, checklists
         self.query_one("#statistics", Static).update(Group(progress, table, text))
