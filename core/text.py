@@ -31,13 +31,17 @@ def printable(text: str) -> str:
 REPLACEMENT_CHARACTER = "\ufffd"
 """What a lone surrogate becomes (U+FFFD REPLACEMENT CHARACTER, as a UTF-8 decoder writes for a bad byte)."""
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
 def has_surrogates(text: str) -> bool:
     """True when ``text`` holds a surrogate code point (U+D800-U+DFFF): text that cannot be encoded as UTF-8,
-    so neither SQLite, a UTF-8 file nor a terminal accepts it."""
-    return _SURROGATE.search(text) is not None
+    so neither SQLite, a UTF-8 file nor a terminal accepts it. (Encoding is the fast test: a C loop, several
+    times quicker than a regular-expression scan of non-ASCII text.)"""
+    if text.isascii():
+        return False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def repair_text(text: str) -> tuple[str, bool]:
@@ -46,9 +50,9 @@ def repair_text(text: str) -> tuple[str, bool]:
     A high surrogate followed by a low one (two code points, as ``"\\ud83d\\ude00"`` written in Python source)
     becomes the one character they encode (😀); every other surrogate (a JSON ``\\udc81`` escape, a
     ``surrogateescape``-decoded byte) becomes :data:`REPLACEMENT_CHARACTER`. ``repaired`` is True when anything
-    changed. Text without surrogates is returned as is (one regular-expression scan).
+    changed. Text without surrogates is returned as is (one scan).
     """
-    if _SURROGATE.search(text) is None:
+    if not has_surrogates(text):
         return text, False
     return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace"), True
 
@@ -91,7 +95,7 @@ def repair_json_text(text: str) -> tuple[str, bool]:
     surrogate code points are repaired too (:func:`repair_text`). Used on JSON stored as text (a JSON column
     written with ``ensure_ascii``), so reading it back never yields a lone surrogate."""
     text, repaired = repair_text(text)
-    if _JSON_SURROGATE_ESCAPE.search(text) is None:
+    if ("\\ud" not in text and "\\uD" not in text) or _JSON_SURROGATE_ESCAPE.search(text) is None:
         return text, repaired
     changed = False
 

@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from benchwright.core.models import utc_now
-from benchwright.core.text import has_surrogates, repair_json_text, repair_text
+from benchwright.core.text import _JSON_SURROGATE_ESCAPE, has_surrogates, repair_json_text, repair_text
 
 from .locking import serialized
 
@@ -33,7 +33,7 @@ def repaired_param(value: Any) -> tuple[Any, bool]:
     anything else as is."""
     if not isinstance(value, str):
         return value, False
-    if not value.isascii() and has_surrogates(value):
+    if has_surrogates(value):
         value, _ = repair_text(value)
         fixed, _ = _repair_json_escapes(value)
         return fixed, True
@@ -55,8 +55,28 @@ def _repair_json_escapes(value: str) -> tuple[str, bool]:
     return fixed, True
 
 
+def _clean(values) -> bool:
+    """True when no string among ``values`` can need a repair (the fast path: C-level checks only)."""
+    for v in values:
+        if v.__class__ is not str:
+            continue
+        if not v.isascii():  # isascii is a flag lookup; only other text is encoded (a C loop) to find surrogates
+            try:
+                v.encode("utf-8")
+            except UnicodeEncodeError:
+                return False
+        if "\\u" in v and ("\\ud" in v or "\\uD" in v) and _JSON_SURROGATE_ESCAPE.search(v) is not None:
+            return False
+    return True
+
+
 def _repair_params(params: Any) -> tuple[Any, list]:
     """``(params, repaired keys)``: positional (a sequence) or named (a mapping) parameters, repaired."""
+    if isinstance(params, list | tuple):
+        if _clean(params):
+            return params, []
+    elif isinstance(params, dict) and _clean(params.values()):
+        return params, []
     if isinstance(params, dict):
         out, keys = {}, []
         for k, v in params.items():
@@ -93,15 +113,22 @@ def _fields(columns: tuple[str, ...], keys: list) -> str:
     return ",".join(k if isinstance(k, str) else columns[k] if k < len(columns) else "" for k in keys).strip(",")
 
 
+@functools.lru_cache(maxsize=512)
+def _link_columns(columns: tuple[str, ...]) -> tuple[tuple[int, str], ...]:
+    return tuple((i, c) for i, c in enumerate(columns) if c in ("call_ids_json", "extra_json"))
+
+
 def _call_ids(columns: tuple[str, ...], params: Any) -> list[int]:
     """The ledger call ids an inserted row names (``call_ids_json``, or ``call_ids`` in ``extra_json``)."""
-    if not columns or not isinstance(params, list | tuple) or len(params) != len(columns):
+    links = _link_columns(columns)
+    if not links or not isinstance(params, list | tuple) or len(params) != len(columns):
         return []
     import json
 
     ids: list = []
-    for col, value in zip(columns, params, strict=True):
-        if not isinstance(value, str) or (col != "call_ids_json" and '"call_ids"' not in value):
+    for i, col in links:
+        value = params[i]
+        if not isinstance(value, str) or value in ("[]", "{}") or (col != "call_ids_json" and '"call_ids"' not in value):
             continue
         try:
             data = json.loads(value)
@@ -154,7 +181,8 @@ class GuardedConnection(sqlite3.Connection):
         rows = list(seq_of_parameters)
         repaired = [_repair_params(p) for p in rows]
         table, columns = _insert_columns(sql)
-        linked = table not in (None, "llm_calls") and any(_call_ids(columns, p) for p, _ in repaired)
+        linked = (table not in (None, "llm_calls") and bool(_link_columns(columns))
+                  and any(_call_ids(columns, p) for p, _ in repaired))
         if not linked and not any(keys for _, keys in repaired):
             return super().executemany(sql, rows)
         # Rare: one statement per row, in order, so each repaired row's rowid is known.
@@ -168,7 +196,8 @@ class GuardedConnection(sqlite3.Connection):
 TEXT_REPAIR_TABLES = {
     "qa_pairs": "pairs", "answers": "answers", "checklist_versions": "checklist versions",
     "judgments": "judgments", "llm_calls": "ledger calls", "curation_results": "curation results",
-    "review_notes": "notes", "review_decisions": "reviews", "probes": "probes", "failure_modes": "failure modes",
+    "review_notes": "notes", "review_decisions": "reviews", "probes": "probes", "probe_variants": "probe variants",
+    "failure_modes": "failure modes",
 }
 """How ``status`` names the tables whose rows can be flagged (any other table is named as it is)."""
 

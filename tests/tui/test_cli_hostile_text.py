@@ -295,3 +295,26 @@ def test_a_generated_checklist_with_a_lone_surrogate_is_stored_repaired_and_flag
         assert store.text_repaired("checklist_versions", rowid)
         result = store.curation_current(ids[1])["checklist"]
         assert store.text_repaired("curation_results", result.id)
+
+
+def test_a_probe_import_with_a_lone_surrogate_is_stored_repaired_and_flagged(tmp_path):
+    import shutil
+
+    from benchwright.core.probes import sample_probe_dirs
+
+    source = next(p for p in sample_probe_dirs() if p.name == "token_clock")
+    folder = tmp_path / "token_clock"
+    shutil.copytree(source, folder)
+    meta = folder / "variants" / "intended" / "variant.json"
+    data = json.loads(meta.read_text())
+    data["description"] = "is_valid \udc81 compares"
+    meta.write_text(json.dumps(data), encoding="ascii")
+    db = tmp_path / "p.db"
+    assert invoke(db, ["init"]).exit_code == 0
+    r = invoke(db, ["probe", "import", str(folder / "case"), str(folder / "evaluator"),
+                    "--variants", str(folder / "variants")])
+    assert r.exit_code == 0 and "Traceback" not in r.output, r.output
+    dump = dump_all_rows(db)
+    assert "is_valid \ufffd compares" in dump and "\udc81" not in dump
+    with Store.open(db) as store:
+        assert store.text_repair_counts().get("probe_variants") == 1
