@@ -13,7 +13,6 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
 from rich.segment import Segment
 from rich.style import Style
@@ -43,7 +42,7 @@ from benchwright.core.evidence import (
     load_viewer_limits,
 )
 from benchwright.core.models import Repository
-from benchwright.core.repository import read_repository_file
+from benchwright.core.repository import read_repository_file, resolve_in_repository
 from benchwright.core.text import printable
 
 from ..widgets import literal
@@ -317,7 +316,7 @@ class EvidenceScreen(Screen):
             if not repo.local_path or not ev.path:
                 raise BenchwrightError("the repository has no local checkout here")
             text = read_repository_file(repo.local_path, ev.path, max_bytes=limits.max_file_bytes)
-            size = (Path(repo.local_path) / ev.path).stat().st_size
+            size = resolve_in_repository(repo.local_path, ev.path).stat().st_size
         except (BenchwrightError, OSError) as e:
             message = str(e)
             if "larger than" in message:
