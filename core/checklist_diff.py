@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -17,7 +16,7 @@ from .text_diff import (
     DiffCancelled,
     TextDiff,
     equal_after_normalization,
-    units,
+    unit_overlap,
     word_diff,
 )
 
@@ -44,23 +43,26 @@ def checklist_text_size(checklist: Checklist) -> int:
     return sum(len(it.key_point) + sum(len(t.criterion) for t in it.rubric) for it in checklist.items)
 
 
-def similarity(a: str, b: str, *, timeout_s: float | None = None,
+def similarity(a: str, b: str, *, at_least: float = 0.0, timeout_s: float | None = None,
                cancelled: Callable[[], bool] | None = None) -> float:
     """1 - (characters inserted or deleted by the word diff / length of both texts), in [0, 1].
 
-    When the diff runs out of time (an approximate diff shows nearly everything as changed), the units
-    both texts share regardless of order stand in for the unchanged ones: an upper bound, like
-    :meth:`difflib.SequenceMatcher.quick_ratio`, so two long versions of one text still match.
+    The units both texts share regardless of order bound it from above (like
+    :meth:`difflib.SequenceMatcher.quick_ratio`): when that bound is below ``at_least`` it is returned without
+    a diff, and it stands in when the diff runs out of time (an approximate diff shows nearly everything as
+    changed), so two long versions of one text still match.
 
     Raises:
         DiffCancelled: when ``cancelled`` answered true (see :func:`word_diff`).
     """
     if not a and not b:
         return 1.0
+    bound = unit_overlap(a, b)
+    if bound < at_least:
+        return bound
     diffs = word_diff(a, b, timeout_s=timeout_s, cancelled=cancelled)
     if diffs.approximate:
-        common = Counter(units(a)) & Counter(units(b))
-        return 2 * sum(len(u) * n for u, n in common.items()) / (len(a) + len(b))
+        return bound
     changed = sum(len(s.text) for s in diffs.segments if s.op != EQUAL)
     return max(0.0, 1 - changed / (len(a) + len(b)))
 
@@ -163,7 +165,7 @@ def diff_checklists(old: Checklist, new: Checklist, *, threshold: float = 0.35, 
         for j, b in enumerate(new.items):
             if a.kind == b.kind:
                 sim = 1.0 if equal_after_normalization(a.key_point, b.key_point) else similarity(
-                    a.key_point, b.key_point, timeout_s=timeout_s, cancelled=cancelled)
+                    a.key_point, b.key_point, at_least=threshold, timeout_s=timeout_s, cancelled=cancelled)
                 pairs.append((sim, i, j))
     match_old: dict[int, int] = {}
     match_new: dict[int, int] = {}

@@ -211,3 +211,13 @@ def test_a_cancelled_diff_stops():
     with pytest.raises(DiffCancelled):
         word_diff(old, new, timeout_s=0, cancelled=lambda: True)
     assert time.perf_counter() - t0 < 1
+
+
+@settings(max_examples=200, deadline=None)
+@given(TEXTS, TEXTS)
+def test_unit_overlap_bounds_the_similarity_from_above(old, new):
+    """So checklist matching may skip the diff of items whose overlap is already below the threshold."""
+    from benchwright.core.checklist_diff import similarity
+
+    old, new = unicodedata.normalize("NFC", old), unicodedata.normalize("NFC", new)
+    assert similarity(old, new) <= text_diff.unit_overlap(old, new) + 1e-9
