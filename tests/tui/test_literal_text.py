@@ -119,20 +119,20 @@ async def walk(tmp_path, monkeypatch, text: str, marks: tuple[str, ...]) -> None
     provider = ScriptedProvider(curation_answers(text))
     with Store.open(db) as store:
         app = BenchwrightApp(store, ada, resume=False, provider_factory=lambda c, r: provider)
-        async with app.run_test(size=SIZE) as pilot:
+        async with app.run_test(size=SIZE, notifications=True) as pilot:
             await settle(app, pilot)
             assert isinstance(app.screen, QueueScreen)
-            assert_literal(app, "queue")
+            assert_literal(app, "queue", marks=marks)
             # the category filter: choosing a hostile category, and its drop-down open
             category = store.get_pair(ids[0]).category
             select = app.screen.query_one("#f-category", Select)
             select.value = category
             await settle(app, pilot)
-            assert_literal(app, "queue filtered by category")
+            assert_literal(app, "queue filtered by category", marks=marks)
             select.focus()
             await pilot.press("enter")
             await settle(app, pilot)
-            assert_literal(app, "category drop-down")
+            assert_literal(app, "category drop-down", marks=marks)
             await pilot.press("escape")
             select.clear()
             await settle(app, pilot)
@@ -168,7 +168,7 @@ async def walk(tmp_path, monkeypatch, text: str, marks: tuple[str, ...]) -> None
                     ev = next(e for e in app.screen.evidence if e.openable)
                     await app.push_screen(EvidenceScreen(store.get_repository(store.get_pair(ids[0]).repository), ev))
                     await settle(app, pilot)
-                    assert_literal(app, "evidence")
+                    assert_literal(app, "evidence", marks=marks)
                     app.pop_screen()
                 if where == "inspector":
                     await pilot.press("o")  # override the highlighted score: refused, message shown
@@ -186,18 +186,18 @@ async def walk(tmp_path, monkeypatch, text: str, marks: tuple[str, ...]) -> None
                     table.focus()
                     await pilot.press("right", "right", "right")
                     await settle(app, pilot)
-                    assert_literal(app, "probe cell")
+                    assert_literal(app, "probe cell", marks=marks)
                 if where == "curation":
                     for key in "12345":
                         await pilot.press(key)
                         await settle(app, pilot)
-                    assert_literal(app, "curation results")
+                    assert_literal(app, "curation results", marks=marks)
                 if where == "release":
                     app.screen.query_one("#release-name", Input).value = text
                     app.screen.query_one("#release-version", Input).value = "1.0.0"
                     await pilot.press("ctrl+s")
                     await settle(app, pilot)
-                    assert_literal(app, "release refused")
+                    assert_literal(app, "release refused", marks=marks)
                 app.pop_screen()
                 await settle(app, pilot)
 
@@ -248,13 +248,19 @@ async def test_clicking_a_toast_with_an_action_in_it_does_not_run_the_action(tmp
     made = make_hostile_project(tmp_path / "p")
     with Store.open(made["db"]) as store:
         app = BenchwrightApp(store, "ann", resume=False)
-        async with app.run_test(size=SIZE) as pilot:
+        async with app.run_test(size=SIZE, notifications=True) as pilot:
             await settle(app, pilot)
-            notify(app, "[@click=app.quit]click me[/]")
+            notify(app, "[@click=app.quit]click me[/]", timeout=30)
             await settle(app, pilot)
             from textual.widgets._toast import Toast
 
-            await pilot.click(Toast)
+            for _ in range(20):  # the toast is mounted a moment after the notification
+                if app.screen.query(Toast):
+                    break
+                await pilot.pause(0.05)
+            toast = app.screen.query_one(Toast)
+            assert "[@click=app.quit]click me[/]" in str(toast.render())
+            await pilot.click(toast, offset=(4, 1))
             await settle(app, pilot)
             assert app.is_running and app.return_code is None
 
@@ -380,9 +386,13 @@ def markup_sink_problems(source: str, filename: str, safe_functions: set[str] = 
     for fn in (n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))):
         for node in ast.walk(fn):
             owner[id(node)] = fn  # the innermost function wins (walked later)
+    cache: dict[int, dict] = {}
     for node in ast.walk(tree):
         where = f"{filename}:{getattr(node, 'lineno', '?')}"
-        names = _assignments(owner.get(id(node), tree))
+        scope = owner.get(id(node), tree)
+        names = cache.get(id(scope))
+        if names is None:
+            names = cache[id(scope)] = _assignments(scope)
         if isinstance(node, ast.Attribute) and node.attr == "notify":
             problems.append(f"{where}: .notify used directly; use widgets.notify (markup off)")
         if isinstance(node, ast.keyword) and node.arg == "markup" and not (
