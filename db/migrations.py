@@ -662,27 +662,6 @@ def m010_work_claims_runs_input_hashes(db: Database) -> None:
     )
 
 
-@migrations(name="m012_text_repairs")
-def m012_text_repairs(db: Database) -> None:
-    """Records whose text held a lone surrogate (a JSON ``\\udc81`` escape from a file or a model), stored with
-    U+FFFD in its place: one row per repaired record (table, rowid, columns, where the text came from),
-    append-only. Written by the entry points (imports, LLM output) and by the store's write path, which repairs
-    whatever reaches it (db/textguard.py)."""
-    db.executescript(
-        """
-        CREATE TABLE text_repairs (
-            id INTEGER PRIMARY KEY,
-            table_name TEXT NOT NULL,
-            row_id INTEGER NOT NULL,
-            fields TEXT NOT NULL DEFAULT '',
-            origin TEXT NOT NULL,
-            created_at TEXT NOT NULL
-        );
-        CREATE INDEX text_repairs_row ON text_repairs(table_name, row_id);
-        """
-    )
-    _append_only(db, "text_repairs")
-
 
 _LLM_CALL_COLUMNS_M008 = (
     "id, created_at, provider, provider_kind, base_url, requested_model, returned_model, template_id, template_hash, "
@@ -744,26 +723,26 @@ def m011_llm_stop_reasons(db: Database) -> None:
     )
     _append_only(db, "llm_calls")
 
-
-@migrations(name="m014_pending_releases")
-def m014_pending_releases(db: Database) -> None:
-    """Releases being written: recorded (pending) before any file of the release is written and replaced by
-    the ``releases`` row, in one transaction, once the folder is in place; so a release folder always has a
-    record, and a record whose folder never appeared is dropped by the next attempt (docs/releases.md)."""
+@migrations(name="m012_text_repairs")
+def m012_text_repairs(db: Database) -> None:
+    """Records whose text held a lone surrogate (a JSON ``\\udc81`` escape from a file or a model), stored with
+    U+FFFD in its place: one row per repaired record (table, rowid, columns, where the text came from),
+    append-only. Written by the entry points (imports, LLM output) and by the store's write path, which repairs
+    whatever reaches it (db/textguard.py)."""
     db.executescript(
         """
-        CREATE TABLE pending_releases (
-            name TEXT NOT NULL,
-            version TEXT NOT NULL,
-            created_at TEXT NOT NULL,
-            created_by TEXT NOT NULL,
-            path TEXT NOT NULL,
-            owner TEXT NOT NULL,
-            started_at TEXT NOT NULL,
-            PRIMARY KEY (name, version)
+        CREATE TABLE text_repairs (
+            id INTEGER PRIMARY KEY,
+            table_name TEXT NOT NULL,
+            row_id INTEGER NOT NULL,
+            fields TEXT NOT NULL DEFAULT '',
+            origin TEXT NOT NULL,
+            created_at TEXT NOT NULL
         );
+        CREATE INDEX text_repairs_row ON text_repairs(table_name, row_id);
         """
     )
+    _append_only(db, "text_repairs")
 
 
 PAIR_TEXT_ORIGINS_M013 = ("original", "enriched", "refined", "edited", "imported")
@@ -854,6 +833,27 @@ restored_from are for the curation steps)."""
 def original_text_uid(pair_id: str) -> str:
     """The uid of a pair's version 1: the same in every copy of a project (merges match rows by uid)."""
     return _row_uid("pair_texts", (pair_id, 1))
+
+
+@migrations(name="m014_pending_releases")
+def m014_pending_releases(db: Database) -> None:
+    """Releases being written: recorded (pending) before any file of the release is written and replaced by
+    the ``releases`` row, in one transaction, once the folder is in place; so a release folder always has a
+    record, and a record whose folder never appeared is dropped by the next attempt (docs/releases.md)."""
+    db.executescript(
+        """
+        CREATE TABLE pending_releases (
+            name TEXT NOT NULL,
+            version TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            created_by TEXT NOT NULL,
+            path TEXT NOT NULL,
+            owner TEXT NOT NULL,
+            started_at TEXT NOT NULL,
+            PRIMARY KEY (name, version)
+        );
+        """
+    )
 
 
 SCHEMA_VERSION = len(migrations._migrations)
