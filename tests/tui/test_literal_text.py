@@ -31,6 +31,7 @@ from benchwright.tui.screens.history import HistoryScreen
 from benchwright.tui.screens.inspector import InspectorScreen
 from benchwright.tui.screens.probes import ProbesScreen
 from benchwright.tui.screens.release import ReleaseScreen
+from benchwright.tui.screens.rules_editor import RulesEditorScreen
 from benchwright.tui.screens.statistics import StatisticsScreen
 from benchwright.tui.widgets import literal, literal_options, notify
 
@@ -147,6 +148,7 @@ async def walk(tmp_path, monkeypatch, text: str, marks: tuple[str, ...]) -> None
                 ("adjudication", lambda: AdjudicationScreen(store, made["adjudicator"])),
                 ("statistics", lambda: StatisticsScreen(store)),
                 ("probes", lambda: ProbesScreen(store, ada)),
+                ("rules editor", lambda: RulesEditorScreen(store, made["probe_id"], ada)),
                 ("curation", lambda: CurationScreen(store, ids[0], ada)),
                 ("release", lambda: ReleaseScreen(store, ada, out=tmp_path / "releases")),
             ]
@@ -155,7 +157,7 @@ async def walk(tmp_path, monkeypatch, text: str, marks: tuple[str, ...]) -> None
                 await settle(app, pilot)
                 # Inputs and text areas hold the text as typed (they never parse markup); they are checked
                 # for escapes like everything else, but the marks may sit in a field scrolled sideways.
-                assert_literal(app, where, marks=() if where in ("notes", "criterion notes") else marks)
+                assert_literal(app, where, marks=() if where in ("notes", "criterion notes", "rules editor") else marks)
                 if where == "notes":  # shown with control pictures, kept as typed
                     assert app.screen.query_one(TextArea).text == store.current_note(ids[0], ada)
                 if where == "criterion notes":
@@ -340,8 +342,8 @@ def _options_safe(node: ast.AST, names: dict[str, list[ast.AST]]) -> bool:
         return True
     if isinstance(node, ast.Call):
         return getattr(node.func, "id", "") == "literal_options"
-    if isinstance(node, ast.Name) and node.id in names:
-        return all(_options_safe(v, {}) for v in names[node.id])
+    if isinstance(node, ast.Name) and node.id in names:  # (an empty list bound to a name may be appended to)
+        return all(isinstance(v, ast.Call) and getattr(v.func, "id", "") == "literal_options" for v in names[node.id])
     return False
 
 

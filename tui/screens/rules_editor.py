@@ -21,7 +21,7 @@ from benchwright.core.errors import BenchwrightError
 from benchwright.core.text import printable
 from benchwright.db import Store
 
-from ..widgets import LiteralInput, LiteralTextArea, notify
+from ..widgets import LiteralInput, LiteralTextArea, literal, literal_options, notify
 
 
 class RulesEditorScreen(Screen):
@@ -83,7 +83,7 @@ class RulesEditorScreen(Screen):
                 for ri, rule in enumerate(module.rules):
                     options.append((f"{module.name}: {rule.id}", f"{mi}:{ri}"))
         select = self.query_one("#rule-pick", Select)
-        select.set_options(options)
+        select.set_options(literal_options(options))
         if options:
             select.value = options[0][1]
         else:
@@ -157,7 +157,7 @@ class RulesEditorScreen(Screen):
         for name, root in self.trees.items():
             hits = scan_sources(only_rule, root)
             kind, exp = expected.get(name, ("starter", "-"))
-            out.append(f"{name} ", style="bold")
+            out.append_text(literal(f"{name} ", style="bold"))
             out.append(f"({kind}, expected {exp}): ", style="dim")
             if hits:
                 out.append(f"{len(hits)} violation{'s' if len(hits) != 1 else ''}\n", style="red")
@@ -167,7 +167,7 @@ class RulesEditorScreen(Screen):
             else:
                 out.append("no violation\n", style="green")
         for name, error in self.tree_errors.items():
-            out.append(f"{name}: variant could not be applied: {printable(error)}\n", style="red")
+            out.append_text(literal(f"{name}: variant could not be applied: {error}\n", style="red"))
         self.query_one("#rules-preview", Static).update(out)
 
     def action_new_rule(self) -> None:
