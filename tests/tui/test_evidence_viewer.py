@@ -182,3 +182,20 @@ async def test_a_byte_order_mark_keeps_the_colours_in_place(tmp_path):
         await loaded(app, pilot)
         runs = screen.query_one(CodeView).runs[0]
         assert runs[0] == 1 and runs[2] == len("import")  # the mark, then the keyword
+
+
+async def test_a_cited_last_line_is_not_hidden_under_the_horizontal_scroll_bar(tmp_path):
+    """The cited line is the file's last and long: the horizontal scroll bar that appears with it (or
+    with a long line loaded later) must not cover it."""
+    lines = [f"int v{i} = {i};" for i in range(300)] + ['const char* s = "' + "b" * 5_000 + '";']
+    (tmp_path / "lastlong.cpp").write_text("\n".join(lines) + "\n")
+    lines = ['const char* s = "' + "b" * 5_000 + '";'] + [f"int v{i} = {i};" for i in range(1_000)]
+    (tmp_path / "longfirst.cpp").write_text("\n".join(lines) + "\n")  # the long line outside the window
+    for name, cited in (("lastlong.cpp", 301), ("longfirst.cpp", 1_001)):
+        app = Host()
+        async with app.run_test(size=SIZE) as pilot:
+            screen = viewer(tmp_path, name, cited, language="C++")
+            await app.push_screen(screen)
+            await loaded(app, pilot)
+            shown = screen_text(app)
+            assert f"{cited} ❱ " in shown, name

@@ -269,6 +269,8 @@ class EvidenceScreen(Screen):
         self._done_blocks: set[int] = set()
         self._styles: dict = {}
         self._scrolled = False
+        self._follow: int | None = None  # the scroll target kept until the user scrolls
+        self._auto_y: int | None = None  # where the viewer last scrolled to by itself
         self._painted = threading.Event()
 
     def compose(self) -> ComposeResult:
@@ -410,8 +412,11 @@ class EvidenceScreen(Screen):
             target = max(0, start - 1 - CONTEXT_LINES)
             view.scroll_to(y=target, animate=False, force=True)  # painted there the first time (force: before the
             # layout that gives the view its scroll bar, scrolling is not allowed yet)
-            if round(view.scroll_y) != min(target, view.max_scroll_y):
-                self.call_after_refresh(self._scroll_to, target)  # not laid out yet
+            self._follow = target
+        if self._follow is not None:
+            # scrolled again after the layout: the view may not be laid out yet, and a long line (now or in a
+            # later part) brings a horizontal scroll bar that would cover a cited last line
+            self.call_after_refresh(self._keep_cited, self._follow)
         if not message.complete:
             self.call_after_refresh(self._painted_once)
         if message.complete:
@@ -457,8 +462,16 @@ class EvidenceScreen(Screen):
             middle = (first + stop) // 2 // BLOCK_LINES
             self._highlight(self.lexer, self._lines, tuple(sorted(wanted, key=lambda b: abs(b - middle))))
 
-    def _scroll_to(self, y: int) -> None:
-        self.query_one("#evidence-scroll").scroll_to(y=y, animate=False)
+    def _keep_cited(self, target: int) -> None:
+        """Scroll to ``target`` again (after a layout), unless the user has scrolled since."""
+        if self._follow != target:
+            return
+        view = self.query_one(CodeView)
+        if self._auto_y is not None and round(view.scroll_y) != self._auto_y:
+            self._follow = None  # the user moved: leave the view where it is
+            return
+        view.scroll_to(y=target, animate=False)
+        self._auto_y = round(view.scroll_y)
 
     def on_unmount(self) -> None:
         self._painted.set()  # a loading thread waiting for the first paint stops waiting (it is cancelled)
