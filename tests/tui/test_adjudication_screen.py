@@ -131,3 +131,42 @@ async def test_statistics_screen_says_undefined_without_variance(project):
             text = console.export_text()
             assert "undefined (no variance; 100.0% agreement)" in text
             assert "n/a (n=2)" not in text
+
+
+async def test_long_checklists_are_compared_in_a_worker_and_nothing_is_recorded_meanwhile(project, monkeypatch):
+    """Long checklists: ``computing diff…`` while a thread worker compares them; ctrl+s is refused until the diff
+    is shown (it would otherwise record no checklist); the composed checklist then comes from the worker's diff."""
+    import threading
+
+    import benchwright.tui.screens.adjudication as adjudication
+
+    db, ids = project
+    disagreeing_project(db, ids)
+    release = threading.Event()
+    real = adjudication.diff_checklists
+
+    def slow_diff(a, b, **kw):
+        if threading.current_thread() is threading.main_thread():
+            raise AssertionError("a long diff ran on the UI thread")
+        release.wait(10)
+        return real(a, b, **kw)
+
+    monkeypatch.setattr(adjudication, "diff_checklists", slow_diff)
+    monkeypatch.setattr(adjudication, "LONG_DIFF_CHARS", 10)  # every checklist counts as long
+    with Store.open(db) as store:
+        app = BenchwrightApp(store, "lead", resume=False)
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            await pilot.press("A")
+            await pilot.pause()
+            screen = app.screen
+            assert isinstance(screen, AdjudicationScreen) and screen.computing
+            assert "computing diff…" in str(screen.query_one("#adj-side-a").render())
+            await pilot.press("r", "tab", *"reason", "ctrl+s")
+            await pilot.pause()
+            assert store.adjudication_of(ids[0]) is None  # refused while the diff computes
+            release.set()
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            assert not screen.computing and screen.composed() is not None
+            assert "Names the parser" in str(screen.query_one("#adj-side-a").render())

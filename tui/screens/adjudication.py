@@ -1,23 +1,27 @@
 """The adjudication screen: pairs whose reviews or checklist edits disagree, the reviews side by side per
 criterion (differences marked), two annotators' checklists side by side with word diffs, per item a choice
-of A's or B's (or an edit), and the final decision with its reason (RepoProbe §3.2, SWE-QA-Pro §2.4)."""
+of A's or B's (or an edit), and the final decision with its reason (RepoProbe §3.2, SWE-QA-Pro §2.4). Long
+checklists are compared in a thread worker (``computing diff…`` meanwhile; nothing is recorded until it is shown)."""
 
 from __future__ import annotations
 
 from rich.table import Table
 from rich.text import Text
-from textual import on
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
+from textual.worker import Worker, WorkerState, get_current_worker
 
 from benchwright.core.checklist import Checklist, ItemKind, clarity_item, validate
-from benchwright.core.checklist_diff import ItemChange, diff_checklists
+from benchwright.core.checklist_diff import ItemChange, checklist_text_size, diff_checklists
 from benchwright.core.errors import BenchwrightError
 from benchwright.core.review import CRITERIA, CRITERION_LABELS, Verdict
+from benchwright.core.text_diff import LONG_DIFF_CHARS, DiffCancelled
 from benchwright.db import Store
 
 from ..widgets import LiteralInput, literal, notify
@@ -58,6 +62,8 @@ class AdjudicationScreen(Screen):
         self.changes: list[ItemChange] = []
         self.choices: list[int | None] = []
         self.item_cursor = 0
+        self.computing = False
+        self.names: list[str] = []
         self.edited: Checklist | None = None
         self.sides: list[Checklist] = []
 
@@ -150,13 +156,21 @@ class AdjudicationScreen(Screen):
             versions = ([current] if current else []) + versions
         self.sides = [v.checklist for v in versions[:2]]
         names = [f"{v.author} v{v.version}" for v in versions[:2]]
+        self.names = names
+        self.workers.cancel_group(self, "adjudication-diff")
+        self.computing = False
         if len(self.sides) == 2:
-            self.changes = diff_checklists(self.sides[0], self.sides[1])
-            self.query_one("#adj-side-a", Static).update(literal(f"A: {names[0]}\n\n", style="bold")
-                                                         + render_side(self.changes, 0))
-            self.query_one("#adj-side-b", Static).update(literal(f"B: {names[1]}\n\n", style="bold")
-                                                         + render_side(self.changes, 1))
-            self.choices = [1 if c.new_index is not None else 0 for c in self.changes]
+            a, b = self.sides
+            if checklist_text_size(a) + checklist_text_size(b) <= LONG_DIFF_CHARS:
+                self._show_sides(pair_id, diff_checklists(a, b))
+            else:  # long checklists: compared in a thread worker, keys answered meanwhile
+                self.computing = True
+                self.changes, self.choices = [], []
+                self.query_one("#adj-side-a", Static).update(literal(f"A: {names[0]}\n\ncomputing diff…",
+                                                                     style="bold"))
+                self.query_one("#adj-side-b", Static).update(literal(f"B: {names[1]}\n\ncomputing diff…",
+                                                                     style="bold"))
+                self._compute(pair_id, a, b)
         else:
             self.changes, self.choices = [], []
             self.query_one("#adj-side-a", Static).update(Text("no conflicting checklist edits", style="dim"))
@@ -164,6 +178,48 @@ class AdjudicationScreen(Screen):
         self.query_one("#adj-reason", Input).value = ""
         self._show_compose()
         self._show_final()
+
+    def _show_sides(self, pair_id: str, changes: list[ItemChange]) -> None:
+        self.changes, self.computing = changes, False
+        self.query_one("#adj-side-a", Static).update(literal(f"A: {self.names[0]}\n\n", style="bold")
+                                                     + render_side(changes, 0))
+        self.query_one("#adj-side-b", Static).update(literal(f"B: {self.names[1]}\n\n", style="bold")
+                                                     + render_side(changes, 1))
+        self.choices = [1 if c.new_index is not None else 0 for c in changes]
+
+    class Computed(Message):
+        """Posted by the diff worker: the item changes between the two sides of ``pair_id``."""
+
+        def __init__(self, pair_id: str, changes: list[ItemChange]) -> None:
+            super().__init__()
+            self.pair_id, self.changes = pair_id, changes
+
+    @work(thread=True, exclusive=True, group="adjudication-diff", exit_on_error=False)
+    def _compute(self, pair_id: str, a: Checklist, b: Checklist) -> None:
+        worker = get_current_worker()
+        try:
+            changes = diff_checklists(a, b, cancelled=lambda: worker.is_cancelled)
+        except DiffCancelled:
+            return
+        if not worker.is_cancelled:
+            self.post_message(self.Computed(pair_id, changes))
+
+    @on(Computed)
+    def _computed(self, event: Computed) -> None:
+        if event.pair_id == self.pair_id and self.computing:
+            self._show_sides(event.pair_id, event.changes)
+            self._show_compose()
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """A diff that failed says so in place of the diff (it never takes the app down)."""
+        if event.worker.group == "adjudication-diff" and event.state == WorkerState.ERROR:
+            self.computing = False
+            self.query_one("#adj-side-a", Static).update(literal(f"the diff failed: {event.worker.error}",
+                                                                 style="bold red"))
+
+    def on_unmount(self) -> None:
+        """Closing the screen cancels a diff still computing (its thread stops at its next check)."""
+        self.workers.cancel_group(self, "adjudication-diff")
 
     def composed(self) -> Checklist | None:
         """The checklist made of the chosen side of each item (or the edited one)."""
@@ -182,6 +238,9 @@ class AdjudicationScreen(Screen):
 
     def _show_compose(self) -> None:
         t = Text("Adjudicated checklist ([ A · ] B · j/k item · e edit)\n", style="bold")
+        if self.computing:
+            self.query_one("#adj-compose", Static).update(t + Text("computing diff…", style="dim"))
+            return
         result = self.composed()
         if result is None:
             self.query_one("#adj-compose", Static).update(Text("no checklist to adjudicate", style="dim"))
@@ -234,7 +293,7 @@ class AdjudicationScreen(Screen):
         from .checklist_editor import ChecklistEditorScreen
 
         start = self.composed()
-        if self.pair_id is None or start is None:
+        if self.pair_id is None or start is None or self.computing:
             return
 
         def done(result) -> None:
@@ -252,6 +311,10 @@ class AdjudicationScreen(Screen):
         reason = self.query_one("#adj-reason", Input).value
         if not self.final:
             notify(self, "Choose the final decision first (a, x or r).", severity="warning")
+            return
+        if self.computing:
+            notify(self, "The checklists are still being compared; record once the diff is shown.",
+                   severity="warning")
             return
         checklist = self.composed()
         try:
