@@ -33,8 +33,8 @@ _TABLES = ("review_decisions", "review_notes", "checklist_versions", "adjudicati
 
 
 def merge_project(store, other_path: str | Path) -> MergeReport:
-    """Bring ``other_path``'s reviews, notes, checklist versions and adjudications into ``store`` (one
-    transaction; events are written by the store's triggers).
+    """Bring ``other_path``'s reviews, notes, pair text versions, checklist versions and adjudications into
+    ``store`` (one transaction; events are written by the store's triggers).
 
     Raises:
         StoreError: the other file is missing or not a benchwright project.
@@ -136,6 +136,7 @@ def _merge(store, theirs: sqlite3.Connection) -> MergeReport:
                 (r["qa_pair_id"], r["annotator"], r["text"], r["created_at"], r["uid"]),
             )
             report.added["review_notes"] = report.added.get("review_notes", 0) + 1
+        _merge_text_versions(conn, theirs, pairs, report)
         # Checklist versions. Their numbers may be taken here; a version is then appended under the next free
         # number, so their numbers are mapped: (pair, their version) -> version here, for parent_version,
         # restored_from and adjudications.checklist_version.
@@ -200,6 +201,44 @@ def _merge(store, theirs: sqlite3.Connection) -> MergeReport:
             )
             report.added["adjudications"] = report.added.get("adjudications", 0) + 1
     return report
+
+
+def _merge_text_versions(conn: sqlite3.Connection, theirs: sqlite3.Connection, pairs: set[str],
+                         report: MergeReport) -> None:
+    """Their text versions of pairs (``pair_texts``; version 1 is the same everywhere) that are not here, appended
+    after ours in their order, so the last one merged becomes the current text; when both copies added texts
+    to one pair, that is reported as a conflict naming the current one."""
+    known = {r[0] for r in conn.execute("SELECT uid FROM pair_texts")}
+    ours_added = {r[0] for r in conn.execute("SELECT DISTINCT qa_pair_id FROM pair_texts WHERE version > 1")}
+    version_map: dict[tuple[str, int], int] = {}
+    columns = [c[1] for c in conn.execute("PRAGMA table_info(pair_texts)") if c[1] != "id"]
+    for r in theirs.execute("SELECT * FROM pair_texts ORDER BY qa_pair_id, version"):
+        pid = r["qa_pair_id"]
+        if r["version"] == 1 and r["uid"] not in known:
+            continue  # the original text comes with its pair, which a merge does not bring
+        if r["uid"] in known:
+            local = conn.execute("SELECT version FROM pair_texts WHERE uid = ?", [r["uid"]]).fetchone()[0]
+            version_map[(pid, r["version"])] = local
+            report.skipped_present["pair_texts"] = report.skipped_present.get("pair_texts", 0) + 1
+            continue
+        if pid not in pairs:
+            report.unknown_pairs += 1
+            continue
+        version = conn.execute("SELECT max(version) + 1 FROM pair_texts WHERE qa_pair_id = ?", [pid]).fetchone()[0]
+        version_map[(pid, r["version"])] = version
+        row = dict(r)
+        row["version"] = version
+        row["import_batch_id"] = None  # their import batch is not merged (source_file and line stay)
+        if row.get("restored_from") is not None:
+            row["restored_from"] = version_map.get((pid, row["restored_from"]), row["restored_from"])
+        present = [c for c in columns if c in row]
+        conn.execute(f"INSERT INTO pair_texts ({', '.join(present)}) VALUES ({', '.join('?' * len(present))})",
+                     [row[c] for c in present])
+        report.added["pair_texts"] = report.added.get("pair_texts", 0) + 1
+        if pid in ours_added:
+            report.conflicts.append(f"{pid}: both copies recorded new texts; their version {r['version']} by "
+                                    f"{r['created_by'] or 'unknown'} is added as version {version}, the current "
+                                    "text (see history; an earlier version can be restored)")
 
 
 def copy_project(src: str | Path, dest: str | Path) -> None:

@@ -745,27 +745,23 @@ def m012_text_repairs(db: Database) -> None:
     _append_only(db, "text_repairs")
 
 
-PAIR_TEXT_ORIGINS_M013 = ("original", "enriched", "refined", "edited", "imported")
-"""The text-version origins m013 allows (core.models.TEXT_ORIGINS when it was written; a test keeps them equal)."""
-
-
 @migrations(name="m013_pair_texts")
 def m013_pair_texts(db: Database) -> None:
     """Text versions of Q&A pairs (``pair_texts``, append-only): version 1 (``original``) for every pair, with
     the normalized identity keys re-imports match on (core.models.pair_identity_key, question_identity_key);
     ``qa_pairs.question`` / ``reference_answer`` / ``needs_reference`` follow the latest version (trigger);
+    ``origin`` is checked on write against core.models.TextOrigin (no vocabulary frozen in SQL);
     a new version is an audit event (``text``); import batches count updated texts and possible updates.
     Pair ids are not changed: every id stored anywhere stays valid."""
     from benchwright.core.models import pair_identity_key, question_identity_key
 
-    origins = ", ".join(f"'{o}'" for o in PAIR_TEXT_ORIGINS_M013)
     db.executescript(
-        f"""
+        """
         CREATE TABLE pair_texts (
             id INTEGER PRIMARY KEY,
             qa_pair_id TEXT NOT NULL REFERENCES qa_pairs(id),
             version INTEGER NOT NULL CHECK (version >= 1),
-            origin TEXT NOT NULL CHECK (origin IN ({origins})),
+            origin TEXT NOT NULL,
             question TEXT NOT NULL,
             reference_answer TEXT,
             identity_key TEXT NOT NULL,

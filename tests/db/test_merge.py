@@ -12,6 +12,7 @@ from store_helpers import ALICE, BOB, IDS, import_pairs, make_pair
 
 from benchwright.core.checklist import Checklist, ChecklistItem, ItemKind, binary_rubric, clarity_item
 from benchwright.core.errors import StoreError
+from benchwright.core.importers import ParseResult
 from benchwright.core.review import CRITERIA, Criteria, Verdict
 from benchwright.db import Store
 from benchwright.db.merge import copy_project, merge_project
@@ -285,3 +286,43 @@ def test_copy_project_refuses_to_overwrite_and_to_copy_non_projects(loaded, db_p
     with pytest.raises(StoreError, match=r"missing\.db"):
         copy_project(tmp_path / "missing.db", tmp_path / "out.db")
     assert not (tmp_path / "out.db").exists()
+
+
+def test_text_versions_recorded_offline_are_merged_once_and_conflicts_reported(loaded, db_path, tmp_path):
+    """A re-import with ``--update`` in the offline copy adds a text version; the merge brings it (it becomes the
+    current text), merging again adds nothing, and texts added on both sides are reported as a conflict."""
+    from store_helpers import QUEUE
+
+    first = QUEUE[0]
+    offline_path = tmp_path / "offline.db"
+    copy_project(db_path, offline_path)
+    updated = make_pair(first.question, "Offline, better answer.")
+    with Store.open(offline_path) as off:
+        r = import_pairs(off, tmp_path, [updated], name="update.jsonl")
+        assert not r.updated and len(r.possible_updates) == 1
+        off.apply_import(ParseResult("jsonl", str(tmp_path / "update.jsonl"), read=1, pairs=[updated]),
+                         annotator=BOB, file_path=tmp_path / "update.jsonl", update=True)
+        assert [t.reference_answer for t in off.text_versions(first.id)][-1] == "Offline, better answer."
+    report = merge_project(loaded, offline_path)
+    assert report.added.get("pair_texts") == 1 and not report.conflicts
+    texts = loaded.text_versions(first.id)
+    assert [t.version for t in texts] == [1, 2] and texts[-1].reference_answer == "Offline, better answer."
+    assert loaded.get_pair(first.id).reference_answer == "Offline, better answer."
+    again = merge_project(loaded, offline_path)
+    assert not again.added.get("pair_texts") and len(loaded.text_versions(first.id)) == 2
+    # both copies add a text to the same pair: the merge keeps both and says which is current
+    other_path = tmp_path / "other.db"
+    copy_project(db_path, other_path)
+    mine = make_pair(first.question, "Here, another answer.")
+    for name in ("mine.jsonl", "theirs.jsonl"):
+        (tmp_path / name).write_text("{}\n", encoding="utf-8")
+    loaded.apply_import(ParseResult("jsonl", str(tmp_path / "mine.jsonl"), read=1, pairs=[mine]),
+                        annotator=ALICE, file_path=tmp_path / "mine.jsonl", update=True)
+    with Store.open(other_path) as other:
+        theirs = make_pair(first.question, "There, a third answer.")
+        other.apply_import(ParseResult("jsonl", str(tmp_path / "theirs.jsonl"), read=1, pairs=[theirs]),
+                           annotator=CAROL, file_path=tmp_path / "theirs.jsonl", update=True)
+    report = merge_project(loaded, other_path)
+    assert [t.reference_answer for t in loaded.text_versions(first.id)][-2:] == [
+        "Here, another answer.", "There, a third answer."]
+    assert any("both copies recorded new texts" in c for c in report.conflicts), report.conflicts
