@@ -52,6 +52,22 @@ def _handler(signum: int, frame) -> None:
     if callable(current) and current is not signal.default_int_handler:
         current(signal.SIGINT, frame)  # asyncio.run's Ctrl+C handler: cancel the main task, like Ctrl+C
         return
+    loop = _running_loop()
+    if loop is not None:
+        # asyncio.run installed no Ctrl+C handler (SIGINT was ignored, as for a script's background job): raise
+        # between two steps of the loop, never inside a task's code (a reply that has arrived is still
+        # recorded); asyncio.run then cancels every task at its next await, as after Ctrl+C.
+        loop.call_soon_threadsafe(_raise_interrupt)
+        return
+    raise KeyboardInterrupt
+
+
+def _running_loop():
+    asyncio = sys.modules.get("asyncio")  # not imported: no event loop can be running
+    return asyncio.events._get_running_loop() if asyncio is not None else None
+
+
+def _raise_interrupt() -> None:
     raise KeyboardInterrupt
 
 

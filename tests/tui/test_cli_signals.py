@@ -251,3 +251,31 @@ def _done(done_pairs, db) -> int:
         return len(done_pairs(db))
     except Exception:  # the file is being set up
         return 0
+
+
+def test_sigterm_with_sigint_ignored_never_interrupts_a_task_between_its_awaits():
+    """A background job of a script starts with SIGINT ignored, so asyncio.run installs no Ctrl+C handler; a
+    SIGTERM then must not raise inside a task's synchronous code (a reply that arrived would be lost unrecorded),
+    only at its next await, like Ctrl+C."""
+    steps: list[str] = []
+
+    async def job() -> None:
+        try:
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(0.2)  # synchronous work after the signal (parsing and recording a reply)
+            steps.append("recorded")
+            await asyncio.sleep(10)
+        except asyncio.CancelledError:
+            steps.append("cancelled")
+            raise
+        finally:
+            steps.append("finally")
+
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        with signals_as_interrupt(), pytest.raises(KeyboardInterrupt):
+            asyncio.run(job())
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert steps == ["recorded", "cancelled", "finally"]
+    assert received_signal() == signal.SIGTERM and interrupt_exit_code() == 143
