@@ -113,9 +113,9 @@ class LiteralTextArea(TextArea):
     :func:`control_pictures` (a ``TextArea`` never parses markup)."""
 
     def get_line(self, line_index: int) -> Text:
-        line = super().get_line(line_index)
-        ControlPictures().highlight(line)
-        return line
+        # from the document's own line: a Rich ``Text`` drops BEL, BS, VT, FF and CR, which would hide them
+        # and put the cursor one cell off per dropped character
+        return Text(control_pictures(self.document.get_line(line_index)), end="", no_wrap=True)
 
 
 class LiteralMarkdownRenderable(RichMarkdown):

@@ -277,6 +277,29 @@ def test_helpers_never_parse_markup():
     assert prompt.plain == "[b]x" and value == 7
 
 
+async def test_an_editor_shows_every_control_character_where_it_is():
+    """Rich drops BEL and BS (and VT, FF, CR, which a ``TextArea`` takes as line ends) from a ``Text``: an
+    editor of text from data must show them as control pictures like ESC, one cell each, so the cursor stays
+    on the character it is at."""
+    from textual.app import App
+
+    from benchwright.tui.widgets import LiteralTextArea
+
+    class Host(App):
+        def compose(self):
+            yield LiteralTextArea("a\x1bb\x07c\x08d\x01e", id="t")
+
+    app = Host()
+    async with app.run_test(size=(40, 5)) as pilot:
+        area = app.query_one("#t", LiteralTextArea)
+        assert area.text == "a\x1bb\x07c\x08d\x01e"  # the value is kept exactly
+        assert area.get_line(0).plain == "a␛b␇c␈d␁e"
+        area.focus()
+        area.move_cursor((0, 4))  # on the "c"
+        await pilot.pause()
+        assert area.get_line(0).plain[area.cursor_location[1]] == "c"
+
+
 # ------------------------------------------------------------------------------------------ the source guard
 SINK_CALLS = {"Static", "Label", "Option", "Button", "Checkbox", "Table"}
 """Constructors whose ``str`` arguments (first positional, ``title=``, ``caption=``, ``prompt=``...) are parsed
