@@ -18,6 +18,7 @@ from rich.text import Text
 
 from benchwright.core.config import resolve_annotator
 from benchwright.core.judging import (
+    _REASON_KINDS,
     FAILURE_THRESHOLD,
     JUDGES,
     AnswerSettings,
@@ -171,7 +172,9 @@ def _judge_summary(out: Console, judge: str, plan, outcomes: list[JudgeOutcome],
         for o in unscored[:10]:
             out.print(Text(f"  unscored {o.answer_id} run {o.run_index + 1}: {printable(o.reason or '')[:300]}"))
         if len(unscored) > 10:
-            out.print(Text(f"  ... and {len(unscored) - 10} more (see: benchwright calls --status invalid)"))
+            statuses = sorted(str(s) for s, kind in _REASON_KINDS.items() if kind in kinds)  # ledger statuses
+            see = " or ".join(f"benchwright calls --status {s}" for s in statuses) or "benchwright calls"
+            out.print(Text(f"  ... and {len(unscored) - 10} more (see: {see})"))
         out.print(Text("  unscored runs are left out of the report's aggregates and retried by the same command"))
 
 

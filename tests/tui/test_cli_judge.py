@@ -200,3 +200,14 @@ def test_judge_against_an_openai_compatible_server_that_sometimes_returns_invali
     assert by_pair[ids[1]].status == "unscored" and "score 5 is not one of the allowed scores [0, 6]" in \
         by_pair[ids[1]].reason and '"score": 5' in by_pair[ids[1]].raw_text
     assert by_pair[ids[2]].status == "unscored" and by_pair[ids[2]].reason.startswith("provider error")
+
+
+def test_more_than_ten_truncated_runs_point_to_the_truncated_calls_not_the_invalid_ones(judged_project):
+    from benchwright.core.llm import Reply
+
+    db, _ = judged_project
+    provider = ScriptedProvider(lambda req: Reply('{"items": [{"item": 1, "rat', stop_reason="length"))
+    r = invoke(db, ["judge", "checklist", "--model", "j1", "--runs", "4"], provider)
+    assert r.exit_code == 1, r.output
+    assert "unscored by reason: truncated 12" in r.output
+    assert "... and 2 more (see: benchwright calls --status truncated)" in r.output
