@@ -91,7 +91,8 @@ def run_with_progress(coro_factory, total: int, label: str, *, console: Console 
     def on_progress(p: JobProgress) -> None:
         last["p"] = p
         progress.update(task, completed=p.done, rate=f"{p.rate:.1f}/s", tokens=_tokens(p),
-                        cost=describe_cost(p.cost_usd, calls=p.calls, cost_unknown=p.cost_unknown), calls=f"{p.calls} calls, {p.cached} cached")
+                        cost=describe_cost(p.cost_usd, calls=p.calls, cost_unknown=p.cost_unknown,
+                                          usage_missing=p.usage_missing, unanswered=p.unanswered), calls=f"{p.calls} calls, {p.cached} cached")
 
     with progress:
         try:
@@ -194,6 +195,7 @@ def _summary(step: str, ids: list[str], outcomes: list[tuple[str, StepOutcome]],
     left = f", {skipped} left to another run" if skipped else ""
     cost = describe_cost(sum(o.cost_usd for _, o in outcomes), calls=calls,
                          cost_unknown=sum(o.cost_unknown for _, o in outcomes),
+                         unanswered=sum(o.unanswered for _, o in outcomes),
                          usage_missing=sum(o.usage_missing for _, o in outcomes))
     out.print(Text(f"{step}: {ok} ok, {len(failed)} failed, {flagged} flagged{left}; {calls} calls made, "
                    f"{cached} cached, {tokens:,} tokens, {cost}"))

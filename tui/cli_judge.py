@@ -54,6 +54,7 @@ def _money(outcomes) -> str:
     tokens = sum(o.usage.input_tokens + o.usage.output_tokens for o in outcomes)
     cost = describe_cost(sum(o.cost_usd for o in outcomes), calls=calls,
                          cost_unknown=sum(getattr(o, "cost_unknown", 0) for o in outcomes),
+                         unanswered=sum(getattr(o, "unanswered", 0) for o in outcomes),
                          usage_missing=sum(getattr(o, "usage_missing", 0) for o in outcomes))
     return f"{_n(calls, 'call')} made, {cached} cached, {tokens:,} tokens, {cost}"
 

@@ -195,7 +195,10 @@ class CallResult:
     usage_missing: int = 0
     """Calls whose provider reported no token usage (their cost is unknown, not 0)."""
     cost_unknown: int = 0
-    """Calls made whose cost is unknown (no price configured, or no usage reported); not in ``cost_usd``."""
+    """Calls made whose cost is unknown (no price configured, no usage reported, or no answer); not in
+    ``cost_usd``."""
+    unanswered: int = 0
+    """Of ``cost_unknown``, calls that got no answer (timeout, connection lost, cancelled in flight)."""
     stop_reason: str | None = None
     """The last call's normalized stop reason (:class:`~.base.StopReason` value), None without an answer."""
     max_tokens: int | None = None
@@ -216,10 +219,19 @@ class CallResult:
 
 def cost_is_unknown(record: CallRecord) -> bool:
     """True when a call may have been billed but its cost is not known: no price is configured for its model,
-    or the provider reported no token usage. A failed call with no usage reported cost nothing and is known."""
+    the provider reported no token usage, or no answer arrived (a timeout, a dropped connection, a cancel after
+    the request went out: the provider may still bill it). A call the server answered with an error and no
+    usage cost nothing, and that is known."""
     if record.cost_usd is not None:
         return False
-    return record.usage_missing or (record.usage.input_tokens + record.usage.output_tokens) > 0
+    if record.usage_missing or (record.usage.input_tokens + record.usage.output_tokens) > 0:
+        return True
+    return call_unanswered(record)
+
+
+def call_unanswered(record: CallRecord) -> bool:
+    """True for a failed call that got no HTTP answer at all (timeout, connection lost, cancelled in flight)."""
+    return record.status is not CallStatus.OK and record.http_status is None and not record.output_text
 
 
 _FENCE = re.compile(r"^\s*```[A-Za-z0-9_-]*\s*\n(.*?)\n?```\s*$", re.S)
@@ -408,6 +420,7 @@ class LLMClient:
             result.cost_usd += record.cost_usd or 0.0
             result.usage_missing += int(record.usage_missing)
             result.cost_unknown += int(cost_is_unknown(record))
+            result.unanswered += int(cost_is_unknown(record) and call_unanswered(record))
             result.model = record.returned_model or result.model
             result.stop_reason = record.stop_reason
             if response is None:  # error / refusal: recorded, not repaired

@@ -42,7 +42,10 @@ class JobProgress:
     usage: Usage = field(default_factory=Usage)
     cost_usd: float = 0.0
     cost_unknown: int = 0
-    """Calls made whose cost is unknown (no price configured, or no usage reported); not in ``cost_usd``."""
+    """Calls made whose cost is unknown (no price configured, no usage reported, no answer); not in ``cost_usd``."""
+    usage_missing: int = 0
+    unanswered: int = 0
+    """Of ``cost_unknown``: calls whose provider reported no token usage; calls that got no answer."""
     started: float = field(default_factory=time.monotonic)
     cancelled: bool = False
 
@@ -75,6 +78,8 @@ class ItemTally:
     usage: Usage = field(default_factory=Usage)
     cost_usd: float = 0.0
     cost_unknown: int = 0
+    usage_missing: int = 0
+    unanswered: int = 0
 
 
 @dataclass(kw_only=True)
@@ -99,13 +104,16 @@ class OutcomeAccounting:
     usage_missing: int = 0
     """Calls whose provider reported no token usage: their cost is unknown and not in ``cost_usd``."""
     cost_unknown: int = 0
-    """Calls made whose cost is unknown (no price configured, or no usage reported)."""
+    """Calls made whose cost is unknown (no price configured, no usage reported, or no answer)."""
+    unanswered: int = 0
+    """Of ``cost_unknown``, calls that got no answer (timeout, connection lost, cancelled in flight)."""
 
     def add(self, r: CallResult) -> None:
         """Account for one call result (:class:`~.client.CallResult`)."""
         self.call_ids += r.call_ids
         self.usage_missing += getattr(r, "usage_missing", 0)
         self.cost_unknown += getattr(r, "cost_unknown", 0)
+        self.unanswered += getattr(r, "unanswered", 0)
         self.calls += r.calls
         self.cached += int(r.cached)
         self.usage = self.usage + r.usage
@@ -119,7 +127,8 @@ class OutcomeAccounting:
     def tally(self) -> ItemTally:
         """This outcome's share of a job's progress (:class:`ItemTally`; ``failed`` from :meth:`item_failed`)."""
         return ItemTally(failed=self.item_failed(), calls=self.calls, cached=self.cached, usage=self.usage,
-                         cost_usd=self.cost_usd, cost_unknown=self.cost_unknown)
+                         cost_usd=self.cost_usd, cost_unknown=self.cost_unknown, usage_missing=self.usage_missing,
+                         unanswered=self.unanswered)
 
 
 class Job(Generic[T, R]):
@@ -169,6 +178,8 @@ class Job(Generic[T, R]):
                 progress.usage = progress.usage + t.usage
                 progress.cost_usd += t.cost_usd
                 progress.cost_unknown += t.cost_unknown
+                progress.usage_missing += t.usage_missing
+                progress.unanswered += t.unanswered
                 if self.on_result is not None:
                     self.on_result(item, result)
                 if self.on_progress is not None:
@@ -193,25 +204,31 @@ class Job(Generic[T, R]):
         return progress
 
 
-def describe_cost(cost_usd: float, *, calls: int, cost_unknown: int = 0, usage_missing: int = 0) -> str:
+def describe_cost(cost_usd: float, *, calls: int, cost_unknown: int = 0, usage_missing: int = 0,
+                  unanswered: int = 0) -> str:
     """How much some calls cost, for people: ``"$0.0123"``, ``"cost unknown (no price configured)"`` when no call
-    made has a known cost, or ``"$0.0123 + unknown for 2 calls"`` when only some do.
+    made has a known cost, or ``"$0.0123 + unknown for 2 calls (...)"`` when only some do.
 
     Args:
         cost_usd: the known part, in US dollars.
         calls: requests sent to a provider (cached outputs are free and not counted).
-        cost_unknown: of those, calls whose cost is unknown (no price configured, or no usage reported).
+        cost_unknown: of those, calls whose cost is unknown (see
+            :func:`~benchwright.core.llm.client.cost_is_unknown`).
         usage_missing: of those, calls whose provider reported no token usage (named in the reason).
+        unanswered: of those, calls that got no answer, which the provider may still bill (named in the reason).
 
     A cost is never shown as ``$0`` when it is in fact unknown (the ledger keeps ``cost_usd`` NULL for those).
     """
     missing = min(usage_missing, cost_unknown)
+    silent = min(unanswered, cost_unknown - missing)
+    unpriced = cost_unknown - missing - silent
     reasons = []
     if missing:
         reasons.append(f"{missing} reported no token usage")
-    if cost_unknown - missing:
-        reasons.append("no price configured" if cost_unknown - missing == calls else
-                       f"{cost_unknown - missing} without a configured price")
+    if silent:
+        reasons.append(f"{silent} got no answer and may still be billed")
+    if unpriced:
+        reasons.append("no price configured" if unpriced == calls else f"{unpriced} without a configured price")
     why = f" ({'; '.join(reasons)})" if reasons else ""
     if calls and cost_unknown >= calls:
         return f"cost unknown{why}"

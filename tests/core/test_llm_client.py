@@ -401,3 +401,21 @@ def test_describe_cost_never_shows_an_unknown_cost_as_zero():
     assert describe_cost(0.5, calls=3, cost_unknown=1) == "$0.5000 + unknown for 1 call (1 without a configured price)"
     assert describe_cost(0.0, calls=0) == "$0.0000"  # everything cached: nothing was paid
     assert describe_cost(0.0123, calls=2) == "$0.0123"
+
+
+async def test_a_call_that_got_no_answer_has_an_unknown_cost_a_server_error_a_known_zero(ledger):
+    """A timeout (no HTTP answer) may still be billed: its cost is unknown, never $0; an HTTP 400 without usage
+    cost nothing."""
+    from benchwright.core.llm.jobs import describe_cost
+
+    p = ScriptedProvider([
+        LLMError("timed out after 1 s", transient=True),
+        LLMError("HTTP 400: bad request", http_status=400),
+    ])
+    client = LLMClient(p, ledger, prices={"m1": Price(input=1.0, output=1.0)})
+    timed_out = await client.call(req())
+    assert timed_out.cost_unknown == 1 and timed_out.unanswered == 1
+    assert describe_cost(timed_out.cost_usd, calls=1, cost_unknown=1, unanswered=1) == (
+        "cost unknown (1 got no answer and may still be billed)")
+    refused = await client.call(req("other"))
+    assert refused.cost_unknown == 0 and refused.unanswered == 0

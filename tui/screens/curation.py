@@ -126,7 +126,7 @@ def progress_line(p: JobProgress) -> str:
     left = f" · {p.skipped} left to another run" if p.skipped else ""
     return (f"{p.done}/{p.total} · {p.failed} failed{left} · {p.rate:.1f}/s · eta {eta} · {p.calls} calls, "
             f"{p.cached} cached · {tok:,} tokens · "
-            f"{describe_cost(p.cost_usd, calls=p.calls, cost_unknown=p.cost_unknown)}")
+            f"{describe_cost(p.cost_usd, calls=p.calls, cost_unknown=p.cost_unknown, usage_missing=p.usage_missing, unanswered=p.unanswered)}")
 
 
 class _RunMixin:
