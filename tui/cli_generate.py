@@ -92,7 +92,7 @@ def run_with_progress(coro_factory, total: int, label: str, *, console: Console 
         last["p"] = p
         progress.update(task, completed=p.done, rate=f"{p.rate:.1f}/s", tokens=_tokens(p),
                         cost=describe_cost(p.cost_usd, calls=p.calls, cost_unknown=p.cost_unknown,
-                                          usage_missing=p.usage_missing, unanswered=p.unanswered), calls=f"{p.calls} calls, {p.cached} cached")
+                                          usage_missing=p.usage_missing, unanswered=p.unanswered), calls=f"{p.calls} call{'' if p.calls == 1 else 's'}, {p.cached} cached")
 
     with progress:
         try:

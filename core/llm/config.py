@@ -126,6 +126,13 @@ class RoleSettings(BaseModel):
     def _int_factor(cls, v: Any) -> Any:
         return float(v) if isinstance(v, int) and not isinstance(v, bool) else v
 
+    @model_validator(mode="after")
+    def _retry_budget_is_larger(self) -> RoleSettings:
+        if self.retry_max_tokens is not None and self.max_tokens is not None and self.retry_max_tokens <= self.max_tokens:
+            raise ValueError(f"retry_max_tokens ({self.retry_max_tokens}) must be larger than max_tokens "
+                             f"({self.max_tokens}): the retry of a cut-off output needs a larger budget")
+        return self
+
 
 class RolesSettings(BaseModel):
     """The ``[roles]`` table: one entry per role."""

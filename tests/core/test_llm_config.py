@@ -141,6 +141,8 @@ def test_role_without_model_says_what_to_add_where(dirs):
     ('[roles.judge]\ntemperature = 5\n', "project", "roles.judge.temperature", "less than or equal to 2"),
     ('[prices."gpt-4.1"]\ninput = "2"\n', "project", 'prices."gpt-4.1".input', "valid number"),
     ('[llm]\nx = 1\n', "project", "llm", "unknown key"),
+    ('[roles.judge]\nmax_tokens = 4096\nretry_max_tokens = 2048\n', "project", "roles.judge",
+     "must be larger than max_tokens"),
 ])
 def test_validation_errors_name_file_and_key(dirs, text, where, key, what):
     user, project = dirs

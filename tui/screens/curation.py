@@ -124,7 +124,7 @@ def progress_line(p: JobProgress) -> str:
     eta = f"{p.eta_s:.0f}s" if p.eta_s is not None else "-"
     tok = p.usage.input_tokens + p.usage.output_tokens
     left = f" · {p.skipped} left to another run" if p.skipped else ""
-    return (f"{p.done}/{p.total} · {p.failed} failed{left} · {p.rate:.1f}/s · eta {eta} · {p.calls} calls, "
+    return (f"{p.done}/{p.total} · {p.failed} failed{left} · {p.rate:.1f}/s · eta {eta} · {p.calls} call{'' if p.calls == 1 else 's'}, "
             f"{p.cached} cached · {tok:,} tokens · "
             f"{describe_cost(p.cost_usd, calls=p.calls, cost_unknown=p.cost_unknown, usage_missing=p.usage_missing, unanswered=p.unanswered)}")
 
