@@ -184,6 +184,13 @@ class Answer:
     created_at: str
     created_by: str
 
+    @property
+    def truncated(self) -> dict | None:
+        """For an answer the model was cut off in at the token budget (stored flagged, never as complete):
+        ``{"max_tokens": N or None, "reason": TEXT}``; else None."""
+        cut = self.extra.get("truncated") if isinstance(self.extra, dict) else None
+        return (cut if isinstance(cut, dict) else {"max_tokens": None, "reason": str(cut)}) if cut else None
+
 
 @dataclass(frozen=True)
 class Judgment:

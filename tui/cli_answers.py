@@ -129,9 +129,12 @@ def answers_list(ctx, model, condition, pair) -> None:
                                    "; import some with: benchwright import answers FILE --model NAME --condition C"))
         return
     for a in rows:
-        start = " ".join(a.text.split())[:60]
+        start = ("[TRUNCATED] " if a.truncated else "") + " ".join(a.text.split())[:60]
         click.echo(f"{a.id}\t#{ordinals[a.qa_pair_id]}\t{printable(a.model)}\t{a.condition}\t"
                    f"{_n(counts[a.id], 'judgment')}\t{printable(start)}")
+    cut = sum(1 for a in rows if a.truncated)
+    if cut:
+        click.echo(f"{_n(cut, 'answer')} cut off at the token budget (stored flagged, incomplete; see answers show)")
     if not (model or condition or pair):
         click.echo("; ".join(f"{printable(m)} / {c}: {n}" for m, c, n in models))
 
@@ -156,9 +159,9 @@ def answers_show(ctx, answer_id, with_trajectory) -> None:
     where = f"{printable(a.source_file or '?')}, line {a.source_line}" if a.source_line else printable(a.source_file or "")
     click.echo(f"{a.id} · pair #{ordinal} {a.qa_pair_id} · {printable(a.model)} · {a.condition} · "
                f"{a.source_format} ({where})")
-    cut = a.extra.get("truncated") if isinstance(a.extra, dict) else None
+    cut = a.truncated
     if cut:
-        budget = cut.get("max_tokens") if isinstance(cut, dict) else None
+        budget = cut.get("max_tokens")
         click.echo(f"--- TRUNCATED: the model's answer was cut off at the token budget"
                    f"{f' (max_tokens {budget})' if budget else ''}; the text below is incomplete")
     click.echo(printable(a.text))

@@ -38,6 +38,12 @@ def test_answer_cut_off_twice_is_stored_flagged_and_exits_1(project_factory, tmp
         assert [(str(c.status), c.stop_reason) for c in calls] == [("truncated", "length"), ("truncated", "length")]
     show = invoke(db, ["answers", "show", a.id])
     assert show.exit_code == 0 and "TRUNCATED" in show.output and "max_tokens 120" in show.output
+    assert a.truncated == {"max_tokens": 120, "reason": a.extra["truncated"]["reason"]}
+    listing = invoke(db, ["answers", "list", "--model", "m9"])
+    assert listing.exit_code == 0
+    rows = {line.split("\t")[0]: line for line in listing.output.splitlines() if "\t" in line}
+    assert "[TRUNCATED]" in rows[a.id] and sum("[TRUNCATED]" in line for line in rows.values()) == 1
+    assert "1 answer cut off at the token budget" in listing.output
     listed = invoke(db, ["calls", "--status", "truncated", "--json"])
     assert listed.exit_code == 0
     assert [json.loads(line)["stop_reason"] for line in listed.output.splitlines()] == ["length", "length"]
