@@ -48,7 +48,7 @@ class AdjudicationScreen(Screen):
         Binding("left_square_bracket", "take(0)", "Take A", key_display="[", id="adjudication.take_a"),
         Binding("right_square_bracket", "take(1)", "Take B", key_display="]", id="adjudication.take_b"),
         Binding("e", "edit", "Edit checklist", id="adjudication.edit"),
-        Binding("ctrl+s", "record", "Record", priority=True, id="adjudication.record"),
+        Binding("ctrl+s", "record", "Record", id="adjudication.record"),
         Binding("u", "unanimous", "Accept unanimous", id="adjudication.unanimous"),
     ]
 

@@ -112,8 +112,8 @@ class ChecklistEditorScreen(Screen[object]):
     """Edit the current checklist of one pair; dismisses with the saved version number (or None)."""
 
     BINDINGS = [
-        Binding("ctrl+s", "save", "Save", priority=True, id="checklist.save"),
-        Binding("ctrl+o", "save_draft", "Keep draft", priority=True, id="checklist.draft"),
+        Binding("ctrl+s", "save", "Save", id="checklist.save"),
+        Binding("ctrl+o", "save_draft", "Keep draft", id="checklist.draft"),
         Binding("ctrl+z", "undo", "Undo", priority=True, id="checklist.undo"),
         Binding("ctrl+shift+z,ctrl+y", "redo", "Redo", priority=True, id="checklist.redo"),
         Binding("ctrl+n", "add_item", "Add item", priority=True, id="checklist.add"),

@@ -17,7 +17,7 @@ class CriteriaNotesScreen(ModalScreen[dict[str, str] | None]):
     """Edit one note per criterion; ctrl+s keeps them (saved with the next decision), esc cancels."""
 
     BINDINGS = [
-        Binding("ctrl+s", "keep", "Keep", priority=True),
+        Binding("ctrl+s", "keep", "Keep"),
         Binding("escape", "cancel", "Cancel", priority=True),
     ]
 

@@ -16,7 +16,7 @@ class NotesScreen(ModalScreen[str | None]):
     """Returns the edited text on Ctrl+S, or None on Esc (nothing saved)."""
 
     BINDINGS = [
-        Binding("ctrl+s", "save", "Save", priority=True, id="notes.save"),
+        Binding("ctrl+s", "save", "Save", id="notes.save"),
         Binding("escape", "cancel", "Cancel", priority=True, id="notes.cancel"),
     ]
 

@@ -26,7 +26,7 @@ class ReleaseScreen(Screen):
 
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back", id="release.back"),
-        Binding("ctrl+s", "create", "Create release", priority=True, id="release.create"),
+        Binding("ctrl+s", "create", "Create release", id="release.create"),
     ]
 
     def __init__(self, store: Store, annotator: str, out: Path | None = None) -> None:

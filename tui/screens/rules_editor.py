@@ -29,7 +29,7 @@ class RulesEditorScreen(Screen):
 
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back", priority=True, id="rules.back"),
-        Binding("ctrl+s", "save", "Save rule", priority=True, id="rules.save"),
+        Binding("ctrl+s", "save", "Save rule", id="rules.save"),
         Binding("ctrl+n", "new_rule", "New rule", priority=True, id="rules.new"),
     ]
 
