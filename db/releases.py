@@ -83,10 +83,20 @@ class ReleaseStoreMixin:
     def final_decision(self, pair_id: str) -> tuple[str | None, bool, str | None]:
         """``(decision, adjudicated, why_not)`` of a pair: the latest adjudication wins; otherwise the
         reviews' decision when every submitted review agrees on it and on the criteria; otherwise None with
-        the reason (no review, unresolved disagreement)."""
+        the reason (no review, unresolved disagreement). A decision made before the pair's current text
+        version (``import --update``, a curation rewrite, an edit) judged another text: it is not final
+        until the pair is reviewed (or adjudicated) again."""
+        row = self.db.conn.execute(
+            "SELECT version, created_at FROM pair_texts WHERE qa_pair_id = ? ORDER BY version DESC LIMIT 1",
+            [pair_id],
+        ).fetchone()
+        text_at = row[1] if row and row[0] > 1 else None
+        stale = "text changed after review"
         adj = self.adjudication_of(pair_id)
         dis = self.disagreement_of(pair_id)
         if adj is not None and dis is None:
+            if text_at and adj.created_at < text_at:
+                return None, False, stale
             return adj.decision, True, None
         if dis is not None:
             return None, False, "unresolved disagreement"
@@ -96,6 +106,8 @@ class ReleaseStoreMixin:
         pending = [a for a in self.assignees(pair_id) if a not in reviews]
         if pending:
             return None, False, "reviews pending"
+        if text_at and any(r.created_at < text_at for r in reviews.values()):
+            return None, False, stale
         return next(iter(reviews.values())).decision, False, None
 
     def release_preflight(self) -> Preflight:

@@ -210,6 +210,29 @@ def test_pending_assigned_reviews_keep_a_pair_out(reviewed):
     assert pre.included == [] and pre.reasons().get("reviews pending") == 4  # cy has reviewed none of the four
 
 
+def test_a_text_updated_after_review_stays_out_until_reviewed_again(reviewed):
+    """`import --update` of an accepted pair (reviewed, or adjudicated) must not publish the new, unreviewed
+    text as accepted: the decision was made on the earlier text."""
+    db, ids, tmp = reviewed
+    with Store.open(db) as store:
+        store.adjudicate(ids[1], "lead", "accept", "ok")
+        q0, q1 = store.get_pair(ids[0]).question, store.get_pair(ids[1]).question
+    data = tmp / "changed.jsonl"
+    data.write_text("".join(json.dumps({"question": q, "answer": "A new text nobody reviewed."}) + "\n"
+                            for q in (q0, q1)))
+    r = run(db, "import", "jsonl", str(data), "--repo", "demo", "--update")
+    assert r.exit_code == 0 and "text version 2" in r.output, r.output
+    with Store.open(db) as store:
+        pre = store.release_preflight()
+        assert sorted(c.pair.id for c in pre.included) == [ids[2]]
+        assert dict(pre.excluded)[ids[0]] == dict(pre.excluded)[ids[1]] == "text changed after review"
+        store.record_decision(ids[0], "ada", "accept")
+        assert ids[0] not in {c.pair.id for c in store.release_preflight().included}  # bob's review is old
+        store.record_decision(ids[0], "bob", "accept")
+        store.adjudicate(ids[1], "lead", "accept", "the new text is right")
+        assert sorted(c.pair.id for c in store.release_preflight().included) == sorted(ids[:3])
+
+
 def test_card_agreement_covers_the_reviewed_pairs(reviewed):
     """Issue 12 item 11: the released pairs are all accepted, so agreement over them alone is undefined; the
     card computes it over the project's reviewed pairs (3 accepted and 1 rejected by ada and bob) and says so."""
