@@ -415,3 +415,24 @@ async def test_home_moves_the_queue_cursor_to_the_top(project):
             await pilot.press("home")
             await pilot.pause()
             assert table.cursor_row == 0
+
+
+async def test_a_huge_key_point_is_cut_in_the_sidebar(project):
+    """A 1 MB key point (140,000 words) is cut in the review screen's checklist panel: wrapping it whole
+    froze the screen for seconds each time its pair was shown."""
+    from benchwright.core.checklist import Checklist, ChecklistItem, binary_rubric, clarity_item
+    from benchwright.tui.screens.review import KEY_POINT_CHARS
+
+    db, ids = project
+    huge = " ".join(f"w{i}" for i in range(140_000))
+    with Store.open(db) as store:
+        store.save_checklist(ids[0], Checklist(items=[ChecklistItem(key_point=huge, weight=9, rubric=binary_rubric(9)),
+                                                      clarity_item()]), author="ann", origin="imported")
+        app = BenchwrightApp(store, "ann")
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            assert isinstance(app.screen, ReviewScreen)
+            shown = app.screen.query_one("#checklist", Static).render().plain
+            assert huge[:KEY_POINT_CHARS] in shown and huge not in shown
+            assert f"… [{len(huge) - KEY_POINT_CHARS:,} more characters: c shows them]" in shown
+            assert len(shown) < 2 * KEY_POINT_CHARS

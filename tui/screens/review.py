@@ -31,6 +31,9 @@ _EVIDENCE_MARK = {
 
 
 MAX_CANDIDATES = 6
+KEY_POINT_CHARS = 500
+"""A key point longer than this is cut in the sidebar (``c`` shows it whole): wrapping a 1 MB key point froze
+the screen for seconds on every visit of its pair."""
 """Files listed under a citation that several files of the repository match."""
 
 
@@ -196,7 +199,10 @@ class ReviewScreen(Screen):
             t.append("\n")
         for it in current.checklist.items:
             t.append(f"[{it.weight}] ", style="bold cyan")
-            t.append_text(literal(it.key_point or "(no key point)"))
+            key_point = it.key_point or "(no key point)"
+            t.append_text(literal(key_point[:KEY_POINT_CHARS]))
+            if len(key_point) > KEY_POINT_CHARS:
+                t.append(f"… [{len(key_point) - KEY_POINT_CHARS:,} more characters: c shows them]", style="dim")
             t.append(f"  {'/'.join(str(s) for s in sorted(it.allowed_scores, reverse=True))}\n", style="dim")
         for v in current.violations[:4]:
             t.append("✗ ", style="red")
