@@ -156,6 +156,16 @@ class ReleaseStoreMixin:
             "SELECT 1 FROM releases WHERE name = ? AND version = ?", [name, version]
         ).fetchone() is not None
 
+    def release_exists_error(self, name: str, version: str) -> BenchwrightError:
+        """The error for making ``name`` ``version`` again: it says the release is recorded and complete (when,
+        where), so a retry after a kill that came after the commit knows it has nothing left to do."""
+        row = self.db.conn.execute(
+            "SELECT created_at, path, n_pairs FROM releases WHERE name = ? AND version = ?", [name, version]
+        ).fetchone()
+        where = f" ({row[2]} pairs, made {row[0]}, in {row[1]}; 'benchwright release verify' checks it)" if row else ""
+        return BenchwrightError(f"release {name} {version} exists already and is complete{where}; "
+                                "choose a new version to make another")
+
     @serialized
     def previous_release(self, name: str, before_version: str | None = None) -> dict | None:
         """The latest release of ``name`` (``{version, path, created_at}``), or the one made just before
@@ -191,7 +201,7 @@ class ReleaseStoreMixin:
         """
         with self.write() as db:
             if self.release_exists(name, version):
-                raise BenchwrightError(f"release {name} {version} exists already; choose a new version")
+                raise self.release_exists_error(name, version)
             stale = self.pending_release(name, version)
             if stale is not None and stale.owner != owner and stale.alive:
                 raise BenchwrightError(
@@ -228,7 +238,7 @@ class ReleaseStoreMixin:
         """
         with self.write() as db:
             if self.release_exists(name, version):
-                raise BenchwrightError(f"release {name} {version} exists already; choose a new version")
+                raise self.release_exists_error(name, version)
             pending = self.pending_release(name, version)
             if pending is None or pending.owner != owner:
                 raise BenchwrightError(f"release {name} {version}: its pending record was taken over by another "
@@ -249,7 +259,7 @@ class ReleaseStoreMixin:
             BenchwrightError: this name and version were released already.
         """
         if self.release_exists(name, version):
-            raise BenchwrightError(f"release {name} {version} exists already; choose a new version")
+            raise self.release_exists_error(name, version)
         with self.write() as db:
             db.conn.execute(
                 """INSERT INTO releases (name, version, created_at, created_by, path, n_pairs, manifest_json)

@@ -84,7 +84,7 @@ def create_release(
     if not re.fullmatch(r"(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)", version):
         raise BenchwrightError(f"release version {version!r}: write it as X.Y.Z, e.g. 1.0.0")
     if record and store.release_exists(name, version):
-        raise BenchwrightError(f"release {name} {version} exists already; choose a new version")
+        raise store.release_exists_error(name, version)
     stale = store.pending_release(name, version) if record else None
     if stale is not None:
         if stale.alive:
