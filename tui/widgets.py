@@ -43,14 +43,22 @@ def plain(text: object) -> str:
     return printable("" if text is None else str(text))
 
 
+OPTION_PROMPT_CHARS = 120
+"""A ``Select`` prompt longer than this is cut (with ``…``) so one long value cannot fill the drop-down."""
+
+
 def literal_options(values: Iterable[str] | Iterable[tuple[str, V]]) -> list[tuple[Text, V]]:
     """Options for a ``Select`` whose prompts are shown literally (a ``str`` prompt is parsed as markup,
     both in the drop-down and in the closed control). ``values``: strings (prompt and value alike) or
-    ``(prompt, value)`` pairs."""
+    ``(prompt, value)`` pairs. Prompts are cut at :data:`OPTION_PROMPT_CHARS` characters (marked ``…``); the
+    value is kept whole."""
     out: list[tuple[Text, V]] = []
     for v in values:
         prompt, value = v if isinstance(v, tuple) else (v, v)
-        out.append((literal(prompt), value))
+        text = prompt
+        if isinstance(text, str) and len(text) > OPTION_PROMPT_CHARS:
+            text = text[: OPTION_PROMPT_CHARS - 1] + "…"
+        out.append((literal(text), value))
     return out
 
 

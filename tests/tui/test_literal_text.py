@@ -486,3 +486,13 @@ def test_no_screen_feeds_a_markup_sink_with_data():
     problems = [p for f in files
                 for p in markup_sink_problems(f.read_text(), str(f.relative_to(TUI.parent)), renderables)]
     assert not problems, "\n".join(problems)
+
+
+def test_long_select_prompts_are_cut_and_values_kept_whole():
+    """A 5,000-character category must not fill the drop-down (it wrapped to ~70 rows an option)."""
+    from benchwright.tui.widgets import OPTION_PROMPT_CHARS
+
+    long = "[b]" + "x" * 5000
+    ((prompt, value),) = literal_options([long])
+    assert value == long and len(prompt.plain) == OPTION_PROMPT_CHARS and prompt.plain.endswith("…")
+    assert prompt.plain.startswith("[b]x") and not prompt.spans  # still literal
