@@ -120,5 +120,5 @@ def test_an_unreadable_user_config_is_a_clear_error(tmp_path, monkeypatch):
     assert run("--db", str(db), "init").exit_code == 0
     from benchwright.core.config import load_user_config
     from benchwright.core.errors import BenchwrightError
-    with pytest.raises(BenchwrightError, match="config.toml: the user configuration file cannot be read"):
+    with pytest.raises(BenchwrightError, match=r"config\.toml: the user configuration file cannot be read"):
         load_user_config()
