@@ -7,6 +7,10 @@ Layout (``root`` from :func:`tempfile.mkdtemp`)::
     root/repo/<build_dir>/      {build_dir}
     root/evaluator/             {evaluator_root}   a copy of the evaluator folder
     root/home/, root/tmp/       HOME and TMPDIR of every command
+    root/.owner                 the pid and start time of the process that made it
+
+A workspace whose owner is gone (a ``probe run`` killed with ``kill -9``, which no handler sees) is swept away by
+the next workspace made in the same temp folder (:func:`sweep_orphaned_workspaces`).
 """
 
 from __future__ import annotations
@@ -53,6 +57,56 @@ def _ignore_hidden(top: Path):
     return ignore
 
 
+WORKSPACE_PREFIX = "benchwright-probe-"
+OWNER_FILE = ".owner"
+
+
+def _process_identity(pid: int) -> str | None:
+    """``"PID START"`` (START: the process's start time in clock ticks since boot, from ``/proc``), so a pid
+    reused by another process is not taken for the owner; None when the process does not exist. Without
+    ``/proc`` (macOS), ``"PID"`` for a live process."""
+    try:
+        stat_line = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
+    except FileNotFoundError:
+        if Path("/proc/self/stat").exists():
+            return None  # /proc works and has no such process
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return None
+        except PermissionError:
+            pass
+        return str(pid)
+    except OSError:
+        return str(pid)
+    fields = stat_line.rsplit(")", 1)[-1].split()
+    return f"{pid} {fields[19]}" if len(fields) > 19 else str(pid)
+
+
+def sweep_orphaned_workspaces(temp_dir: str | Path | None = None) -> list[Path]:
+    """Remove probe workspaces in ``temp_dir`` (default: :func:`tempfile.gettempdir`) whose owner process is gone
+    (``.owner`` names a pid that no longer runs, or runs as another process); returns the folders removed.
+    Workspaces without an owner file, or whose owner still runs, are left alone. Never raises."""
+    removed = []
+    try:
+        candidates = list(Path(temp_dir or tempfile.gettempdir()).glob(WORKSPACE_PREFIX + "*"))
+    except OSError:
+        return removed
+    for folder in candidates:
+        try:
+            owner = (folder / OWNER_FILE).read_text(encoding="utf-8").split()
+            pid = int(owner[0])
+        except (OSError, ValueError, IndexError):
+            continue
+        if pid == os.getpid():
+            continue
+        now = _process_identity(pid)
+        if now is None or (len(owner) > 1 and now.split()[1:] != owner[1:]):
+            remove_tree(folder)
+            removed.append(folder)
+    return removed
+
+
 def remove_tree(path: Path) -> None:
     """Delete ``path`` recursively, making read-only entries writable first; never raises."""
 
@@ -87,8 +141,10 @@ class Workspace:
         Raises:
             OSError: a folder cannot be copied (the partial workspace is removed).
         """
-        root = Path(tempfile.mkdtemp(prefix="benchwright-probe-")).resolve()
+        sweep_orphaned_workspaces()
+        root = Path(tempfile.mkdtemp(prefix=WORKSPACE_PREFIX)).resolve()
         try:
+            (root / OWNER_FILE).write_text(_process_identity(os.getpid()) or str(os.getpid()), encoding="utf-8")
             repo = root / "repo"
             case_root = (repo / pipeline.case_root).resolve()
             build_dir = (repo / pipeline.build_dir).resolve()

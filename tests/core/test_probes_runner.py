@@ -460,3 +460,37 @@ def test_run_uses_a_fresh_temporary_workspace(tmp_path):
     assert cwd1 != cwd2 and cwd1.name == "repo"
     assert cwd1.is_relative_to(Path(tempfile.gettempdir()).resolve())
     assert sys.executable in first.modules[0].command
+
+
+def test_workspaces_of_a_process_that_died_are_swept_by_the_next_one(tmp_path):
+    """A ``probe run`` killed with kill -9 leaves its workspace (no handler runs); the next workspace made in the
+    same temp folder removes it. A live owner's workspace, and one without an owner file, are kept."""
+    import subprocess
+    import sys
+
+    from benchwright.core.probes._workspace import (
+        OWNER_FILE,
+        WORKSPACE_PREFIX,
+        _process_identity,
+        sweep_orphaned_workspaces,
+    )
+
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    live = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        folders = {}
+        for name, owner in (("dead", str(dead.pid)), ("live", _process_identity(live.pid)),
+                            ("reused", f"{live.pid} 1"), ("unowned", None)):
+            folders[name] = tmp_path / f"{WORKSPACE_PREFIX}{name}"
+            (folders[name] / "repo").mkdir(parents=True)
+            if owner is not None:
+                (folders[name] / OWNER_FILE).write_text(owner, encoding="utf-8")
+        (tmp_path / "someone-else").mkdir()
+        removed = sweep_orphaned_workspaces(tmp_path)
+        assert sorted(p.name for p in removed) == sorted(folders[n].name for n in ("dead", "reused"))
+        assert folders["live"].exists() and folders["unowned"].exists() and (tmp_path / "someone-else").exists()
+        assert not folders["dead"].exists() and not folders["reused"].exists()
+    finally:
+        live.kill()
+        live.wait()
