@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from benchwright.core.errors import BenchwrightError, NotFoundError
-from benchwright.core.llm.base import CallStatus, Usage
+from benchwright.core.llm.base import CallStatus, StopReason, Usage
 from benchwright.core.llm.client import CallRecord
 from benchwright.core.models import utc_now
 
@@ -126,7 +126,14 @@ class LLMStoreMixin:
     def record_call(self, record: CallRecord) -> int:
         """Append one call to the ledger (committed at once, so a kill loses nothing finished); its id.
 
-        API keys never reach here: records carry no headers."""
+        API keys never reach here: records carry no headers.
+
+        Raises:
+            ValueError: ``status`` or ``stop_reason`` is not in core's vocabulary (``CallStatus``, ``StopReason``).
+        """
+        CallStatus(record.status)
+        if record.stop_reason is not None:
+            StopReason(record.stop_reason)
         u = record.usage
         with self.write() as db:
             cur = db.conn.execute(

@@ -675,8 +675,10 @@ _LLM_CALL_COLUMNS_M008 = (
 def m011_llm_stop_reasons(db: Database) -> None:
     """Every ledger row records why generation stopped (``stop_reason``: stop, length, tool_use, content_filter,
     refusal, unknown; ``stop_reason_raw``: the provider's own value), and a call cut off at the token budget has
-    status ``truncated``. SQLite cannot widen a CHECK in place, so ``llm_calls`` is rebuilt with every row copied
-    (older rows have no stop reason: NULL), its indexes and its append-only triggers."""
+    status ``truncated``. SQLite cannot drop a CHECK in place, so ``llm_calls`` is rebuilt with every row copied
+    (older rows have no stop reason: NULL), its indexes and its append-only triggers. ``status`` and
+    ``stop_reason`` are checked on write against core's ``CallStatus`` and ``StopReason`` (no vocabulary frozen
+    in SQL: a new status is a core change, not a migration)."""
     db.executescript(
         f"""
         CREATE TABLE llm_calls_m011 (
@@ -693,8 +695,7 @@ def m011_llm_stop_reasons(db: Database) -> None:
             repeat_index INTEGER NOT NULL DEFAULT 0,
             attempt INTEGER NOT NULL DEFAULT 1,
             params_json TEXT NOT NULL DEFAULT '{{}}',
-            status TEXT NOT NULL
-                CHECK (status IN ('ok', 'invalid', 'refused', 'error', 'cancelled', 'truncated')),
+            status TEXT NOT NULL,
             input_tokens INTEGER NOT NULL DEFAULT 0,
             output_tokens INTEGER NOT NULL DEFAULT 0,
             cache_read_tokens INTEGER NOT NULL DEFAULT 0,
@@ -710,8 +711,7 @@ def m011_llm_stop_reasons(db: Database) -> None:
             purpose TEXT,
             qa_pair_id TEXT,
             uid TEXT NOT NULL UNIQUE,
-            stop_reason TEXT
-                CHECK (stop_reason IN ('stop', 'length', 'tool_use', 'content_filter', 'refusal', 'unknown')),
+            stop_reason TEXT,
             stop_reason_raw TEXT
         );
         INSERT INTO llm_calls_m011 ({_LLM_CALL_COLUMNS_M008}) SELECT {_LLM_CALL_COLUMNS_M008} FROM llm_calls;

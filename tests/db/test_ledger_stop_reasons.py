@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sqlite3
 
 import pytest
@@ -45,9 +46,10 @@ def test_upgrade_keeps_old_calls_and_allows_truncated_with_stop_reasons(tmp_path
             conn.execute("UPDATE llm_calls SET status = 'ok' WHERE id = ?", [rid])
         with pytest.raises(sqlite3.IntegrityError, match="append-only"):
             conn.execute("DELETE FROM llm_calls")
-        with pytest.raises(sqlite3.IntegrityError):  # only the core vocabulary
-            conn.execute("INSERT INTO llm_calls (created_at, provider, provider_kind, requested_model, request_hash, "
-                         "status, stop_reason, uid) VALUES ('x', 'p', 'openai', 'm', 'h', 'ok', 'end_turn', 'u3')")
+        with pytest.raises(ValueError, match="end_turn"):  # only the core vocabulary, checked on write
+            store.record_call(dataclasses.replace(store.llm_calls(ids=[rid])[0], stop_reason="end_turn"))
+        with pytest.raises(ValueError, match="finished"):
+            store.record_call(dataclasses.replace(store.llm_calls(ids=[rid])[0], status="finished"))
         indexes = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'index' "
                                               "AND tbl_name = 'llm_calls'")}
         assert {"llm_calls_cache", "llm_calls_pair"} <= indexes
