@@ -27,6 +27,12 @@ _INSERT = re.compile(r"^\s*(?:INSERT|REPLACE)\s+(?:OR\s+\w+\s+)?INTO\s+[\"\[`]?(
 _JSON_START = ("{", "[", '"')
 
 
+def _inserted_rowid(cursor: sqlite3.Cursor) -> int | None:
+    """The rowid of the row the statement just inserted, or None when it inserted none (``INSERT OR IGNORE`` that
+    was ignored): ``lastrowid`` then still names an earlier row, which must not be flagged."""
+    return cursor.lastrowid if cursor.rowcount == 1 else None
+
+
 def repaired_param(value: Any) -> tuple[Any, bool]:
     """``(value, repaired)`` for one statement parameter: a ``str`` with its surrogates replaced by U+FFFD; JSON
     text (starting with ``{``, ``[`` or ``"`` and parsing as JSON) with its lone-surrogate escapes rewritten;
@@ -174,7 +180,7 @@ class GuardedConnection(sqlite3.Connection):
         params, keys = _repair_params(parameters)
         cursor = super().execute(sql, params)
         if params and sql.lstrip()[:1] in "IiRr":
-            self._after_insert(sql, params, keys, cursor.lastrowid)
+            self._after_insert(sql, params, keys, _inserted_rowid(cursor))
         return cursor
 
     def executemany(self, sql: str, seq_of_parameters: Iterable, /) -> sqlite3.Cursor:
@@ -189,7 +195,7 @@ class GuardedConnection(sqlite3.Connection):
         cursor = None
         for params, keys in repaired:
             cursor = super().execute(sql, params)
-            self._after_insert(sql, params, keys, cursor.lastrowid)
+            self._after_insert(sql, params, keys, _inserted_rowid(cursor))
         return cursor if cursor is not None else super().executemany(sql, [])
 
 
