@@ -305,12 +305,6 @@ def _cut(text: str | None, limit: int) -> str | None:
     return text[:limit] + f"\n[... {len(text) - limit:,} more characters cut by benchwright]"
 
 
-def scrub_secrets(text: str | None, secrets: list[str]) -> str | None:
-    """``text`` with every secret replaced by ``***`` (API keys echoed back by a server or a model), also where
-    its characters are written as JSON ``\\u`` escapes (:func:`.scrub.scrub_text`)."""
-    return _scrub.scrub_text(text, secrets)
-
-
 def _clean_text(text: str | None, secrets: list[str], record: CallRecord, *, json_text: bool = False) -> str | None:
     """Text from a provider, made safe to parse and store: keys scrubbed, lone surrogates replaced by U+FFFD (in
     JSON output also their ``\\u`` escapes); ``record.text_repaired`` is set when a surrogate was replaced."""

@@ -20,6 +20,19 @@ SECRET_ENV_VARS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_ADMIN_KEY")
 """Environment variables whose values are always treated as secrets."""
 SECRET_ENV_SUFFIXES = ("_API_KEY", "_ADMIN_KEY", "_AUTH_TOKEN", "_ACCESS_TOKEN")
 """Any other environment variable named with one of these endings holds a secret too (``GROQ_API_KEY``)."""
+SECRET_MARKERS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL")
+"""A variable whose name contains one of these (any case) may hold a credential."""
+SECRET_PREFIXES = ("ANTHROPIC_", "OPENAI_")
+"""A variable whose name starts with one of these (any case) may hold a credential."""
+
+
+def is_secret_name(name: str) -> bool:
+    """True for environment variable names that may hold credentials (:data:`SECRET_MARKERS`,
+    :data:`SECRET_PREFIXES`): their values are scrubbed from what is stored and never passed to probe commands."""
+    upper = name.upper()
+    return any(marker in upper for marker in SECRET_MARKERS) or upper.startswith(SECRET_PREFIXES)
+
+
 MIN_SECRET_CHARS = 12
 """Shorter values are not secrets worth hunting (and would blank out ordinary words)."""
 MASK = "***"
@@ -28,9 +41,10 @@ MASK = "***"
 def env_secrets(extra: Iterable[str | None] = ()) -> list[str]:
     """The secret values to scrub: ``extra`` (e.g. a provider's own key) and the values of :data:`SECRET_ENV_VARS`
     and of every variable ending in one of :data:`SECRET_ENV_SUFFIXES`, at least :data:`MIN_SECRET_CHARS` long
-    (surrounding white space dropped), longest first, without repeats."""
+    (surrounding white space dropped), longest first, without repeats. Variables :func:`is_secret_name` names
+count too (``DB_PASSWORD``, ``GH_TOKEN``): the same rule that keeps them from probe commands."""
     values = [*extra, *(os.environ.get(v) for v in SECRET_ENV_VARS)]
-    values += [v for k, v in os.environ.items() if k.upper().endswith(SECRET_ENV_SUFFIXES)]
+    values += [v for k, v in os.environ.items() if k.upper().endswith(SECRET_ENV_SUFFIXES) or is_secret_name(k)]
     found = {v.strip() for v in values if isinstance(v, str) and len(v.strip()) >= MIN_SECRET_CHARS}
     return sorted(found, key=lambda s: (-len(s), s))
 

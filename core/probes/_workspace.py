@@ -29,17 +29,8 @@ from .pipeline import ROOT_KEYS, Pipeline, expand, placeholder_names
 HIDDEN_CASE_FILES = ("SPEC.md",)
 """Files of the case folder's top level that are hidden from the agent and left out of the workspace."""
 
-SECRET_MARKERS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL")
-"""An environment variable whose name contains one of these (any case) is not passed to commands."""
-
-SECRET_PREFIXES = ("ANTHROPIC_", "OPENAI_")
-"""An environment variable whose name starts with one of these (any case) is not passed to commands."""
-
-
-def is_secret_name(name: str) -> bool:
-    """True for variable names that may hold credentials (see :data:`SECRET_MARKERS`, :data:`SECRET_PREFIXES`)."""
-    upper = name.upper()
-    return any(marker in upper for marker in SECRET_MARKERS) or upper.startswith(SECRET_PREFIXES)
+# One rule for which variables hold credentials: not passed to commands here, scrubbed from stored LLM text there.
+from ..llm.scrub import SECRET_MARKERS, SECRET_PREFIXES, is_secret_name  # noqa: E402, F401
 
 
 def scrubbed_environment(base: Mapping[str, str] | None = None) -> dict[str, str]:

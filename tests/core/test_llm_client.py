@@ -419,3 +419,13 @@ async def test_a_call_that_got_no_answer_has_an_unknown_cost_a_server_error_a_kn
         "cost unknown (1 got no answer and may still be billed)")
     refused = await client.call(req("other"))
     assert refused.cost_unknown == 0 and refused.unanswered == 0
+
+
+def test_one_rule_for_secret_variables_scrubs_what_probes_withhold(monkeypatch):
+    """A value of any variable probes never see (``DB_PASSWORD``, ``GH_TOKEN``) is scrubbed from stored text too."""
+    from benchwright.core.llm.scrub import env_secrets, scrub_text
+    from benchwright.core.probes._workspace import is_secret_name, scrubbed_environment
+
+    monkeypatch.setenv("DB_PASSWORD", "hunter2-but-longer-than-12")
+    assert is_secret_name("DB_PASSWORD") and "DB_PASSWORD" not in scrubbed_environment()
+    assert "hunter2" not in scrub_text("pw is hunter2-but-longer-than-12.", env_secrets())
