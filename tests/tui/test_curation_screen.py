@@ -229,3 +229,24 @@ async def test_a_long_refine_diff_arrives_from_the_worker_and_says_approximate(p
             assert "(approximate diff) " in refine.plain
             inserted = "".join(refine.plain[s.start:s.end] for s in refine.spans if "underline" in str(s.style))
             assert ", 👨\u200d👩\u200d👦" in inserted  # the short answer diff, emoji whole
+
+
+async def test_a_refine_diff_that_fails_is_said_and_does_not_stay_computing(monkeypatch):
+    """The diff worker raising (not a cancel) resets the screen's state and says so, instead of 'computing diff…'
+    for good (the handler is the screen's; its worker runs with exit_on_error=False)."""
+    from textual.worker import WorkerState
+
+    from benchwright.tui.screens.curation import CurationScreen
+
+    class _Worker:
+        group, error = "curation-diff", RuntimeError("boom")
+
+    class _Event:
+        worker, state = _Worker(), WorkerState.ERROR
+
+    screen = CurationScreen.__new__(CurationScreen)
+    screen._computing = [("a", "b")]
+    said = []
+    monkeypatch.setattr("benchwright.tui.screens.curation.notify", lambda target, msg, **kw: said.append(msg))
+    screen.on_worker_state_changed(_Event())
+    assert screen._computing == [] and said == ["the diff failed: boom"]

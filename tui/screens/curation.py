@@ -17,7 +17,7 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Header, OptionList, ProgressBar, Static
 from textual.widgets.option_list import Option
-from textual.worker import get_current_worker
+from textual.worker import Worker, WorkerState, get_current_worker
 
 from benchwright.core.checklist_diff import DELETE, EQUAL, TextDiff, word_diff
 from benchwright.core.curation import STEPS, StepSettings
@@ -246,6 +246,13 @@ class CurationScreen(_RunMixin, Screen):
     def on_unmount(self) -> None:
         """Closing the screen cancels a diff still computing (its thread stops at its next check)."""
         self.workers.cancel_group(self, "curation-diff")
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """A diff that failed says so (it never takes the app down) and may be computed again on the next
+        refresh, instead of leaving ``computing diff…`` for good."""
+        if event.worker.group == "curation-diff" and event.state == WorkerState.ERROR:
+            self._computing = []
+            notify(self, f"the diff failed: {event.worker.error}", severity="error", timeout=8)
 
     @on(DiffsComputed)
     def _diffs_computed(self, event: DiffsComputed) -> None:

@@ -31,10 +31,10 @@ _EVIDENCE_MARK = {
 
 
 MAX_CANDIDATES = 6
+"""Files listed under a citation that several files of the repository match."""
 KEY_POINT_CHARS = 500
 """A key point longer than this is cut in the sidebar (``c`` shows it whole): wrapping a 1 MB key point froze
 the screen for seconds on every visit of its pair."""
-"""Files listed under a citation that several files of the repository match."""
 
 
 class ReviewScreen(Screen):
