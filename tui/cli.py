@@ -193,7 +193,7 @@ def import_cmd(ctx, fmt, file, repository, mapping, skip_invalid, model, conditi
         raise click.UsageError("--model, --condition, --scale, --judge-model, --answer-format and --verbose are "
                                "for: benchwright import answers FILE")
     if fmt == "release":
-        from .services import import_release
+        from .services.releases import import_release
 
         with _open(ctx) as store:
             pairs, checklists = import_release(store, Path(file), by=resolve_annotator(annotator))
@@ -722,7 +722,7 @@ def release_preflight(ctx, list_all) -> None:
 @_friendly
 def release_create(ctx, name, version, out, with_annotators, license_, previous, annotator) -> None:
     """Preflight, then write NAME-VERSION (JSONL, Parquet, dataset card, manifest, changelog)."""
-    from .services import create_release
+    from .services.releases import create_release
 
     with _open(ctx) as store:
         pre = store.release_preflight()
@@ -759,7 +759,7 @@ def _extra_fields_line(pre) -> str:
 @_friendly
 def release_rebuild(ctx, name, version, out, with_annotators) -> None:
     """Write a recorded release again from the current state with its recorded time (same state, same bytes)."""
-    from .services import rebuild_release
+    from .services.releases import rebuild_release
 
     with _open(ctx) as store:
         path = rebuild_release(store, name, version, Path(out), by="", with_annotators=with_annotators)
@@ -798,7 +798,7 @@ def probe() -> None:
 @_friendly
 def probe_import(ctx, case_dir, evaluator_dir, spec, variants_dir, annotator) -> None:
     """Import a probe: case folder (starter code, TASK*.md, SPEC.md) and evaluator (pipeline.json)."""
-    from .services import import_probe
+    from .services.probes import import_probe
 
     with _open(ctx) as store:
         probe_obj, variants = import_probe(store, Path(case_dir), Path(evaluator_dir), spec=spec,
@@ -847,7 +847,7 @@ def probe_run(ctx, probe_id, variant_names, timeout_s, annotator) -> None:
     and the tests each unit_test module ran; the shortcuts' lines say what caught each one."""
     from benchwright.core.probes import separation
 
-    from .services import run_probe_variants
+    from .services.probes import run_probe_variants
 
     with _open(ctx) as store:
         runs = run_probe_variants(store, probe_id, list(variant_names) or None, timeout_s=timeout_s,

@@ -125,9 +125,9 @@ def generate(ctx, step, model, limit, where, pairs, force, include_edited, annot
     earlier step ran again, a link was added) runs again. Two runs at once share the work: a pair another
     running process has taken is left to it.
     """
-    from benchwright.db.curation import plan_pairs, run_curation
+    from benchwright.tui.services.curation_runs import plan_pairs, run_curation
 
-    from .services import STEP_ROLES, client_for_role, llm_role, project_dir_of
+    from .services.llm import STEP_ROLES, client_for_role, llm_role, project_dir_of
 
     by = resolve_annotator(annotator)
     with _open(ctx) as store:

@@ -84,9 +84,9 @@ def judge(ctx, judge, model, runs, answers_model, condition, limit, where, seed,
     and finished calls are reused, so running the same command again makes no calls (unscored runs are retried).
     Exit code 1 when a run stays unscored (or nothing can be judged), 130 after Ctrl+C.
     """
-    from benchwright.db.judging import plan_judging, run_judging
+    from benchwright.tui.services.judge_runs import plan_judging, run_judging
 
-    from .services import make_llm_client, project_dir_of
+    from .services.llm import make_llm_client, project_dir_of
 
     by = resolve_annotator(annotator)
     out = _out()
@@ -119,7 +119,7 @@ def judge(ctx, judge, model, runs, answers_model, condition, limit, where, seed,
 
 
 def _run_closing(client, run, total: int, label: str) -> tuple:
-    """Run ``run(on_progress=..., on_outcome=...)`` (a ``benchwright.db.judging`` runner with its other arguments
+    """Run ``run(on_progress=..., on_outcome=...)`` (a ``benchwright.tui.services.judge_runs`` runner with its other arguments
     bound) under a progress bar of ``total`` items labelled ``label``, closing the client's provider when it ends.
 
     Returns ``(final, outcomes)``: the final progress (None when the user pressed Ctrl+C; what finished is stored)
@@ -197,9 +197,9 @@ def answer(ctx, model, condition, limit, where, annotator) -> None:
     running the same command again makes no calls. An answer cut off at max_tokens is retried once with a larger
     budget; if it is still cut off it is stored flagged truncated and the command exits 1.
     """
-    from benchwright.db.judging import plan_direct_answers, run_direct_answers
+    from benchwright.tui.services.judge_runs import plan_direct_answers, run_direct_answers
 
-    from .services import make_llm_client, project_dir_of
+    from .services.llm import make_llm_client, project_dir_of
 
     by = resolve_annotator(annotator)
     out = _out()
@@ -257,9 +257,9 @@ def failure_modes(ctx, model, judge_model, answers_model, condition, threshold, 
     Answers whose checklist score rate (mean over scored runs, overrides applied) is below the threshold are
     classified; already labelled ones are skipped. Correct a label with: benchwright failure-mode set.
     """
-    from benchwright.db.judging import plan_failure_modes, run_failure_modes
+    from benchwright.tui.services.judge_runs import plan_failure_modes, run_failure_modes
 
-    from .services import make_llm_client, project_dir_of
+    from .services.llm import make_llm_client, project_dir_of
 
     out = _out()
     with _open(ctx) as store:
@@ -303,7 +303,7 @@ def failure_mode() -> None:
 @_friendly
 def failure_mode_set(ctx, answer_id, mode, reason, annotator) -> None:
     """Set ANSWER_ID's failure mode to MODE (origin annotator); the classifier's label stays in the history."""
-    from benchwright.db.judging import resolve_answer, set_failure_mode
+    from benchwright.tui.services.judge_runs import resolve_answer, set_failure_mode
 
     with _open(ctx) as store:
         aid = resolve_answer(store, answer_id)
@@ -319,7 +319,7 @@ def failure_mode_set(ctx, answer_id, mode, reason, annotator) -> None:
 @_friendly
 def failure_mode_show(ctx, answer_id) -> None:
     """Every failure-mode label of ANSWER_ID, oldest first (the last one counts)."""
-    from benchwright.db.judging import resolve_answer
+    from benchwright.tui.services.judge_runs import resolve_answer
 
     with _open(ctx) as store:
         aid = resolve_answer(store, answer_id)

@@ -1,4 +1,4 @@
-"""Curation runs through the store (benchwright.db.curation): which pairs a run takes, what each step reads,
+"""Curation runs through the store (benchwright.tui.services.curation_runs): which pairs a run takes, what each step reads,
 what is saved (checklist versions with origin ``generated``, failed results with raw output), queue filters,
 reruns that make no calls, and a cancelled run that resumes with nothing lost and nothing repeated."""
 
@@ -17,7 +17,12 @@ from benchwright.core.errors import BenchwrightError
 from benchwright.core.importers import parse
 from benchwright.core.llm import CallStatus, Delay, LLMClient, ScriptedProvider
 from benchwright.db import QueueFilter, Store
-from benchwright.db.curation import build_input, generated_checklist_author, run_curation, select_pairs
+from benchwright.tui.services.curation_runs import (
+    build_input,
+    generated_checklist_author,
+    run_curation,
+    select_pairs,
+)
 
 DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 BENCHMARK = DATA / "swe-qa" / "Benchmark__flask.jsonl"
@@ -322,7 +327,7 @@ def test_a_claim_of_a_process_that_is_gone_is_taken_over(flask: Store):
 
 
 def test_an_interrupted_forced_run_resumes_where_it_stopped(flask: Store):
-    from benchwright.db.curation import plan_pairs
+    from benchwright.tui.services.curation_runs import plan_pairs
 
     ids = ids_of(flask)[:6]
     run(flask, LLMClient(ScriptedProvider(lambda r: {"rationale": "r", "code_understanding_relevant": True,
@@ -342,7 +347,7 @@ def test_an_interrupted_forced_run_resumes_where_it_stopped(flask: Store):
 
 
 def test_a_result_whose_input_changed_is_stale_and_runs_again(flask: Store):
-    from benchwright.db.curation import plan_pairs
+    from benchwright.tui.services.curation_runs import plan_pairs
 
     ids = ids_of(flask)[:3]
     verify = {"self_contained": {"rationale": "ok", "passed": True}, "answerable": {"rationale": "ok", "passed": True}}
@@ -360,7 +365,7 @@ def test_a_result_whose_input_changed_is_stale_and_runs_again(flask: Store):
 
 def test_forced_checklist_generation_leaves_human_checklists_alone(flask: Store):
     from benchwright.core.checklist import Checklist
-    from benchwright.db.curation import plan_pairs
+    from benchwright.tui.services.curation_runs import plan_pairs
 
     ids = ids_of(flask)[:3]
     flask.save_checklist(ids[0], Checklist.model_validate(VALID), author=ALICE, origin="edited")

@@ -15,7 +15,7 @@ from benchwright.core.errors import BenchwrightError, NotFoundError
 from benchwright.core.importers.answers import AnswerRecord
 from benchwright.core.judging import AnswerSettings, JudgeSettings
 from benchwright.core.llm import LLMClient, ScriptedProvider
-from benchwright.db.judging import (
+from benchwright.tui.services.judge_runs import (
     INELIGIBLE_DRAFT_CHECKLIST,
     INELIGIBLE_NO_CHECKLIST,
     INELIGIBLE_NO_REFERENCE,

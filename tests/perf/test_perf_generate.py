@@ -121,7 +121,7 @@ def test_generate_2000_checklists_at_concurrency_64(tmp_path: Path) -> None:
     from benchwright.core.curation import StepSettings
     from benchwright.core.llm import LLMClient
     from benchwright.db import Store
-    from benchwright.db.curation import run_curation, select_pairs
+    from benchwright.tui.services.curation_runs import run_curation, select_pairs
 
     db = tmp_path / "bench.db"
     t0 = time.perf_counter()

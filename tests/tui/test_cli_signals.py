@@ -21,7 +21,7 @@ from click.testing import CliRunner
 from benchwright.core.probes.runner import supervision_available
 from benchwright.db import Store
 from benchwright.tui.cli import _ProjectGroup
-from benchwright.tui.services import import_probe
+from benchwright.tui.services.probes import import_probe
 from benchwright.tui.signals import interrupt_exit_code, received_signal, signals_as_interrupt
 
 BENCHWRIGHT = Path(sys.executable).parent / "benchwright"

@@ -24,7 +24,7 @@ from benchwright.db import Store
 from benchwright.exports import release as release_mod
 from benchwright.exports import verify_release
 from benchwright.tui.cli import main
-from benchwright.tui.services import create_release
+from benchwright.tui.services.releases import create_release
 
 NAME, VERSION = "demo-qa", "1.0.0"
 STEPS = 7
@@ -167,7 +167,7 @@ _KILLER = textwrap.dedent("""
     import os, signal, sys
     from pathlib import Path
     from benchwright.db import Store
-    from benchwright.tui.services import create_release
+    from benchwright.tui.services.releases import create_release
 
     db, out, step = sys.argv[1], Path(sys.argv[2]), int(sys.argv[3])
 

@@ -135,9 +135,9 @@ class _RunMixin:
     running: bool = False
 
     async def _run_step(self, step: str, pair_ids: list[str], force: bool) -> JobProgress | None:
-        from benchwright.db.curation import run_curation
+        from benchwright.tui.services.curation_runs import run_curation
 
-        from ..services import STEP_ROLES, make_llm_client, project_dir_of
+        from ..services.llm import STEP_ROLES, make_llm_client, project_dir_of
 
         store: Store = self.store
         try:
@@ -281,7 +281,7 @@ class CurationScreen(_RunMixin, Screen):
 
     @work(exclusive=True, group="curation")
     async def _run_steps(self, steps: list[str]) -> None:
-        from benchwright.db.curation import select_pairs
+        from benchwright.tui.services.curation_runs import select_pairs
 
         self.running = True
         try:
@@ -364,7 +364,7 @@ class CurationRunScreen(_RunMixin, Screen):
     async def _run(self, step: str) -> None:
         import json
 
-        from benchwright.db.curation import plan_pairs
+        from benchwright.tui.services.curation_runs import plan_pairs
 
         run_id = since = None
         if self.force:

@@ -235,7 +235,7 @@ class ProbesScreen(Screen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="probe-run")
     def _run_worker(self, probe_id: str, names: list[str] | None) -> None:
-        from ..services import run_probe_variants
+        from ..services.probes import run_probe_variants
 
         progress = self.query_one("#probe-progress", Static)
 

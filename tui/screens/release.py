@@ -1,6 +1,6 @@
 """The release screen: the preflight (what is included, what is excluded and why), then create the release
 in a worker with progress. The files are written by :mod:`benchwright.exports` through
-:func:`benchwright.tui.services.create_release`, the same path as ``benchwright release create``."""
+:func:`benchwright.tui.services.releases.create_release`, the same path as ``benchwright release create``."""
 
 from __future__ import annotations
 
@@ -78,7 +78,7 @@ class ReleaseScreen(Screen):
 
     @work(thread=True, exclusive=True, exit_on_error=False)
     def _create(self, name: str, version: str) -> None:
-        from ..services import create_release
+        from ..services.releases import create_release
 
         bar = self.query_one("#release-progress", ProgressBar)
 

@@ -1,6 +1,6 @@
 """Running the judges, direct answers and the failure-mode classifier over the project's answers: choose the
 work, build each input from the store, run it through the LLM client with bounded concurrency, and store every
-outcome as soon as it finishes (like :mod:`benchwright.db.curation`).
+outcome as soon as it finishes (like :mod:`benchwright.tui.services.curation_runs`).
 
 Resuming is free: an (answer, run) that already has a scored judgment by the same judge and judge model (for the
 checklist judge: against the current checklist version) is skipped unless forced, and every finished call is in
@@ -48,10 +48,10 @@ from benchwright.core.judgment import (
 from benchwright.core.llm.client import LLMClient
 from benchwright.core.llm.jobs import ItemTally, Job, JobProgress
 from benchwright.core.models import utc_now
+from benchwright.db import QueueFilter, Store
+from benchwright.db.llm import claim_owner
 
-from .curation import build_input
-from .llm import claim_owner
-from .store import QueueFilter, Store
+from .curation_runs import build_input
 
 INELIGIBLE_NO_REFERENCE = "no reference answer"
 INELIGIBLE_NO_CHECKLIST = "no checklist"

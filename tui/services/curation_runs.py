@@ -23,9 +23,8 @@ from benchwright.core.curation import (
 from benchwright.core.errors import BenchwrightError
 from benchwright.core.llm.client import LLMClient
 from benchwright.core.llm.jobs import Job, JobProgress
-
-from .llm import claim_owner
-from .store import QueueFilter, Store
+from benchwright.db import QueueFilter, Store
+from benchwright.db.llm import claim_owner
 
 
 def generated_checklist_author(model: str | None) -> str:

@@ -1,0 +1,58 @@
+"""The LLM runtime for a project: a ledger-backed client for a configured role (benchwright.toml)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from benchwright.db import Store
+
+STEP_ROLES = {"classify": "generator", "enrich": "generator", "refine": "generator", "checklist": "generator",
+              "verify": "verifier"}
+"""Which configured role (``[roles.NAME]`` in benchwright.toml) runs each curation step."""
+
+
+def project_dir_of(store: Store) -> Path:
+    """The project folder: where benchwright.toml and prompt overrides (``prompts/ID.md``) are looked up."""
+    return Path(store.path).resolve().parent
+
+
+def make_llm_client(store: Store, role: str, model_override: str | None = None, *, provider_factory=None):
+    """An :class:`~benchwright.core.llm.client.LLMClient` for ``role`` with the project's ledger and prices,
+    and the role's model and parameters.
+
+    ``provider_factory(config, role_config) -> Provider`` replaces the real providers (tests, the demo).
+
+    Returns:
+        ``(client, role_config)``.
+
+    Raises:
+        LLMConfigError: no model for the role, unknown provider, a missing API key (the message says what to set).
+    """
+    config, role_config = llm_role(store, role, model_override)
+    return client_for_role(store, config, role_config, provider_factory=provider_factory), role_config
+
+
+def llm_role(store: Store, role: str, model_override: str | None = None):
+    """``(config, role_config)`` of ``role`` from the project's benchwright.toml, without building a provider
+    (so a command with nothing to do needs no API key).
+
+    Raises:
+        LLMConfigError: no model for the role, unknown provider, a bad configuration file.
+    """
+    from benchwright.core.llm.config import load_llm_config
+
+    config = load_llm_config(project_dir_of(store))
+    return config, config.role(role, model_override)
+
+
+def client_for_role(store: Store, config, role_config, *, provider_factory=None):
+    """The ledger-backed client for a resolved role (see :func:`make_llm_client`).
+
+    Raises:
+        LLMConfigError: a missing API key, an unusable provider setting.
+    """
+    from benchwright.core.llm.client import LLMClient
+    from benchwright.core.llm.config import build_provider
+
+    provider = (provider_factory or build_provider)(config, role_config)
+    return LLMClient(provider, store, prices=config.prices, truncation=getattr(role_config, "truncation", None))
