@@ -7,21 +7,23 @@ reads one back. See docs/releases.md.
 
 from .card import dataset_card, size_category
 from .release import (
-    PARQUET_SCHEMA,
     RELEASE_FORMAT,
+    VerifyReport,
+    changelog,
+    pseudonymize,
+    read_release,
+    verify_release,
+    write_release,
+)
+from .rows import (
+    PARQUET_SCHEMA,
     ReleaseError,
     ReleaseRepository,
     ReleaseRow,
     ReleaseSource,
     ReleaseSpec,
-    VerifyReport,
-    changelog,
     extra_field_counts,
-    pseudonymize,
-    read_release,
     rows_to_table,
-    verify_release,
-    write_release,
 )
 
 __all__ = [

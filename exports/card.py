@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
@@ -19,8 +18,7 @@ import yaml
 
 from benchwright.core.checklist import ItemKind
 
-if TYPE_CHECKING:
-    from .release import ReleaseRow, ReleaseSpec
+from .rows import ReleaseRow, ReleaseSpec, extra_field_counts, rows_to_table
 
 NONE_LABEL = "(none)"
 
@@ -179,7 +177,6 @@ def release_stats(table: pa.Table) -> ReleaseStats:
     if "extra" in table.column_names:
         import orjson
 
-        from .release import extra_field_counts
 
         extra_fields = extra_field_counts(orjson.loads(x) for x in table.column("extra").to_pylist() if x != "{}")
     return ReleaseStats(
@@ -241,7 +238,6 @@ def dataset_card(rows: Sequence[ReleaseRow] | pa.Table, spec: ReleaseSpec, manif
     ``previous_release``, ``created_by``, ``release_format``); checksums are in manifest.json, not here.
     """
     if not isinstance(rows, pa.Table):
-        from .release import rows_to_table
 
         rows = rows_to_table(list(rows))
     stats = release_stats(rows)

@@ -28,24 +28,30 @@ import shutil
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
-from importlib import metadata
+from datetime import datetime
 from itertools import pairwise
 from operator import attrgetter
 from pathlib import Path
-from typing import Any
 
 import orjson
 import pyarrow as pa
 import pyarrow.parquet as pq
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ValidationError
 
-from benchwright.core.checklist import Checklist, ChecklistItem, validate
+from benchwright.core.checklist import Checklist, validate
 from benchwright.core.checklist_diff import diff_checklists, render_diff_text, render_word_diff, word_diff
-from benchwright.core.errors import BenchwrightError
 from benchwright.core.importers import paused_gc
 from benchwright.core.llm.scrub import env_secrets, scrub_value
-from benchwright.core.models import QAPair, Repository, SourceRef
+
+from .card import dataset_card
+from .rows import (
+    PARQUET_SCHEMA,
+    PARQUET_SCHEMA_V1,
+    ReleaseError,
+    ReleaseRow,
+    ReleaseSpec,
+    rows_to_table,
+)
 
 RELEASE_FORMAT = 2
 """Version of the release layout and row schema (``release_format`` in manifest.json). Format 2 added the
@@ -77,330 +83,6 @@ PARQUET_OPTIONS: dict = {
     "row_group_size": 4096,
 }
 """The fixed settings every release's Parquet file is written with."""
-
-_SEMVER = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$")
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
-
-
-class ReleaseError(BenchwrightError):
-    """A release cannot be written or read (empty, exists already, fails verification...)."""
-
-
-# ------------------------------------------------------------------------------------------- the rows
-class ReleaseRepository(BaseModel):
-    """The repository a pair is about, as published (no local path)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    name: str = Field(min_length=1)
-    url: str | None = None
-    commit: str | None = None
-    version_label: str | None = None
-
-
-class ReleaseSource(BaseModel):
-    """Where the pair was imported from: format, file name (no folders), line or row, upstream id."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    format: str
-    file: str
-    line: int | None = None
-    unit: str = "line"
-    upstream_id: str | None = None
-
-
-class ReleaseRow(BaseModel):
-    """One released Q&A pair: a row of data/test.jsonl and data/test.parquet."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    id: str = Field(min_length=1)
-    question: str = Field(min_length=1)
-    reference_answer: str = Field(min_length=1)
-    repository: ReleaseRepository
-    checklist: list[ChecklistItem]
-    category: str | None = None
-    qa_type: str | None = None
-    qa_subtype: str | None = None
-    cluster_id: str | None = None
-    cluster_name: str | None = None
-    language: str | None = None
-    theme: str | None = None
-    source: ReleaseSource
-    final_decision: str
-    adjudicated: bool = False
-    annotators: list[str] = Field(default_factory=list)
-    extra: dict[str, Any] = Field(default_factory=dict)
-
-    @classmethod
-    def from_domain(
-        cls, pair: QAPair, repository: Repository, checklist: Checklist, final_decision: str, adjudicated: bool,
-        annotators: list[str],
-    ) -> ReleaseRow:
-        """The row of a pair that goes into a release (annotator names as given; see :func:`write_release`).
-
-        ``language`` and ``theme`` fall back to the repository's. The source keeps the file's name only
-        (an import path such as ``/home/ada/data/flask.jsonl`` would publish a local folder). ``extra`` is the
-        pair's other imported fields as stored (:func:`jsonable_extra`: numbers JSON cannot hold become text
-        or null).
-
-        Raises:
-            ReleaseError: the pair has no reference answer.
-        """
-        if pair.needs_reference:
-            raise ReleaseError(f"pair {pair.id} has no reference answer; it cannot be released")
-        src = pair.source
-        return cls(
-            id=pair.id, question=pair.question, reference_answer=pair.reference_answer or "",
-            repository=ReleaseRepository(
-                name=repository.name, url=repository.url, commit=repository.commit,
-                version_label=repository.version_label,
-            ),
-            checklist=list(checklist.items), category=pair.category, qa_type=pair.qa_type,
-            qa_subtype=pair.qa_subtype, cluster_id=pair.cluster_id, cluster_name=pair.cluster_name,
-            language=pair.language or repository.language, theme=pair.theme or repository.theme,
-            source=ReleaseSource(
-                format=src.format, file=src.file.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1] or src.file,
-                line=src.line, unit=src.unit, upstream_id=src.upstream_id,
-            ),
-            final_decision=final_decision, adjudicated=adjudicated, annotators=list(annotators),
-            extra=jsonable_extra(pair.extra),
-        )
-
-    def to_domain(self) -> tuple[QAPair, Repository, Checklist]:
-        """The pair, its repository and its checklist, for ``import release``."""
-        pair = QAPair(
-            id=self.id, repository=self.repository.name, question=self.question,
-            reference_answer=self.reference_answer, category=self.category, qa_type=self.qa_type,
-            qa_subtype=self.qa_subtype, cluster_id=self.cluster_id, cluster_name=self.cluster_name,
-            language=self.language, theme=self.theme,
-            source=SourceRef(**self.source.model_dump()), extra=dict(self.extra),
-        )
-        repo = Repository(**self.repository.model_dump())
-        return pair, repo, Checklist(items=list(self.checklist))
-
-
-_TIER = pa.struct([pa.field("score", pa.int64(), nullable=False), pa.field("criterion", pa.string(), nullable=False)])
-_ITEM = pa.struct([
-    pa.field("kind", pa.string(), nullable=False),
-    pa.field("key_point", pa.string(), nullable=False),
-    pa.field("weight", pa.int64(), nullable=False),
-    pa.field("rubric", pa.list_(pa.field("element", _TIER, nullable=False)), nullable=False),
-])
-PARQUET_SCHEMA = pa.schema([
-    pa.field("id", pa.string(), nullable=False),
-    pa.field("question", pa.string(), nullable=False),
-    pa.field("reference_answer", pa.string(), nullable=False),
-    pa.field("repository", pa.struct([
-        pa.field("name", pa.string(), nullable=False),
-        pa.field("url", pa.string()),
-        pa.field("commit", pa.string()),
-        pa.field("version_label", pa.string()),
-    ]), nullable=False),
-    pa.field("checklist", pa.list_(pa.field("element", _ITEM, nullable=False)), nullable=False),
-    pa.field("category", pa.string()),
-    pa.field("qa_type", pa.string()),
-    pa.field("qa_subtype", pa.string()),
-    pa.field("cluster_id", pa.string()),
-    pa.field("cluster_name", pa.string()),
-    pa.field("language", pa.string()),
-    pa.field("theme", pa.string()),
-    pa.field("source", pa.struct([
-        pa.field("format", pa.string(), nullable=False),
-        pa.field("file", pa.string(), nullable=False),
-        pa.field("line", pa.int64()),
-        pa.field("unit", pa.string(), nullable=False),
-        pa.field("upstream_id", pa.string()),
-    ]), nullable=False),
-    pa.field("final_decision", pa.string(), nullable=False),
-    pa.field("adjudicated", pa.bool_(), nullable=False),
-    pa.field("annotators", pa.list_(pa.field("element", pa.string(), nullable=False)), nullable=False),
-    pa.field("extra", pa.string(), nullable=False),
-])
-"""The Arrow schema of data/test.parquet (nested structs and lists; field order is the row's). ``extra`` is
-the row's extra fields as one JSON object in text (:func:`extra_json`; ``{}`` when there are none): their
-names and shapes differ from one import to the next, so no fixed Arrow type could hold them."""
-
-PARQUET_SCHEMA_V1 = PARQUET_SCHEMA.remove(PARQUET_SCHEMA.get_field_index("extra"))
-"""The Parquet schema of release format 1 (no ``extra``)."""
-
-_INT64 = (-(2**63), 2**63 - 1)
-
-
-def jsonable_extra(value: Any) -> Any:
-    """``value`` (extra fields as stored) with what JSON and orjson cannot hold made plain: integers beyond
-    64 bits become their decimal text, NaN and infinities null; containers are copied, keys made text."""
-    if isinstance(value, bool) or value is None or isinstance(value, str):
-        return value
-    if isinstance(value, int):
-        return value if _INT64[0] <= value <= _INT64[1] else str(value)
-    if isinstance(value, float):
-        return value if value == value and value not in (float("inf"), float("-inf")) else None
-    if isinstance(value, dict):
-        return {str(k): jsonable_extra(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [jsonable_extra(v) for v in value]
-    return str(value)
-
-
-def extra_json(extra: dict, pair_id: str = "") -> str:
-    """The Parquet text of a row's ``extra``: compact JSON, keys sorted at every level, UTF-8 not escaped
-    (the same encoder as data/test.jsonl, so both files say the same thing).
-
-    Raises:
-        ReleaseError: a value cannot be written as JSON (a lone surrogate...), naming the pair.
-    """
-    try:
-        return orjson.dumps(extra, option=orjson.OPT_SORT_KEYS).decode("utf-8")
-    except orjson.JSONEncodeError as e:
-        raise ReleaseError(f"pair {pair_id}: its extra fields cannot be written as JSON: {e}") from None
-
-
-def extra_field_counts(extras: Iterable[dict]) -> dict[str, int]:
-    """``{name: rows}``: how many rows carry each top-level extra field, sorted by name."""
-    out: dict[str, int] = {}
-    for extra in extras:
-        for k in extra:
-            out[k] = out.get(k, 0) + 1
-    return dict(sorted(out.items()))
-
-
-_FLAT = ("id", "question", "reference_answer", "category", "qa_type", "qa_subtype", "cluster_id", "cluster_name",
-         "language", "theme", "final_decision")
-
-
-def _field(name: str) -> pa.Field:
-    return PARQUET_SCHEMA.field(name)
-
-
-def _struct(values: dict[str, list], t: pa.StructType) -> pa.StructArray:
-    fields = [t.field(i) for i in range(t.num_fields)]
-    return pa.StructArray.from_arrays([pa.array(values[f.name], f.type) for f in fields], fields=fields)
-
-
-def rows_to_table(rows: Sequence[ReleaseRow], annotators: Sequence[list[str]] | None = None) -> pa.Table:
-    """An Arrow table of ``rows`` with :data:`PARQUET_SCHEMA`, built column by column (no per-row dicts).
-
-    ``annotators``, when given, replaces each row's annotators (the pseudonymized lists).
-    """
-    flat = list(zip(*map(attrgetter(*_FLAT), rows), strict=True))
-    cols: dict[str, pa.Array] = {n: pa.array(flat[i], pa.string()) for i, n in enumerate(_FLAT)}
-    for name in ("repository", "source"):
-        t = _field(name).type
-        names = [t.field(i).name for i in range(t.num_fields)]
-        parts = list(zip(*map(attrgetter(*names), map(attrgetter(name), rows)), strict=True))
-        cols[name] = _struct(dict(zip(names, parts, strict=True)), t)
-    item_offsets, rubric_offsets = [0], [0]
-    kinds: list[str] = []
-    key_points: list[str] = []
-    weights: list[int] = []
-    scores: list[int] = []
-    criteria: list[str] = []
-    add_kind, add_key_point, add_weight = kinds.append, key_points.append, weights.append
-    add_score, add_criterion = scores.append, criteria.append
-    add_rubric, add_items = rubric_offsets.append, item_offsets.append
-    for r in rows:  # plain loops: attribute access on the models is fastest written out
-        for it in r.checklist:
-            add_kind(it.kind)  # a StrEnum member: Arrow takes it as its text
-            add_key_point(it.key_point)
-            add_weight(it.weight)
-            for t in it.rubric:
-                add_score(t.score)
-                add_criterion(t.criterion)
-            add_rubric(len(scores))
-        add_items(len(kinds))
-    rubric_t = _ITEM.field("rubric").type
-    tiers = _struct({"score": scores, "criterion": criteria}, rubric_t.value_type)
-    rubric = pa.ListArray.from_arrays(pa.array(rubric_offsets, pa.int32()), tiers, type=rubric_t)
-    item_fields = [_ITEM.field(i) for i in range(_ITEM.num_fields)]
-    items = pa.StructArray.from_arrays([
-        pa.array(kinds, pa.string()), pa.array(key_points, pa.string()), pa.array(weights, pa.int64()), rubric,
-    ], fields=item_fields)
-    cols["checklist"] = pa.ListArray.from_arrays(pa.array(item_offsets, pa.int32()), items, type=_field("checklist").type)
-    cols["adjudicated"] = pa.array([r.adjudicated for r in rows], pa.bool_())
-    names = annotators if annotators is not None else [r.annotators for r in rows]
-    cols["annotators"] = pa.array(names, _field("annotators").type)
-    cols["extra"] = pa.array([extra_json(r.extra, r.id) if r.extra else "{}" for r in rows], pa.string())
-    return pa.Table.from_arrays([cols[n] for n in PARQUET_SCHEMA.names], schema=PARQUET_SCHEMA)
-
-
-# ------------------------------------------------------------------------------------------- the spec
-def _default_benchwright_version() -> str:
-    try:
-        return metadata.version("benchwright")
-    except metadata.PackageNotFoundError:  # pragma: no cover - running from a source tree
-        return "0+unknown"
-
-
-class ReleaseSpec(BaseModel):
-    """What a release is: name and version, the release record's time and author, provenance figures.
-
-    ``created_at`` (ISO 8601, UTC, from the release record) is the only time written to a release.
-    ``excluded`` is the preflight's ``(pair id, reason)`` list; the card and manifest count it by reason.
-    ``agreement_scope`` is a sentence the card prints above ``agreement`` saying which pairs it covers.
-    ``pseudonym_salt`` is never written: pass a secret of the project so pseudonyms cannot be checked
-    against guessed names (by default the release name, which keeps pseudonyms stable across versions).
-    """
-
-    model_config = ConfigDict(extra="forbid")
-
-    name: str
-    version: str
-    created_at: str
-    created_by: str
-    benchwright_version: str = Field(default_factory=_default_benchwright_version)
-    schema_version: int
-    license: str = "cc-by-4.0"
-    description: str = ""
-    pretty_name: str = ""
-    tags: list[str] = Field(default_factory=lambda: ["code", "code-comprehension", "repository-level", "benchwright"])
-    prompt_hashes: dict[str, str] = Field(default_factory=dict)
-    judge_hashes: dict[str, str] = Field(default_factory=dict)
-    agreement: dict = Field(default_factory=dict)
-    agreement_scope: str = ""
-    excluded: list[tuple[str, str]] = Field(default_factory=list)
-    pseudonym_salt: str = Field(default="", exclude=True, repr=False)
-
-    @field_validator("name")
-    @classmethod
-    def _safe_name(cls, v: str) -> str:
-        if not _NAME.match(v):
-            raise ValueError(
-                f"release name {v!r} must start with a letter or digit and hold only letters, digits, '.', '_' "
-                "and '-' (it names the release folder)"
-            )
-        return v
-
-    @field_validator("version")
-    @classmethod
-    def _semver(cls, v: str) -> str:
-        if not _SEMVER.match(v):
-            raise ValueError(f"version {v!r} is not X.Y.Z (three whole numbers, no leading zeros), e.g. 1.0.0")
-        return v
-
-    @field_validator("created_at")
-    @classmethod
-    def _utc(cls, v: str) -> str:
-        try:
-            t = datetime.fromisoformat(v)
-        except ValueError:
-            raise ValueError(f"created_at {v!r} is not an ISO 8601 time") from None
-        if t.utcoffset() != timedelta(0):
-            raise ValueError(f"created_at {v!r} is not in UTC (+00:00)")
-        return v
-
-    @property
-    def folder_name(self) -> str:
-        """``<name>-<version>``: the release folder's name."""
-        return f"{self.name}-{self.version}"
-
-    def excluded_reasons(self) -> dict[str, int]:
-        """Excluded pairs counted by reason, sorted by reason."""
-        out: dict[str, int] = {}
-        for _, reason in self.excluded:
-            out[reason] = out.get(reason, 0) + 1
-        return dict(sorted(out.items()))
 
 
 def pseudonymize(name: str, salt: str) -> str:
@@ -555,7 +237,6 @@ def _write_parquet(path: Path, table: pa.Table) -> dict:
 
 
 def _write_card(path: Path, table: pa.Table, spec: ReleaseSpec, manifest_base: dict) -> dict:
-    from .card import dataset_card
 
     return _write_bytes(path, dataset_card(table, spec, manifest_base).encode("utf-8"))
 

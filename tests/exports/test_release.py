@@ -36,6 +36,7 @@ from benchwright.exports import (
     write_release,
 )
 from benchwright.exports import release as release_mod
+from benchwright.exports.rows import jsonable_extra
 
 CREATED = "2026-11-29T10:00:00.000000+00:00"
 FILES = ("CHANGELOG.md", "README.md", "data/test.jsonl", "data/test.parquet", "manifest.json")
@@ -533,7 +534,7 @@ EXTRA = {"difficulty": "hard", "meta": {"tags": ["io", {"z": 1, "a": None}], "sc
 
 
 def test_extra_fields_are_kept_in_both_data_files_and_listed_in_the_card(tmp_path: Path):
-    rows = [row(0, extra=release_mod.jsonable_extra(EXTRA)), row(1), row(2, extra={"difficulty": "easy"})]
+    rows = [row(0, extra=jsonable_extra(EXTRA)), row(1), row(2, extra={"difficulty": "easy"})]
     path = write_release(rows, spec(), tmp_path)
     lines = [json.loads(x) for x in (path / "data/test.jsonl").read_text(encoding="utf-8").splitlines()]
     assert lines[0]["extra"] == {"difficulty": "hard", "meta": {"tags": ["io", {"a": None, "z": 1}], "score": 0.5},
