@@ -7,6 +7,7 @@ import os
 import socket
 from dataclasses import dataclass
 
+from benchwright.core.adjudication import Exclusion, FinalDecision, final_decision, release_exclusion
 from benchwright.core.checklist import Checklist
 from benchwright.core.errors import BenchwrightError
 from benchwright.core.models import QAPair, Repository, utc_now
@@ -29,10 +30,11 @@ class ReleaseCandidate:
 
 @dataclass(frozen=True)
 class Preflight:
-    """What a release would contain: ``included`` candidates and ``excluded`` ``(pair id, reason)``."""
+    """What a release would contain: ``included`` candidates and ``excluded`` ``(pair id, reason)`` (an
+    :class:`~benchwright.core.adjudication.Exclusion`, whose value describes it)."""
 
     included: list[ReleaseCandidate]
-    excluded: list[tuple[str, str]]
+    excluded: list[tuple[str, Exclusion]]
 
     def reasons(self) -> dict[str, int]:
         """Excluded pairs counted by reason."""
@@ -80,73 +82,44 @@ class PendingRelease:
 class ReleaseStoreMixin:
     """Release methods of :class:`benchwright.db.Store`."""
 
-    def final_decision(self, pair_id: str) -> tuple[str | None, bool, str | None]:
-        """``(decision, adjudicated, why_not)`` of a pair: the latest adjudication wins; otherwise the
-        reviews' decision when every submitted review agrees on it and on the criteria; otherwise None with
-        the reason (no review, unresolved disagreement). A decision made before the pair's current text
-        version (``import --update``, a curation rewrite, an edit) judged another text: it is not final
-        until the pair is reviewed (or adjudicated) again."""
+    def final_decision(self, pair_id: str) -> FinalDecision:
+        """``(decision, adjudicated, why_not)`` of a pair: the rule of
+        :func:`benchwright.core.adjudication.final_decision`, fed from the store."""
         row = self.db.conn.execute(
             "SELECT version, created_at FROM pair_texts WHERE qa_pair_id = ? ORDER BY version DESC LIMIT 1",
             [pair_id],
         ).fetchone()
-        text_at = row[1] if row and row[0] > 1 else None
-        stale = "text changed after review"
-        adj = self.adjudication_of(pair_id)
-        dis = self.disagreement_of(pair_id)
-        if adj is not None and dis is None:
-            if text_at and adj.created_at < text_at:
-                return None, False, stale
-            return adj.decision, True, None
-        if dis is not None:
-            return None, False, "unresolved disagreement"
-        reviews = self.reviews_of(pair_id)
-        if not reviews:
-            return None, False, "not reviewed"
-        pending = [a for a in self.assignees(pair_id) if a not in reviews]
-        if pending:
-            return None, False, "reviews pending"
-        if text_at and any(r.created_at < text_at for r in reviews.values()):
-            return None, False, stale
-        return next(iter(reviews.values())).decision, False, None
+        return final_decision(
+            self.reviews_of(pair_id), self.assignees(pair_id), adjudication=self.adjudication_of(pair_id),
+            disagreement=self.disagreement_of(pair_id), text_changed_at=row[1] if row and row[0] > 1 else None,
+        )
 
     def release_preflight(self) -> Preflight:
         """Which pairs a release includes, and why each other pair is excluded.
 
-        A pair is included when its final decision is ``accept``, it has a current checklist that is valid
-        and not a draft, and its repository is pinned (a commit or a version label) with a reference answer.
+        The rule is :func:`benchwright.core.adjudication.release_exclusion`: a pair is included when its final
+        decision is ``accept``, it has a current checklist that is valid and not a draft, and its repository is
+        pinned (a commit or a version label) with a reference answer.
         """
         included: list[ReleaseCandidate] = []
-        excluded: list[tuple[str, str]] = []
+        excluded: list[tuple[str, Exclusion]] = []
         repos = {r.name: r for r in self.repositories()}
         for (pid,) in self.db.conn.execute("SELECT id FROM qa_pairs ORDER BY ordinal").fetchall():
             pair = self.get_pair(pid)
-            decision, adjudicated, why = self.final_decision(pid)
-            if decision is None:
-                excluded.append((pid, why or "not reviewed"))
-                continue
-            if decision != "accept":
-                excluded.append((pid, f"not accepted (final decision: {decision})"))
-                continue
-            current = self.checklist_version(pid)
-            if current is None:
-                excluded.append((pid, "no checklist"))
-                continue
-            if current.is_draft:
-                excluded.append((pid, "draft checklist"))
-                continue
-            if not current.is_valid:
-                excluded.append((pid, "invalid checklist"))
-                continue
-            if pair.needs_reference:
-                excluded.append((pid, "no reference answer"))
-                continue
+            final = self.final_decision(pid)
+            current = self.checklist_version(pid) if final.decision == "accept" else None
             repo = repos.get(pair.repository or "")
-            if repo is None or not (repo.commit or repo.version_label):
-                excluded.append((pid, "missing repository commit"))
+            why = release_exclusion(
+                final, has_checklist=current is not None, draft_checklist=bool(current and current.is_draft),
+                valid_checklist=bool(current and current.is_valid), needs_reference=pair.needs_reference,
+                repository_pinned=repo is not None and bool(repo.commit or repo.version_label),
+            )
+            if why is not None:
+                excluded.append((pid, why))
                 continue
             annotators = sorted(self.reviews_of(pid))
-            included.append(ReleaseCandidate(pair, repo, current.checklist, decision, adjudicated, annotators))
+            included.append(ReleaseCandidate(pair, repo, current.checklist, final.decision, final.adjudicated,
+                                             annotators))
         return Preflight(included, excluded)
 
     @serialized

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from benchwright.core.adjudication import DECISIONS, Adjudication, ChecklistEdit, Disagreement, disagreement
 from benchwright.core.assignment import assign_pairs
+from benchwright.core.blind import Sight, Visible, visible
 from benchwright.core.checklist import Checklist, Origin
 from benchwright.core.errors import BenchwrightError
 from benchwright.core.models import utc_now
@@ -12,39 +12,10 @@ from benchwright.core.review import CRITERIA, Criteria, Review
 
 from .locking import serialized
 
-SUBMITTED = ("accept", "reject", "revise")
-
-_OTHERS_WORK = """origin IN ('edited', 'imported') AND author != ?
-    AND (author IN (SELECT annotator FROM assignments) OR NOT EXISTS (SELECT 1 FROM assignments))"""
-"""SQL over ``checklist_versions``: a version that is another annotator's own work (hidden in blind mode)."""
+SUBMITTED = DECISIONS
 """Decisions that submit a review (``skip`` does not)."""
 
-
-@dataclass(frozen=True)
-class Disagreement:
-    """A pair whose annotators disagree: on the decision, on criteria, or on their checklist edits.
-
-    Attributes:
-        qa_pair_id: the pair.
-        fields: what differs: ``decision``, criterion names, ``checklist``.
-        annotators: who reviewed or edited it.
-    """
-
-    qa_pair_id: str
-    fields: tuple[str, ...]
-    annotators: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class Adjudication:
-    """The final decision on a pair, with its reason (and the adjudicated checklist version, if any)."""
-
-    qa_pair_id: str
-    adjudicator: str
-    decision: str
-    reason: str
-    checklist_version: int | None
-    created_at: str
+__all__ = ["SUBMITTED", "Adjudication", "AgreementInputsMixin", "Disagreement", "ReviewStoreMixin"]
 
 
 class ReviewStoreMixin:
@@ -119,50 +90,48 @@ class ReviewStoreMixin:
         ).fetchone()
         return bool(row and row[0] in SUBMITTED)
 
+    @serialized
+    def sight(self, pair_id: str, viewer: str) -> Sight:
+        """The facts of the blind-mode rule (:class:`benchwright.core.blind.Sight`) for ``viewer`` on ``pair_id``."""
+        blind = self.blind_mode
+        submitted = self.has_submitted(pair_id, viewer)
+        if not blind or submitted:
+            return Sight(viewer, blind, submitted)
+        worked_on = self.db.conn.execute(
+            """SELECT 1 FROM review_decisions WHERE qa_pair_id = ? AND annotator = ?
+               UNION ALL SELECT 1 FROM checklist_versions WHERE qa_pair_id = ? AND author = ? LIMIT 1""",
+            [pair_id, viewer, pair_id, viewer],
+        ).fetchone() is not None
+        annotators = frozenset(r[0] for r in self.db.conn.execute("SELECT DISTINCT annotator FROM assignments"))
+        return Sight(viewer, blind, submitted, frozenset(self.assignees(pair_id)), worked_on, annotators)
+
     def may_see_others(self, pair_id: str, annotator: str) -> bool:
-        """Blind mode: another annotator's review, decision and checklist edits of a pair are visible once
-        ``annotator`` submitted a review of it. Someone the pair is not assigned to, who has not worked on it
-        (a lead, an adjudicator), sees everything."""
-        if not self.blind_mode or self.has_submitted(pair_id, annotator):
-            return True
-        assignees = self.assignees(pair_id)
-        if assignees and annotator not in assignees:
-            own = self.db.conn.execute(
-                """SELECT 1 FROM review_decisions WHERE qa_pair_id = ? AND annotator = ?
-                   UNION ALL SELECT 1 FROM checklist_versions WHERE qa_pair_id = ? AND author = ? LIMIT 1""",
-                [pair_id, annotator, pair_id, annotator],
-            ).fetchone()
-            return own is None
-        return False
+        """True when ``annotator`` may see everyone's work on ``pair_id`` (the rule of
+        :attr:`benchwright.core.blind.Sight.sees_others`)."""
+        return self.sight(pair_id, annotator).sees_others
 
     @serialized
+    def visible_checklist_versions(self, pair_id: str, annotator: str) -> Visible:
+        """Version numbers of the pair's checklist that ``annotator`` may see, oldest first (``hidden``: how many
+        blind mode holds back; :meth:`benchwright.core.blind.Sight.may_see_checklist`)."""
+        sight = self.sight(pair_id, annotator)
+        rows = self.db.conn.execute(
+            "SELECT version, author, origin FROM checklist_versions WHERE qa_pair_id = ? ORDER BY version", [pair_id])
+        return _numbers(visible(rows, lambda r: sight.may_see_checklist(r[1], r[2])))
+
     def visible_checklist_version(self, pair_id: str, annotator: str) -> int | None:
         """The checklist version ``annotator`` sees: the current one, or in blind mode before their review
-        the latest version that is not another annotator's edit."""
-        if self.may_see_others(pair_id, annotator):
-            row = self.db.conn.execute(
-                "SELECT version FROM checklist_current WHERE qa_pair_id = ?", [pair_id]
-            ).fetchone()
-        else:
-            row = self.db.conn.execute(
-                f"""SELECT max(version) FROM checklist_versions
-                   WHERE qa_pair_id = ? AND NOT ({_OTHERS_WORK})""",
-                [pair_id, annotator],
-            ).fetchone()
-        return row[0] if row and row[0] is not None else None
+        the latest version that is not another annotator's own work."""
+        versions = self.visible_checklist_versions(pair_id, annotator)
+        return versions[-1] if versions else None
 
-    @serialized
-    def visible_checklist_versions(self, pair_id: str, annotator: str) -> list[int]:
-        """Version numbers of the pair's checklist that ``annotator`` may see (all, unless blind mode hides
-        another annotator's edits)."""
-        if self.may_see_others(pair_id, annotator):
-            rows = self.db.conn.execute(
-                "SELECT version FROM checklist_versions WHERE qa_pair_id = ? ORDER BY version", [pair_id])
-        else:
-            rows = self.db.conn.execute(
-                f"SELECT version FROM checklist_versions WHERE qa_pair_id = ? AND NOT ({_OTHERS_WORK}) ORDER BY version",
-                [pair_id, annotator])
-        return [r[0] for r in rows]
+    def others_reviews(self, pair_id: str, viewer: str) -> Visible:
+        """The current submitted reviews of ``pair_id`` by annotators other than ``viewer`` that ``viewer`` may
+        see (:class:`benchwright.core.review.Review`, by annotator name; ``hidden``: how many blind mode holds
+        back)."""
+        sight = self.sight(pair_id, viewer)
+        others = [r for a, r in self.reviews_of(pair_id).items() if a != viewer]
+        return visible(others, lambda r: sight.may_see_review(r.annotator))
 
     # --------------------------------------------------------------- assignment
     def assign(self, annotators: list[str], overlap: int, *, seed: int = 0, by: str) -> dict[str, int]:
@@ -228,45 +197,25 @@ class ReviewStoreMixin:
 
     @serialized
     def disagreement_of(self, pair_id: str) -> Disagreement | None:
-        """What the annotators of ``pair_id`` disagree on, or None (also None once an adjudication is newer
-        than every review and checklist edit of the pair)."""
-        reviews = self.reviews_of(pair_id)
-        fields: list[str] = []
-        if len(reviews) >= 2:
-            rs = list(reviews.values())
-            if len({r.decision for r in rs}) > 1:
-                fields.append("decision")
-            for c in CRITERIA:
-                # an unjudged (optional) criterion disagrees with nothing; two different verdicts do
-                if len({r.criteria.verdicts.get(c) for r in rs} - {None}) > 1:
-                    fields.append(c)
-        edits = self.annotator_checklists(pair_id)
-        if len(edits) >= 2:
-            texts = {self.checklist_version(pair_id, v).checklist.to_json() for v in edits.values()}
-            if len(texts) > 1:
-                fields.append("checklist")
+        """What the annotators of ``pair_id`` disagree on, or None (the rule of
+        :func:`benchwright.core.adjudication.disagreement`, fed from the store)."""
+        edits = {who: self._checklist_edit(pair_id, v) for who, v in self.annotator_checklists(pair_id).items()}
         adj = self.adjudication_of(pair_id)
+        current = settled = None
         if adj is not None and adj.checklist_version is not None:
-            # a checklist that came in after the adjudication (an import, a merge) and differs from the
-            # adjudicated one goes back to adjudication
-            current = self.checklist_version(pair_id)
-            settled = self.checklist_version(pair_id, adj.checklist_version)
-            if current.version > settled.version and current.checklist.to_json() != settled.checklist.to_json():
-                fields.append("checklist")
-                return Disagreement(pair_id, tuple(fields), tuple(sorted(set(reviews) | set(edits) | {current.author})))
-        if not fields:
-            return None
-        if adj is not None:
-            latest = max([r.created_at for r in reviews.values()] + [
-                self.checklist_version(pair_id, v).created_at for v in edits.values()
-            ])
-            if adj.created_at >= latest:
-                return None
-        return Disagreement(pair_id, tuple(fields), tuple(sorted(set(reviews) | set(edits))))
+            current = self._checklist_edit(pair_id, None)
+            settled = self._checklist_edit(pair_id, adj.checklist_version)
+        return disagreement(pair_id, self.reviews_of(pair_id), edits, adjudication=adj, current=current,
+                            settled=settled)
+
+    def _checklist_edit(self, pair_id: str, version: int | None) -> ChecklistEdit:
+        v = self.checklist_version(pair_id, version)
+        return ChecklistEdit(v.author, v.version, v.checklist.to_json(), v.created_at)
 
     @serialized
-    def disagreements(self) -> list[Disagreement]:
-        """Every pair awaiting adjudication, in queue order."""
+    def disagreements(self, *, viewer: str | None = None) -> list[Disagreement]:
+        """Every pair awaiting adjudication, in queue order; with ``viewer``, only those ``viewer`` may
+        adjudicate: not among the annotators who disagree, and allowed by blind mode to see the pair's work."""
         candidates = [r[0] for r in self.db.conn.execute(
             """SELECT p.id FROM qa_pairs p WHERE
                  (SELECT count(*) FROM review_state s WHERE s.qa_pair_id = p.id
@@ -277,7 +226,7 @@ class ReviewStoreMixin:
         out = []
         for pid in candidates:
             d = self.disagreement_of(pid)
-            if d:
+            if d and (viewer is None or (viewer not in d.annotators and self.may_see_others(pid, viewer))):
                 out.append(d)
         return out
 
@@ -343,17 +292,22 @@ class ReviewStoreMixin:
 
     # -------------------------------------------------------------- audit trail
     @serialized
-    def events_of(self, pair_id: str) -> list[dict]:
-        """The pair's audit trail, oldest first: ``{id, actor, kind, before, after, created_at}``."""
+    def events_of(self, pair_id: str, *, viewer: str | None = None) -> Visible:
+        """The pair's audit trail, oldest first: ``{id, actor, kind, before, after, created_at}``; with
+        ``viewer``, only the events blind mode lets them see (``hidden``: how many it holds back;
+        :meth:`benchwright.core.blind.Sight.may_see_event`)."""
         import json
 
-        return [
+        events = [
             {"id": r[0], "actor": r[1], "kind": r[2], "before": json.loads(r[3]) if r[3] else None,
              "after": json.loads(r[4]) if r[4] else None, "created_at": r[5]}
             for r in self.db.conn.execute(
                 "SELECT id, actor, kind, before_json, after_json, created_at FROM events "
                 "WHERE qa_pair_id = ? ORDER BY created_at, id", [pair_id])
         ]
+        if viewer is None:
+            return Visible(events)
+        return visible(events, self.sight(pair_id, viewer).may_see_event)
 
 
 class AgreementInputsMixin:
@@ -394,3 +348,6 @@ class AgreementInputsMixin:
             }
         return out
 
+
+def _numbers(rows: Visible) -> Visible:
+    return Visible((r[0] for r in rows), rows.hidden)

@@ -1,0 +1,189 @@
+"""Disagreement, adjudication and the final decision of a pair: pure rules over plain values.
+
+RepoProbe §3.2 ("Quality Assurance"): pairs are reviewed by several annotators; where they disagree (on the
+decision, a criterion, or their checklist edits) an adjudicator decides, with a reason. The store gathers the
+inputs (``Store.disagreement_of``, ``Store.final_decision``) and calls these functions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import NamedTuple
+
+from .review import CRITERIA, Review
+
+DECISIONS = ("accept", "reject", "revise")
+"""Decisions that submit a review and that an adjudication may give (``skip`` submits nothing)."""
+
+
+@dataclass(frozen=True)
+class Disagreement:
+    """A pair whose annotators disagree: on the decision, on criteria, or on their checklist edits.
+
+    Attributes:
+        qa_pair_id: the pair.
+        fields: what differs: ``decision``, criterion names, ``checklist``.
+        annotators: who reviewed or edited it.
+    """
+
+    qa_pair_id: str
+    fields: tuple[str, ...]
+    annotators: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Adjudication:
+    """The final decision on a pair, with its reason (and the adjudicated checklist version, if any)."""
+
+    qa_pair_id: str
+    adjudicator: str
+    decision: str
+    reason: str
+    checklist_version: int | None
+    created_at: str
+
+
+@dataclass(frozen=True)
+class ChecklistEdit:
+    """One checklist version as the rules need it: ``text`` is its canonical JSON (``Checklist.to_json``)."""
+
+    author: str
+    version: int
+    text: str
+    created_at: str
+
+
+def disagreement(
+    pair_id: str, reviews: Mapping[str, Review], edits: Mapping[str, ChecklistEdit], *,
+    adjudication: Adjudication | None = None, current: ChecklistEdit | None = None,
+    settled: ChecklistEdit | None = None,
+) -> Disagreement | None:
+    """What the annotators of a pair disagree on, or None.
+
+    Args:
+        reviews: each annotator's current submitted review.
+        edits: each annotator's latest own checklist edit (origin ``edited``).
+        adjudication: the latest adjudication of the pair.
+        current: the pair's current checklist version; ``settled``: the version the adjudication chose (both
+            only needed when the adjudication chose one).
+
+    Two different verdicts on a criterion disagree; an unjudged criterion disagrees with nothing. A checklist
+    that came in after an adjudication that chose one (an import, a merge) and differs from it goes back to
+    adjudication. Otherwise an adjudication newer than every review and edit settles the disagreement.
+    """
+    fields: list[str] = []
+    if len(reviews) >= 2:
+        rs = list(reviews.values())
+        if len({r.decision for r in rs}) > 1:
+            fields.append("decision")
+        for c in CRITERIA:
+            if len({r.criteria.verdicts.get(c) for r in rs} - {None}) > 1:
+                fields.append(c)
+    if len(edits) >= 2 and len({e.text for e in edits.values()}) > 1:
+        fields.append("checklist")
+    people = set(reviews) | set(edits)
+    if (adjudication is not None and adjudication.checklist_version is not None and current is not None
+            and settled is not None and current.version > settled.version and current.text != settled.text):
+        fields.append("checklist")
+        return Disagreement(pair_id, tuple(fields), tuple(sorted(people | {current.author})))
+    if not fields:
+        return None
+    if adjudication is not None:
+        latest = max([r.created_at for r in reviews.values()] + [e.created_at for e in edits.values()])
+        if adjudication.created_at >= latest:
+            return None
+    return Disagreement(pair_id, tuple(fields), tuple(sorted(people)))
+
+
+class Exclusion(StrEnum):
+    """Why a pair stays out of a release (or has no final decision yet); the value describes it."""
+
+    NOT_REVIEWED = "not reviewed"
+    REVIEWS_PENDING = "reviews pending"
+    UNRESOLVED_DISAGREEMENT = "unresolved disagreement"
+    TEXT_CHANGED = "text changed after review"
+    REJECTED = "not accepted (final decision: reject)"
+    TO_REVISE = "not accepted (final decision: revise)"
+    NO_CHECKLIST = "no checklist"
+    DRAFT_CHECKLIST = "draft checklist"
+    INVALID_CHECKLIST = "invalid checklist"
+    NO_REFERENCE = "no reference answer"
+    NO_COMMIT = "missing repository commit"
+
+    @classmethod
+    def not_accepted(cls, decision: str) -> Exclusion:
+        """The exclusion of a pair whose final decision is ``decision`` (``reject`` or ``revise``).
+
+        Raises:
+            ValueError: ``decision`` is not one that keeps a pair out.
+        """
+        if decision == "reject":
+            return cls.REJECTED
+        if decision == "revise":
+            return cls.TO_REVISE
+        raise ValueError(f"decision {decision!r} does not keep a pair out of a release")
+
+
+class FinalDecision(NamedTuple):
+    """A pair's final decision: ``decision`` (None when there is none yet, ``why_not`` says why) and whether
+    an adjudication made it."""
+
+    decision: str | None
+    adjudicated: bool
+    why_not: Exclusion | None
+
+
+def final_decision(
+    reviews: Mapping[str, Review], assignees: Sequence[str], *, adjudication: Adjudication | None,
+    disagreement: Disagreement | None, text_changed_at: str | None,
+) -> FinalDecision:
+    """The final decision of a pair.
+
+    The latest adjudication wins when nothing is in dispute; otherwise the reviews' decision when every
+    assignee submitted one and every review agrees (no ``disagreement``). A decision made before
+    ``text_changed_at`` (when the pair's current text version replaced the first one: ``import --update``, a
+    curation rewrite, an edit; None when the text never changed) judged another text: it is not final until
+    the pair is reviewed (or adjudicated) again.
+    """
+    if adjudication is not None and disagreement is None:
+        if text_changed_at and adjudication.created_at < text_changed_at:
+            return FinalDecision(None, False, Exclusion.TEXT_CHANGED)
+        return FinalDecision(adjudication.decision, True, None)
+    if disagreement is not None:
+        return FinalDecision(None, False, Exclusion.UNRESOLVED_DISAGREEMENT)
+    if not reviews:
+        return FinalDecision(None, False, Exclusion.NOT_REVIEWED)
+    if any(a not in reviews for a in assignees):
+        return FinalDecision(None, False, Exclusion.REVIEWS_PENDING)
+    if text_changed_at and any(r.created_at < text_changed_at for r in reviews.values()):
+        return FinalDecision(None, False, Exclusion.TEXT_CHANGED)
+    return FinalDecision(next(iter(reviews.values())).decision, False, None)
+
+
+def release_exclusion(
+    final: FinalDecision, *, has_checklist: bool, draft_checklist: bool = False, valid_checklist: bool = True,
+    needs_reference: bool = False, repository_pinned: bool = True,
+) -> Exclusion | None:
+    """Why a pair stays out of a release, or None when it goes in.
+
+    A pair goes in when its final decision is ``accept``, its current checklist exists, is valid and not a
+    draft, it has a reference answer, and its repository is pinned (a commit or a version label). The first
+    failing condition, in that order, is the reason.
+    """
+    if final.decision is None:
+        return final.why_not or Exclusion.NOT_REVIEWED
+    if final.decision != "accept":
+        return Exclusion.not_accepted(final.decision)
+    if not has_checklist:
+        return Exclusion.NO_CHECKLIST
+    if draft_checklist:
+        return Exclusion.DRAFT_CHECKLIST
+    if not valid_checklist:
+        return Exclusion.INVALID_CHECKLIST
+    if needs_reference:
+        return Exclusion.NO_REFERENCE
+    if not repository_pinned:
+        return Exclusion.NO_COMMIT
+    return None
