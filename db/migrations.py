@@ -852,5 +852,42 @@ def m014_pending_releases(db: Database) -> None:
     )
 
 
+
+@migrations(name="m015_model_results")
+def m015_model_results(db: Database) -> None:
+    """Model results on NITR cases: one verdict per configuration and case (append-only; the latest counts),
+    imported from a pass matrix or recorded by an attempt, and the dimension and granularity of the cases they
+    name (docs/probes.md, "Model results")."""
+    db.executescript(
+        """
+        CREATE TABLE model_results (
+            id INTEGER PRIMARY KEY,
+            configuration TEXT NOT NULL,
+            model TEXT NOT NULL,
+            regime TEXT NOT NULL,
+            case_number TEXT NOT NULL,
+            outcome TEXT NOT NULL,
+            origin TEXT NOT NULL,
+            import_batch_id INTEGER REFERENCES import_batches(id),
+            source_line INTEGER,
+            oracle_run_id INTEGER REFERENCES oracle_runs(id),
+            created_at TEXT NOT NULL,
+            created_by TEXT NOT NULL
+        );
+        CREATE INDEX model_results_key ON model_results(configuration, case_number, id);
+        CREATE TABLE result_cases (
+            case_number TEXT PRIMARY KEY,
+            case_id TEXT,
+            primary_dimension TEXT,
+            granularity TEXT,
+            source TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            updated_by TEXT NOT NULL
+        );
+        """
+    )
+    _append_only(db, "model_results")
+
+
 SCHEMA_VERSION = len(migrations._migrations)
 """Number of migrations this version of benchwright knows; recorded in exports."""

@@ -55,6 +55,7 @@ from .locking import serialized
 from .migrations import PAIR_TEXT_COLUMNS, migrations, original_text_uid
 from .probes import ProbeStoreMixin
 from .releases import ReleaseStoreMixin
+from .results import ResultStoreMixin
 from .reviews import AgreementInputsMixin, ReviewStoreMixin
 from .textguard import GuardedConnection, TextRepairMixin
 
@@ -206,7 +207,7 @@ class Progress:
 
 
 class Store(ChecklistStoreMixin, ReviewStoreMixin, AgreementInputsMixin, ReleaseStoreMixin, ProbeStoreMixin,
-            LLMStoreMixin, AnswerStoreMixin, TextRepairMixin):
+            LLMStoreMixin, AnswerStoreMixin, TextRepairMixin, ResultStoreMixin):
     """A benchwright project database.
 
     Open with :meth:`Store.open`; use as a context manager or call :meth:`close`.
