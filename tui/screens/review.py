@@ -15,11 +15,12 @@ from textual.widgets import Footer, Header, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from benchwright.core.errors import BenchwrightError
-from benchwright.core.evidence import Evidence, gather_evidence
+from benchwright.core.evidence import Evidence
 from benchwright.core.models import QAPair
 from benchwright.core.review import CRITERIA, CRITERION_LABELS, Criteria, Verdict, next_verdict
-from benchwright.db import NoteConflictError, QueueFilter, StaleReviewError, Store
+from benchwright.db import ChecklistVersion, NoteConflictError, QueueFilter, StaleReviewError, Store
 
+from ..services.views import OthersReviews, ReviewView, review_view
 from ..widgets import LiteralMarkdown, literal, notify
 
 _DECISION_STYLE = {"accept": "bold green", "reject": "bold red", "revise": "bold magenta", "skip": "yellow"}
@@ -88,6 +89,7 @@ class ReviewScreen(Screen):
         self._openable: dict[str, Evidence] = {}
         self.criteria = Criteria()
         self.state_id: int | None = None
+        self.view: ReviewView | None = None
         self._progress = None
 
     def compose(self) -> ComposeResult:
@@ -118,17 +120,21 @@ class ReviewScreen(Screen):
 
     # ------------------------------------------------------------------ display
     async def show_pair(self, pair_id: str) -> None:
-        """Load ``pair_id`` from the store and display it."""
+        """Load ``pair_id``'s view from the store (:func:`~benchwright.tui.services.views.review_view`) and
+        display it."""
         self.pair_id = pair_id
-        pair = self.pair = self.store.get_pair(pair_id)
-        repo = self.store.get_repository(pair.repository, missing_ok=True) if pair.repository else None
-        self.refresh_status()
+        # progress is counted once, and again only after a decision or an undo
+        view = self.view = review_view(self.store, pair_id, self.annotator, progress=self._progress)
+        self._progress = view.progress
+        pair = self.pair = view.pair
+        repo = view.repository
+        self._show_status(view)
         self.query_one("#question", LiteralMarkdown).show(pair.question)
         answer = pair.reference_answer or "*No reference answer yet: this pair needs one.*"
         self.query_one("#answer", LiteralMarkdown).show(answer)
         self.query_one("#review-text").scroll_home(animate=False)
         self.query_one("#metadata", Static).update(self._metadata(pair, repo))
-        self.evidence = gather_evidence(repo.local_path if repo else None, pair.reference_answer)
+        self.evidence = list(view.evidence)
         options = self.query_one("#evidence", OptionList)
         options.clear_options()
         if not self.evidence:
@@ -155,22 +161,20 @@ class ReviewScreen(Screen):
             if ev.openable:
                 self._openable[f"ev{i}"] = ev
             options.add_option(Option(label, id=f"ev{i}", disabled=not ev.openable))
-        self.query_one("#checklist", Static).update(self._checklist_text(pair_id))
-        self.criteria = self.store.current_criteria(pair_id, self.annotator)
-        self.state_id = self.store.state_id(pair_id, self.annotator)
+        self.query_one("#checklist", Static).update(self._checklist_text(view.checklist))
+        self.criteria = view.criteria
+        self.state_id = view.state_id
         self._show_criteria()
-        self.query_one("#others", Static).update(self._others_text(pair_id))
-        note = self.store.current_note(pair_id, self.annotator)
+        self.query_one("#others", Static).update(self._others_text(view.others))
+        note = view.note
         self.query_one("#note", Static).update(literal(note) if note else Text("no notes", style="dim"))
 
-    def refresh_status(self) -> None:
+    def _show_status(self, view: ReviewView) -> None:
         """Update the status line: position, my decision, progress."""
-        decision = self.store.current_decision(self.pair_id, self.annotator)
-        if self._progress is None:  # counted once, and again only after a decision or an undo
-            self._progress = self.store.progress(self.annotator)
-        prog = self._progress
+        decision = view.decision
+        prog = view.progress
         line = Text()
-        line.append(f"#{self.store.ordinal_of(self.pair_id)}  ", style="bold")
+        line.append(f"#{view.ordinal}  ", style="bold")
         if decision:
             line.append({"accept": "accepted", "reject": "rejected", "revise": "to revise", "skip": "skipped"}[decision.value],
                         style=_DECISION_STYLE[decision.value])
@@ -182,9 +186,7 @@ class ReviewScreen(Screen):
             line.append("   (filtered queue)", style="italic")
         self.query_one("#review-status", Static).update(line)
 
-    def _checklist_text(self, pair_id: str) -> Text:
-        version = self.store.visible_checklist_version(pair_id, self.annotator)
-        current = self.store.checklist_version(pair_id, version) if version else None
+    def _checklist_text(self, current: ChecklistVersion | None) -> Text:
         if current is None:
             return Text("no checklist yet: press c to write one", style="dim")
         t = Text()
@@ -283,14 +285,13 @@ class ReviewScreen(Screen):
             t.append("\n")
         self.query_one("#criteria", Static).update(t)
 
-    def _others_text(self, pair_id: str) -> Text:
-        reviews = {a: r for a, r in self.store.reviews_of(pair_id).items() if a != self.annotator}
-        if not reviews:
+    def _others_text(self, others: OthersReviews) -> Text:
+        if not others.total:
             return Text("none yet", style="dim")
-        if not self.store.may_see_others(pair_id, self.annotator):
-            return Text(f"{len(reviews)} hidden until you submit yours (blind mode)", style="italic yellow")
+        if others.hidden:
+            return Text(f"{others.hidden} hidden until you submit yours (blind mode)", style="italic yellow")
         t = Text()
-        for who, r in reviews.items():
+        for who, r in others.shown.items():
             t.append_text(literal(f"{who}: ", style="bold"))
             t.append(r.decision, style=_DECISION_STYLE.get(r.decision, ""))
             t.append("  ")
@@ -352,7 +353,7 @@ class ReviewScreen(Screen):
         self._progress = None
         self.post_message(self.Decided(pair_id, None))
         await self.show_pair(pair_id)
-        notify(self, f"Undone: pair #{self.store.ordinal_of(pair_id)} is back to its earlier state.", timeout=3)
+        notify(self, f"Undone: pair #{self.view.ordinal} is back to its earlier state.", timeout=3)
 
     def action_notes(self) -> None:
         """Edit my note on this pair in a dialog; saved as a new note version."""
@@ -419,5 +420,4 @@ class ReviewScreen(Screen):
         ev = self._openable.get(event.option_id or "")
         if ev is None:
             return
-        repo = self.store.get_repository(self.pair.repository)
-        self.app.push_screen(EvidenceScreen(repo, ev))
+        self.app.push_screen(EvidenceScreen(self.view.repository, ev))

@@ -1,0 +1,92 @@
+"""View objects (tui/services/views.py) built from a store, without the app."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from services_helpers import checklist
+
+from benchwright.core.errors import NotFoundError
+from benchwright.core.importers import parse
+from benchwright.core.review import CRITERIA, Criteria, Verdict
+from benchwright.db import Progress
+from benchwright.tui.services.views import ReviewView, review_view
+
+
+def test_review_view_holds_what_the_screen_shows(project):
+    store, ids = project
+    store.save_checklist(ids[0], checklist(), author="lead", origin="imported")
+    store.add_note(ids[0], "ada", "look at the factory")
+    store.record_decision(ids[0], "ada", "accept", criteria=Criteria(verdicts={c: Verdict.PASS for c in CRITERIA}))
+
+    view = review_view(store, ids[0], "ada")
+
+    assert view.pair.id == ids[0] and view.pair.question == "Where is the app made?"
+    assert view.text is not None and view.text.version == 1 and view.text.question == view.pair.question
+    assert view.repository is not None and view.repository.name == "pkg"
+    assert view.ordinal == 1 and view.viewer == "ada"
+    assert view.decision is not None and view.decision.value == "accept"
+    assert view.state_id == store.state_id(ids[0], "ada")
+    assert all(view.criteria.verdicts[c] is Verdict.PASS for c in CRITERIA)
+    assert view.note == "look at the factory"
+    assert view.checklist is not None and view.checklist.version == 1
+    assert view.others.total == 0
+    assert [(str(e.citation), e.status) for e in view.evidence] == [
+        ("src/pkg/app.py:12", "found"), ("src/pkg/gone.py", "missing")]
+    assert view.progress == Progress(total=3, decided=1, mine=1)
+
+
+def test_review_view_is_frozen_and_its_criteria_a_copy(project):
+    store, ids = project
+    view = review_view(store, ids[1], "ada")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        view.note = "x"  # type: ignore[misc]
+    view.criteria.verdicts["qa_consistency"] = Verdict.FAIL  # the screen marks criteria on its copy
+    assert store.current_criteria(ids[1], "ada").verdicts["qa_consistency"] is None
+
+
+def test_review_view_uses_the_progress_it_is_given(project):
+    store, ids = project
+    given = Progress(total=99, decided=7, mine=3)
+    assert review_view(store, ids[1], "ada", progress=given).progress is given
+
+
+def test_review_view_shows_the_current_text_version(project, tmp_path):
+    store, ids = project
+    data = tmp_path / "update.jsonl"
+    data.write_text('{"question": "Question 2?", "answer": "A better answer 2."}\n')
+    store.apply_import(parse("jsonl", data, repository="pkg"), annotator="lead", file_path=data, update=True)
+    view = review_view(store, ids[1], "ada")
+    assert view.text is not None and view.text.version == 2
+    assert view.text.reference_answer == view.pair.reference_answer == "A better answer 2."
+
+
+def test_review_view_applies_blind_mode(project):
+    store, ids = project
+    store.assign(["ada", "bob"], overlap=2, by="lead")  # turns blind mode on
+    assert store.blind_mode
+    store.save_checklist(ids[0], checklist(), author="lead", origin="imported")
+    store.save_checklist(ids[0], checklist("Names bob's module"), author="bob", expected_version=1)
+    store.record_decision(ids[0], "bob", "reject", notes="bob's reasons")
+
+    before = review_view(store, ids[0], "ada")
+    assert before.others.hidden == 1 and dict(before.others.shown) == {} and before.others.total == 1
+    assert before.checklist is not None and before.checklist.version == 1  # bob's edit is hidden
+
+    store.record_decision(ids[0], "ada", "accept")
+    after = review_view(store, ids[0], "ada")
+    assert after.others.hidden == 0 and list(after.others.shown) == ["bob"]
+    assert after.others.shown["bob"].notes == "bob's reasons"
+    assert after.checklist is not None and after.checklist.version == 2
+
+
+def test_review_view_of_an_unknown_pair_raises(project):
+    store, _ = project
+    with pytest.raises(NotFoundError):
+        review_view(store, "qa_nope", "ada")
+
+
+def test_review_view_fields_are_documented():
+    doc = ReviewView.__doc__ or ""
+    assert all(f"{f.name}:" in doc for f in dataclasses.fields(ReviewView))

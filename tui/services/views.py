@@ -1,0 +1,112 @@
+"""View objects: what a screen shows, read from the store in one call, so no screen assembles its own view.
+
+Each view is a frozen dataclass built without Textual (the CLI, a test or another front end can build one too).
+Visibility is decided here through the store's viewer-aware reads (blind mode, :mod:`benchwright.core.blind`),
+never by a screen. The screens only render what a view holds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from benchwright.core.evidence import Evidence, gather_evidence
+from benchwright.core.models import Decision, PairText, QAPair, Repository
+from benchwright.core.review import Criteria, Review
+from benchwright.db import ChecklistVersion, Progress, Store
+
+
+@dataclass(frozen=True)
+class OthersReviews:
+    """Other annotators' current submitted reviews of a pair, as the viewer may see them.
+
+    Attributes:
+        shown: the reviews the viewer may see, by annotator name (sorted by name; empty when blind mode hides
+            them all).
+        hidden: how many reviews blind mode holds back until the viewer submits their own.
+    """
+
+    shown: Mapping[str, Review] = field(default_factory=dict)
+    hidden: int = 0
+
+    @property
+    def total(self) -> int:
+        """Other annotators' reviews of the pair, shown or hidden."""
+        return len(self.shown) + self.hidden
+
+
+@dataclass(frozen=True)
+class ReviewView:
+    """Everything the review screen shows of one pair for one annotator.
+
+    Attributes:
+        pair: the pair as stored (its current text).
+        text: the current text version (``pair_texts``' latest; None for a store without one).
+        repository: the pair's repository, None when it names none or it is not registered.
+        ordinal: the pair's position in the project (``#N``).
+        viewer: whose view this is.
+        decision: the viewer's current decision on the pair (None: undecided).
+        state_id: the viewer's review state the next decision is checked against (compare-and-set).
+        criteria: the viewer's criteria (a draft marked since their last decision, else the recorded ones); a
+            copy the screen may change.
+        note: the viewer's current note on the pair ('' when none).
+        checklist: the checklist version the viewer may see (blind mode hides another annotator's edits
+            until the viewer submits); None when there is none.
+        others: other annotators' reviews as the viewer may see them.
+        evidence: the files and lines the reference answer cites, resolved in the repository's checkout.
+        progress: the viewer's progress counts.
+    """
+
+    pair: QAPair
+    text: PairText | None
+    repository: Repository | None
+    ordinal: int
+    viewer: str
+    decision: Decision | None
+    state_id: int | None
+    criteria: Criteria
+    note: str
+    checklist: ChecklistVersion | None
+    others: OthersReviews
+    evidence: tuple[Evidence, ...]
+    progress: Progress
+
+
+def others_reviews(store: Store, pair_id: str, viewer: str) -> OthersReviews:
+    """The other annotators' current reviews of ``pair_id`` that ``viewer`` may see (blind mode: none
+    before ``viewer`` submits a review of it, counted as hidden)."""
+    seen = store.others_reviews(pair_id, viewer)
+    return OthersReviews(shown={r.annotator: r for r in seen}, hidden=seen.hidden)
+
+
+def visible_checklist(store: Store, pair_id: str, viewer: str) -> ChecklistVersion | None:
+    """The version of ``pair_id``'s checklist ``viewer`` may see (the current one, or in blind mode before
+    their review the latest that is not another annotator's own work); None when there is none."""
+    version = store.visible_checklist_version(pair_id, viewer)
+    return store.checklist_version(pair_id, version) if version else None
+
+
+def review_view(store: Store, pair_id: str, viewer: str, *, progress: Progress | None = None) -> ReviewView:
+    """The review screen's view of ``pair_id`` for ``viewer``.
+
+    ``progress``, when given, is used as is (the screen counts progress again only after a decision or an
+    undo: counting takes a query over every pair); else it is counted.
+
+    Reads the cited files of the repository's checkout (line counts) to resolve the evidence.
+
+    Raises:
+        NotFoundError: no such pair.
+    """
+    pair = store.get_pair(pair_id)
+    repo = store.get_repository(pair.repository, missing_ok=True) if pair.repository else None
+    texts = store.text_versions(pair_id)
+    criteria = store.current_criteria(pair_id, viewer)
+    return ReviewView(
+        pair=pair, text=texts[-1] if texts else None, repository=repo, ordinal=store.ordinal_of(pair_id),
+        viewer=viewer, decision=store.current_decision(pair_id, viewer), state_id=store.state_id(pair_id, viewer),
+        criteria=Criteria(verdicts=dict(criteria.verdicts), notes=dict(criteria.notes)),
+        note=store.current_note(pair_id, viewer), checklist=visible_checklist(store, pair_id, viewer),
+        others=others_reviews(store, pair_id, viewer),
+        evidence=tuple(gather_evidence(repo.local_path if repo else None, pair.reference_answer)),
+        progress=progress if progress is not None else store.progress(viewer),
+    )
