@@ -240,8 +240,8 @@ def _check_counts(row: Sequence[str], counts: Mapping[str, int], passes: int, to
             problem(column, f"{cell!r} is not a whole number")
             ok = False
         elif int(cell) != actual:
-            what = "pass cells" if column == "pass_count" else "pass and fail cells"
-            problem(column, f"says {cell}, but the row has {actual} {what}")
+            what = "pass cell" if column == "pass_count" else "pass and fail cell"
+            problem(column, f"says {cell}, but the row has {actual} {what}{'' if actual == 1 else 's'}")
             ok = False
     if "pass_rate" in counts and ok:
         cell = row[counts["pass_rate"]].strip()

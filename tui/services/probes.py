@@ -57,3 +57,34 @@ def run_probe_variants(store: Store, probe_id: str, names: list[str] | None, *, 
         store.record_run(run, fingerprint=record["fingerprint"], by=by)
         runs.append(run)
     return runs
+
+
+def import_results(store: Store, csv_path: Path, *, docs_dir: Path | None = None, by: str, update: bool = False):
+    """Import NITR's pass matrix (``docs/model_case_pass_matrix.csv``) with the case descriptions of the
+    checkout's ``docs/`` (``design_matrix.md``, ``cases.md``): ``docs_dir``, by default the CSV's own folder.
+    Returns the :class:`~benchwright.core.probes.results.ResultsImport` and the documentation files read.
+
+    Raises:
+        InputFileError: the CSV or a documentation file cannot be read (nothing is written).
+        BenchwrightError: ``docs_dir`` is not a folder.
+    """
+    from benchwright.core.probes.results import read_case_docs, read_pass_matrix
+
+    matrix = read_pass_matrix(csv_path)
+    folder = Path(docs_dir) if docs_dir is not None else Path(csv_path).parent
+    if not folder.is_dir():
+        raise BenchwrightError(f"{folder}: not a folder (give the NITR checkout's docs/ folder)")
+    cases = read_case_docs(folder)
+    read = [str(folder / n) for n in ("design_matrix.md", "cases.md") if (folder / n).is_file()]
+    return store.import_model_results(matrix, csv_path, cases, by=by, update=update), read
+
+
+def results_report(store: Store, *, all_cases: bool = False):
+    """NITR's aggregate tables (Table 3) over the project's current model verdicts, each case described by the
+    imported documentation, else by the imported probe of that case number
+    (:func:`benchwright.core.probes.results.merge_case_infos`)."""
+    from benchwright.core.probes.results import merge_case_infos
+    from benchwright.core.probes.results import results_report as build
+
+    cases, notes = merge_case_infos(store.result_cases(), store.probe_case_infos())
+    return build(store.model_results(), cases, all_cases=all_cases, notes=notes)
