@@ -185,6 +185,6 @@ class ProbeStoreMixin:
                 return "not separating"
             if v["kind"] == "shortcut" and outcome != "fail":
                 return "not separating"
-            if v["kind"] == "shortcut" and OracleRun.model_validate(runs[v["name"]]["run"]).caught_by != "oracle":
+            if OracleRun.model_validate(runs[v["name"]]["run"]).shortcut_failed_to_build:
                 return "not separating"  # it failed to build: the compiler caught it, not the oracle
         return "separating"

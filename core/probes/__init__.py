@@ -32,10 +32,19 @@ from .pipeline import (
     parse_pipeline,
 )
 from .rules import RuleMatch, VariantApplyError, apply_variant_to, preview_matches, scan_sources
-from .runner import ModuleResult, OracleRun, Separation, chain_for, run_all, run_probe, separation
+from .runner import (
+    ExpectationCheck,
+    ModuleResult,
+    OracleRun,
+    Separation,
+    chain_for,
+    run_all,
+    run_probe,
+    separation,
+)
 
 __all__ = [
-    "DIMENSIONS", "BuildModule", "CustomizedCheckModule", "ModuleResult", "OracleRun", "Pipeline", "Probe",
+    "DIMENSIONS", "BuildModule", "CustomizedCheckModule", "ExpectationCheck", "ModuleResult", "OracleRun", "Pipeline", "Probe",
     "RequiredPathsModule", "RuleMatch", "Separation", "SourceAnalysisModule", "SourceRule", "TestCounts",
     "UnitTestModule", "Variant", "VariantApplyError", "apply_variant_to", "chain_for", "parse_pipeline",
     "preview_matches", "probe_fingerprint", "read_probe", "read_probe_folder", "read_test_counts", "read_variants",

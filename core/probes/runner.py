@@ -41,6 +41,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
+from enum import StrEnum
 from pathlib import Path
 from typing import Literal
 
@@ -51,13 +52,16 @@ from ._workspace import Workspace, scrubbed_environment
 from .counts import TestCounts, read_test_counts
 from .model import Expectation, Probe, Variant
 from .pipeline import (
+    BaselineDiffModule,
+    BuildModule,
+    FrozenPathsModule,
     RequiredPathsModule,
     SourceAnalysisModule,
     UnitTestModule,
     _CommandModule,
     expand,
 )
-from .rules import RuleMatch, VariantApplyError, apply_variant_to, scan_sources
+from .rules import RuleMatch, VariantApplyError, apply_variant_to, baseline_findings, scan_sources
 
 LOG_HEAD_BYTES = 16_000
 LOG_TAIL_BYTES = 48_000
@@ -70,6 +74,16 @@ FAILED_TO_BUILD = "failed to build"
 oracle, rejected the variant."""
 
 CaughtBy = Literal["build", "oracle"]
+
+
+class ExpectationCheck(StrEnum):
+    """How a variant's run compares with the variant's expectation (:attr:`OracleRun.expectation_check`)."""
+
+    AS_EXPECTED = "as expected"
+    MISMATCH = "mismatch"
+    COMPILER_CAUGHT = "compiler caught"
+    """A shortcut that failed to build: it was expected to fail and did, but the compiler, not the oracle, caught
+    it, so it shows nothing about the oracle (NITR: the oracle must catch the shortcut)."""
 
 
 class ModuleResult(BaseModel):
@@ -171,6 +185,23 @@ class OracleRun(BaseModel):
         if self.outcome != "fail":
             return None
         return "build" if self.failed_to_build else "oracle"
+
+    @property
+    def shortcut_failed_to_build(self) -> bool:
+        """True for a run of a ``shortcut`` variant that failed to build: the compiler caught it, not the
+        oracle (the rule behind :data:`ExpectationCheck.COMPILER_CAUGHT`; such a shortcut does not separate)."""
+        return self.variant is not None and self.variant.kind == "shortcut" and self.caught_by == "build"
+
+    @property
+    def expectation_check(self) -> ExpectationCheck | None:
+        """The run against its variant's expectation: :data:`ExpectationCheck.COMPILER_CAUGHT` for a shortcut
+        that failed to build, else as expected or a mismatch (an ``error`` is a mismatch); None for the starter
+        code."""
+        if self.variant is None or self.matches_expectation is None:
+            return None
+        if self.shortcut_failed_to_build:
+            return ExpectationCheck.COMPILER_CAUGHT
+        return ExpectationCheck.AS_EXPECTED if self.matches_expectation else ExpectationCheck.MISMATCH
 
     @property
     def verdict(self) -> str:
@@ -368,7 +399,7 @@ def _run_command(
     return (None if timed_out or cancelled else process.returncode), reader.text(), timed_out, cancelled
 
 
-def _environment(workspace: Workspace, extra: dict[str, str]) -> dict[str, str]:
+def _environment(workspace: Workspace, extra: dict[str, str], pipeline_env: dict[str, str] | None = None) -> dict[str, str]:
     env = scrubbed_environment()
     env.update({
         "HOME": str(workspace.home), "TMPDIR": str(workspace.tmp), "TMP": str(workspace.tmp),
@@ -376,6 +407,7 @@ def _environment(workspace: Workspace, extra: dict[str, str]) -> dict[str, str]:
         "XDG_CONFIG_HOME": str(workspace.home / ".config"), "XDG_DATA_HOME": str(workspace.home / ".local/share"),
     })
     values = workspace.values()
+    env.update({key: expand(value, values) for key, value in (pipeline_env or {}).items()})
     env.update({key: expand(value, values) for key, value in extra.items()})
     return scrubbed_environment(env)
 
@@ -396,8 +428,28 @@ def _telling_line(text: str) -> str:
     return lines[-1][:200] if lines else ""
 
 
+NITR_DEFAULT_CONFIGURE_ARGS = ("-DNITR_BUILD_EVALUATOR=ON",)
+"""What a NITR ``build`` module configures with when it gives no ``configure_args``."""
+
+
+def _nitr_configure(
+    module: BuildModule, workspace: Workspace, env: dict[str, str], cwd: Path, timeout_s: float,
+    cancel: threading.Event | None,
+) -> tuple[list[str], int | None, str, bool, bool] | None:
+    """NITR's lazy configure: when the build folder has no ``CMakeCache.txt``, ``cmake -S {repo_root} -B
+    {build_dir} <configure_args>`` runs before the build command; None when the cache exists."""
+    if (workspace.build_dir / "CMakeCache.txt").exists():
+        return None
+    values = workspace.values()
+    args = module.configure_args if module.configure_args is not None else list(NITR_DEFAULT_CONFIGURE_ARGS)
+    argv = ["cmake", "-S", str(workspace.repo_root), "-B", str(workspace.build_dir), *(expand(a, values) for a in args)]
+    returncode, output, timed_out, cancelled = _run_command(argv, cwd=cwd, env=env, timeout_s=timeout_s, cancel=cancel)
+    return argv, returncode, output, timed_out, cancelled
+
+
 def _command_module(
-    module: _CommandModule, workspace: Workspace, timeout_s: float, cancel: threading.Event | None
+    module: _CommandModule, workspace: Workspace, timeout_s: float, cancel: threading.Event | None,
+    *, nitr: bool = False, pipeline_env: dict[str, str] | None = None,
 ) -> ModuleResult:
     started = time.monotonic()
     values = workspace.values()
@@ -410,10 +462,31 @@ def _command_module(
     if not cwd.is_dir():
         return ModuleResult(**base, passed=False, reason=f"working directory {module.cwd} does not exist")
     limit = module.timeout_s or timeout_s
+    env = _environment(workspace, module.env, pipeline_env)
+    configure_log = ""
+    if nitr and isinstance(module, BuildModule):
+        configured = _nitr_configure(module, workspace, env, cwd, limit, cancel)
+        if configured is not None:
+            conf_argv, returncode, output, timed_out, cancelled = configured
+            configure_log = "$ " + shlex.join(conf_argv) + "\n" + output + "\n"
+            if timed_out or cancelled or returncode != 0:
+                if timed_out:
+                    reason = f"configure: timeout: still running after {limit:g} s; process group killed"
+                elif cancelled:
+                    reason = "cancelled"
+                elif returncode is None:
+                    reason = f"configure: {output}"
+                else:
+                    last = _telling_line(output)
+                    reason = f"configure: exit code {returncode}" + (f": {last}" if last else "")
+                return ModuleResult(
+                    **{**base, "command": conf_argv}, passed=False, reason=reason, log=configure_log,
+                    duration_s=time.monotonic() - started, returncode=returncode, timed_out=timed_out,
+                )
     returncode, output, timed_out, cancelled = _run_command(
-        argv, cwd=cwd, env=_environment(workspace, module.env), timeout_s=limit, cancel=cancel
+        argv, cwd=cwd, env=env, timeout_s=limit, cancel=cancel
     )
-    log = "$ " + shlex.join(argv) + "\n" + output
+    log = configure_log + "$ " + shlex.join(argv) + "\n" + output
     duration = time.monotonic() - started
     counts = read_test_counts(output) if isinstance(module, UnitTestModule) and returncode is not None else []
     if timed_out:
@@ -501,11 +574,32 @@ def _source_analysis(module: SourceAnalysisModule, workspace: Workspace) -> Modu
     )
 
 
-def _run_module(module, workspace: Workspace, timeout_s: float, cancel: threading.Event | None) -> ModuleResult:
+def _baseline_module(module: BaselineDiffModule | FrozenPathsModule, workspace: Workspace) -> ModuleResult:
+    started = time.monotonic()
+    base = {"name": module.name, "module_name": module.module_name}
+    matches = baseline_findings(module, workspace.case_root, workspace.baseline_case_root)
+    if matches:
+        reason = matches[0].message + (f" (+{len(matches) - 1} more)" if len(matches) > 1 else "")
+    else:
+        reason = "no change outside what is allowed" if isinstance(module, BaselineDiffModule) else (
+            f"all {len(module.paths)} frozen paths unchanged")
+    return ModuleResult(
+        **base, passed=not matches, reason=reason, matches=matches, log="\n".join(m.message for m in matches),
+        duration_s=time.monotonic() - started,
+    )
+
+
+def _run_module(
+    module, workspace: Workspace, timeout_s: float, cancel: threading.Event | None, pipeline=None
+) -> ModuleResult:
     if isinstance(module, _CommandModule):
-        return _command_module(module, workspace, timeout_s, cancel)
+        nitr = pipeline is not None and pipeline.layout == "nitr"
+        return _command_module(module, workspace, timeout_s, cancel, nitr=nitr,
+                               pipeline_env=pipeline.env if pipeline is not None else None)
     if isinstance(module, RequiredPathsModule):
         return _required_paths(module, workspace)
+    if isinstance(module, BaselineDiffModule | FrozenPathsModule):
+        return _baseline_module(module, workspace)
     return _source_analysis(module, workspace)
 
 
@@ -557,7 +651,7 @@ def run_probe(
         return finish("error", [], cancelled=True, error="cancelled before the run started")
     say("preparing the workspace")
     try:
-        workspace = Workspace.create(probe.case_dir, probe.evaluator_dir, probe.pipeline)
+        workspace = Workspace.create(probe.case_dir, probe.evaluator_dir, probe.pipeline, checkout=probe.checkout_root)
     except OSError as error:
         return finish("error", [], error=f"the workspace cannot be prepared: {error}")
     kept = str(workspace.root) if keep_workspace else None
@@ -571,12 +665,13 @@ def run_probe(
             except VariantApplyError as error:
                 return finish("error", [], apply_error=str(error), workspace=kept)
         results: list[ModuleResult] = []
-        total = len(probe.pipeline.modules)
-        for index, module in enumerate(probe.pipeline.modules, start=1):
+        modules = probe.pipeline.enabled_modules()
+        total = len(modules)
+        for index, module in enumerate(modules, start=1):
             if cancel is not None and cancel.is_set():
                 return finish("error", results, cancelled=True, error="cancelled", workspace=kept)
             say(f"[{index}/{total}] {module.module_name} {module.name}")
-            result = _run_module(module, workspace, timeout_s, cancel)
+            result = _run_module(module, workspace, timeout_s, cancel, probe.pipeline)
             results.append(result)
             say(f"[{index}/{total}] {module.name}: {'passed' if result.passed else 'failed'} ({result.reason})")
             if result.reason == "cancelled":

@@ -24,16 +24,10 @@ def _short(value) -> str:
     return printable(text[:160])
 
 
-def is_private_event(event: dict, viewer: str) -> bool:
-    """True for another annotator's own work on the pair (hidden in blind mode before the viewer's review)."""
-    if event["actor"] == viewer or event["kind"] not in ("review", "undo", "note", "checklist", "skip"):
-        return False
-    return not (event["kind"] == "checklist" and (event["after"] or {}).get("origin") in ("generated", "imported"))
-
-
 class HistoryScreen(Screen):
-    """Events of a pair, oldest first. In blind mode, other annotators' events stay hidden until the
-    viewer has submitted a review of the pair."""
+    """Events of a pair, oldest first, as the store lets the viewer see them (``Store.events_of(pair,
+    viewer=...)``: in blind mode, other annotators' own work stays hidden until the viewer has submitted a review
+    of the pair)."""
 
     BINDINGS = [Binding("escape", "app.pop_screen", "Back", id="history.back")]
 
@@ -50,20 +44,15 @@ class HistoryScreen(Screen):
         yield Footer()
 
     def on_mount(self) -> None:
-        events = self.store.events_of(self.pair_id)
-        see_all = self.store.may_see_others(self.pair_id, self.annotator)
+        events = self.store.events_of(self.pair_id, viewer=self.annotator)
         table = Table(title=literal(f"History of pair #{self.store.ordinal_of(self.pair_id)}"), expand=True)
         for column in ("when (UTC)", "who", "what", "before", "after"):
             table.add_column(column, overflow="fold")
-        hidden = 0
         for e in events:
-            if not see_all and is_private_event(e, self.annotator):
-                hidden += 1
-                continue
             table.add_row(literal(e["created_at"][:19].replace("T", " ")), literal(e["actor"]), literal(e["kind"]),
                           literal(_short(e["before"])), literal(_short(e["after"])))
-        if hidden:
-            table.caption = literal(f"{hidden} events of other annotators are hidden until you submit your review "
+        if events.hidden:
+            table.caption = literal(f"{events.hidden} events of other annotators are hidden until you submit your review "
                                     "(blind mode)")
             notify(self, table.caption, timeout=5)
         self.query_one("#history", Static).update(table)

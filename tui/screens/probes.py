@@ -16,12 +16,19 @@ from textual.widgets import DataTable, Footer, Header, Input, Label, OptionList,
 from textual.widgets.option_list import Option
 
 from benchwright.core.errors import BenchwrightError
-from benchwright.core.probes import OracleRun
+from benchwright.core.probes import ExpectationCheck, OracleRun
 from benchwright.core.probes.counts import TestCounts
 from benchwright.core.text import printable
 from benchwright.db import Store
 
 from ..widgets import LiteralInput, literal, notify
+
+_CHECK_CELLS = {
+    ExpectationCheck.AS_EXPECTED: ("✓ as expected", "green"),
+    ExpectationCheck.MISMATCH: ("✗ MISMATCH", "bold red"),
+    ExpectationCheck.COMPILER_CAUGHT: ("✗ not the oracle", "bold yellow"),  # the compiler caught it
+}
+"""The "vs expected" cell of a run (:attr:`benchwright.core.probes.OracleRun.expectation_check`)."""
 
 _STATE_STYLE = {"separating": "green", "signed off": "bold green", "not separating": "red", "stale sign-off": "yellow",
                 "not signed off": "red", "incomplete": "yellow", "not run": "dim"}
@@ -159,12 +166,8 @@ class ProbesScreen(Screen):
             else:
                 result = OracleRun.model_validate(run["run"])
                 cells.append(Text(result.verdict, style={"pass": "green", "fail": "red"}.get(result.verdict, "yellow")))
-                if v["kind"] == "shortcut" and result.caught_by == "build":
-                    cells.append(Text("✗ not the oracle", style="bold yellow"))  # the compiler caught it
-                elif run["outcome"] == v["expected"]:
-                    cells.append(Text("✓ as expected", style="green"))
-                else:
-                    cells.append(Text("✗ MISMATCH", style="bold red"))
+                label, style = _CHECK_CELLS.get(result.expectation_check, _CHECK_CELLS[ExpectationCheck.MISMATCH])
+                cells.append(Text(label, style=style))
             table.add_row(*cells, key=v["name"])
         self.query_one("#probe-detail", Static).update(Text("select a cell to see its log and matched rules", style="dim"))
 
