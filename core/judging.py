@@ -3,7 +3,7 @@
 
 Like :mod:`benchwright.core.curation`, each judge is an async function from an input to an outcome, calling an
 LLM through :class:`~benchwright.core.llm.client.LLMClient` (ledger, cache, schema validation, one repair turn).
-Nothing here touches the store: ``benchwright.db.judging`` reads inputs and saves outcomes.
+Nothing here touches the store: ``benchwright.tui.services.judge_runs`` reads inputs and saves outcomes.
 
 A judge outcome carries ``entries`` in the ``judgments.scores_json`` contract (one dict per checklist item or
 dimension)::
@@ -22,27 +22,32 @@ from __future__ import annotations
 import hashlib
 import random
 import re
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from .checklist import TOTAL_POINTS, Checklist, ItemKind, validate
-from .judgment import CODE_QA_BENCH_DIMENSIONS, FAILURE_MODES, SCALAR_SCALES, SWE_QA_PRO_DIMENSIONS
+from .judges import DEFAULT_RUNS as DEFAULT_RUNS
+from .judges import (
+    JUDGE_REGISTRY,
+    LLM_JUDGES,
+    SCALAR_ALLOWED,
+    SCALAR_DIMENSIONS,
+    SCALAR_SCALES,
+    JudgeKind,
+    JudgeSpec,
+)
 from .llm.base import CallStatus, ChatMessage, LLMRequest
 from .llm.client import CallResult, LLMClient, truncation_reason
 from .llm.jobs import OutcomeAccounting
 from .llm.prompts import delimit, load_template
+from .vocabulary import FAILURE_MODES
 
-JUDGES = ("checklist", "swe-qa-pro", "code-qa-bench")
-"""The LLM judges this module runs (imported scores are the fourth judge kind, see core/judgment.py)."""
-
-DEFAULT_RUNS = {"checklist": 1, "swe-qa-pro": 3, "code-qa-bench": 1}
-"""Runs per answer when ``--runs`` is not given: SWE-QA-Pro scores each answer three times and averages (§4.1)."""
-
-SCALAR_DIMENSIONS = {"swe-qa-pro": SWE_QA_PRO_DIMENSIONS, "code-qa-bench": CODE_QA_BENCH_DIMENSIONS}
-SCALAR_ALLOWED = {"swe-qa-pro": list(range(1, 11)), "code-qa-bench": list(range(0, 6))}
-"""Allowed integer scores per dimension of each scalar judge."""
+JUDGES = LLM_JUDGES
+"""The LLM judges this module runs, in registry order (a live view of :data:`~benchwright.core.judges.JUDGE_REGISTRY`;
+imported scores are the pseudo-judge ``imported``). ``DEFAULT_RUNS``, ``SCALAR_DIMENSIONS``, ``SCALAR_ALLOWED`` and
+``SCALAR_SCALES`` are the registry's views too, imported from :mod:`benchwright.core.judges`."""
 
 FAILURE_THRESHOLD = 0.6
 """Answers whose checklist score rate (mean over scored runs) is below this are classified (RepoProbe §5.4)."""
@@ -54,8 +59,16 @@ JUDGE_SYSTEM = (
 )
 ANSWER_SYSTEM = "You are an expert software engineer answering questions about open-source repositories."
 
-_REASON_KINDS = {CallStatus.INVALID: "invalid output", CallStatus.REFUSED: "refused", CallStatus.ERROR: "provider error",
-                 CallStatus.CANCELLED: "cancelled", CallStatus.TRUNCATED: "truncated"}
+REASON_KINDS = {CallStatus.INVALID: "invalid output", CallStatus.REFUSED: "refused", CallStatus.ERROR: "provider error",
+                CallStatus.CANCELLED: "cancelled", CallStatus.TRUNCATED: "truncated"}
+"""Ledger status of the failed call -> the ``reason_kind`` of the unscored outcome (:attr:`JudgeOutcome.reason_kind`)."""
+
+
+def ledger_statuses(reason_kinds: Iterable[str]) -> list[str]:
+    """The ledger statuses (``llm_calls.status``, sorted) behind unscored outcomes of ``reason_kinds``: where in
+    ``benchwright calls --status`` to look for them."""
+    kinds = set(reason_kinds)
+    return sorted(str(status) for status, kind in REASON_KINDS.items() if kind in kinds)
 
 
 # ------------------------------------------------------------------------------------------------ values
@@ -155,11 +168,33 @@ class JudgeOutcome(OutcomeAccounting):
         return t
 
 
+@dataclass(frozen=True)
+class JudgeCall:
+    """What one judge does with one answer in one run, built by the judge's ``prepare`` (its
+    :class:`~benchwright.core.judges.JudgeSpec`): the request, the parser and the recorded context.
+
+    Attributes:
+        request: the LLM request (template, schema, repeat index = run index).
+        problems: ``problems(parsed) -> [sentence]``, the protocol's check beyond the schema (empty: valid); the
+            client gives one repair turn listing them.
+        entries: ``entries(parsed or None) -> [entry]`` in the scores_json contract; with None the unscored
+            skeleton (every score None).
+        seed: the answer-order seed recorded with the judgment (SWE-QA-Pro), else None.
+        checklist_version: the checklist version judged against (checklist judges), else None.
+    """
+
+    request: LLMRequest
+    problems: Callable[[Any], list[str]]
+    entries: Callable[[Any], list[dict]]
+    seed: int | None = None
+    checklist_version: int | None = None
+
+
 def _unscored(out: JudgeOutcome, r: CallResult) -> JudgeOutcome:
     out.status = "unscored"
     out.score_rate = None
     out.raw_text = r.text
-    out.reason_kind = _REASON_KINDS.get(r.status, str(r.status))
+    out.reason_kind = REASON_KINDS.get(r.status, str(r.status))
     if r.status is CallStatus.INVALID:
         out.reason = "invalid output after one repair attempt: " + "; ".join(r.problems[:10])
     elif r.status is CallStatus.TRUNCATED:
@@ -188,23 +223,31 @@ CHECKLIST_JUDGE_SCHEMA = _obj({"items": {
 :func:`checklist_output_problems`."""
 
 
-def scalar_schema(judge: str) -> dict:
-    """The output schema of scalar judge ``judge``: per dimension ``{rationale, score}`` (rationale first); the
-    SWE-QA-Pro schema also has ``rated_answer`` (``A`` or ``B``), the label of the answer the judge rated.
+RATED_ANSWER = {"rated_answer": {"type": "string", "enum": ["A", "B"]}}
+"""The SWE-QA-Pro output's extra property: the label (``A`` or ``B``) of the answer the judge rated."""
+
+
+def scalar_schema(judge: str, extra: dict | None = None) -> dict:
+    """The output schema of scalar judge ``judge``: the ``extra`` properties first (SWE-QA-Pro: :data:`RATED_ANSWER`),
+    then per dimension ``{rationale, score}`` (rationale first).
 
     Raises:
         ValueError: unknown scalar judge.
     """
-    if judge not in SCALAR_DIMENSIONS:
-        raise ValueError(f"unknown scalar judge {judge!r}; scalar judges are {', '.join(SCALAR_DIMENSIONS)}")
-    allowed = SCALAR_ALLOWED[judge]
+    spec = _scalar_spec(judge)
+    allowed = spec.allowed or ()
     dim = _obj({"rationale": _STR, "score": {"type": "integer", "minimum": allowed[0], "maximum": allowed[-1]}})
-    props: dict[str, Any] = {}
-    if judge == "swe-qa-pro":
-        props["rated_answer"] = {"type": "string", "enum": ["A", "B"]}
-    for d in SCALAR_DIMENSIONS[judge]:
+    props: dict[str, Any] = dict(extra or {})
+    for d in spec.dimensions:
         props[d] = dim
     return _obj(props)
+
+
+def _scalar_spec(judge: str) -> JudgeSpec:
+    spec = JUDGE_REGISTRY.get(judge)
+    if spec.kind is not JudgeKind.SCALAR:
+        raise ValueError(f"unknown scalar judge {judge!r}; scalar judges are {', '.join(SCALAR_DIMENSIONS)}")
+    return spec
 
 
 # ---------------------------------------------------------------------------------------- checklist judge
@@ -290,7 +333,8 @@ def _request(template_id: str, settings: JudgeSettings, schema: dict | None, sch
     )
 
 
-def checklist_request(item: JudgeInput, settings: JudgeSettings, run_index: int = 0) -> LLMRequest:
+def checklist_request(item: JudgeInput, settings: JudgeSettings, run_index: int = 0, *,
+                      template_id: str = "judge_checklist") -> LLMRequest:
     """The checklist judge's request for one answer and run: question, reference answer, checklist and candidate
     answer, each delimited (RepoProbe §4.2 single-pass verification). ``run_index`` is the request's repeat index,
     part of the cache key.
@@ -301,7 +345,7 @@ def checklist_request(item: JudgeInput, settings: JudgeSettings, run_index: int 
     if item.checklist is None:
         raise ValueError(f"answer {item.answer_id}: pair {item.qa_pair_id} has no checklist to judge against")
     return _request(
-        "judge_checklist", settings, CHECKLIST_JUDGE_SCHEMA, "checklist_judgment", repeat=run_index,
+        template_id, settings, CHECKLIST_JUDGE_SCHEMA, "checklist_judgment", repeat=run_index,
         repository=item.repository or "(unnamed)", item_count=str(len(item.checklist.items)),
         question=delimit("question", item.question),
         reference_answer=delimit("reference_answer", item.reference_answer),
@@ -310,10 +354,10 @@ def checklist_request(item: JudgeInput, settings: JudgeSettings, run_index: int 
     )
 
 
-async def judge_checklist(client: LLMClient, item: JudgeInput, settings: JudgeSettings,
-                          run_index: int = 0) -> JudgeOutcome:
-    """Score one answer against its pair's checklist in one call (RepoProbe §4.2): rationale then score per item,
-    every score from the item's rubric. One repair turn, then ``unscored`` with the reason and raw output.
+def prepare_checklist(spec: JudgeSpec, item: JudgeInput, settings: JudgeSettings, run_index: int = 0) -> JudgeCall:
+    """The checklist judge's call (RepoProbe §4.2): :func:`checklist_request`, checked by
+    :func:`checklist_output_problems`, entries by :func:`checklist_entries`; the generic builder of checklist-kind
+    judges.
 
     Raises:
         ValueError: no checklist, or the checklist breaks the RepoProbe §4.1 rules (only valid checklists are
@@ -326,22 +370,24 @@ async def judge_checklist(client: LLMClient, item: JudgeInput, settings: JudgeSe
         raise ValueError(f"answer {item.answer_id}: the checklist of pair {item.qa_pair_id} is invalid "
                          f"({violations[0]}); fix it before judging")
     checklist = item.checklist
-    req = checklist_request(item, settings, run_index)
-    out = JudgeOutcome(item.answer_id, "checklist", settings.model, run_index, template_hash=req.template_hash,
-                       checklist_version=item.checklist_version)
+    return JudgeCall(
+        request=checklist_request(item, settings, run_index, template_id=spec.template_id or "judge_checklist"),
+        problems=lambda value: checklist_output_problems(checklist, value),
+        entries=lambda value: checklist_entries(checklist, value),
+        checklist_version=item.checklist_version,
+    )
 
-    def check(value: Any) -> list[str]:
-        return checklist_output_problems(checklist, value)
 
-    r = await client.call(req, validate=check, force=settings.force, purpose="judge:checklist",
-                          qa_pair_id=item.qa_pair_id)
-    out.add(r)
-    if not r.ok:
-        out.entries = checklist_entries(checklist, None)
-        return _unscored(out, r)
-    out.entries = checklist_entries(checklist, r.parsed)
-    out.score_rate = checklist_score_rate(out.entries)
-    return out
+async def judge_checklist(client: LLMClient, item: JudgeInput, settings: JudgeSettings,
+                          run_index: int = 0) -> JudgeOutcome:
+    """Score one answer against its pair's checklist in one call (RepoProbe §4.2): rationale then score per item,
+    every score from the item's rubric. One repair turn, then ``unscored`` with the reason and raw output.
+
+    Raises:
+        ValueError: no checklist, or the checklist breaks the RepoProbe §4.1 rules (only valid checklists are
+            judged).
+    """
+    return await run_judge("checklist", client, item, settings, run_index)
 
 
 # ------------------------------------------------------------------------------------------ scalar judges
@@ -420,12 +466,25 @@ def swe_qa_pro_request(item: JudgeInput, settings: JudgeSettings, run_index: int
     labels = answer_labels(seed)
     texts = {labels["candidate"]: item.answer, labels["reference"]: item.reference_answer}
     req = _request(
-        "judge_swe_qa_pro", settings, scalar_schema("swe-qa-pro"), "swe_qa_pro_judgment", repeat=run_index,
-        question=delimit("question", item.question), answer_a=delimit("answer_a", texts["A"]),
+        "judge_swe_qa_pro", settings, scalar_schema("swe-qa-pro", RATED_ANSWER), "swe_qa_pro_judgment",
+        repeat=run_index, question=delimit("question", item.question), answer_a=delimit("answer_a", texts["A"]),
         answer_b=delimit("answer_b", texts["B"]), reference_label=labels["reference"],
         candidate_label=labels["candidate"],
     )
     return req, seed
+
+
+def prepare_swe_qa_pro(spec: JudgeSpec, item: JudgeInput, settings: JudgeSettings, run_index: int = 0) -> JudgeCall:
+    """The SWE-QA-Pro judge's call: :func:`swe_qa_pro_request`; the output must rate the candidate's label and is
+    checked by :func:`scalar_output_problems`; rationales get their labels mapped back (:func:`map_labels`)."""
+    req, seed = swe_qa_pro_request(item, settings, run_index)
+    candidate = answer_labels(seed)["candidate"]
+    return JudgeCall(
+        request=req,
+        problems=lambda value: scalar_output_problems(spec.name, value, candidate_label=candidate),
+        entries=lambda value: scalar_entries(spec.name, value, seed=None if value is None else seed),
+        seed=seed,
+    )
 
 
 def code_qa_bench_rubric(item: JudgeInput) -> str:
@@ -436,62 +495,97 @@ def code_qa_bench_rubric(item: JudgeInput) -> str:
     return "\n".join(f"- {it.key_point}" for it in item.checklist.knowledge_items)
 
 
-def code_qa_bench_request(item: JudgeInput, settings: JudgeSettings, run_index: int = 0) -> LLMRequest:
-    """The Code-QA-Bench judge's request (accuracy, completeness, specificity, 0-5 each)."""
+def scalar_request(judge: str, item: JudgeInput, settings: JudgeSettings, run_index: int = 0) -> LLMRequest:
+    """The generic request of scalar judge ``judge``: its template (``JudgeSpec.template_id``) filled with
+    ``$repository``, ``$question``, ``$reference_answer``, ``$rubric`` (:func:`code_qa_bench_rubric`) and
+    ``$candidate_answer``, each delimited; its schema is :func:`scalar_schema`. Code-QA-Bench's request.
+
+    Raises:
+        ValueError: unknown scalar judge, or one without a template.
+    """
+    spec = _scalar_spec(judge)
+    if spec.template_id is None:
+        raise ValueError(f"judge {judge!r} has no prompt template (JudgeSpec.template_id)")
     return _request(
-        "judge_code_qa_bench", settings, scalar_schema("code-qa-bench"), "code_qa_bench_judgment", repeat=run_index,
+        spec.template_id, settings, scalar_schema(judge), f"{judge.replace('-', '_')}_judgment", repeat=run_index,
         repository=item.repository or "(unnamed)", question=delimit("question", item.question),
         reference_answer=delimit("reference_answer", item.reference_answer),
         rubric=delimit("rubric", code_qa_bench_rubric(item)), candidate_answer=delimit("candidate_answer", item.answer),
     )
 
 
+def code_qa_bench_request(item: JudgeInput, settings: JudgeSettings, run_index: int = 0) -> LLMRequest:
+    """The Code-QA-Bench judge's request (accuracy, completeness, specificity, 0-5 each): :func:`scalar_request`."""
+    return scalar_request("code-qa-bench", item, settings, run_index)
+
+
+def prepare_scalar(spec: JudgeSpec, item: JudgeInput, settings: JudgeSettings, run_index: int = 0) -> JudgeCall:
+    """The generic call of a scalar judge: :func:`scalar_request`, checked by :func:`scalar_output_problems`,
+    entries by :func:`scalar_entries` (Code-QA-Bench's; a new scalar judge needs nothing more)."""
+    return JudgeCall(
+        request=scalar_request(spec.name, item, settings, run_index),
+        problems=lambda value: scalar_output_problems(spec.name, value),
+        entries=lambda value: scalar_entries(spec.name, value),
+    )
+
+
+GENERIC_PREPARE = {JudgeKind.CHECKLIST: prepare_checklist, JudgeKind.SCALAR: prepare_scalar}
+"""The request builder and parser of a judge whose spec has no ``prepare`` of its own, by kind."""
+
+JUDGE_REGISTRY.replace(replace(JUDGE_REGISTRY.get("swe-qa-pro"), prepare=prepare_swe_qa_pro))
+
+
+def prepare_judge(judge: str, item: JudgeInput, settings: JudgeSettings, run_index: int = 0) -> JudgeCall:
+    """The call of judge ``judge`` on one answer in run ``run_index``: its spec's ``prepare``, else the generic one
+    of its kind.
+
+    Raises:
+        ValueError: unknown judge, one no LLM runs (``imported``); for a checklist judge, no checklist or an
+            invalid one.
+    """
+    spec = JUDGE_REGISTRY.get(judge)
+    prepare = spec.prepare or GENERIC_PREPARE.get(spec.kind)
+    if prepare is None:
+        raise ValueError(f"judge {judge!r} is not run by an LLM; the LLM judges are {', '.join(JUDGES)}")
+    return prepare(spec, item, settings, run_index)
+
+
 async def judge_scalar(judge: str, client: LLMClient, item: JudgeInput, settings: JudgeSettings,
                        run_index: int = 0) -> JudgeOutcome:
-    """Score one answer with scalar judge ``judge`` (``swe-qa-pro`` or ``code-qa-bench``) in one run: rationale
-    and integer score per dimension. One repair turn, then ``unscored`` with the reason and raw output.
+    """Score one answer with scalar judge ``judge`` (``swe-qa-pro``, ``code-qa-bench``, or a registered one) in one
+    run: rationale and integer score per dimension. One repair turn, then ``unscored`` with the reason and raw
+    output.
 
     Raises:
         ValueError: unknown scalar judge.
     """
-    seed: int | None = None
-    candidate_label: str | None = None
-    if judge == "swe-qa-pro":
-        req, seed = swe_qa_pro_request(item, settings, run_index)
-        candidate_label = answer_labels(seed)["candidate"]
-    elif judge == "code-qa-bench":
-        req = code_qa_bench_request(item, settings, run_index)
-    else:
-        raise ValueError(f"unknown scalar judge {judge!r}; scalar judges are {', '.join(SCALAR_DIMENSIONS)}")
-    out = JudgeOutcome(item.answer_id, judge, settings.model, run_index, scale_max=SCALAR_SCALES[judge], seed=seed,
-                       template_hash=req.template_hash, checklist_version=None)
-
-    def check(value: Any) -> list[str]:
-        return scalar_output_problems(judge, value, candidate_label=candidate_label)
-
-    r = await client.call(req, validate=check, force=settings.force, purpose=f"judge:{judge}",
-                          qa_pair_id=item.qa_pair_id)
-    out.add(r)
-    if not r.ok:
-        out.entries = scalar_entries(judge, None)
-        return _unscored(out, r)
-    out.entries = scalar_entries(judge, r.parsed, seed=seed)
-    out.score_rate = scalar_score_rate(judge, out.entries)
-    return out
+    _scalar_spec(judge)
+    return await run_judge(judge, client, item, settings, run_index)
 
 
 async def run_judge(judge: str, client: LLMClient, item: JudgeInput, settings: JudgeSettings,
                     run_index: int = 0) -> JudgeOutcome:
-    """Run judge ``judge`` (one of :data:`JUDGES`) on one answer in run ``run_index``.
+    """Run judge ``judge`` (one of :data:`JUDGES`) on one answer in run ``run_index``: one call through the client
+    (ledger, cache, the judge's output check, one repair turn); scored with the entries and the score rate of the
+    judge's kind (:meth:`~benchwright.core.judges.JudgeSpec.score_rate`), else ``unscored`` with the reason and
+    raw output (no score is invented).
 
     Raises:
         ValueError: unknown judge; for the checklist judge, no checklist or an invalid one.
     """
-    if judge == "checklist":
-        return await judge_checklist(client, item, settings, run_index)
-    if judge in SCALAR_DIMENSIONS:
-        return await judge_scalar(judge, client, item, settings, run_index)
-    raise ValueError(f"unknown judge {judge!r}; judges are {', '.join(JUDGES)}")
+    spec = JUDGE_REGISTRY.get(judge)
+    call = prepare_judge(judge, item, settings, run_index)
+    out = JudgeOutcome(item.answer_id, judge, settings.model, run_index, scale_max=spec.scale, seed=call.seed,
+                       template_hash=call.request.template_hash, checklist_version=call.checklist_version)
+    r = await client.call(call.request, validate=call.problems, force=settings.force, purpose=f"judge:{judge}",
+                          qa_pair_id=item.qa_pair_id)
+    out.add(r)
+    if not r.ok:
+        out.entries = call.entries(None)
+        return _unscored(out, r)
+    out.entries = call.entries(r.parsed)
+    out.score_rate = spec.score_rate([e["score"] for e in out.entries], [e["max"] for e in out.entries])
+    return out
 
 
 # ------------------------------------------------------------------------------------------- aggregation

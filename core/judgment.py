@@ -35,38 +35,21 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, TypeAdapter, model_validator
 
-from .checklist import TOTAL_POINTS
 from .errors import BenchwrightError
-
-CONDITIONS = ("closed-book", "code-only", "documented", "agentic", "direct")
-"""Conditions an answer was produced under (RepoProbe §5.1: closed-book, code-only, documented; agentic runs
-with tools, as in the SWE-QA agent files; ``direct``: the single-turn baseline of SWE-QA-Pro §2.3)."""
-
-JUDGES = ("checklist", "swe-qa-pro", "code-qa-bench", "imported")
-"""Judge protocols: RepoProbe checklist judge, SWE-QA-Pro five dimensions, Code-QA-Bench three dimensions,
-and scores imported from a file."""
+from .judges import CODE_QA_BENCH_DIMENSIONS, JUDGE_REGISTRY, JUDGES, SCALAR_SCALES, SWE_QA_PRO_DIMENSIONS
+from .registry import UnknownNameError
+from .vocabulary import CONDITIONS, ENTRY_KIND_REGISTRY, ENTRY_KINDS, FAILURE_MODES
 
 JUDGMENT_STATUSES = ("scored", "unscored")
 """``unscored``: the judge's output was unusable after one repair turn; kept with ``reason`` and
 ``raw_text``, left out of aggregates and counted in reports."""
 
-ENTRY_KINDS = ("knowledge", "clarity", "dimension")
-"""Kinds of a score entry: a checklist's knowledge or clarity item, or a scalar dimension."""
-
-FAILURE_MODES = ("edit-bias", "shallow-explanation", "misinterpretation", "context-miss", "hallucination")
-"""Failure modes of answers scoring below 60% (RepoProbe §5.4, Table 7)."""
-
 FAILURE_MODE_ORIGINS = ("llm", "annotator")
 """Who gave a failure-mode label: an LLM classifier or an annotator (a correction)."""
 
-SWE_QA_PRO_DIMENSIONS = ("correctness", "completeness", "relevance", "clarity", "reasoning")
-"""SWE-QA-Pro's judge dimensions, integers 1-10 (SWE-QA-Pro §4.1)."""
-
-CODE_QA_BENCH_DIMENSIONS = ("accuracy", "completeness", "specificity")
-"""Code-QA-Bench's judge dimensions, integers 0-5 ("Evaluation")."""
-
-SCALAR_SCALES = {"swe-qa-pro": 10, "code-qa-bench": 5}
-"""Maximum score per dimension of each scalar judge; its score rate is the mean divided by this."""
+# The vocabularies are declared once, in their registries (core/judges.py, core/vocabulary.py); these names are
+# kept for callers: CONDITIONS, JUDGES (imported included), ENTRY_KINDS, FAILURE_MODES, the scalar judges'
+# dimensions and scales.
 
 
 class JudgmentError(BenchwrightError):
@@ -100,7 +83,7 @@ class ScoreEntry(BaseModel):
 
     key: str = Field(min_length=1)
     label: str = ""
-    kind: Literal["knowledge", "clarity", "dimension"]
+    kind: Literal[ENTRY_KIND_REGISTRY.names()]  # type: ignore[valid-type]
     score: StrictInt | StrictFloat | None = None
     max: int = Field(ge=0, strict=True)
     allowed: list[int] | None = None
@@ -312,22 +295,19 @@ def score_rate_of(judge: str, entries: Sequence[ScoreEntry]) -> float | None:
     Raises:
         JudgmentError: unknown judge, no entries, or an imported judgment whose maxima sum to 0.
     """
-    if judge not in JUDGES:
-        raise JudgmentError(f"unknown judge {judge!r}; judges are {', '.join(JUDGES)}")
+    try:
+        spec = JUDGE_REGISTRY.get(judge)
+    except UnknownNameError as e:
+        raise JudgmentError(str(e)) from None
     if not entries:
         raise JudgmentError("a judgment needs at least one score entry")
     scores = [e.score for e in entries]
     if any(s is None for s in scores):
         return None
-    total = sum(scores)  # type: ignore[arg-type]
-    if judge == "checklist":
-        return total / TOTAL_POINTS
-    if judge in SCALAR_SCALES:
-        return total / len(scores) / SCALAR_SCALES[judge]
-    maximum = sum(e.max for e in entries)
-    if maximum <= 0:
-        raise JudgmentError("the imported scores have no maximum (every max is 0); give the scale")
-    return total / maximum
+    try:
+        return spec.score_rate(scores, [e.max for e in entries])  # type: ignore[arg-type]
+    except ValueError as e:
+        raise JudgmentError(str(e)) from None
 
 
 def effective_entries(

@@ -53,27 +53,16 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from .checklist import CLARITY_POINTS, KNOWLEDGE_POINTS, TOTAL_POINTS
-
-JUDGES = ("checklist", "swe-qa-pro", "code-qa-bench", "imported")
-"""The judges a judgment can come from, in report order (the ``judgments.judge`` column)."""
-
-SCALAR_JUDGES = ("swe-qa-pro", "code-qa-bench", "imported")
-"""Judges that score dimensions rather than checklist items."""
+from .judges import JUDGE_REGISTRY, JUDGES
+from .judges import SCALAR_JUDGES as SCALAR_JUDGES
+from .vocabulary import FAILURE_MODE_NAMES as FAILURE_MODE_NAMES
+from .vocabulary import FAILURE_MODES
 
 STRATA = ("language", "category", "theme", "qa_type", "cluster")
 """Axes a report can be stratified by (RepoProbe §5.2.2; SWE-QA-Pro appendix G: QA type, cluster)."""
 
-FAILURE_MODES = ("edit-bias", "shallow-explanation", "misinterpretation", "context-miss", "hallucination")
-"""The failure modes of RepoProbe §5.4 Table 7, as stored in ``failure_modes.mode``."""
-
-FAILURE_MODE_NAMES = {
-    "edit-bias": "Edit Bias",
-    "shallow-explanation": "Shallow Explanation",
-    "misinterpretation": "Misinterpretation",
-    "context-miss": "Context Miss",
-    "hallucination": "Hallucination",
-}
-"""Display names of :data:`FAILURE_MODES` (RepoProbe Table 7)."""
+# JUDGES (report order), SCALAR_JUDGES, FAILURE_MODES and FAILURE_MODE_NAMES are the registries' live views
+# (core/judges.py, core/vocabulary.py), imported above: a registered judge or mode is in every section.
 
 FAILURE_THRESHOLD = 0.6
 """Answers whose reference score rate is below this are failure cases (RepoProbe §5.4: "below 60%")."""
@@ -83,9 +72,16 @@ NO_VALUE = "(none)"
 
 
 # ------------------------------------------------------------------------------------------------ inputs
+def scores_checklist(judge: str) -> bool:
+    """True when ``judge``'s entries are checklist items (knowledge %, clarity % and perfect solve apply); an
+    unregistered name is treated as a dimension judge."""
+    return judge in JUDGE_REGISTRY and JUDGE_REGISTRY.get(judge).scores_checklist
+
+
 @dataclass(frozen=True)
-class ScoreEntry:
-    """One checklist item's or dimension's effective score in one judgment (after human overrides).
+class EffectiveScore:
+    """One checklist item's or dimension's effective score in one judgment (after human overrides); not the
+    stored ``scores_json`` entry (that is :class:`benchwright.core.judgment.ScoreEntry`).
 
     Attributes:
         key: the item's or dimension's key (``k1``, ``clarity``, ``correctness``).
@@ -166,7 +162,7 @@ class JudgedRun:
     judge_model: str
     run_index: int
     status: str
-    entries: tuple[ScoreEntry, ...] = ()
+    entries: tuple[EffectiveScore, ...] = ()
     overrides_used: int = 0
     strata: PairStrata = field(default_factory=PairStrata)
     reason: str | None = None
@@ -198,7 +194,7 @@ class JudgedRun:
         if not self.is_scored:
             return None
         total = sum(e.score for e in self.entries)  # type: ignore[misc]
-        if self.judge != "checklist":
+        if not scores_checklist(self.judge):
             return RunRates(score_rate=total / sum(e.max for e in self.entries), knowledge=None, clarity=None,
                             perfect=math.isclose(total, sum(e.max for e in self.entries), abs_tol=1e-9))
 
@@ -357,7 +353,7 @@ def summarize(runs: Iterable[JudgedRun], *, by: str | None = None) -> list[Summa
         groups[(a.key, a.strata.value(by) if by else None)].append(a)
     rows = []
     for (key, stratum), items in sorted(groups.items(), key=lambda kv: (_judge_order(kv[0][0]), kv[0][1] or "")):
-        checklist = key.judge == "checklist"
+        checklist = scores_checklist(key.judge)
         rows.append(SummaryRow(
             model=key.model, condition=key.condition, judge=key.judge, judge_model=key.judge_model,
             axis=by, stratum=stratum, answers=len(items), runs=sum(a.runs for a in items),
@@ -407,7 +403,7 @@ def scalar_summary(runs: Iterable[JudgedRun]) -> list[ScalarRow]:
     """Mean per dimension and the final normalized score per model, condition, scalar judge and judge model
     (SWE-QA-Pro §4.1: three runs averaged per answer, Table 2; Code-QA-Bench "Evaluation": normalized mean
     of accuracy, completeness, specificity). Checklist runs are ignored. Sorted like :func:`summarize`."""
-    runs = [r for r in runs if r.judge != "checklist"]
+    runs = [r for r in runs if not scores_checklist(r.judge)]
     meta: dict[GroupKey, dict[str, tuple[str, float]]] = defaultdict(dict)
     for r in runs:
         if r.is_scored:

@@ -18,10 +18,6 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 QA_TYPES = ("What", "Why", "How", "Where")
 """SWE-QA / SWE-QA-Pro question classes (SWE-QA-Pro §2.2 taxonomy)."""
 
-CATEGORIES = ("Project Architecture", "Business Logic", "Implementation Details")
-"""RepoProbe code-understanding categories (RepoProbe §3.2, "Relevance and category")."""
-
-
 def utc_now() -> str:
     """The current UTC time as an ISO 8601 string with microseconds, e.g. ``2026-11-29T10:00:00.123456+00:00``."""
     return datetime.now(UTC).isoformat(timespec="microseconds")

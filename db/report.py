@@ -13,12 +13,11 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from benchwright.core.errors import BenchwrightError
-from benchwright.core.metrics import JUDGES, FailureLabel, JudgedRun, PairStrata, ReportInputs, ScoreEntry
+from benchwright.core.metrics import JUDGES, EffectiveScore, FailureLabel, JudgedRun, PairStrata, ReportInputs
+from benchwright.core.vocabulary import ENTRY_KINDS
 
 if TYPE_CHECKING:
     from .store import Store
-
-_ENTRY_KINDS = ("knowledge", "clarity", "dimension")
 
 # The current judgments: for each answer, judge, judge model and run index the latest row (highest id) wins,
 # so a run judged again (e.g. after an unscored attempt) counts once, with its newest result.
@@ -60,7 +59,7 @@ def _number(value, where: str) -> float | None:
     return float(value)
 
 
-def parse_entries(scores_json: str, *, judgment_id: int) -> list[ScoreEntry]:
+def parse_entries(scores_json: str, *, judgment_id: int) -> list[EffectiveScore]:
     """The entries of one ``judgments.scores_json`` (a JSON list of ``{key, label, kind, score, max, ...}``).
 
     Raises BenchwrightError naming the judgment, entry and field when the JSON is not such a list: not JSON,
@@ -85,14 +84,14 @@ def parse_entries(scores_json: str, *, judgment_id: int) -> list[ScoreEntry]:
             raise BenchwrightError(f"{at}, field 'key': {key!r} appears twice")
         seen.add(key)
         kind = item.get("kind")
-        if kind not in _ENTRY_KINDS:
-            raise BenchwrightError(f"{at}, field 'kind': expected one of {', '.join(_ENTRY_KINDS)}, got {kind!r}")
+        if kind not in ENTRY_KINDS:
+            raise BenchwrightError(f"{at}, field 'kind': expected one of {', '.join(ENTRY_KINDS)}, got {kind!r}")
         top = _number(item.get("max"), f"{at}, field 'max'")
         if top is None or top <= 0:
             raise BenchwrightError(f"{at}, field 'max': expected a positive number, got {item.get('max')!r}")
         score = _number(item.get("score"), f"{at}, field 'score'")
         label = item.get("label")
-        entries.append(ScoreEntry(key=key, label=label if isinstance(label, str) else key, kind=kind,
+        entries.append(EffectiveScore(key=key, label=label if isinstance(label, str) else key, kind=kind,
                                   score=score, max=top))
     return entries
 
@@ -145,7 +144,7 @@ def report_inputs(store: Store, *, models: Iterable[str] | None = None, judge: s
         for e in entries:
             if e.key in mine:
                 used += 1
-                e = ScoreEntry(e.key, e.label, e.kind, mine[e.key], e.max, overridden=True)
+                e = EffectiveScore(e.key, e.label, e.kind, mine[e.key], e.max, overridden=True)
             effective.append(e)
         runs.append(JudgedRun(
             judgment_id=jid, answer_id=answer_id, qa_pair_id=pair_id, model=model, condition=condition,

@@ -27,11 +27,11 @@ import pytest
 
 from benchwright.core.metrics import (
     NO_VALUE,
+    EffectiveScore,
     FailureLabel,
     JudgedRun,
     PairStrata,
     ReportInputs,
-    ScoreEntry,
     answer_scores,
     build_report,
     coverage,
@@ -55,9 +55,9 @@ SWE_DIMS = ("correctness", "completeness", "relevance", "clarity", "reasoning")
 
 def checklist(answer, model, run, k1, k2, cl, strata, *, overridden_k1=False, status="scored", reason=None):
     entries = () if status == "unscored" else (
-        ScoreEntry("k1", "Names the module", "knowledge", k1, 5, overridden=overridden_k1),
-        ScoreEntry("k2", "Explains the flow", "knowledge", k2, 4),
-        ScoreEntry("clarity", "Clarity", "clarity", cl, 1),
+        EffectiveScore("k1", "Names the module", "knowledge", k1, 5, overridden=overridden_k1),
+        EffectiveScore("k2", "Explains the flow", "knowledge", k2, 4),
+        EffectiveScore("clarity", "Clarity", "clarity", cl, 1),
     )
     return JudgedRun(next(_ids), answer, "p-" + answer, model, "agentic", "checklist", "jx", run, status,
                      entries, overrides_used=int(overridden_k1), strata=strata, reason=reason)
@@ -65,7 +65,7 @@ def checklist(answer, model, run, k1, k2, cl, strata, *, overridden_k1=False, st
 
 def swe(answer, model, run, scores, strata, *, status="scored"):
     entries = () if status == "unscored" else tuple(
-        ScoreEntry(k, k.title(), "dimension", s, 10) for k, s in zip(SWE_DIMS, scores, strict=True))
+        EffectiveScore(k, k.title(), "dimension", s, 10) for k, s in zip(SWE_DIMS, scores, strict=True))
     return JudgedRun(next(_ids), answer, "p-" + answer, model, "agentic", "swe-qa-pro", "jy", run, status, entries,
                      strata=strata, reason="invalid JSON" if status == "unscored" else None)
 
@@ -89,9 +89,9 @@ RUNS = [
     swe("A2", "m-a", 2, (), GO_BL, status="unscored"),
     swe("A8", "m-b", 0, (3, 3, 3, 3, 3), NONE),
     JudgedRun(next(_ids), "A1", "p-A1", "m-a", "agentic", "code-qa-bench", "jz", 0, "scored", (
-        ScoreEntry("accuracy", "Accuracy", "dimension", 4, 5),
-        ScoreEntry("completeness", "Completeness", "dimension", 3, 5),
-        ScoreEntry("specificity", "Specificity", "dimension", 5, 5),
+        EffectiveScore("accuracy", "Accuracy", "dimension", 4, 5),
+        EffectiveScore("completeness", "Completeness", "dimension", 3, 5),
+        EffectiveScore("specificity", "Specificity", "dimension", 5, 5),
     ), strata=PY_BL),
 ]
 LABELS = [
@@ -234,8 +234,8 @@ def test_scalar_judges_per_dimension_and_final_score():
 
 def test_imported_scores_use_their_own_maxima():
     run = JudgedRun(1, "A", "p", "m", "direct", "imported", "swe-qa-authors", 0, "scored", (
-        ScoreEntry("correctness", "correctness", "dimension", 16, 20),
-        ScoreEntry("clarity", "clarity", "dimension", 9, 10),
+        EffectiveScore("correctness", "correctness", "dimension", 16, 20),
+        EffectiveScore("clarity", "clarity", "dimension", 9, 10),
     ))
     # (16 + 9) / (20 + 10) = 83.333 %
     assert one(scalar_summary([run]), model="m").final_pct == pytest.approx(250 / 3)

@@ -1,0 +1,201 @@
+"""The judge registry: every judge declared once (RepoProbe §4.2 checklist judge, SWE-QA-Pro §4.1, Code-QA-Bench
+"Evaluation", and the pseudo-judge ``imported`` for scores read from a file).
+
+A :class:`JudgeSpec` says everything the rest of benchwright needs about a judge: its name and a description for
+help texts, the runs per answer when ``--runs`` is not given, its dimensions, scale and allowed scores, whether it
+needs a checklist, its prompt template and (attached by :mod:`benchwright.core.judging`, where LLM code lives)
+its request builder and parser. This module imports no LLM code, so names, scales and score rates are cheap to
+read (:mod:`benchwright.core.metrics`, the store, the CLI's choices).
+
+Adding a judge: one :func:`register_judge` call (here for a built-in one) and its prompt template
+(``core/prompts/ID.md``, or ``prompts/ID.md`` in a project). A scalar judge needs nothing else: the generic
+request builder fills ``$repository``, ``$question``, ``$reference_answer``, ``$rubric`` and ``$candidate_answer``
+and the generic parser checks one ``{rationale, score}`` per dimension. See docs/judging.md, "Adding a judge".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from .checklist import TOTAL_POINTS
+from .registry import Attribute, Names, Registry
+
+
+class JudgeKind(StrEnum):
+    """How a judge scores, which decides its entries and its score rate (:meth:`JudgeSpec.score_rate`).
+
+    - ``checklist``: one entry per checklist item, rate = total / 10 (RepoProbe §5.1.3).
+    - ``scalar``: one integer per dimension on a fixed scale, rate = mean / scale (SWE-QA-Pro §4.1: mean / 10;
+      Code-QA-Bench: mean / 5, the normalized mean).
+    - ``imported``: any dimensions from a file with the scale the user gives, rate = sum / sum of maxima.
+    """
+
+    CHECKLIST = "checklist"
+    SCALAR = "scalar"
+    IMPORTED = "imported"
+
+
+@dataclass(frozen=True)
+class JudgeSpec:
+    """One judge.
+
+    Attributes:
+        name: the stored name (``judgments.judge``), the CLI's choice and the report's label.
+        description: one line for help texts and docs.
+        kind: see :class:`JudgeKind`.
+        default_runs: runs per answer when ``--runs`` is not given (SWE-QA-Pro §4.1 scores three times).
+        dimensions: the scalar dimensions, in order (empty for checklist and imported judges).
+        scale: the most points per dimension (scalar judges), else None.
+        allowed: the allowed integer scores per dimension (scalar judges), else None.
+        needs_checklist: only answers whose pair has a valid, non-draft checklist are judged (RepoProbe §4.1).
+        template_id: the prompt template (``core/prompts/ID.md``); None for the imported pseudo-judge.
+        prepare: the request builder and parser: ``prepare(spec, item, settings, run_index) -> JudgeCall`` (see
+            :class:`benchwright.core.judging.JudgeCall`); None: the generic one of the kind (attached by
+            :mod:`benchwright.core.judging`).
+    """
+
+    name: str
+    description: str
+    kind: JudgeKind
+    default_runs: int = 1
+    dimensions: tuple[str, ...] = ()
+    scale: int | None = None
+    allowed: tuple[int, ...] | None = None
+    needs_checklist: bool = False
+    template_id: str | None = None
+    prepare: Callable[..., Any] | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind is JudgeKind.SCALAR:
+            if not self.dimensions or self.scale is None or not self.allowed:
+                raise ValueError(f"scalar judge {self.name!r} needs dimensions, a scale and its allowed scores")
+            if any(not 0 <= a <= self.scale for a in self.allowed):
+                raise ValueError(f"judge {self.name!r}: allowed scores must be within 0..{self.scale}")
+        if self.default_runs < 1:
+            raise ValueError(f"judge {self.name!r}: default runs must be at least 1")
+
+    @property
+    def llm(self) -> bool:
+        """True for a judge an LLM runs (every judge but ``imported``)."""
+        return self.kind is not JudgeKind.IMPORTED
+
+    @property
+    def scores_checklist(self) -> bool:
+        """True when its entries are checklist items (knowledge %, clarity %, perfect solve apply)."""
+        return self.kind is JudgeKind.CHECKLIST
+
+    def score_rate(self, scores: Sequence[float], maxima: Sequence[float]) -> float:
+        """The score rate in [0, 1] of one judgment from its entries' scores and maxima (see :class:`JudgeKind`).
+
+        Raises:
+            ValueError: no entries, or (imported) maxima that sum to 0.
+        """
+        if not scores:
+            raise ValueError("a judgment needs at least one score entry")
+        total = sum(scores)
+        if self.kind is JudgeKind.CHECKLIST:
+            return total / TOTAL_POINTS
+        if self.kind is JudgeKind.SCALAR:
+            return total / len(scores) / self.scale  # type: ignore[operator]
+        maximum = sum(maxima)
+        if maximum <= 0:
+            raise ValueError("the imported scores have no maximum (every max is 0); give the scale")
+        return total / maximum
+
+    def help_line(self) -> str:
+        """``name: description (N runs; scores a-b)`` for help texts."""
+        extra = []
+        if self.default_runs != 1:
+            extra.append(f"{self.default_runs} runs by default")
+        if self.allowed:
+            extra.append(f"{len(self.dimensions)} dimensions scored {self.allowed[0]}-{self.allowed[-1]}")
+        return f"{self.name}: {self.description}" + (f" ({'; '.join(extra)})" if extra else "")
+
+
+JUDGE_REGISTRY: Registry[JudgeSpec] = Registry("judge")
+"""Every judge, in report order (checklist first: failure analysis takes its score first, RepoProbe §5.4)."""
+
+
+def register_judge(spec: JudgeSpec) -> JudgeSpec:
+    """Register a judge; it is then in every list, CLI choice, help text, write check and report.
+
+    Raises:
+        ValueError: the name is taken, or the spec is incomplete (a scalar judge without dimensions or scale).
+    """
+    return JUDGE_REGISTRY.register(spec)
+
+
+def judge(name: str) -> JudgeSpec:
+    """The judge ``name``.
+
+    Raises:
+        UnknownNameError: no such judge (the message lists the judges).
+    """
+    return JUDGE_REGISTRY.get(name)
+
+
+SWE_QA_PRO_DIMENSIONS = ("correctness", "completeness", "relevance", "clarity", "reasoning")
+"""SWE-QA-Pro's judge dimensions, integers 1-10 (SWE-QA-Pro §4.1)."""
+
+CODE_QA_BENCH_DIMENSIONS = ("accuracy", "completeness", "specificity")
+"""Code-QA-Bench's judge dimensions, integers 0-5 ("Evaluation")."""
+
+register_judge(JudgeSpec(
+    "checklist", "RepoProbe checklist judge: every checklist item scored from its rubric (§4.2)",
+    JudgeKind.CHECKLIST, needs_checklist=True, template_id="judge_checklist",
+))
+register_judge(JudgeSpec(
+    "swe-qa-pro", "SWE-QA-Pro judge: five dimensions 1-10 against the reference, answer order randomized (§4.1)",
+    JudgeKind.SCALAR, default_runs=3, dimensions=SWE_QA_PRO_DIMENSIONS, scale=10, allowed=tuple(range(1, 11)),
+    template_id="judge_swe_qa_pro",
+))
+register_judge(JudgeSpec(
+    "code-qa-bench", "Code-QA-Bench judge: accuracy, completeness, specificity 0-5 (\"Evaluation\")",
+    JudgeKind.SCALAR, dimensions=CODE_QA_BENCH_DIMENSIONS, scale=5, allowed=tuple(range(0, 6)),
+    template_id="judge_code_qa_bench",
+))
+register_judge(JudgeSpec(
+    "imported", "scores imported from a file (answers import --scale N)", JudgeKind.IMPORTED,
+))
+
+JUDGES = Names(JUDGE_REGISTRY)
+"""Every judge name, in report order, imported included (``judgments.judge``; a live view of the registry)."""
+
+LLM_JUDGES = Names(JUDGE_REGISTRY, lambda s: s.llm)
+"""The judges an LLM runs (``judge run``'s choices)."""
+
+SCALAR_JUDGES = Names(JUDGE_REGISTRY, lambda s: not s.scores_checklist)
+"""Judges that score dimensions rather than checklist items (imported included)."""
+
+DEFAULT_RUNS = Attribute(JUDGE_REGISTRY, "default_runs", lambda s: s.llm)
+"""LLM judge -> runs per answer when ``--runs`` is not given."""
+
+SCALAR_DIMENSIONS = Attribute(JUDGE_REGISTRY, "dimensions", lambda s: s.kind is JudgeKind.SCALAR)
+"""Scalar judge -> its dimensions."""
+
+SCALAR_SCALES = Attribute(JUDGE_REGISTRY, "scale", lambda s: s.kind is JudgeKind.SCALAR)
+"""Scalar judge -> the most points per dimension; its score rate is the mean divided by this."""
+
+SCALAR_ALLOWED = Attribute(JUDGE_REGISTRY, lambda s: list(s.allowed), lambda s: s.kind is JudgeKind.SCALAR)
+"""Scalar judge -> the allowed integer scores per dimension."""
+
+
+__all__ = [
+    "CODE_QA_BENCH_DIMENSIONS",
+    "DEFAULT_RUNS",
+    "JUDGES",
+    "JUDGE_REGISTRY",
+    "LLM_JUDGES",
+    "SCALAR_ALLOWED",
+    "SCALAR_DIMENSIONS",
+    "SCALAR_JUDGES",
+    "SCALAR_SCALES",
+    "SWE_QA_PRO_DIMENSIONS",
+    "JudgeKind",
+    "JudgeSpec",
+    "judge",
+    "register_judge",
+]

@@ -1,0 +1,116 @@
+"""The small vocabularies, each declared once: failure modes (RepoProbe §5.4 Table 7), code-understanding
+categories (RepoProbe §3.2), score-entry kinds and answer conditions (RepoProbe §5.1, SWE-QA-Pro §2.3).
+
+Each is a :class:`~benchwright.core.registry.Registry`; the tuples beside them (``FAILURE_MODES``,
+``CATEGORIES``, ``ENTRY_KINDS``, ``CONDITIONS``) are live views of it, kept for callers. The judges and the
+curation steps have their own modules (:mod:`benchwright.core.judges`, :mod:`benchwright.core.steps`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .checklist import ItemKind
+from .registry import Attribute, Names, Registry
+
+
+@dataclass(frozen=True)
+class Term:
+    """One entry of a small vocabulary.
+
+    Attributes:
+        name: the stored value (``failure_modes.mode``, ``answers.condition``, ...).
+        display: how reports and screens title it (RepoProbe Table 7 for failure modes).
+        description: one sentence for help texts and docs.
+    """
+
+    name: str
+    display: str
+    description: str = ""
+
+
+# ------------------------------------------------------------------------------------------ failure modes
+FAILURE_MODE_REGISTRY: Registry[Term] = Registry("failure mode")
+"""Failure modes of answers scoring below 60% (RepoProbe §5.4, Table 7), in the table's order."""
+
+for _t in (
+    Term("edit-bias", "Edit Bias", "proposes code edits instead of explaining the existing design"),
+    Term("shallow-explanation", "Shallow Explanation", "vague or incomplete technical details"),
+    Term("misinterpretation", "Misinterpretation", "finds the relevant code but analyzes it incorrectly"),
+    Term("context-miss", "Context Miss", "fails to retrieve the relevant files"),
+    Term("hallucination", "Hallucination", "references entities the repository does not have"),
+):
+    FAILURE_MODE_REGISTRY.register(_t)
+
+FAILURE_MODES = Names(FAILURE_MODE_REGISTRY)
+"""Names of the failure modes, as stored in ``failure_modes.mode`` (a live view of the registry)."""
+
+FAILURE_MODE_NAMES = Attribute(FAILURE_MODE_REGISTRY, "display")
+"""Failure mode -> display name (RepoProbe Table 7)."""
+
+
+# ------------------------------------------------------------------------------------------- categories
+CATEGORY_REGISTRY: Registry[Term] = Registry("category")
+"""RepoProbe §3.2 code-understanding categories ("Relevance and category"), the classify step's choices."""
+
+for _t in (
+    Term("Project Architecture", "Project Architecture", "how the repository is organised and fits together"),
+    Term("Business Logic", "Business Logic", "what the code does for its users and why"),
+    Term("Implementation Details", "Implementation Details", "how a specific mechanism is implemented"),
+):
+    CATEGORY_REGISTRY.register(_t)
+
+CATEGORIES = Names(CATEGORY_REGISTRY)
+"""Names of the categories (a live view of the registry)."""
+
+
+# ------------------------------------------------------------------------------------------ entry kinds
+DIMENSION = "dimension"
+"""The entry kind of a scalar judge's (or an imported file's) dimension."""
+
+ENTRY_KIND_REGISTRY: Registry[Term] = Registry("score entry kind")
+"""Kinds of a score entry (``scores_json``): a checklist's item kinds (:class:`~benchwright.core.checklist.ItemKind`,
+RepoProbe §4.1), then ``dimension``."""
+
+for _t in (
+    *(Term(k.value, k.value.title(), f"a checklist's {k.value} item") for k in ItemKind),
+    Term(DIMENSION, "Dimension", "a dimension of a scalar judge or of imported scores"),
+):
+    ENTRY_KIND_REGISTRY.register(_t)
+
+ENTRY_KINDS = Names(ENTRY_KIND_REGISTRY)
+"""Names of the entry kinds (a live view of the registry)."""
+
+
+# ------------------------------------------------------------------------------------------- conditions
+CONDITION_REGISTRY: Registry[Term] = Registry("condition")
+"""Conditions an answer was produced under (RepoProbe §5.1: closed-book, code-only, documented; agentic runs with
+tools, as in the SWE-QA agent files; ``direct``: the single-turn baseline of SWE-QA-Pro §2.3)."""
+
+for _t in (
+    Term("closed-book", "Closed-book", "the model saw the question only"),
+    Term("code-only", "Code-only", "the model saw the repository's code"),
+    Term("documented", "Documented", "the model saw the code and its documentation"),
+    Term("agentic", "Agentic", "an agent explored the repository with tools"),
+    Term("direct", "Direct", "one turn, no repository access (SWE-QA-Pro §2.3)"),
+):
+    CONDITION_REGISTRY.register(_t)
+
+CONDITIONS = Names(CONDITION_REGISTRY)
+"""Names of the conditions, as stored in ``answers.condition`` (a live view of the registry)."""
+
+del _t
+
+__all__ = [
+    "CATEGORIES",
+    "CATEGORY_REGISTRY",
+    "CONDITIONS",
+    "CONDITION_REGISTRY",
+    "DIMENSION",
+    "ENTRY_KINDS",
+    "ENTRY_KIND_REGISTRY",
+    "FAILURE_MODES",
+    "FAILURE_MODE_NAMES",
+    "FAILURE_MODE_REGISTRY",
+    "Term",
+]
