@@ -9,7 +9,8 @@ import subprocess
 import pytest
 from click.testing import CliRunner
 
-from benchwright.tui.cli import main, prepare_demo
+from benchwright.tui.cli import main
+from benchwright.tui.services.demo import prepare_demo
 
 
 def run(*args, **kw):

@@ -20,7 +20,7 @@ from click.testing import CliRunner
 
 from benchwright.core.probes.runner import supervision_available
 from benchwright.db import Store
-from benchwright.tui.cli import _ProjectGroup
+from benchwright.tui.cli.root import _ProjectGroup
 from benchwright.tui.services.probes import import_probe
 from benchwright.tui.signals import interrupt_exit_code, received_signal, signals_as_interrupt
 

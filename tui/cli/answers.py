@@ -1,25 +1,37 @@
-"""Answer commands registered on the benchwright command group (see tui/cli.py).
+"""Model answers: ``benchwright import answers FILE --model NAME --condition C`` (routed here from ``import``),
+``benchwright answer`` (direct answers, SWE-QA-Pro §2.3) and ``benchwright answers list|show``.
 
-``benchwright import answers FILE --model NAME --condition C`` (routed here from ``import``),
-``benchwright answers list|show`` and ``benchwright override JUDGMENT_ID KEY SCORE --reason TEXT``.
 Text from data (questions, answers, critiques, trajectories) goes through :func:`printable` and plain
 ``click.echo``: nothing is read as markup or terminal control.
 """
 
 from __future__ import annotations
 
+import functools
 import json
-import re
 
 import click
+from rich.text import Text
 
 from benchwright.core.config import resolve_annotator
 from benchwright.core.errors import BenchwrightError
 from benchwright.core.importers.answers import parse_answers
+from benchwright.core.judging import AnswerSettings
 from benchwright.core.judgment import CONDITIONS, effective_entries, score_rate_of
 from benchwright.core.text import printable
 
-from .cli import _friendly, _n, _open, main
+from .common import (
+    close_unused,
+    exit_unfinished,
+    friendly,
+    money,
+    open_store,
+    out_console,
+    parse_where,
+    plural,
+    run_closing,
+    where_option,
+)
 
 LIST_LIMIT = 50
 """Problems of each kind (unmatched, ambiguous, conflicting, skipped, warnings) listed without --verbose."""
@@ -42,7 +54,7 @@ def import_answers_file(ctx: click.Context, file: str, *, model: str | None, con
     if not condition:
         raise click.UsageError(f"import answers needs --condition, one of {', '.join(CONDITIONS)}")
     result = parse_answers(file, fmt=answer_format, scale=scale)
-    with _open(ctx) as store:
+    with open_store(ctx) as store:
         report = store.import_answers(
             result, model=model, condition=condition, created_by=resolve_annotator(annotator),
             judge_model=judge_model or "unknown", skip_invalid=skip_invalid,
@@ -61,7 +73,7 @@ def import_answers_file(ctx: click.Context, file: str, *, model: str | None, con
             )
         ambiguous = f" ({len(report.ambiguous)} ambiguous: give qa_pair_id)" if report.ambiguous else ""
         raise BenchwrightError(
-            f"{file}: none of the {_n(records, 'answer')} matched a Q&A pair{ambiguous}; import the pairs first "
+            f"{file}: none of the {plural(records, 'answer')} matched a Q&A pair{ambiguous}; import the pairs first "
             "(e.g. benchwright import swe-qa Benchmark__flask.jsonl) or give qa_pair_id in the file"
         )
 
@@ -80,8 +92,8 @@ def _print_rows(title: str, rows: list, verbose: bool) -> None:
 def _print_answer_report(r, scale: int | None, judge_model: str, *, warnings: list[str] = (),
                          has_origin: bool = True, verbose: bool = False) -> None:
     how = ", ".join(f"{n} by {field}" for field, n in sorted(r.matched_by.items()))
-    click.echo(f"{printable(r.file)} ({r.format}): read {_n(r.read, 'record')}, matched {r.matched}"
-               f"{f' ({how})' if how else ''}; added {_n(r.added, 'answer')} by {printable(r.model)} "
+    click.echo(f"{printable(r.file)} ({r.format}): read {plural(r.read, 'record')}, matched {r.matched}"
+               f"{f' ({how})' if how else ''}; added {plural(r.added, 'answer')} by {printable(r.model)} "
                f"under {r.condition}")
     for w in warnings:
         click.echo(f"  warning: {printable(w)}")
@@ -99,13 +111,13 @@ def _print_answer_report(r, scale: int | None, judge_model: str, *, warnings: li
         _print_rows(title, rows, verbose)
     _print_rows("invalid records", r.skipped, verbose)
     if r.judgments_added or r.judgments_present:
-        click.echo(f"  imported scores: {_n(r.judgments_added, 'judgment')} added"
+        click.echo(f"  imported scores: {plural(r.judgments_added, 'judgment')} added"
                    f"{f', {r.judgments_present} already present' if r.judgments_present else ''} "
                    f"(judge 'imported', judge model {printable(judge_model)}, scale 0-{scale} per dimension)")
 
 
 # ------------------------------------------------------------------------------------------ answers
-@main.group()
+@click.group()
 def answers() -> None:
     """Model answers to Q&A pairs: list, show (with trajectory and judgments)."""
 
@@ -115,10 +127,10 @@ def answers() -> None:
 @click.option("--condition", type=click.Choice(CONDITIONS), help="Only answers under this condition.")
 @click.option("--pair", "pair", help="Only answers to this pair (an id or #N).")
 @click.pass_context
-@_friendly
+@friendly
 def answers_list(ctx, model, condition, pair) -> None:
     """List answers: id, pair position, model, condition, judgments, start of the answer."""
-    with _open(ctx) as store:
+    with open_store(ctx) as store:
         pid = store.resolve_pair(pair) if pair else None
         rows = store.answers(pair_id=pid, model=model, condition=condition)
         counts = {a.id: len(store.judgments(answer_id=a.id)) for a in rows}
@@ -131,10 +143,10 @@ def answers_list(ctx, model, condition, pair) -> None:
     for a in rows:
         start = ("[TRUNCATED] " if a.truncated else "") + " ".join(a.text.split())[:60]
         click.echo(f"{a.id}\t#{ordinals[a.qa_pair_id]}\t{printable(a.model)}\t{a.condition}\t"
-                   f"{_n(counts[a.id], 'judgment')}\t{printable(start)}")
+                   f"{plural(counts[a.id], 'judgment')}\t{printable(start)}")
     cut = sum(1 for a in rows if a.truncated)
     if cut:
-        click.echo(f"{_n(cut, 'answer')} cut off at the token budget (stored flagged, incomplete; see answers show)")
+        click.echo(f"{plural(cut, 'answer')} cut off at the token budget (stored flagged, incomplete; see answers show)")
     if not (model or condition or pair):
         click.echo("; ".join(f"{printable(m)} / {c}: {n}" for m, c, n in models))
 
@@ -143,14 +155,14 @@ def answers_list(ctx, model, condition, pair) -> None:
 @click.argument("answer_id")
 @click.option("--trajectory", "with_trajectory", is_flag=True, help="Print the agent's trajectory (JSON).")
 @click.pass_context
-@_friendly
+@friendly
 def answers_show(ctx, answer_id, with_trajectory) -> None:
     """Print an answer, where it came from, its judgments (with overrides) and its failure-mode label.
 
     A judgment's rate is the effective one (overrides applied), followed by the judge's own and the number of
     overrides; runs are numbered from 1 as in ``judge`` and the inspector (``run_index`` 0 is run 1).
     """
-    with _open(ctx) as store:
+    with open_store(ctx) as store:
         a = store.get_answer(answer_id)
         judgments = store.judgments(answer_id=a.id)
         overrides = {j.id: store.overrides(j.id) for j in judgments}
@@ -175,13 +187,13 @@ def answers_show(ctx, answer_id, with_trajectory) -> None:
             click.echo("--- trajectory")
             click.echo(printable(json.dumps(a.trajectory, indent=2, ensure_ascii=False)))
         else:
-            click.echo(f"--- trajectory: {_n(steps, 'step')} (print it with --trajectory)")
+            click.echo(f"--- trajectory: {plural(steps, 'step')} (print it with --trajectory)")
     for j in judgments:
         entries, used = effective_entries(j, overrides[j.id])
         if j.score_rate is None:
             rate = "unscored"
         elif used:
-            rate = f"{score_rate_of(j.judge, entries):.1%} (judge: {j.score_rate:.1%}, {_n(used, 'override')})"
+            rate = f"{score_rate_of(j.judge, entries):.1%} (judge: {j.score_rate:.1%}, {plural(used, 'override')})"
         else:
             rate = f"{j.score_rate:.1%}"
         click.echo(f"--- judgment {j.id}: {j.judge} by {printable(j.judge_model)}, run {j.run_index + 1}, {rate}")
@@ -201,38 +213,61 @@ def answers_show(ctx, answer_id, with_trajectory) -> None:
         click.echo(f"--- failure mode: {label.mode} ({label.origin}) {printable(label.rationale)}")
 
 
-# ---------------------------------------------------------------------------------------- override
-_DECIMAL = re.compile(r"-?[0-9]+(\.[0-9]+)?")
 
-
-def _score(text: str) -> int | float:
-    """A score written as a plain decimal (``7``, ``7.5``); exponents, ``nan`` and ``inf`` are refused."""
-    if not _DECIMAL.fullmatch(text.strip()):
-        raise BenchwrightError(f"score {text!r} is not a number (write it as a plain decimal, like 7 or 7.5)")
-    value = float(text)
-    return int(value) if value.is_integer() else value
-
-
-@main.command()
-@click.argument("judgment_id", type=int)
-@click.argument("key")
-@click.argument("score")
-@click.option("--reason", required=True, help="Why the judge's score is wrong (kept with the override).")
-@click.option("--as", "annotator", help="Who overrides (default: configuration, then the OS user).")
+# --------------------------------------------------------------------------------------------- answer
+@click.command()
+@click.option("--model", required=True, help="The answering model (MODEL or PROVIDER:MODEL on the generator "
+                                               "role's provider); stored as the answers' model.")
+@click.option("--condition", type=click.Choice(CONDITIONS), default="closed-book", show_default=True,
+              help="Condition recorded with the answers.")
+@click.option("--limit", type=click.IntRange(min=1), help="At most this many pairs.")
+@where_option
+@click.option("--as", "annotator", help="Who runs it (recorded with each answer).")
 @click.pass_context
-@_friendly
-def override(ctx, judgment_id, key, score, reason, annotator) -> None:
-    """Override one item's or dimension's SCORE in a judgment (RepoProbe-style human override).
+@friendly
+def answer(ctx, model, condition, limit, where, annotator) -> None:
+    """Generate single-turn answers without repository access (the direct-answer baseline, SWE-QA-Pro §2.3).
 
-    KEY is the checklist item number (1, 2, ...) or the dimension name. The judge's original score stays;
-    reports use the latest override of each key and say how many they used.
+    Pairs that already have an answer by the model under the condition are skipped; finished calls are reused, so
+    running the same command again makes no calls. An answer cut off at max_tokens is retried once with a larger
+    budget; if it is still cut off it is stored flagged truncated and the command exits 1.
     """
-    value = _score(score)
-    with _open(ctx) as store:
-        o = store.add_override(judgment_id, key, value, reason, resolve_annotator(annotator))
-        judgment = store.get_judgment(judgment_id)
-        entries, used = effective_entries(judgment, store.overrides(judgment_id))
-    rate = score_rate_of(judgment.judge, entries)
-    click.echo(f"judgment {judgment_id}, {printable(key)}: {o.original_score:g} -> {o.score:g} "
-               f"by {printable(o.annotator)}; score rate {judgment.score_rate:.1%} -> {rate:.1%} "
-               f"({_n(used, 'override')} in effect)")
+    from benchwright.tui.services.judge_runs import plan_direct_answers, run_direct_answers
+
+    from ..services.llm import ANSWER_ROLE, make_llm_client, project_dir_of
+
+    by = resolve_annotator(annotator)
+    out = out_console()
+    with open_store(ctx) as store:
+        flt = parse_where(where, facets=store.facets() if where else None)
+        client, role = make_llm_client(store, ANSWER_ROLE, model, provider_factory=ctx.obj.get("provider_factory"))
+        plan = plan_direct_answers(store, role.model, condition, where=flt, limit=limit)
+        if not plan.pair_ids:
+            close_unused(client)
+            out.print(Text(f"answer ({role.model}, {condition}): nothing to do; "
+                           f"{plan.already_answered} pairs already answered"))
+            return
+        settings = AnswerSettings(model=role.model, params=role.params, project_dir=project_dir_of(store))
+        final, outcomes = run_closing(
+            client, functools.partial(run_direct_answers, store, client, plan.pair_ids, settings,
+                                      condition=condition, by=by),
+            len(plan.pair_ids), f"answer ({role.model}, {condition})")
+        ok = [o for o in outcomes if o.ok]
+        truncated = [o for o in outcomes if o.truncated]
+        failed = [o for o in outcomes if not o.ok and not o.truncated]
+        if final is None:
+            out.print(Text(f"answer: cancelled; {len(outcomes)} of {len(plan.pair_ids)} finished and saved."))
+        out.print(Text(f"answer ({role.model}, {condition}): {plural(len(ok), 'answer')} stored, {len(failed)} failed"
+                       f"{f', {len(truncated)} truncated (stored flagged)' if truncated else ''}"
+                       f"{f', {plan.already_answered} pairs already answered' if plan.already_answered else ''}; "
+                       f"{money(outcomes)}"))
+        for o in failed[:10]:
+            out.print(Text(f"  failed #{store.ordinal_of(o.qa_pair_id)} {o.qa_pair_id}: {printable(o.reason or '')}"))
+        for o in truncated[:10]:
+            out.print(Text(f"  truncated #{store.ordinal_of(o.qa_pair_id)} {o.qa_pair_id}: "
+                           f"{printable(o.reason or '')}"))
+        if truncated:
+            out.print(Text("  truncated answers are stored flagged as cut off (answers show says so), not as "
+                           "complete ones"))
+    exit_unfinished(final is None, failed + truncated)
+

@@ -9,7 +9,7 @@ import click
 
 from benchwright.core.llm.config import LLMConfig, load_llm_config
 
-from .cli import _friendly, main
+from .common import friendly
 
 # ------------------------------------------------------------------------------------------- config
 _BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
@@ -52,7 +52,7 @@ def render_config(shown: dict) -> str:
     return "\n".join(lines)
 
 
-@main.group("config")
+@click.group("config")
 def config_group() -> None:
     """Show the LLM configuration (benchwright.toml in the project folder, then the user folder)."""
 
@@ -60,7 +60,7 @@ def config_group() -> None:
 @config_group.command("show")
 @click.option("--json", "as_json", is_flag=True, help="Print the configuration as JSON.")
 @click.pass_context
-@_friendly
+@friendly
 def config_show(ctx: click.Context, as_json: bool) -> None:
     """Print the effective LLM configuration and where each value comes from (API keys masked)."""
     config: LLMConfig = load_llm_config(ctx.obj["db"].resolve().parent)

@@ -29,7 +29,7 @@ from benchwright.core.metrics import (
     build_report,
 )
 
-from .cli import _friendly, _open, main
+from .common import friendly, open_store
 
 _AXES = {"language": "language", "category": "category", "theme": "theme", "qa-type": "qa_type",
          "cluster": "cluster"}
@@ -262,7 +262,7 @@ def _empty_message(report: Report, models: Sequence[str], judge: str | None) -> 
             "--condition C, run the checklist judge or a scalar judge on them, then run: benchwright report")
 
 
-@main.command()
+@click.command()
 @click.option("--by", "by", multiple=True, type=click.Choice(list(_AXES)),
               help="Stratify by this axis as well (repeatable).")
 @click.option("--model", "models", multiple=True, help="Only answers of this model (repeatable; exact name).")
@@ -270,7 +270,7 @@ def _empty_message(report: Report, models: Sequence[str], judge: str | None) -> 
 @click.option("--csv", "csv_dir", type=click.Path(file_okay=False), help="Also write one CSV file per table here.")
 @click.option("--json", "json_file", type=click.Path(dir_okay=False), help="Also write the whole report as JSON.")
 @click.pass_context
-@_friendly
+@friendly
 def report(ctx, by, models, judge, csv_dir, json_file) -> None:
     """Paper metrics of the judged answers: Overall %, Knowledge %, Clarity %, Perfect Solve Rate (RepoProbe
     §5.1.3), optionally by language, category, theme, QA type or cluster; scalar judges per dimension
@@ -278,7 +278,7 @@ def report(ctx, by, models, judge, csv_dir, json_file) -> None:
     used; failure modes below 60% (RepoProbe Table 7). Percentages are of points; see docs/metrics.md."""
     from benchwright.db.report import report_inputs
 
-    with _open(ctx) as store:
+    with open_store(ctx) as store:
         inputs = report_inputs(store, models=list(models) or None, judge=judge)
     rep = build_report(inputs, by=[_AXES[b] for b in by])
     console = Console(highlight=False, soft_wrap=False)

@@ -9,6 +9,10 @@ from benchwright.db import Store
 STEP_ROLES = {"classify": "generator", "enrich": "generator", "refine": "generator", "checklist": "generator",
               "verify": "verifier"}
 """Which configured role (``[roles.NAME]`` in benchwright.toml) runs each curation step."""
+JUDGE_ROLE = "judge"
+"""The configured role (``[roles.judge]`` in benchwright.toml) of the judges and the failure-mode classifier."""
+ANSWER_ROLE = "generator"
+"""The role whose provider writes direct answers (``answers generate``; its model comes from ``--model``)."""
 
 
 def project_dir_of(store: Store) -> Path:

@@ -1,0 +1,108 @@
+"""Several annotators: ``benchwright assign``, ``blind``, ``agreement`` and ``merge``."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from benchwright.core.config import resolve_annotator
+
+from .common import friendly, open_store, plural
+
+
+@click.command()
+@click.option("--annotators", required=True, help="Comma-separated names, e.g. ada,bob,cy.")
+@click.option("--overlap", type=int, default=2, show_default=True, help="Annotators per pair.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the tie-breaking order.")
+@click.option("--as", "annotator", help="Who assigns.")
+@click.pass_context
+@friendly
+def assign(ctx, annotators, overlap, seed, annotator) -> None:
+    """Give every pair to OVERLAP annotators, balanced and reproducible (replaces earlier assignments).
+
+    With an overlap above 1, blind mode is turned on: nobody sees another's review of a pair before
+    submitting their own.
+    """
+    names = [a for a in annotators.split(",")]
+    with open_store(ctx) as store:
+        loads = store.assign(names, overlap, seed=seed, by=resolve_annotator(annotator))
+        blind = store.blind_mode
+    for who, n in loads.items():
+        click.echo(f"{who}\t{n} pairs")
+    click.echo(f"overlap {overlap}, seed {seed}; blind mode {'on' if blind else 'off'}")
+
+
+@click.command()
+@click.argument("state", type=click.Choice(["on", "off"]))
+@click.option("--as", "annotator", help="Who changes it.")
+@click.pass_context
+@friendly
+def blind(ctx, state, annotator) -> None:
+    """Turn blind mode on or off for the project."""
+    with open_store(ctx) as store:
+        store.set_setting("blind_mode", state, by=resolve_annotator(annotator))
+    click.echo(f"blind mode {state}")
+
+def _fmt(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:.3f}"
+
+
+@click.command()
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of tables.")
+@click.pass_context
+@friendly
+def agreement(ctx, as_json) -> None:
+    """Inter-annotator agreement: Cohen's kappa per annotator pair, Fleiss' kappa and Krippendorff's alpha
+    for the decision and each QA criterion; key-point and weight agreement of checklists."""
+    from dataclasses import asdict
+
+    from rich.console import Console
+    from rich.table import Table
+
+    from benchwright.core.agreement import agreement_report, project_checklist_agreement
+
+    with open_store(ctx) as store:
+        report = agreement_report(store.review_ratings())
+        checklists = project_checklist_agreement(store.checklist_edits())
+    if as_json:
+        click.echo(json.dumps({"reviews": {k: asdict(v) for k, v in report.items()},
+                               "checklists": asdict(checklists)}, indent=2, default=str))
+        return
+    console = Console(highlight=False)
+    table = Table(title="Agreement of reviews")
+    for column in ("field", "pairs", "Cohen's kappa (pairs of annotators)", "Fleiss' kappa", "Krippendorff's alpha"):
+        table.add_column(column)
+    for name, fa in report.items():
+        cohen = "; ".join(f"{k.annotator_a}-{k.annotator_b} {k.text} (n={k.n_items})" for k in fa.cohen) or "n/a"
+        table.add_row(name, str(fa.n_items), cohen, f"{fa.fleiss.text} (n={fa.fleiss.n_items})",
+                      f"{fa.krippendorff.text} (n={fa.krippendorff.n_items})")
+    console.print(table)
+    console.print(
+        f"Checklists edited by two or more annotators: {checklists.n_pairs} pairs; key points matched "
+        f"{checklists.n_matched}/{checklists.n_key_points} ({_fmt(checklists.match_rate)}); weights "
+        f"Krippendorff's alpha (interval) {checklists.weight_alpha.text} (n={checklists.weight_alpha.n_items})"
+    )
+
+
+@click.command()
+@click.argument("other", type=click.Path(dir_okay=False))
+@click.pass_context
+@friendly
+def merge(ctx, other) -> None:
+    """Bring another copy's reviews, notes, checklist versions and adjudications into this project.
+
+    Idempotent: merging the same copy again adds nothing. Conflicting checklist edits are reported and show
+    up in the adjudication queue.
+    """
+    from benchwright.db.merge import merge_project
+
+    with open_store(ctx) as store:
+        report = merge_project(store, other)
+    added = ", ".join(plural(n, t.replace("_", " ").rstrip("s")) for t, n in report.added.items()) or "nothing new"
+    click.echo(f"merged {other}: {added}")
+    if report.unknown_pairs:
+        click.echo(f"  {report.unknown_pairs} rows name pairs this project does not have (not merged)")
+    for c in report.conflicts:
+        click.echo(f"  conflict: {c}")
+

@@ -1,0 +1,209 @@
+"""``benchwright checklist schema|import|export|show|history|diff|restore`` (RepoProbe §4.1)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from benchwright.core.config import resolve_annotator
+from benchwright.core.errors import BenchwrightError
+from benchwright.core.text import printable
+from benchwright.db import Store
+
+from .common import friendly, open_store, plural
+
+
+@click.group()
+def checklist() -> None:
+    """Checklists (RepoProbe §4.1): schema, import, export, show, diff, history, restore."""
+
+
+@checklist.command("schema")
+def checklist_schema() -> None:
+    """Print the JSON Schema of a checklist."""
+    from benchwright.core.checklist import checklist_json_schema
+
+    click.echo(json.dumps(checklist_json_schema(), indent=2, sort_keys=True))
+
+
+def _resolve_pair(store: Store, record, file: str) -> str:
+    where = f"{file}, line {record.line}" if record.line else file
+    if record.pair_ref:
+        try:
+            store.ordinal_of(record.pair_ref)
+        except BenchwrightError:
+            raise BenchwrightError(f"{where}: no Q&A pair with id {record.pair_ref}; nothing was imported") from None
+        return record.pair_ref
+    if record.question:
+        found = store.find_pairs_by_question(record.question)
+        if len(found) == 1:
+            return found[0]
+        what = "no pair has" if not found else f"{len(found)} pairs have"
+        raise BenchwrightError(f"{where}: {what} exactly this question; give qa_pair_id instead; nothing was imported")
+    raise BenchwrightError(f"{where}: the checklist names no pair; add qa_pair_id, or pass --pair ID")
+
+
+@checklist.command("import")
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--pair", "pair", help="The Q&A pair (id, id prefix or #N), for a file holding one foreign rubric.")
+@click.option("--format", "fmt", type=click.Choice(["auto", "benchwright", "rubberduck", "checkeval"]),
+              default="auto", show_default=True, help="Checklist shape; auto detects it per record.")
+@click.option("--as", "annotator", help="Who imports.")
+@click.pass_context
+@friendly
+def checklist_import(ctx, file, pair, fmt, annotator) -> None:
+    """Import checklists: our JSON, RubberDuckBench point rubrics, CheckEval yes/no questions.
+
+    All or nothing. A converted checklist that breaks the rules is stored as a draft with its violations;
+    nothing is rescaled.
+    """
+    if pair:
+        with open_store(ctx) as store:
+            try:
+                pair = store.resolve_pair(pair)
+            except BenchwrightError as e:
+                raise BenchwrightError(f"--pair {pair}: {e}") from None
+    from benchwright.core.importers.checklists import conversion_notes, read_checklists
+
+    records = read_checklists(file, fmt=fmt, pair=pair)
+    who = resolve_annotator(annotator)
+    with open_store(ctx) as store:
+        targets = [_resolve_pair(store, r, file) for r in records]
+        saved = store.import_checklists(
+            [(pid, r.checklist, r.source_format, r.draft,
+              f"import {Path(file).name} line {r.line or 1}" if r.text_repaired else None)
+             for pid, r in zip(targets, records, strict=True)],
+            author=who,
+        )
+    drafts = 0
+    for (pid, version), r in zip(saved, records, strict=True):
+        state = "draft" if (r.violations or r.draft) else "valid"
+        drafts += bool(r.violations or r.draft)
+        click.echo(f"{pid}: version {version} ({r.source_format}, {state})")
+        for v in r.violations:
+            click.echo(f"    {v}")
+        for note in conversion_notes(r):
+            click.echo(f"    converted: {note}")
+        if r.text_repaired:
+            click.echo("    text repaired: invalid Unicode (a lone surrogate) stored as U+FFFD")
+    click.echo(f"imported {plural(len(saved), 'checklist')} ({plural(drafts, 'draft')} to fix in the editor)")
+
+
+@checklist.command("export")
+@click.option("--out", type=click.Path(dir_okay=False), help="Write here instead of standard output.")
+@click.pass_context
+@friendly
+def checklist_export(ctx, out) -> None:
+    """Write every pair's current checklist as JSON lines (our schema, with version and origin)."""
+    with open_store(ctx) as store:
+        rows = [
+            json.dumps({"qa_pair_id": pid, "version": v.version, "origin": v.origin, "draft": v.is_draft,
+                        "valid": v.is_valid, **v.checklist.model_dump(mode="json")}, ensure_ascii=False, sort_keys=True)
+            for pid, v in store.current_checklists()
+        ]
+    text = "".join(r + "\n" for r in rows)
+    if out:
+        Path(out).write_text(text, encoding="utf-8")
+        click.echo(f"wrote {len(rows)} checklists to {out}")
+    else:
+        click.echo(text, nl=False)
+
+
+_HIDDEN = "pair {pair}: blind mode hides the checklist edits of others until you submit your review"
+
+
+@checklist.command("show")
+@click.argument("pair")
+@click.option("--version", "version", type=int, help="A version number (default: the current one).")
+@click.option("--as", "annotator", help="Who asks (blind mode hides others' edits until you reviewed).")
+@click.pass_context
+@friendly
+def checklist_show(ctx, pair, version, annotator) -> None:
+    """Print a pair's checklist and its validity."""
+    who = resolve_annotator(annotator)
+    with open_store(ctx) as store:
+        pair = store.resolve_pair(pair)
+        visible = store.visible_checklist_versions(pair, who)
+        if version is None:
+            version = visible[-1] if visible else None
+            if version is None and store.checklist_version(pair) is not None:
+                raise BenchwrightError(_HIDDEN.format(pair=pair))
+        elif version not in visible and store.checklist_version(pair) is not None and \
+                version <= store.checklist_version(pair).version:
+            raise BenchwrightError(f"pair {pair}: version {version} is another annotator's edit, hidden in blind "
+                                   "mode until you submit your review")
+        v = store.checklist_version(pair, version) if version is not None else None
+    if v is None:
+        raise BenchwrightError(f"pair {pair} has no checklist")
+    click.echo(f"version {v.version} · {v.origin}{' · draft' if v.is_draft else ''} · {v.author} · {v.created_at}")
+    for i, it in enumerate(v.checklist.items, start=1):
+        click.echo(f"{i}. [{it.kind.value}, weight {it.weight}] {printable(it.key_point)}")
+        for t in sorted(it.rubric, key=lambda t: -t.score):
+            click.echo(f"     {t.score}: {printable(t.criterion)}")
+    click.echo("valid" if v.is_valid else "violations:\n" + "\n".join(f"  {x}" for x in v.violations))
+
+
+@checklist.command("history")
+@click.argument("pair")
+@click.option("--as", "annotator", help="Who asks (blind mode hides others' edits until you reviewed).")
+@click.pass_context
+@friendly
+def checklist_history(ctx, pair, annotator) -> None:
+    """List the versions of a pair's checklist."""
+    with open_store(ctx) as store:
+        pair = store.resolve_pair(pair)
+        history = store.checklist_history(pair, viewer=resolve_annotator(annotator))
+    if not history:
+        raise BenchwrightError(f"pair {pair} has no checklist" if not history.hidden else _HIDDEN.format(pair=pair))
+    for v in history:
+        extra = f" (restored from {v.restored_from})" if v.restored_from else ""
+        click.echo(f"v{v.version}\t{v.origin}{' draft' if v.is_draft else ''}\t{'valid' if v.is_valid else 'invalid'}"
+                   f"\t{v.author}\t{v.created_at}{extra}")
+    if history.hidden:
+        click.echo(f"({plural(history.hidden, 'version')} of other annotators hidden until you submit your review: "
+                   "blind mode)")
+
+
+@checklist.command("diff")
+@click.argument("pair")
+@click.argument("v1", type=int, required=False)
+@click.argument("v2", type=int, required=False)
+@click.option("--as", "annotator", help="Who asks (blind mode hides others' edits until you reviewed).")
+@click.pass_context
+@friendly
+def checklist_diff(ctx, pair, v1, v2, annotator) -> None:
+    """Word-level diff of two versions ([-removed-] {+added+}); default: generated (or first) vs current."""
+    from benchwright.core.checklist_diff import diff_checklists, render_diff_text
+
+    with open_store(ctx) as store:
+        pair = store.resolve_pair(pair)
+        history = store.checklist_history(pair, viewer=resolve_annotator(annotator))
+        if not history:
+            raise BenchwrightError(f"pair {pair} has no checklist" if not history.hidden else _HIDDEN.format(pair=pair))
+        seen = {v.version for v in history}
+        for asked in (v1, v2):
+            if asked and asked not in seen and asked <= store.checklist_version(pair).version:
+                raise BenchwrightError(f"pair {pair}: version {asked} is another annotator's edit, hidden in blind "
+                                       "mode until you submit your review")
+        generated = store.first_version_of_origin(pair, "generated")
+        v1 = v1 or (generated.version if generated else history[0].version)
+        v2 = v2 or history[-1].version
+        a, b = store.checklist_version(pair, v1), store.checklist_version(pair, v2)
+    click.echo(f"version {a.version} ({a.origin}) -> version {b.version} ({b.origin})")
+    click.echo(printable(render_diff_text(diff_checklists(a.checklist, b.checklist))))
+
+
+@checklist.command("restore")
+@click.argument("pair")
+@click.argument("version", type=int)
+@click.option("--as", "annotator", help="Who restores.")
+@click.pass_context
+@friendly
+def checklist_restore(ctx, pair, version, annotator) -> None:
+    """Make an older version current again (as a new version)."""
+    with open_store(ctx) as store:
+        pair = store.resolve_pair(pair)
+        v = store.restore_checklist(pair, version, author=resolve_annotator(annotator))
+    click.echo(f"restored version {version} of {pair} as version {v.version}")

@@ -1,0 +1,199 @@
+"""What every command module of the ``benchwright`` command line shares: the error wrapper, opening the project,
+plural nouns, ``--where`` filters, the ``--as`` option, progress bars for LLM jobs and how they end.
+
+Nothing here imports a command module or the root group (``root.py``), so any command module may import it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import sys
+
+import click
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+from benchwright.core.errors import BenchwrightError
+from benchwright.core.llm.jobs import JobProgress, describe_cost
+from benchwright.db import QueueFilter, Store
+
+from ..signals import interrupt_exit_code
+
+
+def friendly(fn):
+    """Turn BenchwrightError into a message on stderr and exit code 1."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except BenchwrightError as e:
+            click.echo(f"error: {e}", err=True)
+            sys.exit(1)
+
+    return wrapper
+
+
+def open_store(ctx: click.Context, *, create: bool = False) -> Store:
+    """The project named by ``--db`` (``ctx.obj["db"]``, set by the root group).
+
+    Raises:
+        BenchwrightError: no project there (unless ``create``), or a newer or damaged one."""
+    return Store.open(ctx.obj["db"], create=create)
+
+
+def plural(count: int, noun: str) -> str:
+    """``1 pair``, ``2 pairs``."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+def annotator_option(help: str = "Who does it (default: configuration, then the OS user)."):
+    """The ``--as NAME`` option (parameter ``annotator``), resolved by ``core.config.resolve_annotator``."""
+    return click.option("--as", "annotator", help=help)
+
+
+def run_app(store: Store, annotator: str, title: str | None = None) -> None:
+    """Run the app; after a crash exit 1, saying where the traceback is (see ``tui/crash.py``)."""
+    from ..app import BenchwrightApp
+    from ..crash import run_app as run_guarded
+
+    if run_guarded(BenchwrightApp(store, annotator, title=title)):
+        sys.exit(1)
+
+
+# --------------------------------------------------------------------------------------------- --where
+WHERE_KEYS = ("repository", "qa_type", "category", "status", "checklist", "curation", "text", "assigned_to")
+"""The keys of ``--where KEY=VALUE`` (fields of :class:`benchwright.db.QueueFilter`)."""
+
+
+def parse_where(values: tuple[str, ...], *, facets: dict[str, list[str]] | None = None) -> QueueFilter:
+    """``--where KEY=VALUE`` options as a :class:`QueueFilter` (keys: :data:`WHERE_KEYS`; ``-`` may replace ``_``).
+
+    With ``facets`` (``Store.facets()``), ``repository``, ``qa_type`` and ``category`` values are matched to the
+    project's values without regard to case (``qa_type=what`` finds ``What``); a value no pair has is an error
+    that lists the values there are.
+
+    Raises:
+        BenchwrightError: an option without ``=``, an unknown key, a key given twice, or an unknown value.
+    """
+    fields: dict[str, str] = {}
+    for v in values:
+        key, sep, value = v.partition("=")
+        key = key.strip().replace("-", "_")
+        if not sep or not value:
+            raise BenchwrightError(f"--where {v!r}: write KEY=VALUE, e.g. --where category=architecture")
+        if key not in WHERE_KEYS:
+            raise BenchwrightError(f"--where {v!r}: unknown key {key!r}; keys are {', '.join(WHERE_KEYS)}")
+        if key in fields:
+            raise BenchwrightError(f"--where {key} given twice")
+        fields[key] = value
+    if facets is not None:
+        for key in ("repository", "qa_type", "category"):
+            if key not in fields:
+                continue
+            known = {v.casefold(): v for v in facets.get(key, [])}
+            value = known.get(fields[key].casefold())
+            if value is None:
+                shown = ", ".join(facets.get(key, [])) or "none yet"
+                raise BenchwrightError(f"--where {key}={fields[key]}: no pair has it; values: {shown}")
+            fields[key] = value
+    flt = QueueFilter(**fields)
+    flt.sql("")  # unknown status / checklist / curation values fail here, before any call
+    return flt
+
+
+def where_option(fn):
+    """The repeatable ``--where KEY=VALUE`` option (parameter ``where``; read it with :func:`parse_where`)."""
+    return click.option("--where", "where", multiple=True, metavar="KEY=VALUE",
+                        help=f"Only pairs matching (repeatable; keys: {', '.join(WHERE_KEYS)}).")(fn)
+
+
+# ------------------------------------------------------------------------------------------- LLM jobs
+def out_console() -> Console:
+    """Standard output for summaries: no highlighting, long lines wrapped (print data as ``Text``)."""
+    return Console(highlight=False, soft_wrap=True)
+
+
+def _tokens(p: JobProgress) -> str:
+    u = p.usage
+    return f"{u.input_tokens + u.output_tokens:,} tok"
+
+
+def run_with_progress(coro_factory, total: int, label: str, *, console: Console | None = None) -> JobProgress | None:
+    """Run ``coro_factory(on_progress)`` with a Rich progress bar (done/total, rate, ETA, tokens, cost).
+
+    Returns the final progress, or None when the user pressed Ctrl+C (what finished is already stored)."""
+    console = console or Console(stderr=True)
+    progress = Progress(
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+        TextColumn("{task.fields[rate]}"), TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(),
+        TextColumn("{task.fields[tokens]}"), TextColumn("{task.fields[cost]}"), TextColumn("{task.fields[calls]}"),
+        console=console, transient=False, disable=not console.is_terminal and total == 0,
+    )
+    task = progress.add_task(label, total=total, rate="", tokens="0 tok", cost="", calls="")
+    last: dict[str, JobProgress] = {}
+
+    def on_progress(p: JobProgress) -> None:
+        last["p"] = p
+        progress.update(task, completed=p.done, rate=f"{p.rate:.1f}/s", tokens=_tokens(p),
+                        cost=describe_cost(p.cost_usd, calls=p.calls, cost_unknown=p.cost_unknown,
+                                          usage_missing=p.usage_missing, unanswered=p.unanswered), calls=f"{p.calls} call{'' if p.calls == 1 else 's'}, {p.cached} cached")
+
+    with progress:
+        try:
+            return asyncio.run(coro_factory(on_progress))
+        except KeyboardInterrupt:
+            return None
+        finally:
+            last.setdefault("p", JobProgress(total=total))
+
+
+def money(outcomes) -> str:
+    """Calls, cached calls, tokens and cost of a job's outcomes, as one summary phrase."""
+    calls = sum(o.calls for o in outcomes)
+    cached = sum(o.cached for o in outcomes)
+    tokens = sum(o.usage.input_tokens + o.usage.output_tokens for o in outcomes)
+    cost = describe_cost(sum(o.cost_usd for o in outcomes), calls=calls,
+                         cost_unknown=sum(getattr(o, "cost_unknown", 0) for o in outcomes),
+                         unanswered=sum(getattr(o, "unanswered", 0) for o in outcomes),
+                         usage_missing=sum(getattr(o, "usage_missing", 0) for o in outcomes))
+    return f"{plural(calls, 'call')} made, {cached} cached, {tokens:,} tokens, {cost}"
+
+
+def run_closing(client, run, total: int, label: str) -> tuple:
+    """Run ``run(on_progress=..., on_outcome=...)`` (a ``benchwright.tui.services.judge_runs`` runner with its other arguments
+    bound) under a progress bar of ``total`` items labelled ``label``, closing the client's provider when it ends.
+
+    Returns ``(final, outcomes)``: the final progress (None when the user pressed Ctrl+C; what finished is stored)
+    and the outcomes in the order they finished."""
+    outcomes: list = []
+
+    async def go(on_progress):
+        try:
+            return await run(on_progress=on_progress, on_outcome=outcomes.append)
+        finally:
+            await client.provider.aclose()
+
+    return run_with_progress(go, total, label), outcomes
+
+
+def exit_unfinished(cancelled: bool, failed: list) -> None:
+    """Exit 128 + the signal number when the run was cancelled (130 for Ctrl+C, 143 for SIGTERM, 129 for
+    SIGHUP; ``tui/signals.py``), else 1 when any item failed; return otherwise."""
+    if cancelled:
+        sys.exit(interrupt_exit_code())
+    if failed:
+        sys.exit(1)
+
+
+def close_unused(client) -> None:
+    """Close a client that was never used in an event loop (nothing to do)."""
+    asyncio.run(client.provider.aclose())

@@ -1,0 +1,113 @@
+"""``benchwright release preflight|create|rebuild|verify``: frozen, versioned, checksummed releases."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from benchwright.core.config import resolve_annotator
+from benchwright.core.errors import BenchwrightError
+
+from .common import friendly, open_store, plural
+
+
+@click.group()
+def release() -> None:
+    """Frozen, versioned, checksummed benchmark releases."""
+
+
+def _preflight_lines(pre) -> list[str]:
+    lines = [f"included: {len(pre.included)} pairs"]
+    for reason, n in pre.reasons().items():
+        lines.append(f"excluded: {n} pairs: {reason}")
+    return lines
+
+
+@release.command("preflight")
+@click.option("--list", "list_all", is_flag=True, help="List every excluded pair with its reason.")
+@click.pass_context
+@friendly
+def release_preflight(ctx, list_all) -> None:
+    """Show what a release would include and exclude, and why."""
+    with open_store(ctx) as store:
+        pre = store.release_preflight()
+        for line in _preflight_lines(pre):
+            click.echo(line)
+        if list_all:
+            for pid, reason in pre.excluded:
+                click.echo(f"  #{store.ordinal_of(pid)}\t{pid}\t{reason}")
+
+
+@release.command("create")
+@click.argument("name")
+@click.option("--version", "version", required=True, help="Semantic version X.Y.Z.")
+@click.option("--out", "out", type=click.Path(file_okay=False), default="releases", show_default=True,
+              help="Folder that receives NAME-VERSION/.")
+@click.option("--with-annotators", is_flag=True, help="Write annotator names instead of pseudonymous ids.")
+@click.option("--license", "license_", default="cc-by-4.0", show_default=True)
+@click.option("--previous", "previous", type=click.Path(file_okay=False),
+              help="The previous release folder (default: where it was written), for the changelog.")
+@click.option("--as", "annotator", help="Who releases.")
+@click.pass_context
+@friendly
+def release_create(ctx, name, version, out, with_annotators, license_, previous, annotator) -> None:
+    """Preflight, then write NAME-VERSION (JSONL, Parquet, dataset card, manifest, changelog)."""
+    from ..services.releases import create_release
+
+    with open_store(ctx) as store:
+        pre = store.release_preflight()
+        for line in _preflight_lines(pre):
+            click.echo(line)
+        notes: list[str] = []
+        path = create_release(store, pre, name, version, Path(out), by=resolve_annotator(annotator),
+                              with_annotators=with_annotators, license=license_,
+                              previous_path=Path(previous) if previous else None, notes=notes)
+    for note in notes:
+        click.echo(note)
+    if not notes:  # an adopted folder was written from the state of its own time: its card lists its fields
+        click.echo(f"wrote {path}")
+        click.echo(_extra_fields_line(pre))
+
+
+def _extra_fields_line(pre) -> str:
+    """Which imported extra fields the release carries in each row's ``extra`` (none are dropped)."""
+    from benchwright.core.text import printable
+    from benchwright.exports import extra_field_counts
+
+    counts = extra_field_counts(c.pair.extra for c in pre.included)
+    if not counts:
+        return "extra fields: none (no included pair has fields beyond the release columns)"
+    return "extra fields kept in `extra`: " + ", ".join(f"{printable(k)} ({plural(n, 'pair')})" for k, n in counts.items())
+
+
+@release.command("rebuild")
+@click.argument("name")
+@click.option("--version", "version", required=True)
+@click.option("--out", "out", type=click.Path(file_okay=False), required=True, help="Folder to write into.")
+@click.option("--with-annotators", is_flag=True)
+@click.pass_context
+@friendly
+def release_rebuild(ctx, name, version, out, with_annotators) -> None:
+    """Write a recorded release again from the current state with its recorded time (same state, same bytes)."""
+    from ..services.releases import rebuild_release
+
+    with open_store(ctx) as store:
+        path = rebuild_release(store, name, version, Path(out), by="", with_annotators=with_annotators)
+    click.echo(f"wrote {path}")
+
+
+@release.command("verify")
+@click.argument("folder", type=click.Path(file_okay=False))
+@friendly
+def release_verify(folder) -> None:
+    """Check every checksum and the schema of a release folder."""
+    from benchwright.exports import verify_release
+
+    report = verify_release(Path(folder))
+    for problem in report.problems:
+        click.echo(f"  {problem}")
+    if not report.ok:
+        raise BenchwrightError(f"{folder}: the release differs from its manifest ({len(report.problems)} problems)")
+    click.echo(f"{folder}: every checksum and the schema match")
+
