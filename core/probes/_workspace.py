@@ -1,13 +1,27 @@
 """The throw-away workspace a probe is evaluated in (shared by the runner and the rules preview).
 
-Layout (``root`` from :func:`tempfile.mkdtemp`)::
+Layout of a benchwright probe (``root`` from :func:`tempfile.mkdtemp`)::
 
     root/repo/                  {repo_root}
-    root/repo/<case_root>/      {case_root}   a copy of the case folder, without SPEC.md
+    root/repo/<case_root>/      {case_root}   a copy of the case folder, without SPEC.md (the submission)
     root/repo/<build_dir>/      {build_dir}
     root/evaluator/             {evaluator_root}   a copy of the evaluator folder
+    root/baseline/<case>/       {baseline_case_root}   the pristine starter (a second copy of the case)
     root/home/, root/tmp/       HOME and TMPDIR of every command
     root/.owner                 the pid and start time of the process that made it
+
+A probe imported from a NITR checkout (its pipeline's layout is ``nitr``) gets NITR's own layout, so its
+CMake files, check scripts and ``evaluator/shared`` imports work unchanged::
+
+    root/repo/                  {repo_root}   a copy of the checkout: top-level files, cmake files, tools/,
+                                third_party/, cases/CMakeLists.txt, evaluator/{CMakeLists.txt, cmake,
+                                shared, *.py} (no other case, no docs/, no build or submission folders)
+    root/repo/cases/<id>/       {case_root}   the submission
+    root/repo/evaluator/<id>/   {evaluator_root}
+    root/repo/build/            {build_dir}
+    root/baseline/<id>/         {baseline_case_root}   the pristine starter
+
+The checkout is only read.
 
 A workspace whose owner is gone (a ``probe run`` killed with ``kill -9``, which no handler sees) is swept away by
 the next workspace made in the same temp folder (:func:`sweep_orphaned_workspaces`).
@@ -21,7 +35,7 @@ import stat
 import sys
 import tempfile
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from .pipeline import ROOT_KEYS, Pipeline, expand, placeholder_names
@@ -44,6 +58,29 @@ def _ignore_hidden(top: Path):
         if Path(directory).resolve() == top:
             return [n for n in names if n in HIDDEN_CASE_FILES]
         return []
+
+    return ignore
+
+
+CHECKOUT_LEFT_OUT = (".git", "build", "bin", "obj", ".submit-output", "submit-output", "docs", "__pycache__",
+                     ".DS_Store")
+"""Names of a NITR checkout never copied into a workspace (build and submission output, the hidden specs)."""
+
+CHECKOUT_KEPT_EVALUATOR_FOLDERS = ("shared", "cmake")
+"""Folders of a checkout's ``evaluator/`` copied into every workspace (the case's own folder comes separately)."""
+
+
+def _checkout_run_time_files(top: Path):
+    top = top.resolve()
+
+    def ignore(directory: str, names: list[str]) -> list[str]:
+        here = Path(directory).resolve()
+        left_out = [n for n in names if n in CHECKOUT_LEFT_OUT or n.endswith(".pyc")]
+        if here == top / "cases":
+            left_out += [n for n in names if (here / n).is_dir()]
+        elif here == top / "evaluator":
+            left_out += [n for n in names if (here / n).is_dir() and n not in CHECKOUT_KEPT_EVALUATOR_FOLDERS]
+        return left_out
 
     return ignore
 
@@ -125,9 +162,17 @@ class Workspace:
     home: Path
     tmp: Path
 
+    baseline_case_root: Path | None = None
+    variables: dict[str, str] = field(default_factory=dict)
+
     @classmethod
-    def create(cls, case_dir: str | Path, evaluator_dir: str | Path | None, pipeline: Pipeline) -> Workspace:
-        """A fresh workspace holding copies of the case (without ``SPEC.md``) and the evaluator.
+    def create(
+        cls, case_dir: str | Path, evaluator_dir: str | Path | None, pipeline: Pipeline,
+        *, checkout: str | Path | None = None,
+    ) -> Workspace:
+        """A fresh workspace holding copies of the case (without ``SPEC.md``, twice: the submission and the
+        pristine baseline) and the evaluator; for a NITR pipeline with ``checkout`` (the NITR checkout the
+        probe was imported from), the checkout's run-time files too, in NITR's layout (module docstring).
 
         Raises:
             OSError: a folder cannot be copied (the partial workspace is removed).
@@ -137,19 +182,31 @@ class Workspace:
         try:
             (root / OWNER_FILE).write_text(_process_identity(os.getpid()) or str(os.getpid()), encoding="utf-8")
             repo = root / "repo"
-            case_root = (repo / pipeline.case_root).resolve()
-            build_dir = (repo / pipeline.build_dir).resolve()
-            workspace = cls(
-                root=root, repo_root=repo, case_root=case_root, evaluator_root=root / "evaluator",
-                build_dir=build_dir, home=root / "home", tmp=root / "tmp",
-            )
             source = Path(case_dir).resolve()
-            repo.mkdir()
-            shutil.copytree(source, case_root, symlinks=True, ignore=_ignore_hidden(source), dirs_exist_ok=True)
-            if evaluator_dir is not None:
-                shutil.copytree(Path(evaluator_dir), workspace.evaluator_root, symlinks=True)
+            nitr = pipeline.layout == "nitr" and checkout is not None
+            slug = Path(evaluator_dir).resolve().name if nitr and evaluator_dir is not None else source.name
+            if nitr:
+                case_root, build_dir = repo / "cases" / slug, repo / "build"
+                evaluator_root = repo / "evaluator" / slug
             else:
-                workspace.evaluator_root.mkdir()
+                case_root = (repo / pipeline.case_root).resolve()
+                build_dir = (repo / pipeline.build_dir).resolve()
+                evaluator_root = root / "evaluator"
+            workspace = cls(
+                root=root, repo_root=repo, case_root=case_root, evaluator_root=evaluator_root,
+                build_dir=build_dir, home=root / "home", tmp=root / "tmp",
+                baseline_case_root=root / "baseline" / slug,
+                variables={k: str(v) for k, v in pipeline.variables.items()},
+            )
+            if nitr:
+                shutil.copytree(Path(checkout), repo, symlinks=True, ignore=_checkout_run_time_files(Path(checkout)))
+            repo.mkdir(exist_ok=True)
+            shutil.copytree(source, case_root, symlinks=True, ignore=_ignore_hidden(source), dirs_exist_ok=True)
+            shutil.copytree(source, workspace.baseline_case_root, symlinks=True, ignore=_ignore_hidden(source))
+            if evaluator_dir is not None:
+                shutil.copytree(Path(evaluator_dir), evaluator_root, symlinks=True, dirs_exist_ok=True)
+            else:
+                evaluator_root.mkdir(parents=True, exist_ok=True)
             for folder in (build_dir, workspace.home, workspace.tmp):
                 folder.mkdir(parents=True, exist_ok=True)
             return workspace
@@ -158,9 +215,12 @@ class Workspace:
             raise
 
     def values(self) -> dict[str, str]:
-        """Placeholder values: the workspace paths and ``python`` (the running interpreter)."""
+        """Placeholder values: the pipeline's variables (as NITR writes them: ``str(value)``, so ``False``),
+        the workspace paths and ``python`` (the running interpreter)."""
         return {
+            **self.variables,
             "build_dir": str(self.build_dir), "case_root": str(self.case_root),
+            "baseline_case_root": str(self.baseline_case_root or ""),
             "evaluator_root": str(self.evaluator_root), "repo_root": str(self.repo_root),
             "python": sys.executable,
         }

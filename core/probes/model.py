@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Literal
@@ -48,6 +49,47 @@ def _check_dimension(value: str) -> str:
     return code
 
 
+DIMENSION_KEYWORDS: dict[str, tuple[str, ...]] = {
+    "D1": ("locality", "configuration", "api"),
+    "D2": ("reuse", "awareness"),
+    "D3": ("responsibility", "responsibilities", "decomposition", "separation"),
+    "D4": ("extension", "extensibility", "extensible"),
+    "D5": ("interface", "substitutability", "substitutable"),
+    "D6": ("dependency", "dependencies", "decoupling"),
+    "D7": ("testability", "determinism", "deterministic"),
+    "D8": ("state", "lifecycle", "ownership"),
+    "D9": ("side", "effect", "effects"),
+}
+"""Words that name a dimension in NITR's SPEC files, which write dimensions as slugs (``testability``,
+``state_lifecycle``, ``side_effect_containment``), phrases and codes. The words of each dimension's name,
+plus: ``configuration`` and ``api`` for D1 (NITR's design matrix gives "signature churn" and "unnecessary
+public API expansion" as D1 failures; its config-sprawl cases are D1), ``decoupling`` for D6. Words shared by
+no two dimensions, so a name maps to one dimension or to none."""
+
+
+def dimension_code(name: str) -> str | None:
+    """The D-code a dimension name means, or ``None`` when it means none or several.
+
+    Accepted: a code (``D3``, ``d3``, ``D4.``), a code followed by text (``D2 Reuse and Repo Awareness``: the
+    code wins), or a name whose words (split at spaces, ``_``, ``-`` and punctuation) point at one dimension
+    only (:data:`DIMENSION_KEYWORDS`): ``testability``, ``interface_and_substitutability_discipline``,
+    ``state_lifecycle``, ``Change Locality``.
+    """
+    text = name.strip().strip("`*_ ").strip()
+    code = re.match(r"^D\s*(\d+)\b", text, re.IGNORECASE)
+    if code:
+        found = f"D{int(code.group(1))}"
+        return found if found in DIMENSIONS else None
+    words = {w for w in re.split(r"[^a-z0-9]+", text.lower()) if w}
+    hits = {c for c, keys in DIMENSION_KEYWORDS.items() if words & set(keys)}
+    return hits.pop() if len(hits) == 1 else None
+
+
+def dimension_names() -> str:
+    """The accepted dimension names, for error messages: ``D1 (Change Locality, change_locality)`` ..."""
+    return "; ".join(f"{code} ({name}, {re.sub(r'[^a-z0-9]+', '_', name.lower())})" for code, name in DIMENSIONS.items())
+
+
 class Probe(BaseModel):
     """A NITR probe.
 
@@ -64,6 +106,11 @@ class Probe(BaseModel):
         evaluator_dir: the hidden evaluator folder (``pipeline.json``, hidden tests, helper scripts).
         pipeline: the parsed ``pipeline.json``.
         spec_file: the ``SPEC.md`` that was read, or ``None``.
+        checkout_root: for a probe imported from a NITR checkout, the checkout (its run-time files:
+            ``evaluator/shared``, CMake files, ``third_party``, are copied from it into each run's workspace);
+            ``None`` for a probe folder.
+        language, difficulty, domain: from the spec, as written (``C++``, ``easy-medium``, ``utils``), or "".
+        paired_with: the id of the case this one is a port of (NITR ``paired_with``), or "".
     """
 
     model_config = ConfigDict(frozen=True)
@@ -79,6 +126,11 @@ class Probe(BaseModel):
     evaluator_dir: str
     pipeline: Pipeline
     spec_file: str | None = None
+    checkout_root: str | None = None
+    language: str = ""
+    difficulty: str = ""
+    domain: str = ""
+    paired_with: str = ""
 
     @field_validator("primary_dimension")
     @classmethod

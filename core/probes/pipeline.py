@@ -42,23 +42,40 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from ..errors import InputFileError, InputProblem
 
-PLACEHOLDERS = ("build_dir", "case_root", "evaluator_root", "repo_root", "python")
-"""Placeholders allowed in commands, ``cwd``, ``env`` values, ``root`` and the pipeline paths."""
+PLACEHOLDERS = ("build_dir", "case_root", "baseline_case_root", "evaluator_root", "repo_root", "python")
+"""Placeholders allowed in commands, ``cwd``, ``env`` values, ``configure_args``, ``root`` and the pipeline
+paths; the names of the pipeline's ``variables`` are allowed too (NITR fills both in the same way)."""
 
-ROOT_KEYS = ("case_root", "evaluator_root", "repo_root", "build_dir")
+ROOT_KEYS = ("case_root", "baseline_case_root", "evaluator_root", "repo_root", "build_dir")
 """Bare names accepted as a module ``root`` (NITR style: ``"root": "case_root"``)."""
 
-MESSAGE_FIELDS = ("rule_id", "relative_path", "filename", "line", "path")
-"""Placeholders allowed in a source rule's ``message``."""
+MESSAGE_FIELDS = ("rule_id", "relative_path", "filename", "line", "line_no", "location", "path")
+"""Placeholders filled in a source rule's ``message`` (``line`` and ``line_no`` are the same number,
+``location`` is ``relative_path:line_no``, or the path alone when the rule matched without a line)."""
+
+GLOBAL_MESSAGE_FIELDS = ("rule_id", "matching_file_count", "matching_files")
+"""Placeholders filled in a global rule's ``message`` (``matching_files``: relative paths joined by ``, ``)."""
 
 DEFAULT_SUFFIXES = (".h", ".hpp", ".cc", ".cpp")
 """Suffixes scanned by ``source_analysis`` when the module gives none (the NITR default)."""
 
-UNSUPPORTED_RULE_KEYS = (
-    "all_of", "any_of", "all_substrings", "all_patterns", "substring_hit_thresholds",
-    "pattern_hit_thresholds",
-)
-"""NITR rule keys benchwright does not evaluate; a rule using one is refused rather than half-checked."""
+NORMALIZE_MODES = ("none", "strip_comments", "strip_comments_and_strings")
+"""``source_analysis`` ``normalize`` values: text as is, C/C++ comments removed, or comments and string and
+character literals removed (literals become ``""`` / ``''``) before the rules look at it."""
+
+REGEX_FLAGS = {
+    "IGNORECASE": re.IGNORECASE, "I": re.IGNORECASE, "MULTILINE": re.MULTILINE, "M": re.MULTILINE,
+    "DOTALL": re.DOTALL, "S": re.DOTALL, "VERBOSE": re.VERBOSE, "X": re.VERBOSE, "ASCII": re.ASCII, "A": re.ASCII,
+}
+"""Flag names accepted in a ``pattern_hit_thresholds`` entry's ``flags`` (the ``re`` names NITR reads)."""
+
+NITR_PATH_KEYS = ("case_root", "baseline_case_root", "build_dir")
+"""Top-level keys that, pointing outside the evaluator folder (``../../cases/<id>``), say a NITR layout: the
+submission, the pristine starter and the build folder, mapped into benchwright's workspace (see
+:class:`Pipeline`)."""
+
+TOP_LEVEL_KEYS = ("case_root", "baseline_case_root", "build_dir", "evaluator_root", "variables", "env", "modules")
+"""Every top-level key of ``pipeline.json``; any other is refused."""
 
 
 def placeholder_names(text: str) -> list[str]:
@@ -77,8 +94,9 @@ def placeholder_names(text: str) -> list[str]:
     return names
 
 
-def check_placeholders(text: str, allowed: tuple[str, ...] = PLACEHOLDERS) -> str:
-    """``text`` unchanged if its placeholders are all in ``allowed``.
+def check_placeholders(text: str, allowed: tuple[str, ...] | None = PLACEHOLDERS) -> str:
+    """``text`` unchanged if its placeholders are all in ``allowed`` (``None``: any name; only the braces
+    are checked, the pipeline then checks the names against :data:`PLACEHOLDERS` and its ``variables``).
 
     Raises:
         ValueError: an unknown placeholder (the message lists the allowed ones) or malformed braces.
@@ -88,10 +106,41 @@ def check_placeholders(text: str, allowed: tuple[str, ...] = PLACEHOLDERS) -> st
     except ValueError as error:
         raise ValueError(f"malformed placeholder in {text!r}: {error}") from None
     for name in names:
-        if name not in allowed:
+        if allowed is not None and name not in allowed:
             known = ", ".join("{" + a + "}" for a in allowed)
             raise ValueError(f"unknown placeholder {{{name}}} in {text!r}; known placeholders: {known}")
     return text
+
+
+_MESSAGE_FIELD = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def check_message(text: str, allowed: tuple[str, ...]) -> str:
+    """``text`` unchanged if every ``{name}`` in it is one of ``allowed``; any other brace (a stray ``{``,
+    ``{}``, ``{ x }``) is text, as :func:`render_message` shows it.
+
+    Raises:
+        ValueError: a ``{name}`` that is not a known placeholder (the known ones are listed).
+    """
+    for match in _MESSAGE_FIELD.finditer(text):
+        name = match.group(1)
+        if name is not None and name not in allowed:
+            known = ", ".join("{" + a + "}" for a in allowed)
+            raise ValueError(f"unknown placeholder {{{name}}} in message {text!r}; known placeholders: {known}")
+    return text
+
+
+def render_message(text: str, values: dict[str, str]) -> str:
+    """``text`` with ``{name}`` replaced from ``values``, ``{{``/``}}`` as single braces, and every other
+    brace kept as text (a message never fails to render)."""
+
+    def replace(match: re.Match[str]) -> str:
+        token, name = match.group(0), match.group(1)
+        if name is None:
+            return token[0]
+        return values.get(name, token)
+
+    return _MESSAGE_FIELD.sub(replace, text)
 
 
 def expand(text: str, values: dict[str, str]) -> str:
@@ -117,6 +166,7 @@ class _Module(BaseModel):
 
     name: str = Field(min_length=1)
     description: str = ""
+    enabled_if: str | bool | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The module as it is written in ``pipeline.json`` (``module_name`` first, defaults included)."""
@@ -160,13 +210,13 @@ class _CommandModule(_Module):
         if not value or not value[0].strip():
             raise ValueError("command is empty; give an argv list such as [\"cmake\", \"--build\", \"{build_dir}\"]")
         for part in value:
-            check_placeholders(part)
+            check_placeholders(part, None)
         return value
 
     @field_validator("cwd")
     @classmethod
     def _check_cwd(cls, value: str | None) -> str | None:
-        return None if value is None else check_placeholders(value)
+        return None if value is None else check_placeholders(value, None)
 
     @field_validator("env")
     @classmethod
@@ -174,7 +224,7 @@ class _CommandModule(_Module):
         for key, item in value.items():
             if not key or "=" in key:
                 raise ValueError(f"environment variable name {key!r} is not valid")
-            check_placeholders(item)
+            check_placeholders(item, None)
         return value
 
 
@@ -184,9 +234,22 @@ class BuildModule(_CommandModule):
     Configure and compile are usually two build modules in order, e.g.
     ``["cmake", "-S", "{evaluator_root}", "-B", "{build_dir}", "-DCASE_ROOT={case_root}"]`` then
     ``["cmake", "--build", "{build_dir}"]``. See :class:`_CommandModule` for the fields.
+
+    In a NITR layout (:attr:`Pipeline.layout`), as NITR does, a build module first configures when the build
+    folder has no ``CMakeCache.txt``: ``cmake -S {repo_root} -B {build_dir} <configure_args>``, with
+    ``configure_args`` defaulting to ``["-DNITR_BUILD_EVALUATOR=ON"]`` (placeholders and variables allowed);
+    a failing configure fails the module.
     """
 
     module_name: Literal["build"] = "build"
+    configure_args: list[str] | None = None
+
+    @field_validator("configure_args")
+    @classmethod
+    def _check_configure_args(cls, value: list[str] | None) -> list[str] | None:
+        for part in value or []:
+            check_placeholders(part, None)
+        return value
 
 
 class UnitTestModule(_CommandModule):
@@ -246,103 +309,261 @@ class RequiredPathsModule(_Module):
         return value
 
 
-def _substrings_as_patterns(data: dict) -> dict:
-    """NITR's ``any_substrings`` (literal text) as escaped ``any_patterns``."""
-    if "any_substrings" not in data:
-        return data
-    subs = data["any_substrings"]
-    if not isinstance(subs, list) or not all(isinstance(x, str) and x for x in subs):
-        raise ValueError("any_substrings must be a list of non-empty strings")
-    rest = {k: v for k, v in data.items() if k != "any_substrings"}
-    return {**rest, "any_patterns": [*rest.get("any_patterns", []), *(re.escape(x) for x in subs)]}
+CONDITION_KEYS = (
+    "all_of", "any_of", "not", "any_substrings", "all_substrings", "any_patterns", "all_patterns",
+    "substring_hit_thresholds", "pattern_hit_thresholds",
+)
+"""A rule's condition keys, in the order NITR evaluates them (see :class:`Condition`)."""
+
+_DECIDING_KEYS = ("all_of", "any_of", "any_substrings", "all_substrings", "any_patterns", "all_patterns")
+"""Keys whose result is the condition's result: NITR looks at no key after the first of these that is set."""
 
 
-class SourceRule(BaseModel):
-    """One source-analysis rule, checked file by file (NITR ``source_analysis``).
+def _compile_pattern(pattern: str, index: int, flags: int = re.MULTILINE) -> str:
+    if not isinstance(pattern, str) or not pattern:
+        raise ValueError(f"pattern {index} is empty (it would match every file)")
+    try:
+        re.compile(pattern, flags)
+    except re.error as error:
+        raise ValueError(f"bad regular expression {pattern!r} (pattern {index}): {error}") from None
+    return pattern
 
-    JSON: ``{"id": ..., "any_patterns": [...], "message": ...}`` (a violation wherever a pattern matches)
-    or ``{"id": ..., "not": {"any_patterns": [...]}, "message": ...}`` (``negate``: every scanned file must
-    match one of the patterns; a file that matches none is reported as ``missing``).
 
-    Attributes:
-        id: the rule's id, named in results.
-        any_patterns: Python regular expressions searched in the whole file text (no flags; use inline
-            flags such as ``(?m)``, ``(?s)`` or ``(?i)``).
-        negate: True for a ``not`` rule (the pattern must be found).
-        message: shown for each match; placeholders ``{rule_id}``, ``{relative_path}``, ``{filename}``,
-            ``{line}``, ``{path}``.
+def _non_empty_strings(value: list[str], what: str) -> list[str]:
+    for index, item in enumerate(value):
+        if not item:
+            raise ValueError(f"{what} {index} is empty (it would be found in every file)")
+    return value
 
-    Raises (on construction):
-        pydantic.ValidationError: empty id or patterns, a pattern that does not compile (the pattern and
-            the ``re`` error are named), unknown message placeholders, both ``any_patterns`` and ``not``,
-            or a NITR rule key benchwright does not evaluate (``all_of``, ``any_substrings`` ...).
+
+class SubstringThreshold(BaseModel):
+    """``substring_hit_thresholds`` entry: at least ``at_least`` of the distinct ``needles`` occur in the file."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    needles: list[str] = Field(min_length=1)
+    at_least: int = Field(default=1, ge=1)
+
+    @field_validator("needles")
+    @classmethod
+    def _needles(cls, value: list[str]) -> list[str]:
+        return _non_empty_strings(value, "needle")
+
+
+class PatternThreshold(BaseModel):
+    """``pattern_hit_thresholds`` entry: at least ``at_least`` of ``patterns`` match the file.
+
+    As in NITR, these patterns are compiled with ``flags`` only (names from :data:`REGEX_FLAGS`, e.g.
+    ``["MULTILINE"]``), not with the ``re.MULTILINE`` that every other pattern of a rule gets.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
+    patterns: list[str] = Field(min_length=1)
+    at_least: int = Field(default=1, ge=1)
+    flags: list[str] = Field(default_factory=list)
+
+    @field_validator("flags")
+    @classmethod
+    def _flags(cls, value: list[str]) -> list[str]:
+        for name in value:
+            if name not in REGEX_FLAGS:
+                raise ValueError(f"unknown regex flag {name!r}; known flags: {', '.join(REGEX_FLAGS)}")
+        return value
+
+    @model_validator(mode="after")
+    def _compile(self) -> PatternThreshold:
+        for index, pattern in enumerate(self.patterns):
+            _compile_pattern(pattern, index, self.flag_bits())
+        return self
+
+    def flag_bits(self) -> int:
+        """The ``re`` flags of :attr:`flags`, or-ed."""
+        bits = 0
+        for name in self.flags:
+            bits |= REGEX_FLAGS[name]
+        return bits
+
+
+class Condition(BaseModel):
+    """A source-analysis condition over one file's text, with NITR's semantics.
+
+    Keys (each optional; an empty list is refused, since NITR would skip it silently):
+        any_substrings / all_substrings: literal text, one / every one of them found.
+        any_patterns / all_patterns: Python regular expressions searched with ``re.MULTILINE`` (``^`` and
+            ``$`` match at every line), one / every one of them found.
+        not: a condition that must *not* hold.
+        all_of / any_of: sub-conditions, every one / at least one of them holding.
+        substring_hit_thresholds / pattern_hit_thresholds: lists of :class:`SubstringThreshold` /
+            :class:`PatternThreshold`, every one met.
+
+    Evaluated as NITR does (:func:`benchwright.core.probes.rules.condition_match`): ``all_of`` if set decides,
+    else ``any_of``; else ``not`` must not hold and then the first of ``any_substrings``, ``all_substrings``,
+    ``any_patterns``, ``all_patterns`` that is set decides; else every threshold must be met; a condition
+    with only ``not`` holds when its inner condition does not. Because NITR never looks at a key after the
+    deciding one, a condition that combines keys NITR would ignore (``all_of`` with ``any_substrings``,
+    ``any_patterns`` with a threshold ...) is refused, naming the ignored key; so is an empty condition.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+
+    all_of: list[Condition] = Field(default_factory=list)
+    any_of: list[Condition] = Field(default_factory=list)
+    not_: Condition | None = Field(default=None, alias="not")
+    any_substrings: list[str] = Field(default_factory=list)
+    all_substrings: list[str] = Field(default_factory=list)
+    any_patterns: list[str] = Field(default_factory=list)
+    all_patterns: list[str] = Field(default_factory=list)
+    substring_hit_thresholds: list[SubstringThreshold] = Field(default_factory=list)
+    pattern_hit_thresholds: list[PatternThreshold] = Field(default_factory=list)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_empty_lists(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            for key in CONDITION_KEYS:
+                if key != "not" and key in data and isinstance(data[key], list) and not data[key]:
+                    raise ValueError(f"{key} is empty; give at least one entry or leave the key out")
+        return data
+
+    @field_validator("any_substrings", "all_substrings")
+    @classmethod
+    def _substrings(cls, value: list[str]) -> list[str]:
+        return _non_empty_strings(value, "substring")
+
+    @field_validator("any_patterns", "all_patterns")
+    @classmethod
+    def _compile(cls, value: list[str]) -> list[str]:
+        for index, pattern in enumerate(value):
+            _compile_pattern(pattern, index)
+        return value
+
+    def condition_keys(self) -> list[str]:
+        """The condition keys that are set, in :data:`CONDITION_KEYS` order."""
+        return [k for k in CONDITION_KEYS if getattr(self, "not_" if k == "not" else k) not in (None, [])]
+
+    @model_validator(mode="after")
+    def _nothing_ignored(self) -> Condition:
+        keys = self.condition_keys()
+        if not keys:
+            raise ValueError("a rule needs a condition: any_substrings, any_patterns, not, all_of ... "
+                             f"(one of {', '.join(CONDITION_KEYS)})")
+        deciding = [k for k in keys if k in _DECIDING_KEYS]
+        if deciding:
+            first = deciding[0]
+            ignored = [k for k in keys if CONDITION_KEYS.index(k) > CONDITION_KEYS.index(first)]
+            if first in ("all_of", "any_of"):
+                ignored = [k for k in keys if k != first]
+            if ignored:
+                raise ValueError(f"{ignored[0]!r} next to {first!r} would be ignored (NITR decides on {first!r} "
+                                 "alone); put the conditions under all_of")
+        return self
+
+    def condition_json(self) -> dict[str, Any]:
+        """The condition in ``pipeline.json`` shape (set keys only)."""
+        data: dict[str, Any] = {}
+        for key in CONDITION_KEYS:
+            value = getattr(self, "not_" if key == "not" else key)
+            if value in (None, []):
+                continue
+            if key == "not":
+                data[key] = value.condition_json()
+            elif key in ("all_of", "any_of"):
+                data[key] = [item.condition_json() for item in value]
+            elif key.endswith("thresholds"):
+                data[key] = [item.model_dump(exclude_defaults=False) for item in value]
+                if key == "pattern_hit_thresholds":
+                    data[key] = [{k: v for k, v in item.items() if k != "flags" or v} for item in data[key]]
+            else:
+                data[key] = list(value)
+        return data
+
+    def compiled(self) -> list[re.Pattern[str]]:
+        """The compiled ``any_patterns`` and ``all_patterns`` (``re.MULTILINE``; ``re`` caches them)."""
+        return [re.compile(p, re.MULTILINE) for p in [*self.any_patterns, *self.all_patterns]]
+
+
+class SourceRule(Condition):
+    """One file-level source-analysis rule (NITR ``source_analysis`` ``rules``): a :class:`Condition` that,
+    where it holds in a scanned file, is a finding (the module fails).
+
+    JSON: ``{"id": ..., "message": ..., <condition keys>}``, e.g. ``{"id": "no-stoi", "any_substrings":
+    ["std::stoi"]}`` or ``{"id": "uses-seam", "not": {"any_patterns": ["Validate\\\\("]}}``.
+
+    Attributes:
+        id: the rule's id, named in results.
+        message: shown for each finding; placeholders :data:`MESSAGE_FIELDS`; any other brace is text.
+        negate: True for a rule that is only ``not: {...}`` (kept for the rules editor: it then holds the
+            inner condition's keys itself, and ``negate=True`` with ``any_patterns`` builds such a rule).
+
+    Raises (on construction):
+        pydantic.ValidationError: empty id, a pattern that does not compile (the pattern and the ``re``
+            error are named), an unknown message placeholder or key, a key NITR would ignore.
+    """
+
     id: str = Field(min_length=1)
-    any_patterns: list[str] = Field(min_length=1)
-    negate: bool = False
     message: str = ""
+    negate: bool = False
 
     @model_validator(mode="before")
     @classmethod
     def _from_json_shape(cls, data: Any) -> Any:
         if not isinstance(data, dict):
             return data
-        data = _substrings_as_patterns(data)
-        if isinstance(data.get("not"), dict):
-            data = {**data, "not": _substrings_as_patterns(data["not"])}
-        unsupported = [key for key in data if key in UNSUPPORTED_RULE_KEYS]
-        if unsupported:
-            raise ValueError(
-                f"rule key {unsupported[0]!r} is not supported; use any_patterns, or not: {{any_patterns}}"
-            )
-        if "not" in data:
-            inner = data["not"]
-            if "any_patterns" in data:
-                raise ValueError("a rule has either any_patterns or not: {any_patterns}, not both")
-            if not isinstance(inner, dict) or set(inner) != {"any_patterns"}:
-                raise ValueError("'not' must be an object with exactly one key, any_patterns")
+        if "negate" in data:
+            return data
+        inner = data.get("not")
+        others = [k for k in data if k in CONDITION_KEYS and k != "not"]
+        if isinstance(inner, dict) and not others:
             rest = {k: v for k, v in data.items() if k != "not"}
-            return {**rest, "any_patterns": inner["any_patterns"], "negate": True}
+            return {**rest, **inner, "negate": True}
         return data
-
-    @field_validator("any_patterns")
-    @classmethod
-    def _compile(cls, value: list[str]) -> list[str]:
-        for index, pattern in enumerate(value):
-            if not pattern:
-                raise ValueError(f"pattern {index} is empty (it would match every file)")
-            try:
-                re.compile(pattern)
-            except re.error as error:
-                raise ValueError(f"bad regular expression {pattern!r} (pattern {index}): {error}") from None
-        return value
 
     @field_validator("message")
     @classmethod
     def _check_message(cls, value: str) -> str:
-        return check_placeholders(value, MESSAGE_FIELDS)
-
-    def compiled(self) -> list[re.Pattern[str]]:
-        """The compiled patterns (``re`` caches them)."""
-        return [re.compile(p) for p in self.any_patterns]
+        return check_message(value, MESSAGE_FIELDS)
 
     def to_json(self) -> dict[str, Any]:
-        """The rule in ``pipeline.json`` shape (``not: {any_patterns}`` for a negated rule)."""
+        """The rule in ``pipeline.json`` shape (``not: {...}`` for a negated rule)."""
         data: dict[str, Any] = {"id": self.id}
-        if self.negate:
-            data["not"] = {"any_patterns": list(self.any_patterns)}
-        else:
-            data["any_patterns"] = list(self.any_patterns)
+        condition = self.condition_json()
+        data.update({"not": condition} if self.negate else condition)
         if self.message:
             data["message"] = self.message
         return data
 
 
+class GlobalRule(SourceRule):
+    """An aggregate rule (NITR ``source_analysis`` ``global_rules``): its condition is checked in every scanned
+    file, and the module fails when fewer than ``min_matching_files`` or more than ``max_matching_files``
+    files meet it (a finding for each bound crossed). ``message`` placeholders: :data:`GLOBAL_MESSAGE_FIELDS`.
+    """
+
+    min_matching_files: int | None = Field(default=None, ge=0)
+    max_matching_files: int | None = Field(default=None, ge=0)
+
+    @field_validator("message")
+    @classmethod
+    def _check_message(cls, value: str) -> str:
+        return check_message(value, GLOBAL_MESSAGE_FIELDS)
+
+    @model_validator(mode="after")
+    def _bounded(self) -> GlobalRule:
+        if self.min_matching_files is None and self.max_matching_files is None:
+            raise ValueError("a global rule needs min_matching_files or max_matching_files (else it never fails)")
+        return self
+
+    def to_json(self) -> dict[str, Any]:
+        data = super().to_json()
+        for key in ("min_matching_files", "max_matching_files"):
+            if getattr(self, key) is not None:
+                data[key] = getattr(self, key)
+        return data
+
+
 class SourceAnalysisModule(_Module):
-    """``source_analysis``: regex rules over the source files of ``scan_roots`` (a structural oracle).
+    """``source_analysis``: rules over the source files of ``scan_roots`` (a structural oracle, NITR semantics).
 
     Attributes:
         root: as for :class:`RequiredPathsModule`; default ``case_root``.
@@ -350,10 +571,16 @@ class SourceAnalysisModule(_Module):
             are skipped.
         suffixes: file-name endings scanned (default ``.h .hpp .cc .cpp``); an empty list scans every file.
         exclude_files: file names (``legacy.cpp``) or relative paths (``src/legacy.cpp``) left out.
-        exclude_globs: glob patterns matched against the relative path and the file name.
-        rules: at least one :class:`SourceRule`; ids are unique within the module.
+        exclude_globs: glob patterns matched against the relative path (right-anchored, as
+            :meth:`pathlib.PurePath.match`, and as :func:`fnmatch.fnmatch`) and the file name.
+        normalize: one of :data:`NORMALIZE_MODES`; applied to each file before the rules see it.
+        stop_on_first_match: stop at the first finding (the verdict is the same; fewer findings).
+        rules: :class:`SourceRule` list; ids are unique within the module.
+        global_rules: :class:`GlobalRule` list; at least one rule or global rule.
+        enabled_if: a pipeline variable's name (the module runs when its value is true: not ``""``, ``0``,
+            ``false``, ``off`` or ``no``), or a boolean; ``None`` (default): always runs.
 
-    The module fails when any rule reports a match (see :func:`benchwright.core.probes.rules.scan_sources`).
+    The module fails when any rule reports a finding (see :func:`benchwright.core.probes.rules.scan_sources`).
     """
 
     module_name: Literal["source_analysis"] = "source_analysis"
@@ -362,7 +589,10 @@ class SourceAnalysisModule(_Module):
     suffixes: list[str] = Field(default_factory=lambda: list(DEFAULT_SUFFIXES))
     exclude_files: list[str] = Field(default_factory=list)
     exclude_globs: list[str] = Field(default_factory=list)
-    rules: list[SourceRule] = Field(min_length=1)
+    normalize: Literal["none", "strip_comments", "strip_comments_and_strings"] = "none"
+    stop_on_first_match: bool = False
+    rules: list[SourceRule] = Field(default_factory=list)
+    global_rules: list[GlobalRule] = Field(default_factory=list)
 
     @field_validator("root")
     @classmethod
@@ -376,24 +606,89 @@ class SourceAnalysisModule(_Module):
             _safe_relative(item, "scan root")
         return value
 
-    @field_validator("rules")
-    @classmethod
-    def _unique_ids(cls, value: list[SourceRule]) -> list[SourceRule]:
+    @model_validator(mode="after")
+    def _unique_ids(self) -> SourceAnalysisModule:
+        if not self.rules and not self.global_rules:
+            raise ValueError("a source_analysis module needs at least one rule in rules or global_rules")
         seen: set[str] = set()
-        for rule in value:
+        for rule in [*self.rules, *self.global_rules]:
             if rule.id in seen:
                 raise ValueError(f"rule id {rule.id!r} is used twice")
             seen.add(rule.id)
-        return value
+        return self
 
     def to_json(self) -> dict[str, Any]:
         data = super().to_json()
         data["rules"] = [rule.to_json() for rule in self.rules]
+        if self.global_rules:
+            data["global_rules"] = [rule.to_json() for rule in self.global_rules]
+        else:
+            data.pop("global_rules", None)
+        for key, default in (("normalize", "none"), ("stop_on_first_match", False)):
+            if data.get(key) == default:
+                data.pop(key)
         return data
 
 
+def _check_paths(value: list[str], what: str) -> list[str]:
+    for item in value:
+        _safe_relative(item, what)
+    return value
+
+
+class BaselineDiffModule(_Module):
+    """``baseline_diff``: the submission (``case_root``) compared with the pristine starter
+    (``baseline_case_root``), file by file; any change not allowed is a finding (NITR semantics).
+
+    Attributes:
+        paths: the relative paths compared; when empty, the files matched by ``include_globs`` in either tree.
+        include_globs: ``pathlib`` glob patterns (``src/**/*``); default ``src/**/*`` and ``app/**/*``.
+        exclude_globs: left out (right-anchored match against the relative path).
+        allow_created, allow_deleted, allow_modified: paths that may be added, removed or changed.
+        allow_missing_in_root, allow_missing_in_baseline: named paths that may be absent from one side.
+        allowed_created_top_levels: top-level folders under which new files are allowed.
+
+    Files are compared as text with universal newlines (CRLF and LF are the same), as NITR reads them.
+    """
+
+    module_name: Literal["baseline_diff"] = "baseline_diff"
+    paths: list[str] = Field(default_factory=list)
+    include_globs: list[str] = Field(default_factory=lambda: ["src/**/*", "app/**/*"])
+    exclude_globs: list[str] = Field(default_factory=list)
+    allow_created: list[str] = Field(default_factory=list)
+    allow_deleted: list[str] = Field(default_factory=list)
+    allow_modified: list[str] = Field(default_factory=list)
+    allow_missing_in_root: list[str] = Field(default_factory=list)
+    allow_missing_in_baseline: list[str] = Field(default_factory=list)
+    allowed_created_top_levels: list[str] = Field(default_factory=list)
+
+    @field_validator("paths")
+    @classmethod
+    def _paths(cls, value: list[str]) -> list[str]:
+        return _check_paths(value, "path")
+
+    @field_validator("include_globs")
+    @classmethod
+    def _globs(cls, value: list[str]) -> list[str]:
+        return _check_paths(value, "include glob")
+
+
+class FrozenPathsModule(_Module):
+    """``frozen_paths``: every path of ``paths`` exists in both the submission and the starter, with the same
+    text (universal newlines); anything missing, created, deleted or modified is a finding."""
+
+    module_name: Literal["frozen_paths"] = "frozen_paths"
+    paths: list[str] = Field(min_length=1)
+
+    @field_validator("paths")
+    @classmethod
+    def _paths(cls, value: list[str]) -> list[str]:
+        return _check_paths(value, "frozen path")
+
+
 PipelineModule = Annotated[
-    BuildModule | UnitTestModule | RequiredPathsModule | SourceAnalysisModule | CustomizedCheckModule,
+    BuildModule | UnitTestModule | RequiredPathsModule | SourceAnalysisModule | CustomizedCheckModule
+    | BaselineDiffModule | FrozenPathsModule,
     Field(discriminator="module_name"),
 ]
 """Any module of a pipeline, told apart by ``module_name``."""
@@ -404,17 +699,47 @@ MODULE_TYPES: dict[str, type[_Module]] = {
     "required_paths": RequiredPathsModule,
     "source_analysis": SourceAnalysisModule,
     "customized_check": CustomizedCheckModule,
+    "baseline_diff": BaselineDiffModule,
+    "frozen_paths": FrozenPathsModule,
 }
 """``module_name`` -> module class."""
+
+
+def _leaves_folder(value: str) -> bool:
+    path = PurePosixPath(value.replace("\\", "/"))
+    return path.is_absolute() or ".." in path.parts or bool(re.match(r"^[A-Za-z]:", value))
+
+
+def is_enabled(flag: Any) -> bool:
+    """NITR's reading of an ``enabled_if`` value: a boolean as is; a string is false when it is ``""``,
+    ``0``, ``false``, ``off`` or ``no`` (any case, spaces ignored); anything else by its truth."""
+    if isinstance(flag, bool):
+        return flag
+    if isinstance(flag, str):
+        return flag.strip().lower() not in {"", "0", "false", "off", "no"}
+    return bool(flag)
 
 
 class Pipeline(BaseModel):
     """An evaluator pipeline: modules run in order; the probe passes only when every module passes.
 
+    Two layouts:
+
+    * ``benchwright`` (a probe folder): ``case_root`` and ``build_dir`` are relative to the workspace repo
+      root (defaults ``case`` and ``build``; ``.`` puts the case at the repo root); no ``..``, not absolute.
+    * ``nitr`` (a NITR checkout, :data:`NITR_PATH_KEYS` pointing outside the evaluator folder, such as
+      ``"case_root": "../../.submit-output/<config>/cases/<id>"``): the paths are read as what they mean in
+      NITR's layout and mapped into the workspace (``repo/cases/<id>`` the submission, ``baseline/<id>`` the
+      pristine starter, ``repo/build``); the values given are kept in :attr:`nitr_paths`, never used as
+      paths, so nothing runs outside the workspace.
+
     Attributes:
-        case_root: where the runner places the case, relative to the workspace repo root (default
-            ``case``; ``.`` puts the case at the repo root). No ``..``, not absolute.
-        build_dir: the build directory relative to the workspace repo root (default ``build``).
+        case_root, build_dir: see above (for a NITR layout the benchwright defaults, unused).
+        layout: ``benchwright`` or ``nitr``.
+        nitr_paths: the NITR top-level paths as written (``case_root``, ``baseline_case_root``,
+            ``build_dir``, ``evaluator_root``).
+        variables: NITR ``variables`` (placeholders in commands, ``enabled_if`` switches).
+        env: variables set for every command (NITR's top-level ``env``), placeholders allowed.
         modules: at least one module.
     """
 
@@ -422,6 +747,10 @@ class Pipeline(BaseModel):
 
     case_root: str = "case"
     build_dir: str = "build"
+    layout: Literal["benchwright", "nitr"] = "benchwright"
+    nitr_paths: dict[str, str] = Field(default_factory=dict)
+    variables: dict[str, str | bool | int | float] = Field(default_factory=dict)
+    env: dict[str, str] = Field(default_factory=dict)
     modules: list[PipelineModule] = Field(min_length=1)
 
     @field_validator("case_root")
@@ -434,11 +763,65 @@ class Pipeline(BaseModel):
     def _check_build_dir(cls, value: str) -> str:
         return _safe_relative(value, "build_dir", allow_dot=False)
 
+    @field_validator("variables")
+    @classmethod
+    def _check_variables(cls, value: dict[str, Any]) -> dict[str, Any]:
+        for name in value:
+            if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) or name in PLACEHOLDERS:
+                raise ValueError(f"variable name {name!r} must be an identifier other than {', '.join(PLACEHOLDERS)}")
+        return value
+
     @model_validator(mode="after")
     def _distinct(self) -> Pipeline:
         if PurePosixPath(self.case_root) == PurePosixPath(self.build_dir):
             raise ValueError("case_root and build_dir must differ")
         return self
+
+    def placeholder_problems(self) -> list[tuple[str, str]]:
+        """``(field, message)`` for each placeholder that is neither in :data:`PLACEHOLDERS` nor a variable."""
+        allowed = (*PLACEHOLDERS, *self.variables)
+        problems: list[tuple[str, str]] = []
+
+        def check(where: str, text: str | None) -> None:
+            if text is None:
+                return
+            try:
+                check_placeholders(text, allowed)
+            except ValueError as error:
+                problems.append((where, str(error)))
+
+        for key, text in self.env.items():
+            check(f"env.{key}", text)
+        for index, module in enumerate(self.modules):
+            where = f"modules[{index}]"
+            if isinstance(module, _CommandModule):
+                for part in module.command:
+                    check(f"{where}.command", part)
+                check(f"{where}.cwd", module.cwd)
+                for key, text in module.env.items():
+                    check(f"{where}.env.{key}", text)
+                for part in getattr(module, "configure_args", None) or []:
+                    check(f"{where}.configure_args", part)
+            if isinstance(module.enabled_if, str) and module.enabled_if not in self.variables:
+                problems.append((f"{where}.enabled_if", f"enabled_if names {module.enabled_if!r}, which is not one of "
+                                 f"the pipeline's variables ({', '.join(self.variables) or 'none'})"))
+        return problems
+
+    @model_validator(mode="after")
+    def _known_placeholders(self) -> Pipeline:
+        problems = self.placeholder_problems()
+        if problems:
+            raise ValueError(f"{problems[0][0]}: {problems[0][1]}")
+        return self
+
+    def enabled_modules(self) -> list[PipelineModule]:
+        """The modules that run: those without ``enabled_if`` or whose switch is on (:func:`is_enabled`)."""
+        out = []
+        for module in self.modules:
+            flag = module.enabled_if
+            if flag is None or is_enabled(self.variables.get(flag) if isinstance(flag, str) else flag):
+                out.append(module)
+        return out
 
     def source_modules(self) -> list[SourceAnalysisModule]:
         """The ``source_analysis`` modules, in order (for a rules editor)."""
@@ -446,17 +829,25 @@ class Pipeline(BaseModel):
 
     def to_json(self) -> dict[str, Any]:
         """The pipeline in ``pipeline.json`` shape; :func:`pipeline_from_dict` reads it back unchanged."""
-        return {
-            "case_root": self.case_root, "build_dir": self.build_dir,
-            "modules": [module.to_json() for module in self.modules],
-        }
+        if self.layout == "nitr":
+            data: dict[str, Any] = dict(self.nitr_paths)
+        else:
+            data = {"case_root": self.case_root, "build_dir": self.build_dir}
+        if self.variables:
+            data["variables"] = dict(self.variables)
+        if self.env:
+            data["env"] = dict(self.env)
+        data["modules"] = [module.to_json() for module in self.modules]
+        return data
 
 
 def _loc(loc: tuple[Any, ...]) -> str:
     out = ""
     for part in loc:
+        if isinstance(part, str) and part.startswith(("function-after", "function-before", "function-wrap")):
+            continue
         out += f"[{part}]" if isinstance(part, int) else f".{part}"
-    return out
+    return out.replace(".not_", ".not")
 
 
 def _problem_text(error: dict[str, Any]) -> str:
@@ -469,16 +860,44 @@ def _problem_text(error: dict[str, Any]) -> str:
     return message.removeprefix("Value error, ")
 
 
+def _top_level(data: dict[str, Any], file: str, problems: list[InputProblem]) -> dict[str, Any]:
+    """The top-level fields of ``data`` for :class:`Pipeline` (layout read from the path keys)."""
+    for key in data:
+        if key not in TOP_LEVEL_KEYS:
+            problems.append(InputProblem(file, None, key, f"unknown top-level key; known keys: {', '.join(TOP_LEVEL_KEYS)}"))
+    paths = {k: data[k] for k in (*NITR_PATH_KEYS, "evaluator_root") if k in data}
+    for key, value in paths.items():
+        if not isinstance(value, str) or not value.strip():
+            problems.append(InputProblem(file, None, key, "must be a string (a path)"))
+    paths = {k: v for k, v in paths.items() if isinstance(v, str) and v.strip()}
+    top: dict[str, Any] = {}
+    if "baseline_case_root" in paths or "evaluator_root" in paths or any(_leaves_folder(v) for v in paths.values()):
+        top.update(layout="nitr", nitr_paths=paths)
+    else:
+        top.update({k: v for k, v in paths.items() if k in ("case_root", "build_dir")})
+    for key in ("variables", "env"):
+        if key in data:
+            value = data[key]
+            if not isinstance(value, dict):
+                problems.append(InputProblem(file, None, key, "must be a JSON object"))
+            elif key == "env" and not all(isinstance(v, str | int | float | bool) for v in value.values()):
+                problems.append(InputProblem(file, None, key, "values must be strings"))
+            else:
+                top[key] = {k: str(v) for k, v in value.items()} if key == "env" else value
+    return top
+
+
 def pipeline_from_dict(data: Any, source: str | Path = "pipeline.json") -> Pipeline:
     """Validate a decoded ``pipeline.json`` object; ``source`` names the file in errors.
 
-    Unknown top-level keys are ignored (NITR files carry extra metadata); unknown module keys are not.
+    Every key is checked: an unknown top-level key (:data:`TOP_LEVEL_KEYS`), module type, module key or rule
+    key is refused, never ignored.
 
     Raises:
         InputFileError: every problem found, each naming ``source`` and a field such as
             ``modules[2].rules[0].any_patterns`` with the module's name and type in the message:
-            unknown module type, missing or unknown field, bad regular expression, unknown placeholder,
-            unsafe path.
+            unknown key or module type, missing field, bad regular expression, unknown placeholder,
+            unsafe path, a rule key NITR would ignore.
     """
     file = str(source)
     if not isinstance(data, dict):
@@ -514,13 +933,14 @@ def pipeline_from_dict(data: Any, source: str | Path = "pipeline.json") -> Pipel
                 problems.append(InputProblem(
                     file, None, where + _loc(tuple(item["loc"])), f"module {label!r} ({kind}): {_problem_text(item)}"
                 ))
-    top = {k: data[k] for k in ("case_root", "build_dir") if k in data}
-    for key, value in top.items():
-        if not isinstance(value, str):
-            problems.append(InputProblem(file, None, key, "must be a string (a relative path)"))
+    top = _top_level(data, file, problems)
     if problems:
         raise InputFileError(problems)
     try:
+        pipeline = Pipeline.model_construct(**top, modules=modules)
+        names = pipeline.placeholder_problems() if all(isinstance(v, dict) for v in (top.get("variables", {}), top.get("env", {}))) else []
+        if names:
+            raise InputFileError([InputProblem(file, None, where, message) for where, message in names])
         return Pipeline(**top, modules=modules)
     except ValidationError as error:
         raise InputFileError([

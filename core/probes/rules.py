@@ -2,12 +2,13 @@
 
 NITR (oracle design): the structural checks "are lightweight and targeted rather than full semantic
 program analyses", e.g. flagging ``std::stoi`` outside the designated validation path. Here a rule is a
-list of regular expressions searched in the text of each scanned file:
+condition (:class:`~benchwright.core.probes.pipeline.Condition`: substrings, regular expressions matched
+with ``re.MULTILINE``, ``not``, ``all_of``/``any_of``, hit thresholds) checked in the text of each scanned
+file, with NITR's semantics (:func:`condition_match`):
 
-* a plain rule reports a ``violation`` for every line where one of its patterns matches;
-* a ``not`` rule (``negate``) reports a file as ``missing`` when none of its patterns matches anywhere in
-  it, and reports the scan roots as ``missing`` when no file was scanned at all (a required pattern
-  cannot be found in nothing).
+* a rule that holds in a file is one finding there, at the first location found (``violation``);
+* a ``not`` rule holds where its inner condition does not (``missing``: the required text is absent);
+* a global rule counts the files where it holds against ``min_matching_files`` / ``max_matching_files``.
 
 :func:`scan_sources` runs no subprocess, so a rules editor can preview matches on a variant's tree
 (:func:`preview_matches`) without building anything.
@@ -28,7 +29,15 @@ from pydantic import BaseModel, ConfigDict
 
 from ..errors import BenchwrightError
 from ._workspace import Workspace, scrubbed_environment
-from .pipeline import SourceAnalysisModule, SourceRule
+from .pipeline import (
+    BaselineDiffModule,
+    Condition,
+    FrozenPathsModule,
+    GlobalRule,
+    SourceAnalysisModule,
+    SourceRule,
+    render_message,
+)
 
 MAX_SCAN_BYTES = 2_000_000
 """Files larger than this are not scanned (bytes)."""
@@ -82,7 +91,8 @@ def _excluded(module: SourceAnalysisModule, relative: str, name: str) -> bool:
     for item in module.exclude_files:
         if item in (name, relative):
             return True
-    return any(fnmatch.fnmatch(relative, g) or fnmatch.fnmatch(name, g) for g in module.exclude_globs)
+    pure = PurePosixPath(relative)
+    return any(fnmatch.fnmatch(relative, g) or fnmatch.fnmatch(name, g) or pure.match(g) for g in module.exclude_globs)
 
 
 def source_files(module: SourceAnalysisModule, root: Path) -> list[tuple[str, Path]]:
@@ -128,71 +138,300 @@ def source_files(module: SourceAnalysisModule, root: Path) -> list[tuple[str, Pa
 def _render(rule: SourceRule, relative: str, path: Path, line: int | None) -> str:
     default = (
         "required pattern of rule {rule_id} not found in {relative_path}" if rule.negate
-        else "rule {rule_id} matched in {relative_path}:{line}"
+        else "rule {rule_id} matched in {location}"
     )
     values = {
         "rule_id": rule.id, "relative_path": relative, "filename": path.name,
-        "line": "" if line is None else str(line), "path": str(path),
+        "line": "" if line is None else str(line), "line_no": "" if line is None else str(line),
+        "location": relative if line is None else f"{relative}:{line}", "path": path.as_posix(),
     }
-    return (rule.message or default).format_map(values)
+    return render_message(rule.message or default, values)
+
+
+_BLOCK_COMMENT = re.compile(r"/\*.*?\*/", re.DOTALL)
+_LINE_COMMENT = re.compile(r"//[^\n]*")
+_STRING_LITERAL = re.compile(r'"(?:\\.|[^"\\])*"')
+_CHAR_LITERAL = re.compile(r"'(?:\\.|[^'\\])+'")
+
+
+def normalize_source(text: str, mode: str) -> str:
+    """``text`` as a ``source_analysis`` module with ``normalize`` = ``mode`` sees it (NITR's reading):
+
+    * ``none``: unchanged;
+    * ``strip_comments``: ``/* ... */`` blocks (across lines) removed, then ``//`` to the end of each line;
+    * ``strip_comments_and_strings``: first every double-quoted literal becomes ``""`` and every
+      single-quoted one ``''`` (backslash escapes honoured), then comments are removed as above.
+
+    The removal is textual, as in NITR: a ``//`` inside a string literal is taken for a comment unless the
+    strings are removed first. Raises ``ValueError`` for an unknown mode.
+    """
+    if mode == "none":
+        return text
+    if mode == "strip_comments_and_strings":
+        text = _CHAR_LITERAL.sub("''", _STRING_LITERAL.sub('""', text))
+    elif mode != "strip_comments":
+        raise ValueError(f"unknown normalize mode {mode!r}")
+    return _LINE_COMMENT.sub("", _BLOCK_COMMENT.sub("", text))
+
+
+def _line_at(content: str, index: int) -> int:
+    return content.count("\n", 0, index) + 1
+
+
+def _earliest(indexes: list[int | None]) -> int | None:
+    found = [i for i in indexes if i is not None]
+    return min(found) if found else None
+
+
+def _substring_index(needle: str, content: str) -> int | None:
+    index = content.find(needle)
+    return None if index < 0 else index
+
+
+def _pattern_index(pattern: str, content: str) -> int | None:
+    match = re.compile(pattern, re.MULTILINE).search(content)
+    return None if match is None else match.start()
+
+
+NO_LINE = 0
+"""What :func:`condition_match` returns for a condition that holds without pointing at a line (``not``,
+thresholds)."""
+
+
+def _all_lines(results: list[int | None]) -> int | None:
+    if any(r is None for r in results):
+        return None
+    lines = [r for r in results if r]
+    return min(lines) if lines else NO_LINE
+
+
+def condition_match(condition: Condition, content: str) -> int | None:
+    """Whether ``condition`` holds in ``content`` (one file's text), with NITR's semantics.
+
+    Returns ``None`` when it does not hold; else the 1-based line of the first location found (the earliest
+    line among the keys that point at one), or :data:`NO_LINE` (0) when it holds without a line. Order of
+    evaluation: ``all_of`` (every sub-condition), ``any_of`` (the first that holds), then ``not`` (its inner
+    condition must not hold), then the first set of ``any_substrings`` (earliest needle found),
+    ``all_substrings``, ``any_patterns``, ``all_patterns`` (``re.MULTILINE``), then the thresholds (every
+    one met: distinct needles found, or patterns matching with the threshold's own flags).
+    """
+    if condition.all_of:
+        return _all_lines([condition_match(child, content) for child in condition.all_of])
+    if condition.any_of:
+        for child in condition.any_of:
+            hit = condition_match(child, content)
+            if hit is not None:
+                return hit
+        return None
+    if condition.not_ is not None and condition_match(condition.not_, content) is not None:
+        return None
+    for key, find, every in (
+        ("any_substrings", _substring_index, False), ("all_substrings", _substring_index, True),
+        ("any_patterns", _pattern_index, False), ("all_patterns", _pattern_index, True),
+    ):
+        items = getattr(condition, key)
+        if not items:
+            continue
+        indexes = [find(item, content) for item in items]
+        if every and any(i is None for i in indexes):
+            return None
+        first = _earliest(indexes)
+        return None if first is None else _line_at(content, first)
+    for threshold in condition.substring_hit_thresholds:
+        if sum(1 for needle in dict.fromkeys(threshold.needles) if needle in content) < threshold.at_least:
+            return None
+    for pattern_threshold in condition.pattern_hit_thresholds:
+        bits = pattern_threshold.flag_bits()
+        hits = sum(1 for p in pattern_threshold.patterns if re.compile(p, bits).search(content))
+        if hits < pattern_threshold.at_least:
+            return None
+    return NO_LINE
+
+
+def rule_holds(rule: SourceRule, content: str) -> int | None:
+    """:func:`condition_match` for a rule, a negated rule (``not: {...}``) holding where its condition does not."""
+    hit = condition_match(rule, content)
+    if rule.negate:
+        return NO_LINE if hit is None else None
+    return hit
+
+
+def _line_text(content: str, line: int) -> str:
+    lines = content.split("\n")
+    return lines[line - 1].strip()[:200] if 0 < line <= len(lines) else ""
 
 
 def match_rule(rule: SourceRule, relative: str, path: Path, content: str) -> list[RuleMatch]:
-    """The findings of one rule in one file's ``content`` (see the module docstring)."""
-    if rule.negate:
-        if any(p.search(content) for p in rule.compiled()):
-            return []
-        return [RuleMatch(
-            rule_id=rule.id, relative_path=relative, line=None, text="",
-            message=_render(rule, relative, path, None), kind="missing",
-        )]
-    lines: dict[int, str] = {}
-    for pattern in rule.compiled():
-        for match in pattern.finditer(content):
-            line = content.count("\n", 0, match.start()) + 1
-            if line not in lines:
-                start = content.rfind("\n", 0, match.start()) + 1
-                end = content.find("\n", match.start())
-                lines[line] = content[start: end if end >= 0 else len(content)].strip()[:200]
-            if len(lines) >= MAX_MATCHES_PER_FILE:
-                break
-    return [
-        RuleMatch(
-            rule_id=rule.id, relative_path=relative, line=line, text=text,
-            message=_render(rule, relative, path, line), kind="violation",
-        )
-        for line, text in sorted(lines.items())
-    ]
+    """The finding of one rule in one file's ``content`` (already normalized), as a one-item list, or ``[]``.
+
+    NITR reports a rule once per file, at the first location it found: ``kind`` ``violation`` with that
+    ``line`` (and its text), or, for a rule that holds without a line (a ``not`` rule: the required text is
+    absent), ``missing`` with no line.
+    """
+    hit = rule_holds(rule, content)
+    if hit is None:
+        return []
+    line = hit or None
+    return [RuleMatch(
+        rule_id=rule.id, relative_path=relative, line=line, text=_line_text(content, line) if line else "",
+        message=_render(rule, relative, path, line), kind="violation" if line or not rule.negate else "missing",
+    )]
+
+
+def _global_findings(rule: GlobalRule, scanned: list[tuple[str, Path, str]], where: str) -> list[RuleMatch]:
+    matching = [relative for relative, _path, content in scanned if rule_holds(rule, content) is not None]
+    values = {"rule_id": rule.id, "matching_file_count": str(len(matching)), "matching_files": ", ".join(matching)}
+    out: list[RuleMatch] = []
+    for bound, crossed, wording in (
+        (rule.min_matching_files, lambda b: len(matching) < b, "at least"),
+        (rule.max_matching_files, lambda b: len(matching) > b, "at most"),
+    ):
+        if bound is None or not crossed(bound):
+            continue
+        default = f"global rule {{rule_id}}: {{matching_file_count}} matching files, {wording} {bound} expected"
+        if matching:
+            default += " ({matching_files})"
+        out.append(RuleMatch(
+            rule_id=rule.id, relative_path=", ".join(matching) or where, line=None, text="",
+            message=render_message(rule.message or default, values),
+            kind="missing" if wording == "at least" else "violation",
+        ))
+    return out
 
 
 def scan_sources(module: SourceAnalysisModule, root: Path) -> list[RuleMatch]:
-    """Every finding of ``module``'s rules in the files it scans under ``root``.
+    """Every finding of ``module``'s rules and global rules in the files it scans under ``root`` (NITR semantics).
 
     ``root`` is the folder the module's ``root`` names, already resolved (the runner passes the
-    workspace's case root; a preview passes a copy of the case with the variant applied). Findings come
-    file by file (sorted by path), rule by rule in the module's order, line by line. An empty list means
-    the module passes. Files are read as UTF-8 with undecodable bytes replaced. Never raises for
-    unreadable files (they are skipped).
+    workspace's case root; a preview passes a copy of the case with the variant applied). Each file is read
+    as UTF-8 (undecodable bytes replaced), normalized (:func:`normalize_source`) and checked rule by rule
+    (:func:`match_rule`); findings come file by file (sorted by path), rule by rule. Then each global rule
+    counts the files where its condition holds against its bounds. With ``stop_on_first_match`` the scan
+    stops at the first finding. An empty list means the module passes; no file to scan is a pass unless a
+    global rule wants matching files. Never raises for unreadable files (they are skipped).
     """
     root = Path(root)
-    files = source_files(module, root)
     matches: list[RuleMatch] = []
-    for relative, path in files:
+    scanned: list[tuple[str, Path, str]] = []
+    for relative, path in source_files(module, root):
         try:
-            content = path.read_text(encoding="utf-8", errors="replace")
+            content = normalize_source(path.read_text(encoding="utf-8", errors="replace"), module.normalize)
         except OSError:
             continue
+        scanned.append((relative, path, content))
         for rule in module.rules:
             matches.extend(match_rule(rule, relative, path, content))
-    if not files:
-        where = ", ".join(module.scan_roots)
-        for rule in module.rules:
-            if rule.negate:
-                matches.append(RuleMatch(
-                    rule_id=rule.id, relative_path=where, line=None, text="", kind="missing",
-                    message=f"rule {rule.id}: no file to scan in {where}, so its required pattern is not found",
-                ))
+            if matches and module.stop_on_first_match:
+                return matches
+    where = ", ".join(module.scan_roots)
+    for global_rule in module.global_rules:
+        matches.extend(_global_findings(global_rule, scanned, where))
+        if matches and module.stop_on_first_match:
+            return matches
     return matches
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Comparing the submission with the pristine starter (baseline_diff, frozen_paths)
+
+
+def _read_for_compare(path: Path) -> str:
+    """A file's text as NITR compares it: UTF-8 with universal newlines (``\\r\\n`` reads as ``\\n``)."""
+    with open(path, encoding="utf-8", errors="replace", newline=None) as handle:
+        return handle.read()
+
+
+def _glob_excluded(relative: str, candidate: Path, globs: Sequence[str]) -> bool:
+    return any(candidate.match(g) or PurePosixPath(relative).match(g) for g in globs)
+
+
+def baseline_paths(module: BaselineDiffModule, case_root: Path, baseline_root: Path) -> list[str]:
+    """The relative paths a ``baseline_diff`` module compares: its ``paths``, or else every file its
+    ``include_globs`` find in either tree, less ``exclude_globs``; sorted."""
+    if module.paths:
+        return list(module.paths)
+    found: set[str] = set()
+    for base in (case_root, baseline_root):
+        for pattern in module.include_globs:
+            for candidate in base.glob(pattern):
+                if not candidate.is_file() or not _inside(candidate, base):
+                    continue
+                relative = candidate.relative_to(base).as_posix()
+                if not _glob_excluded(relative, candidate, module.exclude_globs):
+                    found.add(relative)
+    return sorted(found)
+
+
+def classify_against_baseline(case_root: Path, baseline_root: Path, paths: Sequence[str]) -> dict[str, list[str]]:
+    """Each path of ``paths`` sorted into ``missing_in_root``, ``missing_in_baseline``, ``created``, ``deleted``
+    and ``modified`` (present in both with different text, :func:`_read_for_compare`), NITR's categories.
+    A path whose symlink leads outside its tree counts as absent there."""
+    def present(base: Path, relative: str) -> bool:
+        path = base / relative
+        return path.exists() and _inside(path, base)
+
+    out: dict[str, list[str]] = {k: [] for k in ("missing_in_root", "missing_in_baseline", "created", "deleted", "modified")}
+    for relative in paths:
+        here, there = present(case_root, relative), present(baseline_root, relative)
+        if not here:
+            out["missing_in_root"].append(relative)
+        if not there:
+            out["missing_in_baseline"].append(relative)
+        if here and not there:
+            out["created"].append(relative)
+        if there and not here:
+            out["deleted"].append(relative)
+        if here and there:
+            a, b = case_root / relative, baseline_root / relative
+            if a.is_dir() or b.is_dir():
+                if a.is_dir() != b.is_dir():
+                    out["modified"].append(relative)
+            elif _read_for_compare(a) != _read_for_compare(b):
+                out["modified"].append(relative)
+    return out
+
+
+def _path_finding(rule_id: str, relative: str, message: str, kind: Literal["violation", "missing"] = "violation") -> RuleMatch:
+    return RuleMatch(rule_id=rule_id, relative_path=relative, line=None, text="", message=message, kind=kind)
+
+
+def baseline_findings(module: BaselineDiffModule | FrozenPathsModule, case_root: Path, baseline_root: Path) -> list[RuleMatch]:
+    """The findings of a ``baseline_diff`` or ``frozen_paths`` module (NITR semantics; an empty list passes).
+
+    ``frozen_paths``: every missing, created, deleted or modified path is a finding. ``baseline_diff``: a
+    created path unless in ``allow_created`` or under one of ``allowed_created_top_levels``, a deleted path
+    unless in ``allow_deleted``, a modified one unless in ``allow_modified``, and a path absent from both
+    trees unless in ``allow_missing_in_root`` / ``allow_missing_in_baseline``.
+    """
+    case_root, baseline_root = Path(case_root), Path(baseline_root)
+    if isinstance(module, FrozenPathsModule):
+        status = classify_against_baseline(case_root, baseline_root, module.paths)
+        words = {"missing_in_root": "missing from the submission", "missing_in_baseline": "missing from the starter",
+                 "created": "created", "deleted": "deleted", "modified": "modified"}
+        return [
+            _path_finding("frozen_path", relative, f"frozen path {relative}: {words[key]}",
+                          "missing" if key.startswith("missing") or key == "deleted" else "violation")
+            for key in words for relative in status[key]
+        ]
+    status = classify_against_baseline(case_root, baseline_root, baseline_paths(module, case_root, baseline_root))
+    found: list[RuleMatch] = []
+    for relative in status["missing_in_root"]:
+        if relative not in status["deleted"] and relative not in module.allow_missing_in_root:
+            found.append(_path_finding("baseline_diff", relative, f"{relative} is missing from the submission", "missing"))
+    for relative in status["missing_in_baseline"]:
+        if relative not in status["created"] and relative not in module.allow_missing_in_baseline:
+            found.append(_path_finding("baseline_diff", relative, f"{relative} is missing from the starter", "missing"))
+    for relative in status["created"]:
+        top = PurePosixPath(relative).parts[0] if PurePosixPath(relative).parts else ""
+        if relative not in module.allow_created and top not in module.allowed_created_top_levels:
+            found.append(_path_finding("baseline_diff", relative, f"unexpected new file {relative}"))
+    for relative in status["deleted"]:
+        if relative not in module.allow_deleted:
+            found.append(_path_finding("baseline_diff", relative, f"unexpected deletion of {relative}", "missing"))
+    for relative in status["modified"]:
+        if relative not in module.allow_modified:
+            found.append(_path_finding("baseline_diff", relative, f"unexpected change to {relative}"))
+    return found
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -375,7 +614,7 @@ def preview_matches(probe, module: SourceAnalysisModule, variant=None, *, before
         VariantApplyError: a variant does not apply.
         ValueError: the module's ``root`` lies outside the workspace.
     """
-    workspace = Workspace.create(probe.case_dir, probe.evaluator_dir, probe.pipeline)
+    workspace = Workspace.create(probe.case_dir, probe.evaluator_dir, probe.pipeline, checkout=probe.checkout_root)
     try:
         for item in [*before, variant]:
             if item is not None:

@@ -143,10 +143,15 @@ def test_every_problem_is_reported_at_once(tmp_path):
 @pytest.mark.parametrize(
     ("rule", "message"),
     [
-        ({"id": "r", "any_patterns": ["a"], "not": {"any_patterns": ["b"]}}, "not both"),
-        ({"id": "r", "all_of": [{"any_patterns": ["a"]}]}, "'all_of' is not supported"),
-        ({"id": "r", "not": {"any_patterns": ["a"], "extra": 1}}, "exactly one key"),
-        ({"id": "r", "any_patterns": []}, "at least 1"),
+        ({"id": "r", "any_patterns": ["a"], "any_substrings": ["b"]}, "'any_patterns' next to 'any_substrings' would be ignored"),
+        ({"id": "r", "all_of": [{"any_patterns": ["a"]}], "any_patterns": ["b"]}, "'any_patterns' next to 'all_of'"),
+        ({"id": "r", "any_patterns": ["a"], "substring_hit_thresholds": [{"needles": ["x"]}]}, "would be ignored"),
+        ({"id": "r", "not": {"any_patterns": ["a"], "extra": 1}}, r"rules\[0\]\.extra.*unknown field"),
+        ({"id": "r", "all_of": [{"any_pattern": ["a"]}]}, r"rules\[0\]\.all_of\[0\]\.any_pattern.*unknown field"),
+        ({"id": "r", "any_patterns": []}, "any_patterns is empty"),
+        ({"id": "r", "message": "m"}, "needs a condition"),
+        ({"id": "r", "pattern_hit_thresholds": [{"patterns": ["a"], "flags": ["MULTILNE"]}]}, "unknown regex flag 'MULTILNE'"),
+        ({"id": "r", "substring_hit_thresholds": [{"needles": ["a"], "at_most": 2}]}, "at_most.*unknown field"),
         ({"id": "r", "any_patterns": [""]}, "empty"),
         ({"id": "r", "any_pattern": ["a"]}, "unknown field"),
         ({"any_patterns": ["a"]}, "missing field"),
@@ -166,9 +171,8 @@ def test_duplicate_rule_ids(tmp_path):
 @pytest.mark.parametrize(
     ("data", "field"),
     [
-        ({"case_root": "../elsewhere", "modules": [BUILD]}, "case_root"),
-        ({"build_dir": "/abs/build", "modules": [BUILD]}, "build_dir"),
         ({"case_root": "x", "build_dir": "x", "modules": [BUILD]}, None),
+        ({"case_root": "x", "build_dir": ".", "modules": [BUILD]}, "build_dir"),
         ({"modules": [{"module_name": "required_paths", "name": "p", "paths": ["../etc/passwd"]}]}, "modules[0].paths"),
         ({"modules": [dict(RULES, scan_roots=["/etc"])]}, "modules[0].scan_roots"),
         ({"modules": [dict(RULES, root="../up")]}, "modules[0].root"),
@@ -192,9 +196,21 @@ def test_not_json_and_missing_file(tmp_path):
         parse_pipeline(_write(tmp_path, "[1, 2]"))
 
 
-def test_unknown_top_level_keys_are_ignored(tmp_path):
-    pipeline = parse_pipeline(_write(tmp_path, dict(_modules(BUILD), case_id="021", description="NITR metadata")))
-    assert len(pipeline.modules) == 1
+def test_unknown_top_level_keys_are_refused_by_name(tmp_path):
+    with pytest.raises(InputFileError) as caught:
+        parse_pipeline(_write(tmp_path, dict(_modules(BUILD), case_id="021", description="NITR metadata")))
+    assert [p.field for p in caught.value.problems] == ["case_id", "description"]
+    assert "unknown top-level key" in str(caught.value)
+
+
+def test_paths_outside_the_evaluator_folder_are_read_as_a_nitr_layout(tmp_path):
+    data = {"case_root": "../../.submit-output/x/cases/021.f", "baseline_case_root": "../../cases/021.f",
+            "build_dir": "../../build", "modules": [BUILD]}
+    pipeline = parse_pipeline(_write(tmp_path, data))
+    assert pipeline.layout == "nitr" and pipeline.nitr_paths == {k: v for k, v in data.items() if k != "modules"}
+    assert pipeline_from_dict(pipeline.to_json()) == pipeline
+    own = parse_pipeline(_write(tmp_path, _modules(BUILD)))
+    assert own.layout == "benchwright" and own.nitr_paths == {}
 
 
 def test_models_validate_when_built_directly():
@@ -209,14 +225,19 @@ def test_models_validate_when_built_directly():
         BuildModule(name="b", command=[])
 
 
-def test_any_substrings_are_literal_patterns():
-    from benchwright.core.probes.pipeline import SourceRule
-
-    rule = SourceRule.model_validate({"id": "x", "any_substrings": ["a.b(", "[z]"]})
-    assert [p.pattern for p in rule.compiled()] == [r"a\.b\(", r"\[z\]"]
-    assert rule.compiled()[0].search("call a.b(1)") and not rule.compiled()[0].search("axb(")
-    negated = SourceRule.model_validate({"id": "y", "not": {"any_substrings": ["self.clock()"]}})
-    assert negated.negate and negated.compiled()[0].search("t = self.clock()")
+def test_nitr_rule_shapes_round_trip():
+    rules = [
+        {"id": "a", "any_substrings": ["a.b(", "[z]"]},
+        {"id": "b", "not": {"any_substrings": ["self.clock()"]}},
+        {"id": "c", "all_of": [{"any_substrings": ["P"]}, {"substring_hit_thresholds": [{"needles": ["x", "y"], "at_least": 2}]}]},
+        {"id": "d", "not": {"any_patterns": ["q"]}, "any_substrings": ["r"]},
+        {"id": "e", "pattern_hit_thresholds": [{"patterns": ["^x"], "at_least": 1, "flags": ["MULTILINE"]}]},
+        {"id": "f", "any_of": [{"all_patterns": ["a", "b"]}, {"all_substrings": ["c"]}], "message": "{location} {"},
+    ]
+    module = SourceAnalysisModule.model_validate({"module_name": "source_analysis", "name": "s", "rules": rules})
+    assert [r.to_json() for r in module.rules] == rules
+    assert module.rules[1].negate and module.rules[1].any_substrings == ["self.clock()"]
+    assert not module.rules[3].negate and module.rules[3].not_.any_patterns == ["q"]
 
 
 def test_a_variant_cannot_come_after_itself():

@@ -201,11 +201,7 @@ class RulesEditorScreen(Screen):
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
             raw = data["modules"][self.module_index]
-            raw["rules"] = [
-                {"id": r.id, "message": r.message, **({"not": {"any_patterns": r.any_patterns}} if r.negate
-                                                      else {"any_patterns": r.any_patterns})}
-                for r in module.rules
-            ]
+            raw["rules"] = [r.to_json() for r in module.rules]  # every NITR condition key kept
             path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
             from benchwright.core.probes import probe_fingerprint, read_probe
 
