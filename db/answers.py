@@ -355,6 +355,40 @@ class AnswerStoreMixin:
             "SELECT model, condition, count(*) FROM answers GROUP BY model, condition ORDER BY model, condition"
         )]
 
+    @serialized
+    def answer_ids_with_prefix(self, prefix: str, limit: int = 6) -> list[str]:
+        """Ids of answers starting with ``prefix`` (taken literally: ``%`` and ``_`` are no wildcards), sorted,
+        at most ``limit``."""
+        like = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        return [r[0] for r in self.db.conn.execute(
+            "SELECT id FROM answers WHERE id LIKE ? ESCAPE '\\' ORDER BY id LIMIT ?", [like, limit])]
+
+    def add_generated_answer(self, pair_id: str, model: str, condition: str, text: str, *, extra: dict,
+                             by: str) -> str:
+        """Insert an answer ``model`` generated here under ``condition`` (source format ``direct-answer``, no
+        trajectory; ``extra`` stored as JSON) with the id :func:`benchwright.core.judgment.answer_id` gives;
+        returns the id. The same answer again changes nothing.
+
+        Raises:
+            BenchwrightError: the pair already has a different answer by ``model`` under ``condition``.
+        """
+        aid = make_answer_id(pair_id, model, condition, text)
+        with self.write() as db:
+            row = db.conn.execute("SELECT id FROM answers WHERE qa_pair_id = ? AND model = ? AND condition = ?",
+                                  [pair_id, model, condition]).fetchone()
+            if row is not None:
+                if row[0] == aid:
+                    return aid
+                raise BenchwrightError(f"pair {pair_id} already has an answer by {model} under {condition} "
+                                       f"({row[0]})")
+            db.conn.execute(
+                """INSERT INTO answers (id, qa_pair_id, model, condition, text, trajectory_json, source_format,
+                   source_file, source_line, extra_json, created_at, created_by)
+                   VALUES (?, ?, ?, ?, ?, NULL, 'direct-answer', NULL, NULL, ?, ?, ?)""",
+                (aid, pair_id, model, condition, text, json.dumps(extra), utc_now(), by),
+            )
+        return aid
+
     # -------------------------------------------------------------------------------------- judgments
     @serialized
     def save_judgment(

@@ -214,6 +214,11 @@ class ChecklistStoreMixin:
         )
         return [(r["qa_pair_id"], _version(r)) for r in rows]
 
+    @serialized
+    def current_checklist_origins(self) -> dict[str, str]:
+        """``{pair_id: origin}`` of every pair's current checklist (pairs without one are absent)."""
+        return dict(self.db.conn.execute("SELECT qa_pair_id, origin FROM checklist_current").fetchall())
+
 
 def _version(r: dict) -> ChecklistVersion:
     return ChecklistVersion(

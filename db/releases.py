@@ -140,6 +140,17 @@ class ReleaseStoreMixin:
                                 "choose a new version to make another")
 
     @serialized
+    def release_record(self, name: str, version: str) -> dict | None:
+        """The record of release ``name`` ``version`` (``{created_at, created_by, path, n_pairs, manifest}``,
+        the manifest as a dict), or None when it was not made from this project."""
+        r = self.db.conn.execute(
+            "SELECT created_at, created_by, path, n_pairs, manifest_json FROM releases WHERE name = ? AND version = ?",
+            [name, version]).fetchone()
+        if r is None:
+            return None
+        return {"created_at": r[0], "created_by": r[1], "path": r[2], "n_pairs": r[3], "manifest": json.loads(r[4])}
+
+    @serialized
     def previous_release(self, name: str, before_version: str | None = None) -> dict | None:
         """The latest release of ``name`` (``{version, path, created_at}``), or the one made just before
         ``before_version``; None when there is none."""

@@ -697,6 +697,24 @@ class Store(ChecklistStoreMixin, ReviewStoreMixin, AgreementInputsMixin, Release
         )[0]
 
     @serialized
+    def filtered_pair_ids(self, annotator: str, flt: QueueFilter = QueueFilter()) -> list[str]:
+        """Ids of the pairs ``flt`` lets through for ``annotator``, in queue order (every pair by default).
+
+        Raises:
+            BenchwrightError: an unknown status, checklist or curation filter.
+        """
+        where, params = flt.sql(annotator)
+        return [r[0] for r in self.db.conn.execute(
+            f"""SELECT p.id FROM qa_pairs p LEFT JOIN review_state s ON s.qa_pair_id = p.id AND s.annotator = ?
+                WHERE {where} ORDER BY p.ordinal""", [annotator, *params])]
+
+    def fill_category(self, pair_id: str, category: str | None) -> None:
+        """Set ``pair_id``'s category to ``category`` when its source gave none (an existing category is never
+        overwritten); committed at once."""
+        with self.write() as db:
+            db.conn.execute("UPDATE qa_pairs SET category = ? WHERE id = ? AND category IS NULL", (category, pair_id))
+
+    @serialized
     def neighbor(self, pair_id: str, annotator: str, flt: QueueFilter = QueueFilter(), *, step: int = 1) -> str | None:
         """The id of the next (``step=1``) or previous (``step=-1``) pair in filtered queue order, or None."""
         ordinal = self.ordinal_of(pair_id)

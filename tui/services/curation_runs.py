@@ -93,29 +93,21 @@ def plan_pairs(store: Store, step: str, *, where: QueueFilter | None = None, lim
     """
     if step not in STEPS:
         raise BenchwrightError(f"unknown step {step!r}; steps are {', '.join(STEPS)}")
-    sql, params = (where or QueueFilter()).sql(annotator)
-    rows = store.db.conn.execute(
-        f"""SELECT p.id FROM qa_pairs p LEFT JOIN review_state s ON s.qa_pair_id = p.id AND s.annotator = ?
-            WHERE {sql} ORDER BY p.ordinal""", [annotator, *params],
-    ).fetchall()
-    ids = [r[0] for r in rows]
+    ids = store.filtered_pair_ids(annotator, where or QueueFilter())
     if pair_ids is not None:
         wanted = set(pair_ids)
         ids = [i for i in ids if i in wanted]
     sel = Selection(pair_ids=[], matching=len(ids))
     current_checklists = {}
     if step == "checklist":
-        current_checklists = dict(store.db.conn.execute(
-            "SELECT qa_pair_id, origin FROM checklist_current").fetchall())
+        current_checklists = store.current_checklist_origins()
     if force:
         if step == "checklist" and not include_edited:
             sel.human = [i for i in ids if current_checklists.get(i) in HUMAN_ORIGINS]
             ids = [i for i in ids if current_checklists.get(i) not in HUMAN_ORIGINS]
         if since is not None:
             finished = store.pairs_with_step_done(step, since=since)
-            failed_since = {r[0] for r in store.db.conn.execute(
-                "SELECT c.qa_pair_id FROM curation_current c JOIN curation_results r ON r.id = c.result_id "
-                "WHERE c.step = ? AND r.created_at >= ?", (step, since))}
+            failed_since = store.pairs_with_step_result_since(step, since)
             before = len(ids)
             ids = [i for i in ids if i not in finished and i not in failed_since]
             sel.resumed_done = before - len(ids)
@@ -185,9 +177,7 @@ def save_outcome(store: Store, pair_id: str, outcome: StepOutcome, *, by: str) -
     )
     if outcome.ok and outcome.step == "classify" and outcome.output.get("code_understanding_relevant"):
         # The RepoProbe category fills the pair's category when its source gave none (never overwritten).
-        with store.write() as db:
-            db.conn.execute("UPDATE qa_pairs SET category = ? WHERE id = ? AND category IS NULL",
-                            (outcome.output.get("category"), pair_id))
+        store.fill_category(pair_id, outcome.output.get("category"))
 
 
 async def run_curation(store: Store, client: LLMClient, step: str, pair_ids: list[str], settings: StepSettings, *,

@@ -10,7 +10,6 @@ the run's latest judgment (``Store.judgments(latest_only=True)``) and the unscor
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -42,12 +41,8 @@ from benchwright.core.judgment import (
     check_choice,
     effective_score_rate,
 )
-from benchwright.core.judgment import (
-    answer_id as make_answer_id,
-)
 from benchwright.core.llm.client import LLMClient
 from benchwright.core.llm.jobs import ItemTally, Job, JobProgress
-from benchwright.core.models import utc_now
 from benchwright.db import QueueFilter, Store
 from benchwright.db.llm import claim_owner
 
@@ -62,12 +57,7 @@ INELIGIBLE_DRAFT_CHECKLIST = "checklist is a draft"
 def _pair_ids_matching(store: Store, where: QueueFilter | None, annotator: str = "") -> list[str] | None:
     if where is None or where == QueueFilter():
         return None
-    sql, params = where.sql(annotator)
-    rows = store.db.conn.execute(
-        f"""SELECT p.id FROM qa_pairs p LEFT JOIN review_state s ON s.qa_pair_id = p.id AND s.annotator = ?
-            WHERE {sql} ORDER BY p.ordinal""", [annotator, *params],
-    ).fetchall()
-    return [r[0] for r in rows]
+    return store.filtered_pair_ids(annotator, where)
 
 
 def select_answers(store: Store, *, answers_model: str | None = None, condition: str | None = None,
@@ -295,8 +285,7 @@ def plan_direct_answers(store: Store, model: str, condition: str, *, where: Queu
     """
     check_choice(condition, CONDITIONS, "condition")
     wanted = _pair_ids_matching(store, where, annotator)
-    ids = wanted if wanted is not None else [r[0] for r in store.db.conn.execute(
-        "SELECT id FROM qa_pairs ORDER BY ordinal")]
+    ids = wanted if wanted is not None else store.filtered_pair_ids(annotator)
     have = {a.qa_pair_id for a in store.answers(model=model, condition=condition)}
     plan = AnswerPlan()
     for pid in ids:
@@ -317,26 +306,11 @@ def save_direct_answer(store: Store, outcome: AnswerOutcome, *, model: str, cond
     Raises:
         BenchwrightError: the pair already has a different answer by ``model`` under ``condition``.
     """
-    aid = make_answer_id(outcome.qa_pair_id, model, condition, outcome.text)
     extra = {"generated_by": "benchwright answer", "template_hash": outcome.template_hash,
              "call_ids": outcome.call_ids}
     if outcome.truncated:
         extra["truncated"] = {"max_tokens": outcome.max_tokens, "reason": outcome.reason}
-    with store.write() as db:
-        row = db.conn.execute("SELECT id FROM answers WHERE qa_pair_id = ? AND model = ? AND condition = ?",
-                              [outcome.qa_pair_id, model, condition]).fetchone()
-        if row is not None:
-            if row[0] == aid:
-                return aid
-            raise BenchwrightError(f"pair {outcome.qa_pair_id} already has an answer by {model} under {condition} "
-                                   f"({row[0]})")
-        db.conn.execute(
-            """INSERT INTO answers (id, qa_pair_id, model, condition, text, trajectory_json, source_format,
-               source_file, source_line, extra_json, created_at, created_by)
-               VALUES (?, ?, ?, ?, ?, NULL, 'direct-answer', NULL, NULL, ?, ?, ?)""",
-            (aid, outcome.qa_pair_id, model, condition, outcome.text, json.dumps(extra), utc_now(), by),
-        )
-    return aid
+    return store.add_generated_answer(outcome.qa_pair_id, model, condition, outcome.text, extra=extra, by=by)
 
 
 async def run_direct_answers(store: Store, client: LLMClient, pair_ids: list[str], settings: AnswerSettings, *,
@@ -479,9 +453,7 @@ def resolve_answer(store: Store, ref: str) -> str:
     text = ref.strip()
     if len(text) < 6:
         raise NotFoundError(f"answer {ref!r}: give the answer id or at least 6 of its first characters")
-    like = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-    rows = [r[0] for r in store.db.conn.execute(
-        "SELECT id FROM answers WHERE id LIKE ? ESCAPE '\\' ORDER BY id LIMIT 6", [like])]
+    rows = store.answer_ids_with_prefix(text, limit=6)
     if text in rows:
         return text
     if not rows:

@@ -223,15 +223,14 @@ def rebuild_release(store: Store, name: str, version: str, out: Path, *, by: str
     Raises:
         BenchwrightError: no such release recorded.
     """
-    row = store.db.conn.execute(
-        "SELECT created_at, created_by, manifest_json FROM releases WHERE name = ? AND version = ?", [name, version]
-    ).fetchone()
-    if row is None:
+    record = store.release_record(name, version)
+    if record is None:
         raise BenchwrightError(f"no release {name} {version} was made from this project")
-    manifest = json.loads(row[2])
+    manifest = record["manifest"]
     path = create_release(
-        store, store.release_preflight(), name, version, out, by=row[1], with_annotators=with_annotators,
-        license=manifest.get("license", "cc-by-4.0"), created_at=row[0], record=False,
+        store, store.release_preflight(), name, version, out, by=record["created_by"],
+        with_annotators=with_annotators, license=manifest.get("license", "cc-by-4.0"),
+        created_at=record["created_at"], record=False,
     )
     rebuilt = json.loads((path / "manifest.json").read_text(encoding="utf-8"))
     if with_annotators == (manifest.get("annotators") == "named") and rebuilt.get("files") != manifest.get("files"):
