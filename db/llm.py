@@ -15,11 +15,13 @@ from benchwright.core.errors import BenchwrightError, NotFoundError
 from benchwright.core.llm.base import CallStatus, StopReason, Usage
 from benchwright.core.llm.client import CallRecord
 from benchwright.core.models import utc_now
+from benchwright.core.steps import STEP_REGISTRY, STEPS
 
 from .locking import serialized
 
-CURATION_STEPS = ("classify", "enrich", "refine", "checklist", "verify")
-"""The curation pipeline's steps in order (RepoProbe §3.2, figure 2)."""
+CURATION_STEPS = STEPS
+"""The curation pipeline's steps in order (RepoProbe §3.2, figure 2): the live view of core's step registry, which
+``curation_results.step`` is checked against on write (m016 dropped the CHECK)."""
 
 _CALL_COLUMNS = (
     "id, created_at, provider, provider_kind, base_url, requested_model, returned_model, template_id, "
@@ -254,8 +256,7 @@ class LLMStoreMixin:
         Raises:
             BenchwrightError: unknown step or status. NotFoundError: no such pair.
         """
-        if step not in CURATION_STEPS:
-            raise BenchwrightError(f"unknown step {step!r}; steps are {', '.join(CURATION_STEPS)}")
+        STEP_REGISTRY.check(step)  # UnknownNameError, a BenchwrightError naming the steps there are
         if status not in ("ok", "failed"):
             raise BenchwrightError(f"step status must be ok or failed, not {status!r}")
         with self.write() as db:
@@ -319,6 +320,13 @@ class LLMStoreMixin:
             sql += " AND r.created_at >= ?"
             params.append(since)
         return dict(self.db.conn.execute(sql, params).fetchall())
+
+    @serialized
+    def pairs_with_step_result_since(self, step: str, since: str) -> set[str]:
+        """Pairs whose current result of ``step`` (ok or not) was created at or after ``since`` (UTC)."""
+        return {r[0] for r in self.db.conn.execute(
+            "SELECT c.qa_pair_id FROM curation_current c JOIN curation_results r ON r.id = c.result_id "
+            "WHERE c.step = ? AND r.created_at >= ?", (step, since))}
 
     @serialized
     def pairs_with_step_result_since(self, step: str, since: str) -> set[str]:
@@ -397,7 +405,8 @@ class LLMStoreMixin:
         for step, status, flagged, n in self.db.conn.execute(
             "SELECT step, status, flagged, count(*) FROM curation_current GROUP BY 1, 2, 3"
         ).fetchall():
-            out[step][status] += n
+            counts = out.setdefault(step, {"ok": 0, "failed": 0, "flagged": 0})  # a step no longer registered too
+            counts[status] += n
             if flagged:
-                out[step]["flagged"] += n
+                counts["flagged"] += n
         return out
