@@ -166,7 +166,9 @@ class ProbeStoreMixin:
         a shortcut not failing or failing only to build, or any run ending in error) or ``separating``
         (the rule of :func:`benchwright.core.probes.separation`)."""
         record = self.probe_record(probe_id)
-        runs = {k: v for k, v in self.latest_runs(probe_id).items() if v["fingerprint"] == record["fingerprint"]}
+        names = {None} | {v["name"] for v in record["variants"]}  # the starter and the variants, not model attempts
+        runs = {k: v for k, v in self.latest_runs(probe_id).items()
+                if v["fingerprint"] == record["fingerprint"] and k in names}
         steps = len(record["probe"].get("steps") or [1])
         # only variants that reach the end of the task sequence are judged (earlier steps are building blocks)
         final = [v for v in record["variants"] if v.get("step") in (None, steps)]

@@ -54,3 +54,30 @@ def test_a_bad_matrix_writes_nothing(store, tmp_path):
     with pytest.raises(InputFileError, match=r"line 2, field 'pass_count': says 0, but the row has 1 pass cell"):
         import_results(store, csv_path, by="ada")
     assert store.model_results() == []
+
+
+def test_an_attempt_is_evaluated_stored_and_counted_in_the_report(store, tmp_path):
+    import shutil
+    import sys
+
+    if shutil.which("git") is None:
+        pytest.skip("git is needed to diff the trees")
+    from benchwright.core.probes import probe_fingerprint
+    from benchwright.tui.services.probes import attempt_probe
+
+    folder = sample_probe_dirs()[1]  # token_clock: its shortcut patch, written into the tree by an "agent"
+    probe, variants = read_probe_folder(folder)
+    store.save_probe(probe, variants, probe_fingerprint(probe, variants), by="ada")
+    apply = tmp_path / "apply.py"
+    apply.write_text("import subprocess, sys\nsubprocess.run(['git', 'apply', sys.argv[1]], cwd=sys.argv[2], check=True)\n")
+    agent = f"{sys.executable} {apply} {folder / 'variants' / 'shortcut' / 'patch.diff'} {{tree}}"
+    attempt, run = attempt_probe(store, probe.id, model="Fake", regime="agent", agent_command=agent, timeout_s=120,
+                                 by="ada")
+    assert run.outcome == "fail" and attempt.verdict == "fail" and attempt.oracle_run_id
+    assert Path(attempt.folder).parent == tmp_path / "attempts" / probe.id
+    [result] = store.model_results()
+    assert (result.configuration, result.case, result.outcome) == ("Fake (Agt)", probe.id, "fail")
+    row = store.db.conn.execute("SELECT origin, oracle_run_id FROM model_results").fetchone()
+    assert row == ("attempt", attempt.oracle_run_id)
+    assert store.validation_state(probe.id) == "not run"  # an attempt is not one of the probe's variants
+    assert results_report(store).configurations[0].suite.total == 1

@@ -28,6 +28,26 @@ def import_probe(store: Store, case_dir: Path, evaluator_dir: Path, *, spec=None
     return probe, variants
 
 
+def import_nitr_checkout(store: Store, checkout: Path, case_ids=(), *, by: str) -> list:
+    """Import every case of a NITR checkout (or those of ``case_ids``) as probes, in one go (all or nothing:
+    :func:`benchwright.core.probes.nitr.read_nitr_checkout` reads them all first). A case imported before keeps
+    its variants; its runs and sign-offs stay (a changed fingerprint makes sign-offs stale). Returns the probes.
+
+    Raises:
+        InputFileError: see :func:`~benchwright.core.probes.nitr.read_nitr_checkout`.
+    """
+    from benchwright.core.probes import Variant, probe_fingerprint
+    from benchwright.core.probes.nitr import read_nitr_checkout
+
+    probes = read_nitr_checkout(checkout, case_ids)
+    known = set(store.probe_ids())
+    for probe in probes:
+        variants = ([Variant.model_validate(v) for v in store.probe_record(probe.id)["variants"]]
+                    if probe.id in known else [])
+        store.save_probe(probe, variants, probe_fingerprint(probe, variants), by=by)
+    return probes
+
+
 def run_probe_variants(store: Store, probe_id: str, names: list[str] | None, *, timeout_s: float, by: str,
                        progress=None, cancel=None) -> list:
     """Run the probe against the named variants (default: all), store every run, return them.
@@ -88,3 +108,55 @@ def results_report(store: Store, *, all_cases: bool = False):
 
     cases, notes = merge_case_infos(store.result_cases(), store.probe_case_infos())
     return build(store.model_results(), cases, all_cases=all_cases, notes=notes)
+
+
+def default_attempt_folder(store: Store, probe_id: str, configuration: str) -> Path:
+    """``attempts/<probe>/<configuration>-<UTC time>`` beside the project file (names made safe for a path)."""
+    from datetime import UTC, datetime
+
+    def safe(text: str) -> str:
+        return "".join(c if c.isalnum() or c in "._-" else "_" for c in text).strip("._") or "x"
+
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    return Path(store.path).resolve().parent / "attempts" / safe(probe_id) / f"{safe(configuration)}-{stamp}"
+
+
+def attempt_probe(store: Store, probe_id: str, *, model: str, regime: str, folder: Path | None = None,
+                  agent_command: str | None = None, submission: Path | None = None, timeout_s: float,
+                  step_timeout_s: float = 3600.0, by: str, progress=None, cancel=None):
+    """A model's attempt at a stored probe (:func:`benchwright.core.probes.attempt.make_attempt`): the tasks
+    handed to ``agent_command`` in order (or ``submission`` taken as the final tree), every tree kept in
+    ``folder`` (each step stopped after ``step_timeout_s``), then the oracle run on the final tree (commands
+    stopped after ``timeout_s``) and stored; a pass or fail is recorded as the
+    configuration's verdict on the case (``model_results``, origin ``attempt``). Returns ``(attempt, run)``;
+    ``run`` is None when the attempt stopped before its final tree (``attempt.error`` says why).
+
+    Raises:
+        AttemptError: see ``make_attempt``.
+        BenchwrightError: the probe's files changed since it was imported.
+        NotFoundError: no such probe.
+    """
+    from benchwright.core.probes import probe_fingerprint, run_probe
+    from benchwright.core.probes.attempt import attempt_variant, make_attempt
+    from benchwright.core.probes.results import CaseResult, case_number, configuration_name
+
+    probe, variants, record = _probe_and_variants(store, probe_id)
+    if probe_fingerprint(probe, variants) != record["fingerprint"]:
+        raise BenchwrightError(f"probe {probe_id}: its files changed since it was imported; import it again first")
+    folder = folder or default_attempt_folder(store, probe_id, configuration_name(model, regime))
+    attempt = make_attempt(probe, model=model, regime=regime, folder=folder, agent_command=agent_command,
+                           submission=submission, timeout_s=step_timeout_s, cancel=cancel, progress=progress)
+    if attempt.error is not None:
+        return attempt, None
+    if progress:
+        progress("evaluating the final tree")
+    run = run_probe(probe, attempt_variant(attempt), timeout_s=timeout_s, cancel=cancel, progress=progress)
+    attempt.verdict = run.outcome
+    if not run.cancelled:
+        attempt.oracle_run_id = store.record_run(run, fingerprint=record["fingerprint"], by=by)
+        if run.outcome in ("pass", "fail"):
+            store.record_model_result(
+                CaseResult(attempt.configuration, attempt.model, attempt.regime, case_number(probe.id) or probe.id,
+                           run.outcome), by=by, oracle_run_id=attempt.oracle_run_id)
+    attempt.save()
+    return attempt, run
