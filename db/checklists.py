@@ -6,6 +6,7 @@ import json
 import uuid
 from dataclasses import dataclass
 
+from benchwright.core.blind import Visible, visible
 from benchwright.core.checklist import Checklist, Origin, validate
 from benchwright.core.checklist_diff import diff_checklists, render_diff_text
 from benchwright.core.errors import BenchwrightError, NotFoundError
@@ -137,13 +138,15 @@ class ChecklistStoreMixin:
         return _version(rows[0])
 
     @serialized
-    def checklist_history(self, pair_id: str) -> list[ChecklistVersion]:
-        """Every version of the pair's checklist, oldest first."""
-        return [
-            _version(r) for r in self.db.query(
-                "SELECT * FROM checklist_versions WHERE qa_pair_id = ? ORDER BY version", [pair_id]
-            )
-        ]
+    def checklist_history(self, pair_id: str, *, viewer: str | None = None) -> Visible:
+        """Every version of the pair's checklist, oldest first; with ``viewer``, only those blind mode lets
+        them see (``hidden``: how many it holds back; :meth:`benchwright.core.blind.Sight.may_see_checklist`)."""
+        versions = [_version(r) for r in self.db.query(
+            "SELECT * FROM checklist_versions WHERE qa_pair_id = ? ORDER BY version", [pair_id])]
+        if viewer is None:
+            return Visible(versions)
+        sight = self.sight(pair_id, viewer)
+        return visible(versions, lambda v: sight.may_see_checklist(v.author, v.origin))
 
     @serialized
     def first_version_of_origin(self, pair_id: str, origin: str = "generated") -> ChecklistVersion | None:

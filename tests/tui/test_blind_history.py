@@ -68,3 +68,30 @@ async def test_history_screen_hides_a_checklist_another_annotator_imported_until
             assert cells[1] == ["llm"] and cells[2] == ["checklist"]
             assert not any("imported" in c for c in cells[4])
             assert "2 events of other annotators are hidden" in str(table.caption)
+
+
+def checklist_cli(db, *args):
+    return CliRunner().invoke(main, ["--db", str(db), "checklist", *args], env={"COLUMNS": "250"})
+
+
+def test_checklist_show_history_and_diff_hide_another_annotators_import_until_one_submits(project):
+    db, ids = project
+    pid = blind_project(db, ids)
+    r = checklist_cli(db, "history", pid, "--as", "ada")
+    assert r.exit_code == 0, r.output
+    assert [line.split("\t")[:2] for line in r.output.splitlines()[:-1]] == [["v1", "generated"]]
+    assert r.output.splitlines()[-1] == ("(1 version of other annotators hidden until you submit your review: "
+                                         "blind mode)")
+    assert checklist_cli(db, "show", pid, "--as", "ada").output.startswith("version 1 · generated")
+    r = checklist_cli(db, "diff", pid, "--as", "ada")
+    assert r.exit_code == 0 and r.output.startswith("version 1 (generated) -> version 1 (generated)"), r.output
+    for args in (["diff", pid, "1", "2"], ["show", pid, "--version", "2"]):
+        r = checklist_cli(db, *args, "--as", "ada")
+        assert r.exit_code == 1 and "version 2 is another annotator's edit, hidden in blind mode" in r.output
+        assert "point 0 bob's import" not in r.output
+    # bob sees his own import; so does ada once she has reviewed
+    assert "imported" in checklist_cli(db, "history", pid, "--as", "bob").output
+    with Store.open(db) as s:
+        s.record_decision(pid, "ada", "accept")
+    r = checklist_cli(db, "diff", pid, "--as", "ada")
+    assert r.output.startswith("version 1 (generated) -> version 2 (imported)") and "bob's import" in r.output

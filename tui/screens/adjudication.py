@@ -92,8 +92,7 @@ class AdjudicationScreen(Screen):
         queue = self.query_one("#adj-queue", OptionList)
         queue.clear_options()
         # an annotator never adjudicates a disagreement of their own, nor sees pairs still blind to them
-        items = [d for d in self.store.disagreements()
-                 if self.adjudicator not in d.annotators and self.store.may_see_others(d.qa_pair_id, self.adjudicator)]
+        items = self.store.disagreements(viewer=self.adjudicator)
         for d in items:
             label = Text(f"#{self.store.ordinal_of(d.qa_pair_id)} ", style="bold")
             label.append(", ".join(CRITERION_LABELS.get(f, f) for f in d.fields), style="yellow")
