@@ -38,7 +38,15 @@ import string
 from pathlib import Path, PurePosixPath
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from ..errors import InputFileError, InputProblem
 
@@ -477,6 +485,12 @@ class Condition(BaseModel):
             else:
                 data[key] = list(value)
         return data
+
+    @model_serializer(mode="plain")
+    def _serialize(self) -> dict[str, Any]:
+        """``model_dump`` gives the ``pipeline.json`` shape (what a stored probe holds and reads back)."""
+        to_json = getattr(self, "to_json", None)
+        return to_json() if to_json is not None else self.condition_json()
 
     def compiled(self) -> list[re.Pattern[str]]:
         """The compiled ``any_patterns`` and ``all_patterns`` (``re.MULTILINE``; ``re`` caches them)."""
