@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import Any, Protocol
 
 from .checklist import TOTAL_POINTS
 from .registry import Attribute, Names, Registry
@@ -137,6 +137,64 @@ def judge(name: str) -> JudgeSpec:
     return JUDGE_REGISTRY.get(name)
 
 
+class Ineligible(StrEnum):
+    """Why a judge may not score an answer (structured; each front end words it, the value is the default
+    wording). RepoProbe §4.1: a checklist judge needs the pair's current checklist valid and not a draft."""
+
+    NO_REFERENCE = "no reference answer"
+    NO_CHECKLIST = "no checklist"
+    INVALID_CHECKLIST = "checklist breaks the rules"
+    DRAFT_CHECKLIST = "checklist is a draft"
+
+
+class ChecklistState(Protocol):
+    """What the eligibility rule reads about a pair's current checklist version (``db`` gives its
+    ``ChecklistVersion``)."""
+
+    @property
+    def is_draft(self) -> bool: ...
+
+    @property
+    def is_valid(self) -> bool: ...
+
+
+def checklist_problem(checklist: ChecklistState | None) -> Ineligible | None:
+    """Why the pair's current checklist cannot be judged against or used as a rubric: none, a draft, or one that
+    breaks the RepoProbe §4.1 rules; None when it can."""
+    if checklist is None:
+        return Ineligible.NO_CHECKLIST
+    if checklist.is_draft:
+        return Ineligible.DRAFT_CHECKLIST
+    if not checklist.is_valid:
+        return Ineligible.INVALID_CHECKLIST
+    return None
+
+
+def judge_eligibility(judge: str, *, has_reference: bool, checklist: ChecklistState | None) -> Ineligible | None:
+    """Why judge ``judge`` may not score an answer to a pair (None: it may): every judge needs the pair's
+    reference answer; a judge that needs a checklist (:attr:`JudgeSpec.needs_checklist`) needs the pair's current
+    one valid and not a draft (:func:`checklist_problem`).
+
+    Raises:
+        UnknownNameError: unknown judge.
+    """
+    spec = JUDGE_REGISTRY.get(judge)
+    if not has_reference:
+        return Ineligible.NO_REFERENCE
+    return checklist_problem(checklist) if spec.needs_checklist else None
+
+
+def run_is_done(judge: str, *, scored: bool, judged_version: int | None, checklist_version: int | None) -> bool:
+    """True when a run's latest judgment need not be redone (resume): it is scored, and for a judge that needs a
+    checklist it was made against the pair's current ``checklist_version``.
+
+    Raises:
+        UnknownNameError: unknown judge.
+    """
+    spec = JUDGE_REGISTRY.get(judge)
+    return scored and (not spec.needs_checklist or judged_version == checklist_version)
+
+
 SWE_QA_PRO_DIMENSIONS = ("correctness", "completeness", "relevance", "clarity", "reasoning")
 """SWE-QA-Pro's judge dimensions, integers 1-10 (SWE-QA-Pro §4.1)."""
 
@@ -194,8 +252,13 @@ __all__ = [
     "SCALAR_JUDGES",
     "SCALAR_SCALES",
     "SWE_QA_PRO_DIMENSIONS",
+    "ChecklistState",
+    "Ineligible",
     "JudgeKind",
     "JudgeSpec",
+    "checklist_problem",
     "judge",
+    "judge_eligibility",
     "register_judge",
+    "run_is_done",
 ]

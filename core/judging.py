@@ -38,6 +38,7 @@ from .judges import (
     JudgeKind,
     JudgeSpec,
 )
+from .judgment import NewJudgment
 from .llm.base import CallStatus, ChatMessage, LLMRequest
 from .llm.client import CallResult, LLMClient, truncation_reason
 from .llm.jobs import OutcomeAccounting
@@ -160,6 +161,19 @@ class JudgeOutcome(OutcomeAccounting):
     def item_failed(self) -> bool:
         """Unscored counts as failed in a job's progress."""
         return self.status == "unscored"
+
+    def to_judgment(self) -> NewJudgment:
+        """The outcome as a judgment to store (scored, or unscored with its reason and raw output).
+
+        Raises:
+            JudgmentError: the outcome breaks the judgment contract (:meth:`NewJudgment.of`); a skipped outcome
+                has nothing to store.
+        """
+        return NewJudgment.of(
+            self.answer_id, self.judge, self.judge_model, entries=self.entries, status=self.status,
+            run_index=self.run_index, checklist_version=self.checklist_version, scale_max=self.scale_max,
+            seed=self.seed, reason=self.reason, raw_text=self.raw_text, call_ids=self.call_ids,
+        )
 
     def tally(self):
         """This outcome's share of the progress; a skipped run counts as skipped."""

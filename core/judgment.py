@@ -33,7 +33,16 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, TypeAdapter, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictFloat,
+    StrictInt,
+    TypeAdapter,
+    ValidationError,
+    model_validator,
+)
 
 from .errors import BenchwrightError
 from .judges import CODE_QA_BENCH_DIMENSIONS, JUDGE_REGISTRY, JUDGES, SCALAR_SCALES, SWE_QA_PRO_DIMENSIONS
@@ -383,6 +392,76 @@ def _fractional(value: Any) -> bool:
     return isinstance(value, float) and not value.is_integer()
 
 
+@dataclass(frozen=True)
+class NewJudgment:
+    """A judgment ready to store (one judge's scoring of one answer in one run), validated here so the store only
+    writes it. Build it with :meth:`of` (the constructor checks nothing; ``of`` checks everything).
+
+    Attributes:
+        answer_id, judge, judge_model, run_index, status, checklist_version, scale_max, seed, critique, reason,
+            raw_text, call_ids: the ``judgments`` columns of the same names (see :class:`Judgment`).
+        entries: validated :class:`ScoreEntry` values, keys unique.
+        score_rate: computed from the entries (:func:`score_rate_of`), ``None`` when unscored.
+    """
+
+    answer_id: str
+    judge: str
+    judge_model: str
+    entries: tuple[ScoreEntry, ...]
+    score_rate: float | None
+    status: str = "scored"
+    run_index: int = 0
+    checklist_version: int | None = None
+    scale_max: int | None = None
+    seed: int | None = None
+    critique: str | None = None
+    reason: str | None = None
+    raw_text: str | None = None
+    call_ids: tuple[int, ...] = ()
+
+    @classmethod
+    def of(cls, answer_id: str, judge: str, judge_model: str, *, entries: Iterable[ScoreEntry | dict],
+           status: str = "scored", run_index: int = 0, checklist_version: int | None = None,
+           scale_max: int | None = None, seed: int | None = None, critique: str | None = None,
+           reason: str | None = None, raw_text: str | None = None, call_ids: Iterable[int] = ()) -> NewJudgment:
+        """The checked judgment. A ``scored`` judgment needs every entry scored and a rate in [0, 1]; an
+        ``unscored`` one needs a ``reason`` (its entries may be partial or empty, and its rate is ``None``).
+
+        Raises:
+            JudgmentError: unknown judge (:data:`JUDGES`) or status, empty judge model, an invalid entry, repeated
+                keys, a scored judgment with a missing score or a rate outside [0, 1], an unscored judgment
+                without a reason, a negative run index.
+        """
+        check_choice(judge, JUDGES, "judge")
+        check_choice(status, JUDGMENT_STATUSES, "judgment status")
+        if not judge_model or not judge_model.strip():
+            raise JudgmentError("a judgment needs the judge model's name")
+        if isinstance(run_index, bool) or not isinstance(run_index, int) or run_index < 0:
+            raise JudgmentError(f"run index must be a whole number of at least 0, not {run_index!r}")
+        try:
+            checked = tuple(e if isinstance(e, ScoreEntry) else ScoreEntry.model_validate(e) for e in entries)
+        except ValidationError as e:
+            raise JudgmentError(f"invalid score entry: {e.errors()[0]['msg']}") from None
+        keys = [e.key for e in checked]
+        if len(set(keys)) != len(keys):
+            raise JudgmentError(f"score keys repeat: {sorted({k for k in keys if keys.count(k) > 1})}")
+        if status == "scored":
+            missing = [e.key for e in checked if e.score is None]
+            if not checked or missing:
+                raise JudgmentError(f"a scored judgment needs every score; missing: {missing or 'all'}")
+            rate = score_rate_of(judge, checked)
+            if rate is None or not 0 <= rate <= 1:
+                raise JudgmentError(f"the score rate {rate} is outside [0, 1]: do the entries' maxima fit the judge?")
+        else:
+            if not reason or not reason.strip():
+                raise JudgmentError("an unscored judgment needs the reason it could not be scored")
+            rate = None
+        return cls(answer_id=answer_id, judge=judge, judge_model=judge_model, entries=checked, score_rate=rate,
+                   status=status, run_index=run_index, checklist_version=checklist_version, scale_max=scale_max,
+                   seed=seed, critique=critique, reason=reason, raw_text=raw_text,
+                   call_ids=tuple(int(c) for c in call_ids))
+
+
 def check_choice(value: str, choices: Sequence[str], what: str) -> str:
     """``value`` if it is one of ``choices``, else JudgmentError naming them."""
     if value not in choices:
@@ -404,6 +483,7 @@ __all__ = [
     "FailureModeLabel",
     "Judgment",
     "JudgmentError",
+    "NewJudgment",
     "ScoreEntry",
     "ScoreOverride",
     "answer_id",

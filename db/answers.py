@@ -15,27 +15,23 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import ValidationError
-
 from benchwright.core.errors import BenchwrightError, InputFileError, InputProblem, NotFoundError
 from benchwright.core.importers.answers import AnswerParseResult, AnswerRecord
 from benchwright.core.judgment import (
     CONDITIONS,
     FAILURE_MODE_ORIGINS,
     FAILURE_MODES,
-    JUDGES,
-    JUDGMENT_STATUSES,
     Answer,
     FailureModeLabel,
     Judgment,
     JudgmentError,
+    NewJudgment,
     ScoreEntry,
     ScoreOverride,
     check_choice,
     check_override,
     entries_from_json,
     entries_to_json,
-    score_rate_of,
 )
 from benchwright.core.judgment import answer_id as make_answer_id
 from benchwright.core.models import utc_now
@@ -236,11 +232,9 @@ class AnswerStoreMixin:
                 if r.scores and id(r) not in score_conflicts:
                     entries = _imported_entries(r, scale)
                     uid = _imported_uid(aid, judge_model, scale, r)
-                    _, added = self._insert_judgment(
-                        db, aid, "imported", judge_model, entries=entries, status="scored", run_index=0,
-                        checklist_version=None, scale_max=scale, seed=None, critique=r.critique, reason=None,
-                        raw_text=None, call_ids=(), created_by=created_by, uid=uid,
-                    )
+                    judgment = NewJudgment.of(aid, "imported", judge_model, entries=entries, scale_max=scale,
+                                              critique=r.critique)
+                    _, added = self._insert_judgment(db, judgment, created_by=created_by, uid=uid)
                     if added:
                         report.judgments_added += 1
                     else:
@@ -392,74 +386,40 @@ class AnswerStoreMixin:
     # -------------------------------------------------------------------------------------- judgments
     @serialized
     def save_judgment(
-        self, answer_id: str, judge: str, judge_model: str, *, entries: Sequence[ScoreEntry | dict],
-        status: str = "scored", run_index: int = 0, checklist_version: int | None = None,
-        scale_max: int | None = None, seed: int | None = None, critique: str | None = None,
-        reason: str | None = None, raw_text: str | None = None, call_ids: Sequence[int] = (),
-        created_by: str, uid: str | None = None,
+        self, judgment: NewJudgment | str, judge: str | None = None, judge_model: str | None = None, *,
+        created_by: str, uid: str | None = None, **fields: Any,
     ) -> Judgment:
-        """Append a judgment of answer ``answer_id`` (one transaction); returns it with its id.
+        """Append ``judgment`` (a :class:`~benchwright.core.judgment.NewJudgment`, validated in core) in one
+        transaction; returns it as stored, with its id. ``uid`` makes the save idempotent: when a judgment with this
+        uid exists it is returned unchanged (default: a fresh random uid).
 
-        The score rate is computed from ``entries`` (:func:`~benchwright.core.judgment.score_rate_of`). A
-        ``scored`` judgment needs every entry scored; an ``unscored`` one needs a ``reason`` (its entries may
-        be partial or empty, and its rate is ``None``). ``uid`` makes the save idempotent: when a judgment
-        with this uid exists it is returned unchanged (default: a fresh random uid).
+        The older form ``save_judgment(answer_id, judge, judge_model, entries=..., status=..., ...)`` builds the
+        value with :meth:`NewJudgment.of <benchwright.core.judgment.NewJudgment.of>` (same checks).
 
         Raises:
             NotFoundError: no such answer.
-            JudgmentError: unknown judge or status, empty judge model, repeated keys, a scored judgment with
-                a missing score or a rate outside [0, 1], an unscored judgment without a reason, a negative
-                run index.
+            JudgmentError: the checks of ``NewJudgment.of`` (unknown judge or status, a missing score, ...).
         """
+        if not isinstance(judgment, NewJudgment):
+            judgment = NewJudgment.of(judgment, judge, judge_model, **fields)  # type: ignore[arg-type]
         with self.write() as db:
-            jid, _ = self._insert_judgment(
-                db, answer_id, judge, judge_model, entries=entries, status=status, run_index=run_index,
-                checklist_version=checklist_version, scale_max=scale_max, seed=seed, critique=critique,
-                reason=reason, raw_text=raw_text, call_ids=call_ids, created_by=created_by, uid=uid,
-            )
+            jid, _ = self._insert_judgment(db, judgment, created_by=created_by, uid=uid)
             return self.get_judgment(jid)
 
-    def _insert_judgment(
-        self, db, answer_id: str, judge: str, judge_model: str, *, entries, status: str, run_index: int,
-        checklist_version, scale_max, seed, critique, reason, raw_text, call_ids, created_by: str, uid: str | None,
-    ) -> tuple[int, bool]:
-        check_choice(judge, JUDGES, "judge")
-        check_choice(status, JUDGMENT_STATUSES, "judgment status")
-        if not judge_model or not judge_model.strip():
-            raise JudgmentError("a judgment needs the judge model's name")
-        if isinstance(run_index, bool) or not isinstance(run_index, int) or run_index < 0:
-            raise JudgmentError(f"run index must be a whole number of at least 0, not {run_index!r}")
-        try:
-            checked = [e if isinstance(e, ScoreEntry) else ScoreEntry.model_validate(e) for e in entries]
-        except ValidationError as e:
-            raise JudgmentError(f"invalid score entry: {e.errors()[0]['msg']}") from None
-        keys = [e.key for e in checked]
-        if len(set(keys)) != len(keys):
-            raise JudgmentError(f"score keys repeat: {sorted({k for k in keys if keys.count(k) > 1})}")
-        if status == "scored":
-            missing = [e.key for e in checked if e.score is None]
-            if not checked or missing:
-                raise JudgmentError(f"a scored judgment needs every score; missing: {missing or 'all'}")
-            rate = score_rate_of(judge, checked)
-            if rate is None or not 0 <= rate <= 1:
-                raise JudgmentError(f"the score rate {rate} is outside [0, 1]: do the entries' maxima fit the judge?")
-        else:
-            if not reason or not reason.strip():
-                raise JudgmentError("an unscored judgment needs the reason it could not be scored")
-            rate = None
+    def _insert_judgment(self, db, j: NewJudgment, *, created_by: str, uid: str | None) -> tuple[int, bool]:
         uid = uid or uuid.uuid4().hex
         row = db.conn.execute("SELECT id FROM judgments WHERE uid = ?", [uid]).fetchone()
         if row is not None:
             return row[0], False
-        if db.conn.execute("SELECT 1 FROM answers WHERE id = ?", [answer_id]).fetchone() is None:
-            raise NotFoundError(f"no answer with id {answer_id}")
+        if db.conn.execute("SELECT 1 FROM answers WHERE id = ?", [j.answer_id]).fetchone() is None:
+            raise NotFoundError(f"no answer with id {j.answer_id}")
         cur = db.conn.execute(
             """INSERT INTO judgments (answer_id, judge, judge_model, run_index, status, checklist_version,
                scores_json, score_rate, scale_max, seed, critique, reason, raw_text, call_ids_json, created_at,
                created_by, uid) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
-            (answer_id, judge, judge_model, run_index, status, checklist_version, entries_to_json(checked), rate,
-             scale_max, seed, critique, reason, raw_text, json.dumps([int(c) for c in call_ids]), utc_now(),
-             created_by, uid),
+            (j.answer_id, j.judge, j.judge_model, j.run_index, j.status, j.checklist_version,
+             entries_to_json(j.entries), j.score_rate, j.scale_max, j.seed, j.critique, j.reason, j.raw_text,
+             json.dumps(list(j.call_ids)), utc_now(), created_by, uid),
         )
         return cur.lastrowid, True
 

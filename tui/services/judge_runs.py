@@ -16,8 +16,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from benchwright.core.errors import BenchwrightError, NotFoundError
+from benchwright.core.judges import (
+    JUDGE_REGISTRY,
+    Ineligible,
+    checklist_problem,
+    judge_eligibility,
+    run_is_done,
+)
 from benchwright.core.judging import (
-    DEFAULT_RUNS,
     FAILURE_THRESHOLD,
     JUDGES,
     AnswerOutcome,
@@ -48,10 +54,12 @@ from benchwright.db.llm import claim_owner
 
 from .curation_runs import build_input
 
-INELIGIBLE_NO_REFERENCE = "no reference answer"
-INELIGIBLE_NO_CHECKLIST = "no checklist"
-INELIGIBLE_INVALID_CHECKLIST = "checklist breaks the rules"
-INELIGIBLE_DRAFT_CHECKLIST = "checklist is a draft"
+# The eligibility rule and its reasons live in core (core/judges.py: judge_eligibility, Ineligible); these
+# names are kept for callers.
+INELIGIBLE_NO_REFERENCE = Ineligible.NO_REFERENCE
+INELIGIBLE_NO_CHECKLIST = Ineligible.NO_CHECKLIST
+INELIGIBLE_INVALID_CHECKLIST = Ineligible.INVALID_CHECKLIST
+INELIGIBLE_DRAFT_CHECKLIST = Ineligible.DRAFT_CHECKLIST
 
 
 def _pair_ids_matching(store: Store, where: QueueFilter | None, annotator: str = "") -> list[str] | None:
@@ -101,13 +109,7 @@ class JudgePlan:
 
 def _checklist_state(store: Store, pair_id: str):
     v = store.checklist_version(pair_id)
-    if v is None:
-        return None, INELIGIBLE_NO_CHECKLIST
-    if v.is_draft:
-        return v, INELIGIBLE_DRAFT_CHECKLIST
-    if not v.is_valid:
-        return v, INELIGIBLE_INVALID_CHECKLIST
-    return v, None
+    return v, checklist_problem(v)
 
 
 def plan_judging(store: Store, judge: str, judge_model: str, *, runs: int | None = None,
@@ -116,16 +118,18 @@ def plan_judging(store: Store, judge: str, judge_model: str, *, runs: int | None
     """What ``judge`` by ``judge_model`` has to do: for every selected, eligible answer, the runs 0..runs-1 that
     have no scored judgment yet (all of them with ``force``). ``limit`` caps the number of answers with work.
 
-    Only pairs with a reference answer are judged; the checklist judge also needs the pair's current checklist to
-    be valid and not a draft (RepoProbe §4.1). Others are listed in ``ineligible``.
+    Which answers a judge may score is core's rule (:func:`~benchwright.core.judges.judge_eligibility`): pairs
+    with a reference answer; for a judge that needs a checklist, its current checklist valid and not a draft
+    (RepoProbe §4.1). Others are listed in ``ineligible`` by reason (:class:`~benchwright.core.judges.Ineligible`).
 
     Raises:
         BenchwrightError: unknown judge or runs below 1.
         JudgmentError: unknown condition.
     """
-    if judge not in JUDGES:
-        raise BenchwrightError(f"unknown judge {judge!r}; judges are {', '.join(JUDGES)}")
-    runs = DEFAULT_RUNS[judge] if runs is None else runs
+    spec = JUDGE_REGISTRY.get(judge)  # UnknownNameError, a BenchwrightError naming the judges
+    if not spec.llm:
+        raise BenchwrightError(f"judge {judge!r} is not run by an LLM; use one of {', '.join(JUDGES)}")
+    runs = spec.default_runs if runs is None else runs
     if runs < 1:
         raise BenchwrightError(f"--runs must be at least 1, not {runs}")
     plan = JudgePlan(judge, judge_model, runs)
@@ -138,20 +142,17 @@ def plan_judging(store: Store, judge: str, judge_model: str, *, runs: int | None
     with_work = 0
     for a in answers:
         pair = store.get_pair(a.qa_pair_id)
-        if pair.needs_reference:
-            plan.ineligible.setdefault(INELIGIBLE_NO_REFERENCE, []).append(a.id)
+        v = store.checklist_version(a.qa_pair_id) if spec.needs_checklist else None
+        why = judge_eligibility(judge, has_reference=not pair.needs_reference, checklist=v)
+        if why is not None:
+            plan.ineligible.setdefault(why, []).append(a.id)
             continue
-        version = None
-        if judge == "checklist":
-            v, why = _checklist_state(store, a.qa_pair_id)
-            if why is not None:
-                plan.ineligible.setdefault(why, []).append(a.id)
-                continue
-            version = v.version
+        version = v.version if v is not None else None
         todo = []
         for run in range(runs):
             j = latest.get((a.id, run))
-            if not force and j is not None and j.scored and (judge != "checklist" or j.checklist_version == version):
+            if not force and j is not None and run_is_done(judge, scored=j.scored, judged_version=j.checklist_version,
+                                                           checklist_version=version):
                 plan.done += 1
                 continue
             todo.append((a.id, run))
@@ -175,18 +176,13 @@ def build_judge_input(store: Store, answer: Answer, judge: str) -> JudgeInput:
     return JudgeInput(
         answer_id=answer.id, qa_pair_id=answer.qa_pair_id, repository=pin.pair.repository, question=pin.question,
         reference_answer=pin.answer, answer=answer.text, checklist=checklist,
-        checklist_version=version if judge == "checklist" else None,
+        checklist_version=version if JUDGE_REGISTRY.get(judge).needs_checklist else None,
     )
 
 
 def save_judgment_outcome(store: Store, outcome: JudgeOutcome, *, by: str) -> Judgment:
     """Store one judge outcome as a ``judgments`` row (scored or unscored with its reason and raw output)."""
-    return store.save_judgment(
-        outcome.answer_id, outcome.judge, outcome.judge_model, entries=outcome.entries, status=outcome.status,
-        run_index=outcome.run_index, checklist_version=outcome.checklist_version, scale_max=outcome.scale_max,
-        seed=outcome.seed, reason=outcome.reason, raw_text=outcome.raw_text, call_ids=outcome.call_ids,
-        created_by=by,
-    )
+    return store.save_judgment(outcome.to_judgment(), created_by=by)
 
 
 async def _run_and_store(client: LLMClient, items: list, work: Callable[[Any], Awaitable[Any]],

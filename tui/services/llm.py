@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from benchwright.core.steps import STEP_ROLES as STEP_ROLES
 from benchwright.db import Store
 
-STEP_ROLES = {"classify": "generator", "enrich": "generator", "refine": "generator", "checklist": "generator",
-              "verify": "verifier"}
-"""Which configured role (``[roles.NAME]`` in benchwright.toml) runs each curation step."""
+# STEP_ROLES (step -> the configured role that runs it) is declared in core's step registry (core/steps.py).
 JUDGE_ROLE = "judge"
 """The configured role (``[roles.judge]`` in benchwright.toml) of the judges and the failure-mode classifier."""
 ANSWER_ROLE = "generator"
