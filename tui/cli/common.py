@@ -197,3 +197,41 @@ def exit_unfinished(cancelled: bool, failed: list) -> None:
 def close_unused(client) -> None:
     """Close a client that was never used in an event loop (nothing to do)."""
     asyncio.run(client.provider.aclose())
+
+
+# ------------------------------------------------------------------------------------------ --csv / --json
+def write_csv_tables(csv_dir: str, tables: dict) -> None:
+    """Write ``tables`` (``file name -> (header, rows)``; None cells empty) into the folder ``csv_dir`` (made if
+    missing) and say so.
+
+    Raises:
+        BenchwrightError: a file cannot be written."""
+    import csv
+    from pathlib import Path
+
+    folder = Path(csv_dir)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        for name, (header, rows) in tables.items():
+            with (folder / name).open("w", newline="", encoding="utf-8") as f:
+                w = csv.writer(f)
+                w.writerow(header)
+                w.writerows([["" if v is None else v for v in row] for row in rows])
+    except OSError as e:
+        raise BenchwrightError(f"{csv_dir}: cannot write the CSV files ({e.strerror or e})") from None
+    click.echo(f"wrote {len(tables)} CSV file(s) to {folder}")
+
+
+def write_json_file(json_file: str, data) -> None:
+    """Write ``data`` as indented UTF-8 JSON to ``json_file`` and say so.
+
+    Raises:
+        BenchwrightError: the file cannot be written."""
+    import json
+    from pathlib import Path
+
+    try:
+        Path(json_file).write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    except OSError as e:
+        raise BenchwrightError(f"{json_file}: cannot write the JSON file ({e.strerror or e})") from None
+    click.echo(f"wrote {json_file}")

@@ -7,18 +7,14 @@ a ``rich.text.Text`` (shown literally, never read as markup).
 
 from __future__ import annotations
 
-import csv
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import asdict
-from pathlib import Path
 
 import click
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from benchwright.core.errors import BenchwrightError
 from benchwright.core.metrics import (
     FAILURE_MODE_NAMES,
     FAILURE_MODES,
@@ -29,7 +25,7 @@ from benchwright.core.metrics import (
     build_report,
 )
 
-from .common import friendly, open_store
+from .common import friendly, open_store, write_csv_tables, write_json_file
 
 _AXES = {"language": "language", "category": "category", "theme": "theme", "qa-type": "qa_type",
          "cluster": "cluster"}
@@ -58,18 +54,6 @@ def _table(title: str, columns: Sequence[str], *, numeric_from: int) -> Table:
 
 
 # ----------------------------------------------------------------------------------------- csv/json
-def _csv_value(v: object) -> object:
-    return "" if v is None else v
-
-
-def _write_csv(path: Path, header: Sequence[str], rows: Sequence[Sequence[object]]) -> None:
-    with path.open("w", newline="", encoding="utf-8") as f:
-        w = csv.writer(f)
-        w.writerow(header)
-        for row in rows:
-            w.writerow([_csv_value(v) for v in row])
-
-
 _SUMMARY_FIELDS = ("model", "condition", "judge", "judge_model", "answers", "runs", "overall_pct", "knowledge_pct",
                    "clarity_pct", "perfect_solve_pct")
 
@@ -287,19 +271,6 @@ def report(ctx, by, models, judge, csv_dir, json_file) -> None:
     else:
         _print_tables(console, rep)
     if csv_dir:
-        folder = Path(csv_dir)
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-            tables = _csv_tables(rep)
-            for name, (header, rows) in tables.items():
-                _write_csv(folder / name, header, rows)
-        except OSError as e:
-            raise BenchwrightError(f"{csv_dir}: cannot write the CSV files ({e.strerror or e})") from None
-        click.echo(f"wrote {len(tables)} CSV file(s) to {folder}")
+        write_csv_tables(csv_dir, _csv_tables(rep))
     if json_file:
-        try:
-            Path(json_file).write_text(json.dumps(rep.to_dict(), indent=2, ensure_ascii=False) + "\n",
-                                       encoding="utf-8")
-        except OSError as e:
-            raise BenchwrightError(f"{json_file}: cannot write the JSON file ({e.strerror or e})") from None
-        click.echo(f"wrote {json_file}")
+        write_json_file(json_file, rep.to_dict())
