@@ -29,6 +29,7 @@ untrusted variants in a container.
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import os
 import re
 import shlex
@@ -108,6 +109,8 @@ class ModuleResult(BaseModel):
         tests: for a ``unit_test`` module, the counts read from the test tool's summary
             (:func:`~benchwright.core.probes.counts.read_test_counts`; the outermost tool's), or ``None`` when
             no summary was found or nothing ran.
+        missing: what this machine lacks to run the module (``cmake``, ``a C++ compiler``, ``python module
+            numpy``; :func:`missing_toolchain`), or ``None``: the run then says "cannot run here", not a verdict.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -123,6 +126,7 @@ class ModuleResult(BaseModel):
     returncode: int | None = None
     timed_out: bool = False
     tests: TestCounts | None = None
+    missing: str | None = None
 
 
 class OracleRun(BaseModel):
@@ -428,6 +432,36 @@ def _telling_line(text: str) -> str:
     return lines[-1][:200] if lines else ""
 
 
+_MISSING_PYTHON_MODULE = re.compile(r"ModuleNotFoundError: No module named '([A-Za-z0-9_.]+)'")
+_NO_COMPILER = re.compile(r"No CMAKE_(CXX|C)_COMPILER could be found|CMAKE_(CXX|C)_COMPILER not set|"
+                          r"is not a full path to an existing compiler tool", re.IGNORECASE)
+
+
+def missing_toolchain(argv: Sequence[str], output: str, workspace: Workspace) -> str | None:
+    """What this machine lacks, when a failed command's failure says so, else ``None``:
+
+    * the program itself (``command not found: cmake``): its name;
+    * CMake finding no C or C++ compiler: ``a C++ compiler`` / ``a C compiler``;
+    * ``ModuleNotFoundError: No module named 'x'`` for a module that is neither importable here nor a file or
+      folder of the workspace (a submission importing a module it lacks is the submission's failure):
+      ``python module x``.
+    """
+    if output.startswith("command not found: "):
+        return output.removeprefix("command not found: ").strip() or (argv[0] if argv else None)
+    compiler = _NO_COMPILER.search(output)
+    if compiler:
+        return "a C compiler" if (compiler.group(1) or compiler.group(2) or "").upper() == "C" else "a C++ compiler"
+    for match in _MISSING_PYTHON_MODULE.finditer(output):
+        top = match.group(1).split(".")[0]
+        if importlib.util.find_spec(top) is not None:
+            continue
+        local = any(next(base.rglob(f"{top}.py"), None) or next((d for d in base.rglob(top) if d.is_dir()), None)
+                    for base in (workspace.repo_root, workspace.evaluator_root) if base.is_dir())
+        if not local:
+            return f"python module {top}"
+    return None
+
+
 NITR_DEFAULT_CONFIGURE_ARGS = ("-DNITR_BUILD_EVALUATOR=ON",)
 """What a NITR ``build`` module configures with when it gives no ``configure_args``."""
 
@@ -479,9 +513,12 @@ def _command_module(
                 else:
                     last = _telling_line(output)
                     reason = f"configure: exit code {returncode}" + (f": {last}" if last else "")
+                lacking = None if timed_out or cancelled else missing_toolchain(conf_argv, output, workspace)
                 return ModuleResult(
-                    **{**base, "command": conf_argv}, passed=False, reason=reason, log=configure_log,
+                    **{**base, "command": conf_argv}, passed=False,
+                    reason=f"cannot run here: missing {lacking}" if lacking else reason, log=configure_log,
                     duration_s=time.monotonic() - started, returncode=returncode, timed_out=timed_out,
+                    missing=lacking,
                 )
     returncode, output, timed_out, cancelled = _run_command(
         argv, cwd=cwd, env=env, timeout_s=limit, cancel=cancel
@@ -504,9 +541,12 @@ def _command_module(
         reason, passed = "exit code 0", True
     if counts and returncode not in (None, 0):
         reason += f" ({counts[0].text()})"
+    lacking = None if passed or timed_out or cancelled else missing_toolchain(argv, configure_log + output, workspace)
+    if lacking:
+        reason = f"cannot run here: missing {lacking}"
     return ModuleResult(
         **base, passed=passed, reason=reason, log=log, duration_s=duration, returncode=returncode,
-        timed_out=timed_out, tests=counts[0] if counts else None,
+        timed_out=timed_out, tests=counts[0] if counts else None, missing=lacking,
     )
 
 
@@ -676,6 +716,9 @@ def run_probe(
             say(f"[{index}/{total}] {module.name}: {'passed' if result.passed else 'failed'} ({result.reason})")
             if result.reason == "cancelled":
                 return finish("error", results, cancelled=True, error="cancelled", workspace=kept)
+        lacking = list(dict.fromkeys(r.missing for r in results if r.missing))
+        if lacking:
+            return finish("error", results, error=f"cannot run here: missing {', '.join(lacking)}", workspace=kept)
         outcome: Outcome = "pass" if all(r.passed for r in results) else "fail"
         return finish(outcome, results, workspace=kept)
     finally:

@@ -333,3 +333,25 @@ def test_a_nitr_case_runs_with_the_checkouts_shared_files_and_nothing_is_written
     assert [(m.name, m.passed) for m in run.modules] == [("check", False), ("frozen", False)]
     assert run.modules[1].reason == "frozen path src/a.cc: modified"
     assert _tree_digest(root) == before
+
+
+@pytest.mark.parametrize(("command", "script", "outcome", "said"), [
+    (["no-such-tool-f1", "--build"], None, "error", "cannot run here: missing no-such-tool-f1"),
+    (["{python}", "{evaluator_root}/checks/c.py"], "import benchwright_absent_module_zz\n", "error",
+     "cannot run here: missing python module benchwright_absent_module_zz"),
+    # a module the submission should have written is the submission's failure, not a missing toolchain
+    (["{python}", "{evaluator_root}/checks/c.py"], "import sys; sys.path.insert(0, sys.argv[1])\nimport src.absent\n",
+     "fail", None),
+])
+def test_a_missing_toolchain_is_cannot_run_here_not_a_failing_oracle(tmp_path, command, script, outcome, said):
+    from benchwright.core.probes import run_probe
+
+    pipeline = {"case_root": "../../.submit-output/m/cases/050.x", "build_dir": "../../build", "modules": [
+        {"module_name": "customized_check", "name": "check", "command": [*command, "{case_root}"]}]}
+    root = _small_checkout(tmp_path, "primary_dimension: D3\n", pipeline)
+    if script:
+        _files(root, {"evaluator/050.x/checks/c.py": script, "cases/050.x/src/__init__.py": ""})
+    probe, = read_nitr_checkout(root)
+    run = run_probe(probe, None)
+    assert run.outcome == outcome, run.summary()
+    assert run.error == said and run.modules[0].missing == (said.removeprefix("cannot run here: missing ") if said else None)

@@ -331,7 +331,8 @@ def test_command_problems_are_failures_not_crashes(tmp_path):
     ])
     run = run_probe(probe, None)
     missing, cwd, empty, chatty = run.modules
-    assert missing.reason == "command not found: no-such-tool-benchwright"
+    assert missing.reason == "cannot run here: missing no-such-tool-benchwright" and not missing.passed
+    assert run.outcome == "error" and run.error == "cannot run here: missing no-such-tool-benchwright"
     assert cwd.reason.startswith("bad working directory") and "outside the workspace" in cwd.reason
     assert not empty.passed and empty.reason.startswith("no tests were run")
     assert chatty.passed and len(chatty.log) < LOG_HEAD_BYTES + LOG_TAIL_BYTES + 1000
