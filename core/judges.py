@@ -55,6 +55,8 @@ class JudgeSpec:
         prepare: the request builder and parser: ``prepare(spec, item, settings, run_index) -> JudgeCall`` (see
             :class:`benchwright.core.judging.JudgeCall`); None: the generic one of the kind (attached by
             :mod:`benchwright.core.judging`).
+        report_note: how the report's table of the judge says where its scale and final score come from ("" for
+            the default, :meth:`scale_note`).
     """
 
     name: str
@@ -67,6 +69,7 @@ class JudgeSpec:
     needs_checklist: bool = False
     template_id: str | None = None
     prepare: Callable[..., Any] | None = None
+    report_note: str = ""
 
     def __post_init__(self) -> None:
         if self.kind is JudgeKind.SCALAR:
@@ -105,14 +108,19 @@ class JudgeSpec:
             raise ValueError("the imported scores have no maximum (every max is 0); give the scale")
         return total / maximum
 
+    def scale_note(self) -> str:
+        """Where the judge's scale and final score come from, for the report's table titles."""
+        if self.report_note:
+            return self.report_note
+        if self.kind is JudgeKind.SCALAR and self.allowed:
+            return f"{self.allowed[0]}-{self.allowed[-1]} per dimension, final = mean/{self.scale}"
+        if self.kind is JudgeKind.IMPORTED:
+            return "final = sum/sum(max)"
+        return "final = total/10"
+
     def help_line(self) -> str:
-        """``name: description (N runs; scores a-b)`` for help texts."""
-        extra = []
-        if self.default_runs != 1:
-            extra.append(f"{self.default_runs} runs by default")
-        if self.allowed:
-            extra.append(f"{len(self.dimensions)} dimensions scored {self.allowed[0]}-{self.allowed[-1]}")
-        return f"{self.name}: {self.description}" + (f" ({'; '.join(extra)})" if extra else "")
+        """``name (description)`` for help texts."""
+        return f"{self.name} ({self.description})"
 
 
 JUDGE_REGISTRY: Registry[JudgeSpec] = Registry("judge")
@@ -202,22 +210,35 @@ CODE_QA_BENCH_DIMENSIONS = ("accuracy", "completeness", "specificity")
 """Code-QA-Bench's judge dimensions, integers 0-5 ("Evaluation")."""
 
 register_judge(JudgeSpec(
-    "checklist", "RepoProbe checklist judge: every checklist item scored from its rubric (§4.2)",
+    "checklist", "RepoProbe §4.2",
     JudgeKind.CHECKLIST, needs_checklist=True, template_id="judge_checklist",
 ))
 register_judge(JudgeSpec(
-    "swe-qa-pro", "SWE-QA-Pro judge: five dimensions 1-10 against the reference, answer order randomized (§4.1)",
+    "swe-qa-pro", "five dimensions, 1-10, SWE-QA-Pro §4.1",
     JudgeKind.SCALAR, default_runs=3, dimensions=SWE_QA_PRO_DIMENSIONS, scale=10, allowed=tuple(range(1, 11)),
-    template_id="judge_swe_qa_pro",
+    template_id="judge_swe_qa_pro", report_note="SWE-QA-Pro §4.1: 1-10 per dimension, final = mean/10",
 ))
 register_judge(JudgeSpec(
-    "code-qa-bench", "Code-QA-Bench judge: accuracy, completeness, specificity 0-5 (\"Evaluation\")",
+    "code-qa-bench", "accuracy, completeness, specificity, 0-5",
     JudgeKind.SCALAR, dimensions=CODE_QA_BENCH_DIMENSIONS, scale=5, allowed=tuple(range(0, 6)),
-    template_id="judge_code_qa_bench",
+    template_id="judge_code_qa_bench", report_note='Code-QA-Bench "Evaluation": 0-5 per axis, final = mean/5',
 ))
 register_judge(JudgeSpec(
-    "imported", "scores imported from a file (answers import --scale N)", JudgeKind.IMPORTED,
+    "imported", "scores imported from a file: answers import --scale N", JudgeKind.IMPORTED,
+    report_note="imported scores: final = sum/sum(max)",
 ))
+
+def judges_help(names: Sequence[str] | None = None) -> str:
+    """``a (description), b (description) or c (description)``: the judges ``names`` (default: every LLM judge)
+    for help texts."""
+    lines = [JUDGE_REGISTRY.get(n).help_line() for n in (LLM_JUDGES if names is None else names)]
+    return lines[0] if len(lines) == 1 else ", ".join(lines[:-1]) + " or " + lines[-1]
+
+
+def default_runs_help() -> str:
+    """``checklist 1, swe-qa-pro 3, code-qa-bench 1``: each LLM judge's default runs, for help texts."""
+    return ", ".join(f"{n} {r}" for n, r in DEFAULT_RUNS.items())
+
 
 JUDGES = Names(JUDGE_REGISTRY)
 """Every judge name, in report order, imported included (``judgments.judge``; a live view of the registry)."""
@@ -257,8 +278,10 @@ __all__ = [
     "JudgeKind",
     "JudgeSpec",
     "checklist_problem",
+    "default_runs_help",
     "judge",
     "judge_eligibility",
+    "judges_help",
     "register_judge",
     "run_is_done",
 ]

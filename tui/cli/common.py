@@ -235,3 +235,55 @@ def write_json_file(json_file: str, data) -> None:
     except OSError as e:
         raise BenchwrightError(f"{json_file}: cannot write the JSON file ({e.strerror or e})") from None
     click.echo(f"wrote {json_file}")
+
+
+# ------------------------------------------------------------------ choices and help read from core's registries
+class RegistryChoice(click.Choice):
+    """A ``click.Choice`` over a live view of a core registry (``LLM_JUDGES``, ``STEPS``, ``FAILURE_MODES``,
+    ``CONDITIONS``): the choices are read when the command runs or shows its help, so a judge or step registered
+    after this module was imported is a choice too."""
+
+    def __init__(self, names, case_sensitive: bool = True):
+        self._names = names
+        super().__init__(tuple(names), case_sensitive)
+
+    @property  # type: ignore[override]
+    def choices(self):
+        return tuple(self._names)
+
+    @choices.setter
+    def choices(self, value) -> None:  # click's __init__ assigns the snapshot; the live view wins
+        pass
+
+
+class _LiveHelp:
+    """``{key}`` in a help text is replaced, each time the help is shown, by ``help_fill[key]()``."""
+
+    _help_fill: dict = {}
+
+    def _get_help(self):
+        text = self.__dict__.get("_help_text")
+        for key, fill in self._help_fill.items():
+            text = text.replace("{" + key + "}", fill()) if text else text
+        return text
+
+    def _set_help(self, value) -> None:
+        self.__dict__["_help_text"] = value
+
+    help = property(_get_help, _set_help)
+
+
+class LiveHelpCommand(_LiveHelp, click.Command):
+    """A command whose help names registry entries (``@group.command(cls=LiveHelpCommand, help_fill={...})``)."""
+
+    def __init__(self, *args, help_fill: dict | None = None, **kwargs):
+        self._help_fill = dict(help_fill or {})
+        super().__init__(*args, **kwargs)
+
+
+class LiveHelpOption(_LiveHelp, click.Option):
+    """An option whose help names registry entries (``@click.option(..., cls=LiveHelpOption, help_fill={...})``)."""
+
+    def __init__(self, *args, help_fill: dict | None = None, **kwargs):
+        self._help_fill = dict(help_fill or {})
+        super().__init__(*args, **kwargs)

@@ -15,11 +15,11 @@ from benchwright.core.curation import STEPS, StepOutcome, StepSettings
 from benchwright.core.llm.jobs import JobProgress, describe_cost
 
 from ..signals import interrupt_exit_code
-from .common import WHERE_KEYS, friendly, open_store, parse_where, run_with_progress
+from .common import WHERE_KEYS, RegistryChoice, friendly, open_store, parse_where, run_with_progress
 
 
 @click.command()
-@click.argument("step", type=click.Choice(STEPS))
+@click.argument("step", type=RegistryChoice(STEPS))
 @click.option("--model", help="Model to use (MODEL or PROVIDER:MODEL); default: the role's model in benchwright.toml.")
 @click.option("--limit", type=click.IntRange(min=1), help="At most this many pairs.")
 @click.option("--where", "where", multiple=True, metavar="KEY=VALUE",

@@ -15,6 +15,7 @@ from benchwright.core.judgment import CONDITIONS, FAILURE_MODES
 from benchwright.core.text import printable
 
 from .common import (
+    RegistryChoice,
     close_unused,
     exit_unfinished,
     friendly,
@@ -86,7 +87,7 @@ def failure_mode() -> None:
 
 @failure_mode.command("set")
 @click.argument("answer_id")
-@click.argument("mode", type=click.Choice(FAILURE_MODES))
+@click.argument("mode", type=RegistryChoice(FAILURE_MODES))
 @click.option("--reason", required=True, help="Why the label is this mode (kept with the correction).")
 @click.option("--as", "annotator", help="Annotator name.")
 @click.pass_context

@@ -19,11 +19,15 @@ from rich.text import Text
 
 from benchwright.core.config import resolve_annotator
 from benchwright.core.errors import BenchwrightError
+from benchwright.core.judges import default_runs_help, judges_help
 from benchwright.core.judging import JUDGES, JudgeOutcome, JudgeSettings, ledger_statuses
 from benchwright.core.judgment import CONDITIONS, effective_entries, score_rate_of
 from benchwright.core.text import printable
 
 from .common import (
+    LiveHelpCommand,
+    LiveHelpOption,
+    RegistryChoice,
     close_unused,
     exit_unfinished,
     friendly,
@@ -38,13 +42,13 @@ from .common import (
 
 
 # ---------------------------------------------------------------------------------------------- judge
-@click.command()
-@click.argument("judge", type=click.Choice(JUDGES))
+@click.command(cls=LiveHelpCommand, help_fill={"judges": judges_help})
+@click.argument("judge", type=RegistryChoice(JUDGES))
 @click.option("--model", help="Judge model (MODEL or PROVIDER:MODEL); default: [roles.judge] in benchwright.toml.")
-@click.option("--runs", type=click.IntRange(min=1),
-              help="Runs per answer, each its own call (default: checklist 1, swe-qa-pro 3, code-qa-bench 1).")
+@click.option("--runs", type=click.IntRange(min=1), cls=LiveHelpOption, help_fill={"runs": default_runs_help},
+              help="Runs per answer, each its own call (default: {runs}).")
 @click.option("--answers-model", help="Only answers by this model.")
-@click.option("--condition", type=click.Choice(CONDITIONS), help="Only answers under this condition.")
+@click.option("--condition", type=RegistryChoice(CONDITIONS), help="Only answers under this condition.")
 @click.option("--limit", type=click.IntRange(min=1), help="At most this many answers.")
 @where_option
 @click.option("--seed", type=int, default=0, show_default=True,
@@ -54,8 +58,7 @@ from .common import (
 @click.pass_context
 @friendly
 def judge(ctx, judge, model, runs, answers_model, condition, limit, where, seed, force, annotator) -> None:
-    """Score answers with JUDGE: checklist (RepoProbe §4.2), swe-qa-pro (five dimensions, 1-10, SWE-QA-Pro §4.1)
-    or code-qa-bench (accuracy, completeness, specificity, 0-5).
+    """Score answers with JUDGE: {judges}.
 
     One call per answer and run; the run index is part of the cache key, so run 2 is its own call. Output that
     stays invalid after one repair turn is stored as unscored with the reason. Answers already judged are skipped

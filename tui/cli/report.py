@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from benchwright.core.judges import JUDGE_REGISTRY, LLM_JUDGES, SCALAR_JUDGES
 from benchwright.core.metrics import (
     FAILURE_MODE_NAMES,
     FAILURE_MODES,
@@ -25,7 +26,7 @@ from benchwright.core.metrics import (
     build_report,
 )
 
-from .common import friendly, open_store, write_csv_tables, write_json_file
+from .common import RegistryChoice, friendly, open_store, write_csv_tables, write_json_file
 
 _AXES = {"language": "language", "category": "category", "theme": "theme", "qa-type": "qa_type",
          "cluster": "cluster"}
@@ -78,7 +79,7 @@ def _csv_tables(report: Report) -> dict[str, tuple[list[str], list[list[object]]
     }
     for axis, rows in report.strata.items():
         tables[f"by_{axis}.csv"] = (["stratum", *_SUMMARY_FIELDS], _summary_rows(rows, stratum=True))
-    for judge in JUDGES[1:]:
+    for judge in SCALAR_JUDGES:
         rows = [r for r in report.scalar if r.judge == judge]
         if not rows:
             continue
@@ -142,15 +143,13 @@ def _print_tables(console: Console, report: Report) -> None:
                       str(unscored), str(overrides))
         console.print(t)
 
-    for judge in JUDGES[1:]:
+    for judge in SCALAR_JUDGES:
         rows = [r for r in report.scalar if r.judge == judge]
         if not rows:
             continue
         keys = _dimension_keys(rows)
         labels = {d.key: d.label for r in rows for d in r.dimensions}
-        source = {"swe-qa-pro": "SWE-QA-Pro §4.1: 1-10 per dimension, final = mean/10",
-                  "code-qa-bench": 'Code-QA-Bench "Evaluation": 0-5 per axis, final = mean/5',
-                  "imported": "imported scores: final = sum/sum(max)"}[judge]
+        source = JUDGE_REGISTRY.get(judge).scale_note()
         t = Table(title=f"Scalar judge {judge} ({source})", title_justify="left")
         for col in ("model", "condition", "judge model"):
             t.add_column(col)
@@ -238,8 +237,9 @@ def _empty_message(report: Report, models: Sequence[str], judge: str | None) -> 
         if judge:
             filters.append(f"--judge {judge}")
         matching = f" matching {' and '.join(filters)}" if filters else ""
-        return (f"{n} answer(s) stored but no judgments{matching} yet; judge them with: benchwright judge checklist (or swe-qa-pro, "
-                "code-qa-bench), then run: benchwright report")
+        first, *others = LLM_JUDGES
+        return (f"{n} answer(s) stored but no judgments{matching} yet; judge them with: benchwright judge {first} (or "
+                f"{', '.join(others)}), then run: benchwright report")
     if models:
         return f"no answers of model {', '.join(models)} (names must match exactly); leave out --model to see all"
     return ("no judged answers yet; import answers with: benchwright import answers FILE --model NAME "
@@ -250,7 +250,7 @@ def _empty_message(report: Report, models: Sequence[str], judge: str | None) -> 
 @click.option("--by", "by", multiple=True, type=click.Choice(list(_AXES)),
               help="Stratify by this axis as well (repeatable).")
 @click.option("--model", "models", multiple=True, help="Only answers of this model (repeatable; exact name).")
-@click.option("--judge", type=click.Choice(list(JUDGES)), help="Only judgments of this judge.")
+@click.option("--judge", type=RegistryChoice(JUDGES), help="Only judgments of this judge.")
 @click.option("--csv", "csv_dir", type=click.Path(file_okay=False), help="Also write one CSV file per table here.")
 @click.option("--json", "json_file", type=click.Path(dir_okay=False), help="Also write the whole report as JSON.")
 @click.pass_context
