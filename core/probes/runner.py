@@ -252,12 +252,16 @@ class Separation(BaseModel):
         near_miss_notes: one sentence per near-miss: as expected, or "may be too loose" (expected fail,
             passed) / "may be too strict" (expected pass, failed).
         errors: ``name: reason`` of runs that ended in an error.
-        notes: anything else worth saying (no intended or no shortcut variant was run).
+        flaky: names of variants whose repeated runs (``probe run --repeat N``) did not all give the same
+            verdict: the oracle is flaky on them, so it is not separating.
+        notes: anything else worth saying (fewer intended or shortcut variants than the family minimum, a
+            flaky variant's verdicts).
     """
 
     model_config = ConfigDict(frozen=True)
 
     separating: bool
+    flaky: list[str] = Field(default_factory=list)
     intended_failing: list[str] = Field(default_factory=list)
     shortcuts_passing: list[str] = Field(default_factory=list)
     shortcuts_failing_to_build: list[str] = Field(default_factory=list)
@@ -825,15 +829,34 @@ def _near_miss_note(run: OracleRun) -> str:
     return f"{name}: expected to pass but failed ({reason}); the oracle may be too strict"
 
 
-def separation(runs: Sequence[OracleRun]) -> Separation:
-    """Judge whether the oracle separates the variants of ``runs`` (runs of the starter code are ignored).
+DEFAULT_MIN_VARIANTS_PER_FAMILY = 2
+"""How many intended and how many shortcut variants :func:`separation` needs by default: NITR validates each
+oracle until it "stably separated the intended solution family from targeted shortcuts", a family being more
+than one solution."""
 
-    Separating means: at least one intended and one shortcut variant were run, every intended variant
-    passed, every shortcut was caught by the oracle (a shortcut that *failed to build* was caught by the
-    compiler and does not count), and none of them ended in an error. Near-misses do not decide
-    separation; each gets a note saying whether it came out as expected and, if not, whether the oracle
-    looks too loose or too strict.
+
+def separation(runs: Sequence[OracleRun], *, min_per_family: int = DEFAULT_MIN_VARIANTS_PER_FAMILY) -> Separation:
+    """Judge whether the oracle *stably* separates the variants of ``runs`` (runs of the starter code are ignored).
+
+    Separating means: at least ``min_per_family`` intended and as many shortcut variants were run, every
+    intended variant passed, every shortcut was caught by the oracle (a shortcut that *failed to build* was
+    caught by the compiler and does not count), none of them ended in an error, and a variant run several
+    times (``runs`` may hold repeats of a variant) got the same verdict every time; a variant whose repeats
+    differ is *flaky* and the oracle is not separating. Near-misses do not decide separation; each gets a
+    note saying whether it came out as expected and, if not, whether the oracle looks too loose or too strict.
+
+    Raises:
+        ValueError: ``min_per_family`` below 1.
     """
+    if min_per_family < 1:
+        raise ValueError("min_per_family must be at least 1")
+    groups: dict[str, list[OracleRun]] = {}
+    for run in runs:
+        if run.variant is not None:
+            groups.setdefault(run.variant.name, []).append(run)
+    flaky = [name for name, group in groups.items() if len({r.verdict for r in group}) > 1]
+    runs = [group[0] for name, group in groups.items() if name not in flaky] + [
+        group[0] for name, group in groups.items() if name in flaky]
     intended_failing: list[str] = []
     shortcuts_passing: list[str] = []
     failing_to_build: list[str] = []
@@ -865,12 +888,22 @@ def separation(runs: Sequence[OracleRun]) -> Separation:
         elif kind == "near-miss":
             near_miss_notes.append(_near_miss_note(run))
     for kind in ("intended", "shortcut"):
+        count = sum(1 for group in groups.values() if group[0].variant.kind == kind)
         if kind not in kinds:
             notes.append(f"no {kind} variant was run, so separation cannot be shown")
+        elif count < min_per_family:
+            notes.append(f"only {count} {kind} variant{'s' if count != 1 else ''} was run; stable separation needs "
+                         f"{min_per_family} per family (add variants, or lower the minimum)")
+    for name in flaky:
+        tally: dict[str, int] = {}
+        for run in groups[name]:
+            tally[run.verdict] = tally.get(run.verdict, 0) + 1
+        said = ", ".join(f"{verdict} x{count}" for verdict, count in tally.items())
+        notes.append(f"{name}: flaky: {len(groups[name])} runs gave {said}; the oracle is not stable on it")
     separating = (not intended_failing and not shortcuts_passing and not failing_to_build and not blocked
                   and not notes)
     return Separation(
         separating=separating, intended_failing=intended_failing, shortcuts_passing=shortcuts_passing,
         shortcuts_failing_to_build=failing_to_build, caught_by=caught_by, shortcut_notes=shortcut_notes,
-        near_miss_notes=near_miss_notes, errors=errors, notes=notes,
+        near_miss_notes=near_miss_notes, errors=errors, flaky=flaky, notes=notes,
     )

@@ -100,7 +100,7 @@ def test_cpp_demo_probe_separates_its_variants():
     assert [m.name for m in near_miss.failed_modules] == ["existing rules unchanged", "new rule registered"]
     assert near_miss.rule_matches[0].relative_path == "src/rules/member_discount.cpp"
 
-    verdict = separation(runs)
+    verdict = separation(runs, min_per_family=1)
     assert verdict.separating and not verdict.errors
     assert verdict.near_miss_notes == [
         "near-miss: failed as expected (existing rules unchanged: rule member-discount-only matched in "
@@ -130,7 +130,7 @@ def test_python_demo_probe_separates_its_variants():
     assert found == [("no-wall-clock-call", "tokens/issuer.py", 33)]
     near_miss = next(r for r in runs if r.variant.name == "near-miss")
     assert [(m.rule_id, m.kind) for m in near_miss.rule_matches] == [("uses-injected-clock", "missing")]
-    assert separation(runs).separating
+    assert separation(runs, min_per_family=1).separating
 
 
 @needs_cxx
@@ -142,7 +142,7 @@ def test_scaffolded_probe_intended_variant_passes(tmp_path):
     assert probe.id == "hello-probe" and probe.primary_dimension == "D9" and probe.granularity == "micro"
     runs = run_all(probe, variants)
     assert _matrix(runs) == {"intended": ("pass", True), "shortcut": ("fail", True)}
-    assert separation(runs).separating
+    assert separation(runs, min_per_family=1).separating
 
 
 # -------------------------------------------------------------------------------------------------------------
@@ -293,7 +293,7 @@ def test_patch_that_does_not_apply_is_an_error_outcome(tmp_path):
     run = run_probe(probe, Variant(name="stale", kind="intended", expected="pass", patch=str(patch)))
     assert run.outcome == "error" and run.modules == [] and run.matches_expectation is False
     assert run.apply_error.startswith("variant stale: the patch does not apply")
-    assert not separation([run]).separating
+    assert not separation([run], min_per_family=1).separating
 
 
 @pytest.mark.parametrize("how", ["patch", "overlay-link", "case-link"])
@@ -393,7 +393,7 @@ def test_multi_step_variants_are_applied_in_order(multi_step):
     assert messages.index("applying step1") < messages.index("applying step2")
     shortcut = next(r for r in runs if r.variant.name == "step2-eval")
     assert [(m.rule_id, m.relative_path, m.line) for m in shortcut.rule_matches] == [("no-eval", "calc.py", 10)]
-    assert separation(runs).separating
+    assert separation(runs, min_per_family=1).separating
 
     alone = run_probe(probe, by_name["step2"])
     assert alone.outcome == "error" and "does not apply" in alone.apply_error, "step 2 needs step 1 first"
@@ -429,23 +429,41 @@ def _run(name: str, kind: str, expected: str, outcome: str, reason: str = "rule 
 
 def test_separation_verdicts():
     good = [_run("i", "intended", "pass", "pass"), _run("s", "shortcut", "fail", "fail")]
-    assert separation(good).separating
-    leaky = separation([*good, _run("s2", "shortcut", "fail", "pass")])
+    assert separation(good, min_per_family=1).separating
+    leaky = separation([*good, _run("s2", "shortcut", "fail", "pass")], min_per_family=1)
     assert not leaky.separating and leaky.shortcuts_passing == ["s2"]
-    strict = separation([*good, _run("i2", "intended", "pass", "fail")])
+    strict = separation([*good, _run("i2", "intended", "pass", "fail")], min_per_family=1)
     assert not strict.separating and strict.intended_failing == ["i2"]
-    loose = separation([*good, _run("n", "near-miss", "fail", "pass")])
+    loose = separation([*good, _run("n", "near-miss", "fail", "pass")], min_per_family=1)
     assert loose.separating and loose.near_miss_notes == ["n: expected to fail but passed; the oracle may be too loose"]
-    too_strict = separation([*good, _run("n", "near-miss", "pass", "fail")])
+    too_strict = separation([*good, _run("n", "near-miss", "pass", "fail")], min_per_family=1)
     assert too_strict.near_miss_notes == [
         "n: expected to pass but failed (structure: rule r matched in a.cpp:1); the oracle may be too strict"
     ]
-    broken = separation([good[0], _run("s", "shortcut", "fail", "error")])
+    broken = separation([good[0], _run("s", "shortcut", "fail", "error")], min_per_family=1)
     assert not broken.separating and broken.errors == ["s: the patch does not apply"]
-    only_intended = separation([good[0]])
+    only_intended = separation([good[0]], min_per_family=1)
     assert not only_intended.separating and only_intended.notes == ["no shortcut variant was run, so separation cannot be shown"]
     starter = OracleRun(probe_id="p", variant=None, outcome="fail", expected=None, matches_expectation=None)
-    assert separation([*good, starter]).separating
+    assert separation([*good, starter], min_per_family=1).separating
+
+
+def test_repeats_that_differ_make_the_oracle_flaky_and_two_variants_per_family_by_default():
+    good = [_run("i", "intended", "pass", "pass"), _run("s", "shortcut", "fail", "fail")]
+    one_each = separation(good)  # NITR: "stably separated the intended solution family"
+    assert not one_each.separating and one_each.notes == [
+        "only 1 intended variant was run; stable separation needs 2 per family (add variants, or lower the minimum)",
+        "only 1 shortcut variant was run; stable separation needs 2 per family (add variants, or lower the minimum)",
+    ]
+    family = [*good, _run("i2", "intended", "pass", "pass"), _run("s2", "shortcut", "fail", "fail")]
+    assert separation(family).separating
+    repeated = [*family, *family]  # the same verdicts again: stable
+    assert separation(repeated).separating and separation(repeated).flaky == []
+    flaky = separation([*family, _run("s2", "shortcut", "fail", "pass"), _run("s2", "shortcut", "fail", "fail")])
+    assert not flaky.separating and flaky.flaky == ["s2"]
+    assert flaky.notes == ["s2: flaky: 3 runs gave fail x2, pass x1; the oracle is not stable on it"]
+    with pytest.raises(ValueError):
+        separation(good, min_per_family=0)
 
 
 def test_sample_variants_read_back():
