@@ -576,6 +576,29 @@ def apply_tree(dest: Path, tree: Path) -> list[str]:
     return [relative for relative, _ in sorted(plan)]
 
 
+def put_submission(dest: Path, submission: Path) -> list[str]:
+    """Make ``dest`` (a workspace's case root) hold exactly the files of ``submission``: its contents are
+    removed, then the submission is copied in with :func:`apply_tree`'s checks. Returns the paths written.
+
+    Raises:
+        VariantApplyError: ``submission`` is not a folder, or holds a symlink leading outside it.
+    """
+    if not submission.is_dir():
+        raise VariantApplyError(f"the submission {submission} is not a folder")
+    for dirpath, dirnames, filenames in os.walk(submission, followlinks=False):
+        for name in [*dirnames, *filenames]:
+            entry = Path(dirpath) / name
+            if entry.is_symlink() and not _inside(entry, submission.resolve()):
+                raise VariantApplyError(f"the submission entry {entry.relative_to(submission).as_posix()!r} is a "
+                                        "symlink leading outside the submission; refused")
+    for child in list(dest.iterdir()):
+        if child.is_dir() and not child.is_symlink():
+            shutil.rmtree(child)
+        else:
+            child.unlink()
+    return apply_tree(dest, submission)
+
+
 def apply_variant_to(dir: str | Path, variant, *, timeout_s: float = APPLY_TIMEOUT_S) -> None:
     """Apply ``variant`` (a :class:`~benchwright.core.probes.model.Variant`) to the folder ``dir`` in place.
 

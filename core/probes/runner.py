@@ -62,7 +62,14 @@ from .pipeline import (
     _CommandModule,
     expand,
 )
-from .rules import RuleMatch, VariantApplyError, apply_variant_to, baseline_findings, scan_sources
+from .rules import (
+    RuleMatch,
+    VariantApplyError,
+    apply_variant_to,
+    baseline_findings,
+    put_submission,
+    scan_sources,
+)
 
 LOG_HEAD_BYTES = 16_000
 LOG_TAIL_BYTES = 48_000
@@ -148,6 +155,7 @@ class OracleRun(BaseModel):
         error: any other reason for an ``error`` outcome (workspace setup, cancellation), or ``None``.
         started_at: ISO 8601 UTC time the run started.
         workspace: the workspace path when it was kept (``keep_workspace=True``), else ``None``.
+        submission: the submission folder evaluated (``run_probe(..., submission=DIR)``), else ``None``.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -165,6 +173,7 @@ class OracleRun(BaseModel):
     error: str | None = None
     started_at: str = ""
     workspace: str | None = None
+    submission: str | None = None
 
     @property
     def failed_modules(self) -> list[ModuleResult]:
@@ -660,8 +669,10 @@ def run_probe(
     cancel: threading.Event | None = None,
     progress: Callable[[str], None] | None = None,
     keep_workspace: bool = False,
+    submission: str | Path | None = None,
 ) -> OracleRun:
-    """Evaluate ``probe``'s pipeline on the starter code with ``before`` and then ``variant`` applied.
+    """Evaluate ``probe``'s pipeline on the starter code with ``before`` and then ``variant`` applied, or on
+    a submission.
 
     Args:
         probe: the probe.
@@ -673,6 +684,10 @@ def run_probe(
             outcome is ``error`` with ``cancelled=True``.
         progress: called with short messages (``applying intended``, ``[3/6] unit_test functional``, ...).
         keep_workspace: keep the workspace for inspection (its path is in ``OracleRun.workspace``).
+        submission: a folder holding a whole case tree (a model's or a person's solution, as NITR puts one at
+            ``.submit-output/<config>/cases/<id>/``): it takes the starter's place as the case root (files
+            it lacks are absent, not left from the starter); the starter stays the baseline. Recorded in
+            ``OracleRun.submission``; give no ``variant`` with it.
 
     Returns:
         An :class:`OracleRun`. Never raises for a broken variant, a failing command or a timeout; those
@@ -688,8 +703,12 @@ def run_probe(
         matches = None if variant is None else (outcome != "error" and outcome == expected)
         return OracleRun(
             probe_id=probe.id, variant=variant, outcome=outcome, expected=expected, matches_expectation=matches,
-            modules=modules, duration_s=time.monotonic() - started, chain=chain, started_at=started_at, **extra,
+            modules=modules, duration_s=time.monotonic() - started, chain=chain, started_at=started_at,
+            submission=str(submission) if submission is not None else None, **extra,
         )
+
+    if submission is not None and (variant is not None or before):
+        raise ValueError("a run evaluates a submission or a variant, not both")
 
     if cancel is not None and cancel.is_set():
         return finish("error", [], cancelled=True, error="cancelled before the run started")
@@ -700,6 +719,12 @@ def run_probe(
         return finish("error", [], error=f"the workspace cannot be prepared: {error}")
     kept = str(workspace.root) if keep_workspace else None
     try:
+        if submission is not None:
+            say("putting the submission in place of the case")
+            try:
+                put_submission(workspace.case_root, Path(submission))
+            except VariantApplyError as error:
+                return finish("error", [], apply_error=str(error), workspace=kept)
         for item in [*before, variant]:
             if item is None:
                 continue

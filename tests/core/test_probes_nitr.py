@@ -355,3 +355,24 @@ def test_a_missing_toolchain_is_cannot_run_here_not_a_failing_oracle(tmp_path, c
     run = run_probe(probe, None)
     assert run.outcome == outcome, run.summary()
     assert run.error == said and run.modules[0].missing == (said.removeprefix("cannot run here: missing ") if said else None)
+
+
+def test_a_submission_takes_the_case_roots_place_and_the_starter_stays_the_baseline(tmp_path):
+    from benchwright.core.probes import run_probe
+
+    pipeline = {"case_root": "../../.submit-output/m/cases/050.x", "baseline_case_root": "../../cases/050.x",
+                "build_dir": "../../build", "modules": [
+                    {"module_name": "required_paths", "name": "layout", "paths": ["src/b.cc"]},
+                    {"module_name": "baseline_diff", "name": "diff", "allowed_created_top_levels": ["src"]}]}
+    root = _small_checkout(tmp_path, "primary_dimension: D3\n", pipeline)
+    probe, = read_nitr_checkout(root)
+    submission = _files(tmp_path / "sub", {"src/b.cc": "int b;\n"})  # src/a.cc deleted by the submission
+    run = run_probe(probe, None, submission=submission)
+    assert run.submission == str(submission) and run.variant is None
+    assert [(m.name, m.passed, m.reason) for m in run.modules] == [
+        ("layout", True, "all 1 required paths exist"), ("diff", False, "unexpected deletion of src/a.cc")]
+    (submission / "src/a.cc").write_text("int a;\n")
+    assert run_probe(probe, None, submission=submission).outcome == "pass"
+    (submission / "out").symlink_to("/etc")
+    refused = run_probe(probe, None, submission=submission)
+    assert refused.outcome == "error" and "symlink leading outside" in refused.apply_error

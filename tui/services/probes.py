@@ -49,8 +49,10 @@ def import_nitr_checkout(store: Store, checkout: Path, case_ids=(), *, by: str) 
 
 
 def run_probe_variants(store: Store, probe_id: str, names: list[str] | None, *, timeout_s: float, by: str,
-                       progress=None, cancel=None) -> list:
-    """Run the probe against the named variants (default: all), store every run, return them.
+                       progress=None, cancel=None, repeat: int = 1) -> list:
+    """Run the probe against the named variants (default: all), each ``repeat`` times in a fresh workspace,
+    store every run, return them (repeats of a variant follow each other; see
+    :func:`benchwright.core.probes.separation` for what differing repeats mean).
 
     Raises:
         BenchwrightError: an unknown variant name, or the probe's files changed on disk since import
@@ -68,14 +70,17 @@ def run_probe_variants(store: Store, probe_id: str, names: list[str] | None, *, 
     from benchwright.core.probes.runner import final_variants
 
     chosen = [by_name[n] for n in names] if names else final_variants(probe, variants)
+    if repeat < 1:
+        raise BenchwrightError(f"--repeat must be at least 1, not {repeat}")
     runs = []
     for variant in chosen or [None]:
-        if cancel is not None and cancel.is_set():
-            break
         before = chain_for(variant, variants) if variant is not None else []
-        run = run_probe(probe, variant, before=before, timeout_s=timeout_s, cancel=cancel, progress=progress)
-        store.record_run(run, fingerprint=record["fingerprint"], by=by)
-        runs.append(run)
+        for _ in range(repeat):
+            if cancel is not None and cancel.is_set():
+                return runs
+            run = run_probe(probe, variant, before=before, timeout_s=timeout_s, cancel=cancel, progress=progress)
+            store.record_run(run, fingerprint=record["fingerprint"], by=by)
+            runs.append(run)
     return runs
 
 
