@@ -23,19 +23,12 @@ from benchwright.core.checklist_diff import DELETE, EQUAL, TextDiff, word_diff
 from benchwright.core.curation import STEPS, StepSettings
 from benchwright.core.errors import BenchwrightError
 from benchwright.core.llm.jobs import JobProgress, describe_cost
+from benchwright.core.steps import STEP_LABELS  # step -> its label, from the step registry
 from benchwright.core.text import printable
 from benchwright.core.text_diff import LONG_DIFF_CHARS, DiffCancelled
 from benchwright.db import QueueFilter, Store
 
 from ..widgets import literal, notify
-
-STEP_LABELS = {
-    "classify": "Classify (code-understanding relevance, category)",
-    "enrich": "Enrich (resolve and integrate external links)",
-    "refine": "Refine (self-contained rewrite)",
-    "checklist": "Checklist (generate under RepoProbe §4.1)",
-    "verify": "Verify (self-contained, answerable)",
-}
 
 
 def render_text_diff(diff: TextDiff) -> Text:
