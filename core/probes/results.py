@@ -403,8 +403,8 @@ class ConfigurationRow:
 @dataclass(frozen=True)
 class CaseRow:
     """A case: ``info``; ``tally`` over the configurations evaluated on it, ``by_regime``; the configurations
-    passing it (``passing``, in configuration order); ``saturated`` (every evaluated configuration passes),
-    ``unsolved`` (none does); ``in_suite`` (counted in the aggregates)."""
+    passing it and those failing it (``passing``, ``failing``, in configuration order); ``saturated`` (every
+    evaluated configuration passes), ``unsolved`` (none does); ``in_suite`` (counted in the aggregates)."""
 
     info: CaseInfo
     tally: Tally
@@ -413,6 +413,7 @@ class CaseRow:
     saturated: bool
     unsolved: bool
     in_suite: bool
+    failing: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -480,7 +481,8 @@ class ResultsReport:
                                for c in self.configurations],
             "regimes": conv(self.regimes),
             "cases": [{**asdict(c.info), **conv(c.tally), "by_regime": conv(c.by_regime),
-                       "passing": list(c.passing), "saturated": c.saturated, "unsolved": c.unsolved,
+                       "passing": list(c.passing), "failing": list(c.failing), "saturated": c.saturated,
+                       "unsolved": c.unsolved,
                        "in_suite": c.in_suite} for c in self.cases],
             "granularity": [_group_dict(g, conv) for g in self.granularity],
             "dimensions": [_group_dict(g, conv) for g in self.dimensions],
@@ -509,10 +511,10 @@ class ResultsReport:
                   c.evaluated.passes, c.evaluated.total, c.evaluated.rate] for c in self.configurations]),
             "cases": (
                 ["case", "case_id", "primary_dimension", "granularity", "passes", "total", "rate", *regime_cols,
-                 "saturated", "unsolved", "in_suite", "passing"],
+                 "saturated", "unsolved", "in_suite", "passing", "failing"],
                 [[c.info.case, c.info.case_id, c.info.primary_dimension, c.info.granularity, c.tally.passes,
                   c.tally.total, c.tally.rate, *regime_cells(c.by_regime), c.saturated, c.unsolved, c.in_suite,
-                  "; ".join(c.passing)] for c in self.cases]),
+                  "; ".join(c.passing), "; ".join(c.failing)] for c in self.cases]),
             "granularity": (group_header, group_rows(self.granularity)),
             "dimensions": (group_header, group_rows(self.dimensions)),
         }
@@ -561,9 +563,11 @@ def results_report(results: Iterable[CaseResult], cases: Mapping[str, CaseInfo] 
     for c in numbers:
         mine = [r for r in rows if r.case == c]
         tally = _tally(mine)
-        passing = tuple(sorted((r.configuration for r in mine if r.outcome == "pass"), key=rank.__getitem__))
+        passing, failing = (tuple(sorted((r.configuration for r in mine if r.outcome == o), key=rank.__getitem__))
+                            for o in OUTCOMES)
         case_rows.append(CaseRow(infos.get(c, CaseInfo(c)), tally, _by_regime(mine), passing,
-                                 tally.total > 0 and tally.passes == tally.total, tally.passes == 0, c in in_suite))
+                                 tally.total > 0 and tally.passes == tally.total, tally.passes == 0, c in in_suite,
+                                 failing))
 
     def group(key: str, label: str, members: list[str]) -> GroupRow:
         picked = [r for r in suite_rows if r.case in members]

@@ -69,6 +69,7 @@ def test_the_shared_pass_matrix_reproduces_the_papers_table_3():
     assert [n for n, c in cases.items() if c.saturated] == ["012"]
     assert [n for n, c in cases.items() if c.unsolved and c.in_suite] == ["002", "004", "005", "015", "021"]
     assert cases["021"].info.case_id == "021.inline-filter-entrypoint-reuse"
+    assert cases["003"].failing == ("Gemini 3.1 Pro (Agt)",) and len(cases["003"].passing) == 22
     assert cases["023"].unsolved and not cases["023"].in_suite  # 0 of the 8 configurations evaluated on it
 
 
