@@ -344,6 +344,10 @@ def _non_empty_strings(value: list[str], what: str) -> list[str]:
     return value
 
 
+Strings = Annotated[list[str], Field(default_factory=list)]
+"""A list of strings that defaults to empty (the many optional list keys of NITR modules and rules)."""
+
+
 class SubstringThreshold(BaseModel):
     """``substring_hit_thresholds`` entry: at least ``at_least`` of the distinct ``needles`` occur in the file."""
 
@@ -418,10 +422,10 @@ class Condition(BaseModel):
     all_of: list[Condition] = Field(default_factory=list)
     any_of: list[Condition] = Field(default_factory=list)
     not_: Condition | None = Field(default=None, alias="not")
-    any_substrings: list[str] = Field(default_factory=list)
-    all_substrings: list[str] = Field(default_factory=list)
-    any_patterns: list[str] = Field(default_factory=list)
-    all_patterns: list[str] = Field(default_factory=list)
+    any_substrings: Strings
+    all_substrings: Strings
+    any_patterns: Strings
+    all_patterns: Strings
     substring_hit_thresholds: list[SubstringThreshold] = Field(default_factory=list)
     pattern_hit_thresholds: list[PatternThreshold] = Field(default_factory=list)
 
@@ -601,8 +605,8 @@ class SourceAnalysisModule(_Module):
     root: str = "case_root"
     scan_roots: list[str] = Field(default_factory=lambda: ["src"], min_length=1)
     suffixes: list[str] = Field(default_factory=lambda: list(DEFAULT_SUFFIXES))
-    exclude_files: list[str] = Field(default_factory=list)
-    exclude_globs: list[str] = Field(default_factory=list)
+    exclude_files: Strings
+    exclude_globs: Strings
     normalize: Literal["none", "strip_comments", "strip_comments_and_strings"] = "none"
     stop_on_first_match: bool = False
     rules: list[SourceRule] = Field(default_factory=list)
@@ -666,15 +670,15 @@ class BaselineDiffModule(_Module):
     """
 
     module_name: Literal["baseline_diff"] = "baseline_diff"
-    paths: list[str] = Field(default_factory=list)
+    paths: Strings
     include_globs: list[str] = Field(default_factory=lambda: ["src/**/*", "app/**/*"])
-    exclude_globs: list[str] = Field(default_factory=list)
-    allow_created: list[str] = Field(default_factory=list)
-    allow_deleted: list[str] = Field(default_factory=list)
-    allow_modified: list[str] = Field(default_factory=list)
-    allow_missing_in_root: list[str] = Field(default_factory=list)
-    allow_missing_in_baseline: list[str] = Field(default_factory=list)
-    allowed_created_top_levels: list[str] = Field(default_factory=list)
+    exclude_globs: Strings
+    allow_created: Strings
+    allow_deleted: Strings
+    allow_modified: Strings
+    allow_missing_in_root: Strings
+    allow_missing_in_baseline: Strings
+    allowed_created_top_levels: Strings
 
     @field_validator("paths")
     @classmethod
