@@ -39,8 +39,8 @@ class Sight:
         submitted: ``viewer`` has submitted a review (accept, reject, revise) of the pair.
         assignees: annotators the pair is assigned to.
         worked_on: ``viewer`` has a decision (any, skip included) or a checklist version on the pair.
-        annotators: everyone with an assignment in the project (empty: no assignments, so every author counts
-            as an annotator).
+        annotators: who counts as an annotator: those with an assignment in the project (the store gives the
+            ones among the pair's authors); None when nobody has one, so every author counts.
     """
 
     viewer: str
@@ -48,7 +48,7 @@ class Sight:
     submitted: bool
     assignees: frozenset[str] = frozenset()
     worked_on: bool = False
-    annotators: frozenset[str] = frozenset()
+    annotators: frozenset[str] | None = None
 
     @property
     def sees_others(self) -> bool:
@@ -60,7 +60,7 @@ class Sight:
 
     def is_annotator(self, name: str) -> bool:
         """True when ``name`` counts as an annotator (assigned some pair, or nobody is assigned anything)."""
-        return not self.annotators or name in self.annotators
+        return self.annotators is None or name in self.annotators
 
     def may_see_checklist(self, author: str, origin: str) -> bool:
         """True when ``viewer`` may see a checklist version by ``author`` with ``origin``."""

@@ -102,7 +102,12 @@ class ReviewStoreMixin:
                UNION ALL SELECT 1 FROM checklist_versions WHERE qa_pair_id = ? AND author = ? LIMIT 1""",
             [pair_id, viewer, pair_id, viewer],
         ).fetchone() is not None
-        annotators = frozenset(r[0] for r in self.db.conn.execute("SELECT DISTINCT annotator FROM assignments"))
+        annotators = None
+        if self.db.conn.execute("SELECT 1 FROM assignments LIMIT 1").fetchone() is not None:
+            # only the pair's checklist authors are asked about (one index lookup each, not a scan of assignments)
+            annotators = frozenset(r[0] for r in self.db.conn.execute(
+                """SELECT DISTINCT author FROM checklist_versions v WHERE qa_pair_id = ?
+                   AND EXISTS (SELECT 1 FROM assignments a WHERE a.annotator = v.author)""", [pair_id]))
         return Sight(viewer, blind, submitted, frozenset(self.assignees(pair_id)), worked_on, annotators)
 
     def may_see_others(self, pair_id: str, annotator: str) -> bool:

@@ -41,6 +41,8 @@ def test_an_import_by_anyone_counts_as_an_annotators_work_when_nobody_is_assigne
     sight = Sight("ada", True, False)
     assert not sight.may_see_checklist("lead", "imported")
     assert sight.may_see_checklist("lead", "generated")
+    # with assignments, an author who has none is no annotator
+    assert blind(annotators=frozenset()).may_see_checklist("lead", "imported")
 
 
 @pytest.mark.parametrize("kind", ["review", "undo", "skip", "note"])
