@@ -38,6 +38,11 @@ VariantKind = Literal["intended", "shortcut", "near-miss"]
 Expectation = Literal["pass", "fail"]
 Granularity = Literal["micro", "multi-step"]
 
+CHECKOUT_FINGERPRINTED = ("CMakeLists.txt", "cases/CMakeLists.txt", "evaluator/CMakeLists.txt", "evaluator/cmake",
+                          "evaluator/shared", "evaluator/run_evaluation_pipeline.py")
+"""The run-time files of a NITR checkout that a probe imported from it also hashes (``third_party/``, vendored
+googletest and json, is left out: 17 MB read for every fingerprint)."""
+
 FINGERPRINT_SKIPPED = ("__pycache__", ".git", ".DS_Store")
 """Names left out of :func:`probe_fingerprint` (with ``*.pyc``): caches that change without an edit."""
 
@@ -235,7 +240,8 @@ def probe_fingerprint(probe: Probe, variants: Iterable[Variant] | Sequence[Varia
     """SHA-256 (hex) over every file of the probe's case and evaluator folders, its spec file and the
     variants (their metadata, patch files and overlay trees).
 
-    Any edit of a file, a rename, an added or removed file or variant changes it, so a sign-off recorded
+    For a probe imported from a NITR checkout, the checkout's shared run-time files (:data:`CHECKOUT_FINGERPRINTED`)
+    count too. Any edit of a file, a rename, an added or removed file or variant changes it, so a sign-off recorded
     with a fingerprint is stale when the fingerprint differs. Caches (``__pycache__``, ``*.pyc``, ``.git``,
     ``.DS_Store``) are left out; symlinks count by their target text. Variants are taken in name order, so
     the order of ``variants`` does not matter. Missing folders hash as absent rather than raising.
@@ -246,6 +252,9 @@ def probe_fingerprint(probe: Probe, variants: Iterable[Variant] | Sequence[Varia
     _hash_tree(digest, "evaluator", Path(probe.evaluator_dir))
     if probe.spec_file and not Path(probe.spec_file).resolve().is_relative_to(Path(probe.case_dir).resolve()):
         _hash_tree(digest, "spec", Path(probe.spec_file))
+    if probe.checkout_root:
+        for relative in CHECKOUT_FINGERPRINTED:
+            _hash_tree(digest, f"checkout:{relative}", Path(probe.checkout_root) / relative)
     for variant in sorted(variants, key=lambda v: v.name):
         meta = variant.model_dump(exclude={"patch", "tree"})
         digest.update(b"\0variant\0" + json.dumps(meta, sort_keys=True).encode())

@@ -376,3 +376,16 @@ def test_a_submission_takes_the_case_roots_place_and_the_starter_stays_the_basel
     (submission / "out").symlink_to("/etc")
     refused = run_probe(probe, None, submission=submission)
     assert refused.outcome == "error" and "symlink leading outside" in refused.apply_error
+
+
+def test_the_fingerprint_of_a_nitr_case_covers_the_checkouts_shared_files(tmp_path):
+    from benchwright.core.probes import probe_fingerprint
+
+    root = _small_checkout(tmp_path, "primary_dimension: D3\n")
+    _files(root, {"evaluator/shared/helper.py": "x = 1\n", "third_party/big.h": "// vendored\n"})
+    probe, = read_nitr_checkout(root)
+    first = probe_fingerprint(probe)
+    (root / "third_party/big.h").write_text("// other\n")
+    assert probe_fingerprint(probe) == first  # vendored code is not read for every fingerprint
+    (root / "evaluator/shared/helper.py").write_text("x = 2\n")
+    assert probe_fingerprint(probe) != first

@@ -1,4 +1,4 @@
-"""``benchwright probe import|new|list|run|signoff``: NITR probes."""
+"""``benchwright probes import|new|list|run|signoff``: NITR probes."""
 
 from __future__ import annotations
 
@@ -14,11 +14,11 @@ from .common import friendly, open_store, plural
 
 
 @click.group()
-def probe() -> None:
+def probes() -> None:
     """NITR probes: import, scaffold, run against variants, sign the oracle off."""
 
 
-@probe.command("import")
+@probes.command("import")
 @click.argument("case_dir", type=click.Path(file_okay=False))
 @click.argument("evaluator_dir", type=click.Path(file_okay=False))
 @click.option("--spec", type=click.Path(dir_okay=False), help="SPEC.md (default: CASE_DIR/SPEC.md).")
@@ -38,7 +38,7 @@ def probe_import(ctx, case_dir, evaluator_dir, spec, variants_dir, annotator) ->
                f"{plural(len(probe_obj.pipeline.modules), 'module')} and {plural(len(variants), 'variant')}")
 
 
-@probe.command("new")
+@probes.command("new")
 @click.argument("dest", type=click.Path(file_okay=False))
 @click.option("--id", "probe_id", required=True, help="The new probe's id.")
 @friendly
@@ -49,10 +49,10 @@ def probe_new(dest, probe_id) -> None:
     if Path(dest).exists() and any(Path(dest).iterdir()):
         raise BenchwrightError(f"{dest}: not empty; choose a new folder")
     scaffold_probe(Path(dest), probe_id)
-    click.echo(f"wrote probe {probe_id} to {dest}; import it with: benchwright probe import {dest}/case {dest}/evaluator")
+    click.echo(f"wrote probe {probe_id} to {dest}; import it with: benchwright probes import {dest}/case {dest}/evaluator")
 
 
-@probe.command("list")
+@probes.command("list")
 @click.pass_context
 @friendly
 def probe_list(ctx) -> None:
@@ -64,7 +64,7 @@ def probe_list(ctx) -> None:
                        f"\t{printable(rec['title'])}")
 
 
-@probe.command("run")
+@probes.command("run")
 @click.argument("probe_id")
 @click.option("--variant", "variant_names", multiple=True, help="Variant name (repeatable; default: all).")
 @click.option("--timeout", "timeout_s", type=float, default=300.0, show_default=True, help="Seconds per command.")
@@ -109,7 +109,7 @@ def probe_run(ctx, probe_id, variant_names, timeout_s, annotator) -> None:
     click.echo(f"validation state: {state}")
 
 
-@probe.command("signoff")
+@probes.command("signoff")
 @click.argument("probe_id")
 @click.option("--verdict", type=click.Choice(["signed-off", "not-signed-off"]), required=True)
 @click.option("--reason", default="", help="Why (required for not-signed-off).")

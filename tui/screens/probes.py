@@ -123,7 +123,7 @@ class ProbesScreen(Screen):
             options.add_option(Option(label, id=pid))
         if not ids:
             self.query_one("#probe-title", Static).update(
-                Text("No probes yet: benchwright probe import CASE_DIR EVALUATOR_DIR (or probe new).", style="italic"))
+                Text("No probes yet: benchwright probes import CASE_DIR EVALUATOR_DIR (or probes new).", style="italic"))
             return
         target = keep if keep in ids else ids[0]
         options.highlighted = ids.index(target)

@@ -1,6 +1,6 @@
 """The release screen: the preflight (what is included, what is excluded and why), then create the release
 in a worker with progress. The files are written by :mod:`benchwright.exports` through
-:func:`benchwright.tui.services.releases.create_release`, the same path as ``benchwright release create``."""
+:func:`benchwright.tui.services.releases.create_release`, the same path as ``benchwright releases create``."""
 
 from __future__ import annotations
 
@@ -99,5 +99,5 @@ class ReleaseScreen(Screen):
 
     def _done(self, path: Path) -> None:
         t = Text(f"Release written to {path}\n", style="bold green")
-        t.append("Check it any time with: benchwright release verify " + str(path), style="dim")
+        t.append("Check it any time with: benchwright releases verify " + str(path), style="dim")
         self.query_one("#release-preflight", Static).update(t)
