@@ -263,7 +263,13 @@ def make_attempt(
                    BENCHWRIGHT_STEPS=str(n))
         say(f"[{k}/{n}] {task.name}: {' '.join(argv)}")
         started = time.monotonic()
-        code, log, timed_out, cancelled = _run_command(argv, cwd=tree, env=env, timeout_s=timeout_s, cancel=cancel)
+        try:
+            code, log, timed_out, cancelled = _run_command(argv, cwd=tree, env=env, timeout_s=timeout_s,
+                                                           cancel=cancel)
+        except BaseException:  # Ctrl+C, SIGTERM: the step's processes are gone; say so in attempt.json, go on
+            attempt.error = f"step {k} ({task.name}): interrupted"
+            attempt.save()
+            raise
         log_file = out / f"step-{k}.log"
         log_file.write_text(log, encoding="utf-8", errors="replace")
         attempt.steps.append(AttemptStep(k, task.name, str(tree), argv, code, round(time.monotonic() - started, 3),

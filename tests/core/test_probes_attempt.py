@@ -141,3 +141,18 @@ def test_bad_requests_are_refused_before_anything_is_written(tmp_path):
     (Path(probe.case_dir) / "TASK2.md").unlink()
     with pytest.raises(AttemptError, match=r"TASK2\.md missing"):
         make_attempt(probe, model="M", regime="api", folder=tmp_path / "b", agent_command=agent)
+
+
+def test_an_interrupted_step_is_said_in_attempt_json(tmp_path, monkeypatch):
+    from benchwright.core.probes import runner
+
+    probe, agent = _multi_step_probe(tmp_path)
+
+    def interrupted(*_args, **_kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(runner, "_run_command", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        make_attempt(probe, model="M", regime="api", folder=tmp_path / "a", agent_command=agent)
+    saved = json.loads((tmp_path / "a" / "attempt.json").read_text())
+    assert saved["error"] == "step 1 (TASK1.md): interrupted" and (tmp_path / "a" / "step-1").is_dir()
