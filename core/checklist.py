@@ -122,7 +122,7 @@ def binary_rubric(weight: int, key_point: str = "") -> list[RubricTier]:
 
 
 def checklist_json_schema() -> dict:
-    """The JSON Schema of :class:`Checklist` (published by ``benchwright checklist schema``)."""
+    """The JSON Schema of :class:`Checklist` (published by ``benchwright checklists schema``)."""
     schema = Checklist.model_json_schema()
     # The files benchwright reads and writes carry the checklist with its record fields.
     schema["properties"].update({

@@ -215,7 +215,7 @@ class TextOrigin(StrEnum):
 
     ``original``: as first imported; ``enriched`` / ``refined``: rewritten by the curation steps (RepoProbe §3.2,
     with model and calls); ``edited``: by an annotator; ``imported``: a new text of an existing pair from a
-    re-import (``benchwright import ... --update``). The latest version is the pair's current text.
+    re-import (``benchwright pairs import ... --update``). The latest version is the pair's current text.
     """
 
     ORIGINAL = "original"

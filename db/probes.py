@@ -85,7 +85,7 @@ class ProbeStoreMixin:
             "SELECT id, title, primary_dimension, probe_json, fingerprint FROM probes WHERE id = ?", [probe_id]
         ).fetchone()
         if r is None:
-            raise NotFoundError(f"no probe {probe_id!r}; import it with: benchwright probe import CASE_DIR EVALUATOR_DIR")
+            raise NotFoundError(f"no probe {probe_id!r}; import it with: benchwright probes import CASE_DIR EVALUATOR_DIR")
         variants = [json.loads(v[0]) for v in self.db.conn.execute(
             "SELECT variant_json FROM probe_variants WHERE probe_id = ? ORDER BY name", [probe_id])]
         return {"id": r[0], "title": r[1], "primary_dimension": r[2], "probe": json.loads(r[3]),

@@ -135,7 +135,7 @@ class ReleaseStoreMixin:
         row = self.db.conn.execute(
             "SELECT created_at, path, n_pairs FROM releases WHERE name = ? AND version = ?", [name, version]
         ).fetchone()
-        where = f" ({row[2]} pairs, made {row[0]}, in {row[1]}; 'benchwright release verify' checks it)" if row else ""
+        where = f" ({row[2]} pairs, made {row[0]}, in {row[1]}; 'benchwright releases verify' checks it)" if row else ""
         return BenchwrightError(f"release {name} {version} exists already and is complete{where}; "
                                 "choose a new version to make another")
 

@@ -383,7 +383,7 @@ class Store(ChecklistStoreMixin, ReviewStoreMixin, AgreementInputsMixin, Release
             if missing_ok:
                 return None
             raise NotFoundError(
-                f"repository '{name}' is not registered; register it with: benchwright repo add {name} PATH"
+                f"repository '{name}' is not registered; register it with: benchwright repos add {name} PATH"
             )
         return _repo_from_row(rows[0])
 

@@ -15,7 +15,7 @@ from .swe_qa_pro import parse_swe_qa_pro
 from .tabular import TARGETS, parse_csv, parse_jsonl, parse_mapping, parse_parquet
 
 FORMATS = ("swe-qa", "swe-qa-categorized", "swe-qa-pro", "jsonl", "csv", "parquet")
-"""Names accepted by :func:`parse` and ``benchwright import FORMAT``."""
+"""Names accepted by :func:`parse` and ``benchwright pairs import FORMAT``."""
 
 
 def parse(

@@ -527,7 +527,7 @@ std::string greet(const std::string& name) {
 
 
 def scaffold_probe(dest: str | Path, probe_id: str) -> Path:
-    """Write a minimal working C++ probe (for ``benchwright probe new``) and return its folder.
+    """Write a minimal working C++ probe (for ``benchwright probes new``) and return its folder.
 
     The probe (D9, micro) has a CMake case with ``TASK.md`` and ``SPEC.md``, an evaluator with a ctest
     functional test and a source-analysis rule, and two variants: ``intended`` (expected pass) and

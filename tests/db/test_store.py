@@ -520,7 +520,7 @@ def test_an_entry_without_a_checkout_gains_the_local_path_later(store, tmp_path)
 
 
 def test_unknown_repository_is_not_found_unless_missing_ok(store):
-    with pytest.raises(NotFoundError, match="benchwright repo add nope"):
+    with pytest.raises(NotFoundError, match="benchwright repos add nope"):
         store.get_repository("nope")
     assert store.get_repository("nope", missing_ok=True) is None
 

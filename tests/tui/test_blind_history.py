@@ -34,7 +34,7 @@ def blind_project(db, ids) -> str:
 
 
 def history(db, pid, who):
-    return CliRunner().invoke(main, ["--db", str(db), "history", pid, "--as", who], env={"COLUMNS": "250"})
+    return CliRunner().invoke(main, ["--db", str(db), "pairs", "history", pid, "--as", who], env={"COLUMNS": "250"})
 
 
 def test_cli_history_hides_a_checklist_another_annotator_imported_until_one_submits(project):
@@ -71,7 +71,7 @@ async def test_history_screen_hides_a_checklist_another_annotator_imported_until
 
 
 def checklist_cli(db, *args):
-    return CliRunner().invoke(main, ["--db", str(db), "checklist", *args], env={"COLUMNS": "250"})
+    return CliRunner().invoke(main, ["--db", str(db), "checklists", *args], env={"COLUMNS": "250"})
 
 
 def test_checklist_show_history_and_diff_hide_another_annotators_import_until_one_submits(project):

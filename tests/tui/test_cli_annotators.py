@@ -39,12 +39,12 @@ class Project:
         self.db = tmp_path / "project.db"
         (tmp_path / "flask-src").mkdir()
         assert self.run("init").exit_code == 0
-        r = self.run("repo", "add", "flask", str(tmp_path / "flask-src"), "--version", "1")
+        r = self.run("repos", "add", "flask", str(tmp_path / "flask-src"), "--version", "1")
         assert r.exit_code == 0, r.output
         data = tmp_path / "pairs.jsonl"
         data.write_text("".join(json.dumps({"question": q, "answer": f"Answer {i}."}) + "\n"
                                 for i, q in enumerate(QUESTIONS, start=1)), encoding="utf-8")
-        r = self.run("import", "jsonl", str(data), "--repo", "flask", "--as", "setup")
+        r = self.run("pairs", "import", "jsonl", str(data), "--repo", "flask", "--as", "setup")
         assert r.exit_code == 0 and "added 5 Q&A pairs" in r.output, r.output
         with self.store() as s:
             self.ids = [row.id for row in s.queue_page("setup")]
@@ -212,7 +212,7 @@ def test_adjudication_list_accept_unanimous_adjudicate_history(project):
         s.save_checklist(p2, checklist(3, 3, 3, tag=" (bob)"), author="bob")
     r = project.run("adjudication", "list")
     assert r.output.splitlines()[0] == f"#2\t{p2}\tdecision, checklist\tada, bob"
-    r = project.run("adjudicate", "#2", "--decision", "reject", "--reason", "bob is right",
+    r = project.run("adjudication", "decide", "#2", "--decision", "reject", "--reason", "bob is right",
                     "--checklist-from", "bob", "--as", "lead")
     assert r.exit_code == 0, r.output
     assert r.output == f"{p2}: reject (bob is right), checklist version 3\n"
@@ -223,7 +223,7 @@ def test_adjudication_list_accept_unanimous_adjudicate_history(project):
     r = project.run("adjudication", "list")
     assert r.exit_code == 0 and r.output == "0 pairs await adjudication\n"
 
-    r = project.run("history", "2")
+    r = project.run("pairs", "history", "2")
     assert r.exit_code == 0, r.output
     lines = r.output.splitlines()
     kinds = [line.split("\t")[2] for line in lines]
@@ -241,23 +241,23 @@ def test_adjudicate_errors_and_exit_codes(project):
     rated(project)
     p2 = project.ids[1]
     before = project.count("adjudications")
-    r = project.run("adjudicate", "#2", "--decision", "accept", "--reason", "   ")
+    r = project.run("adjudication", "decide", "#2", "--decision", "accept", "--reason", "   ")
     assert r.exit_code == 1 and "error: an adjudication needs a reason" in r.output
-    r = project.run("adjudicate", "#2", "--decision", "accept", "--reason", "x", "--checklist-from", "cy")
+    r = project.run("adjudication", "decide", "#2", "--decision", "accept", "--reason", "x", "--checklist-from", "cy")
     assert r.exit_code == 1 and f"error: cy has not edited the checklist of {p2}" in r.output
-    r = project.run("adjudicate", "#2", "--decision", "maybe", "--reason", "x")
+    r = project.run("adjudication", "decide", "#2", "--decision", "maybe", "--reason", "x")
     assert r.exit_code == 2  # click usage error
-    r = project.run("adjudicate", "#2", "--reason", "x")
+    r = project.run("adjudication", "decide", "#2", "--reason", "x")
     assert r.exit_code == 2
     assert project.count("adjudications") == before
-    r = project.run("adjudicate", p2, "--decision", "accept", "--reason", "fine", "--as", "lead")
+    r = project.run("adjudication", "decide", p2, "--decision", "accept", "--reason", "fine", "--as", "lead")
     assert r.exit_code == 0 and r.output == f"{p2}: accept (fine)\n"
 
 
 @pytest.mark.parametrize("command", [
-    ["history", "#999"],
-    ["adjudicate", "#999", "--decision", "accept", "--reason", "x"],
-    ["checklist", "history", "#999"],
+    ["pairs", "history", "#999"],
+    ["adjudication", "decide", "#999", "--decision", "accept", "--reason", "x"],
+    ["checklists", "history", "#999"],
 ])
 def test_unknown_pair_exits_1(project, command):
     r = project.run(*command)
@@ -269,11 +269,11 @@ def test_history_by_id_and_unknown_id(project):
     with project.store() as s:
         s.record_decision(project.ids[0], "ada", "skip")
         s.add_note(project.ids[0], "ada", "later")
-    r = project.run("history", project.ids[0])
+    r = project.run("pairs", "history", project.ids[0])
     assert r.exit_code == 0
     assert [line.split("\t")[2] for line in r.output.splitlines()] == ["skip", "note"]
     assert r.output.splitlines()[1].endswith('{"text": null} -> {"text": "later"}')
-    r = project.run("history", "qa_0000")
+    r = project.run("pairs", "history", "qa_0000")
     assert r.exit_code == 1 and "no Q&A pair with id qa_0000" in r.output
 
 

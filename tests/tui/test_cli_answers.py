@@ -46,7 +46,7 @@ class Project:
         return CliRunner().invoke(main, ["--db", str(self.db), *args])
 
     def answers(self, file: Path | str, *args: str):
-        return self.run("import", "answers", str(file), "--as", "tester", *args)
+        return self.run("answers", "import", str(file), "--as", "tester", *args)
 
     def rows(self, sql: str) -> list[tuple]:
         with sqlite3.connect(self.db) as conn:
@@ -65,7 +65,7 @@ class Project:
 def bench(tmp_path) -> Project:
     need(BENCHMARK)
     p = Project(tmp_path)
-    r = p.run("import", "swe-qa", str(BENCHMARK), "--as", "tester")
+    r = p.run("pairs", "import", "swe-qa", str(BENCHMARK), "--as", "tester")
     assert r.exit_code == 0 and "added 48 Q&A pairs" in r.output
     return p
 
@@ -90,7 +90,7 @@ def test_agent_runs_match_benchmark_pairs_by_the_rewritten_question(bench):
 def test_agent_runs_match_categorized_pairs_by_origin_question(tmp_path):
     need(CATEGORIZED, AGENT)
     p = Project(tmp_path)
-    assert p.run("import", "swe-qa-categorized", str(CATEGORIZED), "--as", "t").exit_code == 0
+    assert p.run("pairs", "import", "swe-qa-categorized", str(CATEGORIZED), "--as", "t").exit_code == 0
     r = p.answers(AGENT, "--model", "cursor-agent", "--condition", "agentic")
     assert r.exit_code == 0, r.output
     assert "matched 47 (47 by origin_question); added 47 answers" in r.output
@@ -127,7 +127,7 @@ def test_override_from_the_command_line(bench):
     need(ERRORS)
     assert bench.answers(ERRORS, "--model", "m", "--condition", "direct", "--scale", "20").exit_code == 0
     (jid,) = bench.rows("SELECT j.id FROM judgments j JOIN answers a ON a.id = j.answer_id WHERE a.source_line = 1")[0]
-    r = bench.run("override", str(jid), "correctness", "7", "--reason", "the judge missed the file path", "--as", "ann")
+    r = bench.run("judgments", "override", str(jid), "correctness", "7", "--reason", "the judge missed the file path", "--as", "ann")
     assert r.exit_code == 0, r.output
     assert f"judgment {jid}, correctness: 2 -> 7 by ann; score rate 48.0% -> 53.0% (1 override in effect)" in r.output
     assert bench.rows("SELECT key, original_score, score, annotator FROM score_overrides") == [
@@ -138,12 +138,12 @@ def test_override_from_the_command_line(bench):
         (("accuracy", "3"), "has no score 'accuracy'"),
         (("correctness", "high"), "score 'high' is not a number"),
     ]:
-        r = bench.run("override", str(jid), *args, "--reason", "x")
+        r = bench.run("judgments", "override", str(jid), *args, "--reason", "x")
         assert r.exit_code == 1, r.output
         assert r.output.startswith("error: ") and message in r.output
-    r = bench.run("override", str(jid), "correctness", "3", "--reason", "  ")
+    r = bench.run("judgments", "override", str(jid), "correctness", "3", "--reason", "  ")
     assert r.exit_code == 1 and "needs a reason" in r.output
-    r = bench.run("override", "999", "correctness", "3", "--reason", "x")
+    r = bench.run("judgments", "override", "999", "correctness", "3", "--reason", "x")
     assert r.exit_code == 1 and "no judgment with id 999" in r.output
     assert bench.count("score_overrides") == 1
     (aid,) = bench.rows("SELECT id FROM answers WHERE source_line = 1")[0]
@@ -179,8 +179,10 @@ def test_import_answers_usage_errors(bench):
     assert r.exit_code == 2 and "needs --condition" in r.output
     r = bench.answers(f, "--model", "m", "--condition", "open-book")
     assert r.exit_code == 2 and "open-book" in r.output
-    r = bench.run("import", "swe-qa", str(BENCHMARK), "--model", "m")
-    assert r.exit_code == 2 and "are for: benchwright import answers FILE" in r.output
+    r = bench.run("pairs", "import", "swe-qa", str(BENCHMARK), "--model", "m")
+    assert r.exit_code == 2 and "No such option '--model'" in r.output
+    r = bench.run("import", "swe-qa", str(BENCHMARK), "--model", "m")  # the old spelling, a hidden alias
+    assert r.exit_code == 2 and "are for: benchwright answers import FILE" in r.output
     r = bench.answers(f, "--model", "m", "--condition", "direct", "--repo", "flask")
     assert r.exit_code == 2
     r = bench.answers(f, "--model", "m", "--condition", "direct", "--scale", "0")
@@ -311,7 +313,7 @@ def test_all_ambiguous_is_not_called_unmatched(tmp_path):
     p = Project(tmp_path)
     pairs = p.file("pairs.jsonl", {"question": "What does X do?", "answer": "one"},
                    {"question": "What does X do?", "answer": "two"})
-    assert p.run("import", "jsonl", str(pairs), "--as", "t").exit_code == 0
+    assert p.run("pairs", "import", "jsonl", str(pairs), "--as", "t").exit_code == 0
     r = p.answers(p.file("a.jsonl", {"question": "What does X do?", "answer": "A"}), "--model", "m",
                   "--condition", "direct")
     assert r.exit_code == 1
@@ -349,14 +351,14 @@ def test_show_gives_the_effective_rate_runs_from_1_and_no_trajectory(bench):
     assert f"--- judgment {jid}: imported by unknown, run 1, 53.0%\n" in shown.output
     assert "--- trajectory\n(no trajectory)" in shown.output
     (correctness,) = bench.rows(f"SELECT json_extract(scores_json, '$[0].score') FROM judgments WHERE id = {jid}")[0]
-    r = bench.run("override", str(jid), "correctness", str(correctness + 2), "--reason", "r")
+    r = bench.run("judgments", "override", str(jid), "correctness", str(correctness + 2), "--reason", "r")
     assert r.exit_code == 0, r.output
     shown = bench.run("answers", "show", aid)
     assert f"--- judgment {jid}: imported by unknown, run 1, 55.0% (judge: 53.0%, 1 override)" in shown.output
     for bad in ("7.5", "1e1"):
-        r = bench.run("override", str(jid), "correctness", bad, "--reason", "r")
+        r = bench.run("judgments", "override", str(jid), "correctness", bad, "--reason", "r")
         assert r.exit_code == 1 and r.output.startswith("error: "), r.output
-    assert "not a whole number" in bench.run("override", str(jid), "correctness", "7.5", "--reason", "r").output
+    assert "not a whole number" in bench.run("judgments", "override", str(jid), "correctness", "7.5", "--reason", "r").output
     assert bench.count("score_overrides") == 1
 
 
@@ -370,4 +372,4 @@ def test_long_problem_lists_are_cut_unless_verbose(bench):
     r = bench.answers(f, "--model", "m", "--condition", "direct", "--verbose")
     assert sum(line.startswith("    line ") for line in r.output.splitlines()) == 120
     assert "more (all of them" not in r.output
-    assert bench.run("import", "swe-qa", str(f), "--verbose").exit_code == 2
+    assert bench.run("pairs", "import", "swe-qa", str(f), "--verbose").exit_code == 2

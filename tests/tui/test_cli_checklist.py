@@ -58,10 +58,10 @@ class Project:
         self.db = tmp_path / "project.db"
         (tmp_path / "flask-src").mkdir()
         assert self.run("init").exit_code == 0
-        r = self.run("repo", "add", "flask", str(tmp_path / "flask-src"), "--version", "1.0")
+        r = self.run("repos", "add", "flask", str(tmp_path / "flask-src"), "--version", "1.0")
         assert r.exit_code == 0, r.output
         pairs = self.file("pairs.jsonl", "".join(json.dumps({"question": q, "answer": a}) + "\n" for q, a in QUESTIONS))
-        r = self.run("import", "jsonl", str(pairs), "--repo", "flask", "--as", "setup")
+        r = self.run("pairs", "import", "jsonl", str(pairs), "--repo", "flask", "--as", "setup")
         assert r.exit_code == 0 and "added 3 Q&A pairs" in r.output, r.output
         self.ids = [row[0] for row in self.rows("SELECT id FROM qa_pairs ORDER BY ordinal")]
 
@@ -77,7 +77,7 @@ class Project:
         return self.file(name, json.dumps(doc, indent=2))
 
     def imp(self, path: Path, *args: str):
-        return self.run("checklist", "import", str(path), "--as", "tester", *args)
+        return self.run("checklists", "import", str(path), "--as", "tester", *args)
 
     def rows(self, sql: str, *params) -> list[tuple]:
         with sqlite3.connect(self.db) as conn:
@@ -97,7 +97,7 @@ def project(tmp_path, monkeypatch):
 
 # --------------------------------------------------------------------------------------------- schema
 def test_schema_prints_the_json_schema():
-    r = CliRunner().invoke(main, ["checklist", "schema"])
+    r = CliRunner().invoke(main, ["checklists", "schema"])
     assert r.exit_code == 0, r.output
     assert json.loads(r.stdout) == checklist_json_schema()
 
@@ -133,7 +133,7 @@ def test_import_rubberduck_rubric_for_a_pair(project):
         "    converted: item 3 (weight 3): 2 allowed scores (3, 0)",
         "imported 1 checklist (1 draft to fix in the editor)",
     ]
-    show = project.run("checklist", "show", pid)
+    show = project.run("checklists", "show", pid)
     assert show.exit_code == 0, show.output
     lines = show.stdout.splitlines()
     assert lines[0].startswith("version 1 · imported · draft · tester · ")
@@ -159,7 +159,7 @@ def test_import_checkeval_yaml_for_a_pair(project):
         "    knowledge weights sum to 3; they must sum to 9",
         "imported 1 checklist (1 draft to fix in the editor)",
     ]
-    show = project.run("checklist", "show", pid).stdout
+    show = project.run("checklists", "show", pid).stdout
     for question in ("Does the answer stay on the question?", "Does each paragraph relate to the question?",
                      "Does the answer present the steps in order?"):
         assert f"[knowledge, weight 1] {question}" in show
@@ -198,7 +198,7 @@ def test_export_round_trips_through_import(project):
     assert project.imp(project.json_file("ours.json", [ours(a), ours(b, (5, 3))])).exit_code == 0
     assert project.imp(project.json_file("rubric.json", RUBBERDUCK), "--pair", c).exit_code == 0
     out = project.dir / "export.jsonl"
-    r = project.run("checklist", "export", "--out", str(out))
+    r = project.run("checklists", "export", "--out", str(out))
     assert r.exit_code == 0 and f"wrote 3 checklists to {out}" in r.output
     exported = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     assert [(e["qa_pair_id"], e["version"], e["origin"], e["draft"], e["valid"]) for e in exported] == [
@@ -207,7 +207,7 @@ def test_export_round_trips_through_import(project):
     r = project.imp(out)
     assert r.exit_code == 0, r.output
     assert "imported 3 checklists (2 drafts to fix in the editor)" in r.output
-    again = project.run("checklist", "export").stdout
+    again = project.run("checklists", "export").stdout
     reimported = [json.loads(line) for line in again.splitlines()]
     assert [(e["qa_pair_id"], e["version"], e["draft"], e["valid"]) for e in reimported] == [
         (a, 2, False, True), (b, 2, True, False), (c, 2, True, False)]
@@ -215,7 +215,7 @@ def test_export_round_trips_through_import(project):
 
 
 def test_export_of_a_project_without_checklists_is_empty(project):
-    r = project.run("checklist", "export")
+    r = project.run("checklists", "export")
     assert r.exit_code == 0 and r.stdout == ""
 
 
@@ -226,12 +226,12 @@ def test_history_diff_and_restore(project):
     edited = ours(pid, (6, 3), tag=" (edited)")
     assert project.imp(project.json_file("v2.json", edited)).exit_code == 0
 
-    history = project.run("checklist", "history", pid)
+    history = project.run("checklists", "history", pid)
     assert history.exit_code == 0
     lines = [line.split("\t") for line in history.stdout.splitlines()]
     assert [row[:4] for row in lines] == [["v1", "imported", "valid", "tester"], ["v2", "imported", "valid", "tester"]]
 
-    diff = project.run("checklist", "diff", pid)
+    diff = project.run("checklists", "diff", pid)
     assert diff.exit_code == 0, diff.output
     assert diff.stdout.splitlines() == [
         "version 1 (imported) -> version 2 (imported)",
@@ -247,17 +247,17 @@ def test_history_diff_and_restore(project):
         "  score 3 added: {+States point 2 (edited)+}",
         "#3 clarity item: unchanged",
     ]
-    same = project.run("checklist", "diff", pid, "2", "2")
+    same = project.run("checklists", "diff", pid, "2", "2")
     assert same.stdout.splitlines()[1:] == ["#1 knowledge item: unchanged", "#2 knowledge item: unchanged",
                                             "#3 clarity item: unchanged"]
 
-    r = project.run("checklist", "restore", pid, "1", "--as", "reviewer")
+    r = project.run("checklists", "restore", pid, "1", "--as", "reviewer")
     assert r.exit_code == 0 and r.stdout.strip() == f"restored version 1 of {pid} as version 3"
-    history = project.run("checklist", "history", pid).stdout.splitlines()
+    history = project.run("checklists", "history", pid).stdout.splitlines()
     assert history[-1].startswith("v3\tedited\tvalid\treviewer\t") and history[-1].endswith("(restored from 1)")
-    show = project.run("checklist", "show", pid).stdout
+    show = project.run("checklists", "show", pid).stdout
     assert show.startswith("version 3 · edited · reviewer · ") and "Point 1 (edited)" not in show
-    old = project.run("checklist", "show", pid, "--version", "2").stdout
+    old = project.run("checklists", "show", pid, "--version", "2").stdout
     assert old.startswith("version 2 · imported · tester") and "[knowledge, weight 6] Point 1 (edited)" in old
     assert project.versions() == 3
 
@@ -279,11 +279,11 @@ def test_diff_keeps_emoji_whole_and_calls_normalization_only_differences_so(proj
                     unicodedata.normalize("NFD", "Names the café"))
     for n, doc in enumerate((v1, v2, v3), 1):
         assert project.imp(project.json_file(f"v{n}.json", doc)).exit_code == 0
-    r = project.run("checklist", "diff", pid, "1", "2")
+    r = project.run("checklists", "diff", pid, "1", "2")
     assert r.exit_code == 0, r.output
     assert ("  key point: Flags [-🇫🇷-]{+🇫🇮+} and a family [-👨‍👩‍👧-]{+👨‍👩‍👦+} in café"
             in r.stdout.splitlines())
-    r = project.run("checklist", "diff", pid, "2", "3")
+    r = project.run("checklists", "diff", pid, "2", "3")
     assert r.exit_code == 0, r.output
     assert r.stdout.splitlines()[1] == "#1 knowledge item: normalization only"
     assert "[-" not in r.stdout and "{+" not in r.stdout
@@ -299,7 +299,7 @@ def test_diff_that_runs_out_of_time_says_approximate(project, monkeypatch):
     for n, text in enumerate((old, new), 1):
         assert project.imp(project.json_file(f"v{n}.json", _one_point(pid, text))).exit_code == 0
     monkeypatch.setattr(text_diff, "DEFAULT_TIMEOUT_S", 1e-6)  # what a long diff meets at 1 s
-    r = project.run("checklist", "diff", pid)
+    r = project.run("checklists", "diff", pid)
     assert r.exit_code == 0, r.output
     lines = r.stdout.splitlines()
     assert lines[2].startswith("  key point: (approximate diff) ")
@@ -308,18 +308,18 @@ def test_diff_that_runs_out_of_time_says_approximate(project, monkeypatch):
 
 def test_show_history_diff_restore_of_missing_things(project):
     pid = project.ids[0]
-    r = project.run("checklist", "show", pid)
+    r = project.run("checklists", "show", pid)
     assert r.exit_code == 1 and f"pair {pid} has no checklist" in r.output
-    r = project.run("checklist", "diff", pid)
+    r = project.run("checklists", "diff", pid)
     assert r.exit_code == 1 and "has no checklist" in r.output
-    r = project.run("checklist", "history", pid)
+    r = project.run("checklists", "history", pid)
     assert r.exit_code == 1 and f"pair {pid} has no checklist" in r.output
     assert project.imp(project.json_file("v1.json", ours(pid))).exit_code == 0
-    r = project.run("checklist", "show", pid, "--version", "5")
+    r = project.run("checklists", "show", pid, "--version", "5")
     assert r.exit_code == 1 and "has no checklist version 5" in r.output
-    r = project.run("checklist", "diff", pid, "1", "5")
+    r = project.run("checklists", "diff", pid, "1", "5")
     assert r.exit_code == 1 and "has no checklist version 5" in r.output
-    r = project.run("checklist", "restore", pid, "5")
+    r = project.run("checklists", "restore", pid, "5")
     assert r.exit_code == 1 and "has no checklist version 5" in r.output
     assert project.versions() == 1
 
@@ -360,7 +360,7 @@ def test_an_exported_valid_draft_comes_back_as_a_draft(project):
     assert project.imp(project.json_file("d.json", ours(pid, draft=True))).exit_code == 0
     assert project.rows("SELECT is_draft, is_valid FROM checklist_versions") == [(1, 1)]
     out = project.dir / "export.jsonl"
-    assert project.run("checklist", "export", "--out", str(out)).exit_code == 0
+    assert project.run("checklists", "export", "--out", str(out)).exit_code == 0
     assert json.loads(out.read_text().splitlines()[0])["draft"] is True
     r = project.imp(out)
     assert r.exit_code == 0 and "(benchwright, draft)" in r.output

@@ -101,7 +101,7 @@ def ids(db: Path) -> list[str]:
 @pytest.mark.parametrize("step", ["classify", "enrich", "refine", "checklist", "verify"])
 def test_generate_each_step_then_rerun_does_nothing(project, step):
     f = Factory()
-    r = gen(project, "generate", step, "--model", "gen-1", factory=f)
+    r = gen(project, "curation", "run", step, "--model", "gen-1", factory=f)
     assert r.exit_code == 0, r.output
     expected_calls = 0 if step == "enrich" else N  # the flask pairs have no external links
     assert f.calls == expected_calls
@@ -112,10 +112,10 @@ def test_generate_each_step_then_rerun_does_nothing(project, step):
         if step == "checklist":
             assert all(s.checklist_version(i).origin == "generated" for i in ids(project))
     again = Factory()
-    r2 = gen(project, "generate", step, "--model", "gen-1", factory=again)
+    r2 = gen(project, "curation", "run", step, "--model", "gen-1", factory=again)
     assert r2.exit_code == 0 and "nothing to do" in r2.output and again.calls == 0 and again.roles == []
     forced = Factory()
-    r3 = gen(project, "generate", step, "--model", "gen-1", "--force", factory=forced)
+    r3 = gen(project, "curation", "run", step, "--model", "gen-1", "--force", factory=forced)
     assert r3.exit_code == 0 and forced.calls == expected_calls
     with Store.open(project) as s:
         assert len(s.curation_history(ids(project)[0], step)) == 2
@@ -124,24 +124,24 @@ def test_generate_each_step_then_rerun_does_nothing(project, step):
 def test_rerun_after_a_lost_result_reuses_the_ledger(project):
     """Calls finished but results not saved (a crash between the two): the rerun makes 0 calls."""
     f = Factory()
-    assert gen(project, "generate", "classify", "--model", "gen-1", factory=f).exit_code == 0
+    assert gen(project, "curation", "run", "classify", "--model", "gen-1", factory=f).exit_code == 0
     with Store.open(project) as s, s.write() as db:
         db.conn.execute("DELETE FROM curation_current")
     f2 = Factory()
-    r = gen(project, "generate", "classify", "--model", "gen-1", factory=f2)
+    r = gen(project, "curation", "run", "classify", "--model", "gen-1", factory=f2)
     assert r.exit_code == 0 and f2.calls == 0 and f"0 calls made, {N} cached" in r.output
 
 
 def test_where_limit_and_pair_choose_the_pairs(project):
     all_ids = ids(project)
     f = Factory()
-    r = gen(project, "generate", "classify", "--model", "gen-1", "--limit", "2", factory=f)
+    r = gen(project, "curation", "run", "classify", "--model", "gen-1", "--limit", "2", factory=f)
     assert r.exit_code == 0 and f.calls == 2 and "2 ok" in r.output
     with Store.open(project) as s:
         assert set(s.pairs_with_step_done("classify")) == set(all_ids[:2])
         q3 = s.get_pair(all_ids[3]).question
     f = Factory()
-    r = gen(project, "generate", "classify", "--model", "gen-1", "--pair", "#4", "--pair", all_ids[5], factory=f)
+    r = gen(project, "curation", "run", "classify", "--model", "gen-1", "--pair", "#4", "--pair", all_ids[5], factory=f)
     assert r.exit_code == 0 and f.calls == 2
     sent = {_Q.search(c.messages[0].content).group(1) for c in f.provider.calls}
     assert q3 in sent
@@ -149,12 +149,12 @@ def test_where_limit_and_pair_choose_the_pairs(project):
         assert set(s.pairs_with_step_done("classify")) == {*all_ids[:2], all_ids[3], all_ids[5]}
     # --where on the curation state: the pairs not classified yet
     f = Factory()
-    r = gen(project, "generate", "refine", "--model", "gen-1", "--where", "curation=not-classified", factory=f)
+    r = gen(project, "curation", "run", "refine", "--model", "gen-1", "--where", "curation=not-classified", factory=f)
     assert r.exit_code == 0 and f.calls == 2
     with Store.open(project) as s:
         assert set(s.pairs_with_step_done("refine")) == {all_ids[2], all_ids[4]}
     f = Factory()
-    r = gen(project, "generate", "verify", "--model", "gen-1", "--where", "text=no such text anywhere", factory=f)
+    r = gen(project, "curation", "run", "verify", "--model", "gen-1", "--where", "text=no such text anywhere", factory=f)
     assert r.exit_code == 0 and "no pair matches the filter" in r.output and f.calls == 0
 
 
@@ -166,13 +166,13 @@ def test_where_limit_and_pair_choose_the_pairs(project):
 ])
 def test_bad_where_exits_1_with_a_message(project, where, message):
     f = Factory()
-    r = gen(project, "generate", "classify", "--model", "gen-1", "--where", where, factory=f)
+    r = gen(project, "curation", "run", "classify", "--model", "gen-1", "--where", where, factory=f)
     assert r.exit_code == 1 and "error:" in r.output and message in r.output and f.calls == 0
     assert "Traceback" not in r.output
 
 
 def test_where_key_twice_is_an_error(project):
-    r = gen(project, "generate", "classify", "--model", "m", "--where", "text=a", "--where", "text=b",
+    r = gen(project, "curation", "run", "classify", "--model", "m", "--where", "text=a", "--where", "text=b",
             factory=Factory())
     assert r.exit_code == 1 and "given twice" in r.output
 
@@ -182,7 +182,7 @@ def test_failed_pairs_exit_1_and_are_listed(project):
     with Store.open(project) as s:
         bad = {s.get_pair(all_ids[1]).question, s.get_pair(all_ids[4]).question}
     f = Factory(lambda r: answer_for(r, bad))
-    r = gen(project, "generate", "checklist", "--model", "gen-1", factory=f)
+    r = gen(project, "curation", "run", "checklist", "--model", "gen-1", factory=f)
     assert r.exit_code == 1
     assert f"checklist: {N - 2} ok, 2 failed" in r.output
     assert f"failed #2 {all_ids[1]}: checklist: invalid output after one repair attempt" in r.output
@@ -195,12 +195,12 @@ def test_failed_pairs_exit_1_and_are_listed(project):
         assert failed == [all_ids[1], all_ids[4]]
     # the rerun takes only the failed pairs; the cached failures are not reused, so they are asked again
     f2 = Factory()
-    r = gen(project, "generate", "checklist", "--model", "gen-1", factory=f2)
+    r = gen(project, "curation", "run", "checklist", "--model", "gen-1", factory=f2)
     assert r.exit_code == 0 and "2 ok, 0 failed" in r.output and f2.calls == 2
 
 
 def test_missing_model_is_a_clear_error(project):
-    r = gen(project, "generate", "classify", factory=Factory())
+    r = gen(project, "curation", "run", "classify", factory=Factory())
     assert r.exit_code == 1 and "no model configured for the generator role" in r.output
     assert "--model" in r.output and "Traceback" not in r.output
 
@@ -210,7 +210,7 @@ def test_model_comes_from_benchwright_toml(project):
         '[providers.local]\nkind = "openai"\nbase_url = "http://127.0.0.1:9/v1"\n\n'
         '[roles.verifier]\nprovider = "local"\nmodel = "checker-7b"\ntemperature = 0.0\n', encoding="utf-8")
     f = Factory()
-    r = gen(project, "generate", "verify", "--limit", "1", factory=f)
+    r = gen(project, "curation", "run", "verify", "--limit", "1", factory=f)
     assert r.exit_code == 0, r.output
     role = f.roles[0]
     assert (role.provider, role.model, role.params) == ("local", "checker-7b", {"temperature": 0.0})
@@ -218,7 +218,7 @@ def test_model_comes_from_benchwright_toml(project):
 
 
 def test_unknown_step_is_rejected(project):
-    r = gen(project, "generate", "judge", "--model", "m", factory=Factory())
+    r = gen(project, "curation", "run", "judge", "--model", "m", factory=Factory())
     assert r.exit_code == 2 and "judge" in r.output
 
 
@@ -264,7 +264,7 @@ def test_enrich_uses_a_saved_link(project, tmp_path):
     page.write_text("ensure_ascii escapes non-ASCII.", encoding="utf-8")
     assert gen(project, "links", "add", url, str(page)).exit_code == 0
     f = Factory()
-    r = gen(project, "generate", "enrich", "--model", "gen-1", factory=f)
+    r = gen(project, "curation", "run", "enrich", "--model", "gen-1", factory=f)
     assert r.exit_code == 0 and f.calls == 2 and f"{N + 1} ok" in r.output
     with Store.open(project) as s:
         res = s.curation_current(ids(project)[-1])["enrich"]
@@ -276,7 +276,7 @@ def test_calls_list_and_summary(project):
     all_ids = ids(project)
     with Store.open(project) as s:
         bad = {s.get_pair(all_ids[0]).question}
-    gen(project, "generate", "checklist", "--model", "gen-1", factory=Factory(lambda r: answer_for(r, bad)))
+    gen(project, "curation", "run", "checklist", "--model", "gen-1", factory=Factory(lambda r: answer_for(r, bad)))
     r = gen(project, "calls", "--summary", "--json")
     assert r.exit_code == 0
     rows = [json.loads(line) for line in r.output.splitlines()]
@@ -296,24 +296,24 @@ def test_calls_list_and_summary(project):
 def test_pair_prefix_and_case_insensitive_where(project):
     all_ids = ids(project)
     f = Factory()
-    r = gen(project, "generate", "classify", "--model", "gen-1", "--pair", all_ids[2][:9], factory=f)
+    r = gen(project, "curation", "run", "classify", "--model", "gen-1", "--pair", all_ids[2][:9], factory=f)
     assert r.exit_code == 0 and f.calls == 1, r.output
     with Store.open(project) as s:
         assert set(s.pairs_with_step_done("classify")) == {all_ids[2]}
-    r = gen(project, "generate", "classify", "--model", "gen-1", "--pair", "qa_", factory=Factory())
+    r = gen(project, "curation", "run", "classify", "--model", "gen-1", "--pair", "qa_", factory=Factory())
     assert r.exit_code == 1 and "no Q&A pair" in r.output
-    r = gen(project, "generate", "classify", "--model", "gen-1", "--where", "repository=FLASK", factory=Factory())
+    r = gen(project, "curation", "run", "classify", "--model", "gen-1", "--where", "repository=FLASK", factory=Factory())
     assert r.exit_code == 0, r.output
-    r = gen(project, "generate", "classify", "--model", "gen-1", "--where", "repository=nosuch", factory=Factory())
+    r = gen(project, "curation", "run", "classify", "--model", "gen-1", "--where", "repository=nosuch", factory=Factory())
     assert r.exit_code == 1 and "--where repository=nosuch: no pair has it; values: flask" in r.output
 
 
 def test_a_finished_forced_run_starts_afresh_next_time(project):
     f = Factory()
-    assert gen(project, "generate", "classify", "--model", "gen-1", "--limit", "2", factory=f).exit_code == 0
+    assert gen(project, "curation", "run", "classify", "--model", "gen-1", "--limit", "2", factory=f).exit_code == 0
     for _ in range(2):
         f = Factory()
-        r = gen(project, "generate", "classify", "--model", "gen-1", "--limit", "2", "--force", factory=f)
+        r = gen(project, "curation", "run", "classify", "--model", "gen-1", "--limit", "2", "--force", factory=f)
         assert r.exit_code == 0 and f.calls == 2 and "continuing" not in r.output
 
 
@@ -351,10 +351,10 @@ def test_a_different_returned_model_is_pointed_out(project):
             return p
         return make
 
-    r = CliRunner().invoke(main, ["--db", str(project), "generate", "classify", "--model", "gen-1", "--limit", "1"],
+    r = CliRunner().invoke(main, ["--db", str(project), "curation", "run", "classify", "--model", "gen-1", "--limit", "1"],
                            obj={"provider_factory": factory_for("gen-1-2026-01-01")})
     assert r.exit_code == 0 and "note: asked for model" not in r.output  # a dated variant of the same model
-    r = CliRunner().invoke(main, ["--db", str(project), "generate", "classify", "--model", "gen-1", "--limit", "1",
+    r = CliRunner().invoke(main, ["--db", str(project), "curation", "run", "classify", "--model", "gen-1", "--limit", "1",
                                   "--force"], obj={"provider_factory": factory_for("something-else")})
     assert r.exit_code == 0, r.output
     assert "note: asked for model gen-1, the server answered as something-else" in r.output
@@ -362,7 +362,7 @@ def test_a_different_returned_model_is_pointed_out(project):
 
 def test_status_counts_curation_results(project):
     f = Factory()
-    assert gen(project, "generate", "classify", "--model", "gen-1", "--limit", "2", factory=f).exit_code == 0
+    assert gen(project, "curation", "run", "classify", "--model", "gen-1", "--limit", "2", factory=f).exit_code == 0
     r = CliRunner().invoke(main, ["--db", str(project), "status"])
     assert r.exit_code == 0 and "curation classify: 2 ok, 0 failed, 0 flagged" in r.output
     assert "curation refine" not in r.output  # steps never run are not listed
@@ -370,12 +370,12 @@ def test_status_counts_curation_results(project):
 
 def test_summary_says_cost_unknown_without_a_price_and_gives_it_with_one(project):
     """No price configured: the summary says the cost is unknown (never ``$0.0000``); with a price, dollars."""
-    r = gen(project, "generate", "classify", "--model", "gen-1", factory=Factory())
+    r = gen(project, "curation", "run", "classify", "--model", "gen-1", factory=Factory())
     assert r.exit_code == 0, r.output
     assert "cost unknown (no price configured)" in r.output and "$0.0000" not in r.output
     (project.parent / "benchwright.toml").write_text('[prices."gen-1"]\ninput = 1000.0\noutput = 1000.0\n',
                                                      encoding="utf-8")
-    r = gen(project, "generate", "classify", "--model", "gen-1", "--force", factory=Factory())
+    r = gen(project, "curation", "run", "classify", "--model", "gen-1", "--force", factory=Factory())
     assert r.exit_code == 0, r.output
     assert "cost unknown" not in r.output
     assert re.search(r"tokens, \$\d+\.\d{4}$", r.output.strip().splitlines()[-1]), r.output

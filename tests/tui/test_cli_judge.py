@@ -54,7 +54,7 @@ def checklist_judge(bad_answer: str | None = None):
 def test_judge_checklist_end_to_end_with_runs_summary_and_rerun(judged_project):
     db, _ = judged_project
     provider = checklist_judge(bad_answer="[red]answer[/red] 2")
-    r = invoke(db, ["judge", "checklist", "--model", "j1", "--runs", "2", "--as", "alice"], provider)
+    r = invoke(db, ["judgments", "run", "checklist", "--model", "j1", "--runs", "2", "--as", "alice"], provider)
     assert r.exit_code == 1, r.output  # unscored runs: exit 1
     assert "not judged: 1 answer (no checklist)" in r.output
     assert "judge checklist: 4 scored, 2 unscored" in r.output
@@ -68,12 +68,12 @@ def test_judge_checklist_end_to_end_with_runs_summary_and_rerun(judged_project):
         assert sorted(j.score_rate for j in js if j.scored) == pytest.approx([0.1, 0.1, 0.7, 0.7])
     # a rerun only retries the unscored runs; the scored ones make no call
     again = checklist_judge()
-    r = invoke(db, ["judge", "checklist", "--model", "j1", "--runs", "2"], again)
+    r = invoke(db, ["judgments", "run", "checklist", "--model", "j1", "--runs", "2"], again)
     assert r.exit_code == 0, r.output
     assert "judge checklist: 2 scored, 0 unscored, 4 already judged (skipped)" in r.output
     assert len(again.calls) == 2
     idle = checklist_judge()
-    r = invoke(db, ["judge", "checklist", "--model", "j1", "--runs", "2"], idle)
+    r = invoke(db, ["judgments", "run", "checklist", "--model", "j1", "--runs", "2"], idle)
     assert "nothing to do" in r.output and idle.calls == []
 
 
@@ -86,7 +86,7 @@ def test_judge_swe_qa_pro_defaults_to_three_runs(judged_project):
                                           ("correctness", "completeness", "relevance", "clarity", "reasoning")}}
 
     provider = ScriptedProvider(swe)
-    r = invoke(db, ["judge", "swe-qa-pro", "--model", "j1", "--limit", "2"], provider)
+    r = invoke(db, ["judgments", "run", "swe-qa-pro", "--model", "j1", "--limit", "2"], provider)
     assert r.exit_code == 0, r.output
     assert "judge swe-qa-pro: 6 scored, 0 unscored" in r.output
     with Store.open(db) as store:
@@ -100,7 +100,7 @@ def test_judge_swe_qa_pro_defaults_to_three_runs(judged_project):
 
 def test_judge_without_a_model_says_what_to_configure(judged_project):
     db, _ = judged_project
-    r = CliRunner().invoke(main, ["--db", str(db), "judge", "checklist"])
+    r = CliRunner().invoke(main, ["--db", str(db), "judgments", "run", "checklist"])
     assert r.exit_code == 1
     assert "error: no model configured for the judge role" in r.output
     assert "[roles.judge]" in r.output
@@ -109,46 +109,46 @@ def test_judge_without_a_model_says_what_to_configure(judged_project):
 def test_answer_generates_direct_answers_and_stores_them(judged_project):
     db, ids = judged_project
     provider = ScriptedProvider(lambda req: "From memory: it is in app.py.")
-    r = invoke(db, ["answer", "--model", "m9", "--limit", "2"], provider)
+    r = invoke(db, ["answers", "generate", "--model", "m9", "--limit", "2"], provider)
     assert r.exit_code == 0, r.output
     assert "answer (m9, closed-book): 2 answers stored, 0 failed" in r.output
     with Store.open(db) as store:
         got = store.answers(model="m9", condition="closed-book")
     assert [a.qa_pair_id for a in got] == ids[:2] and got[0].text == "From memory: it is in app.py."
-    r = invoke(db, ["answer", "--model", "m9", "--condition", "direct"], ScriptedProvider(["A1", "", "A3", "A4"]))
+    r = invoke(db, ["answers", "generate", "--model", "m9", "--condition", "direct"], ScriptedProvider(["A1", "", "A3", "A4"]))
     assert r.exit_code == 1 and "3 answers stored, 1 failed" in r.output and "empty answer" in r.output
     # the empty reply was not cached: a rerun asks again for that pair only
     retry = ScriptedProvider(["A2"])
-    r = invoke(db, ["answer", "--model", "m9", "--condition", "direct"], retry)
+    r = invoke(db, ["answers", "generate", "--model", "m9", "--condition", "direct"], retry)
     assert r.exit_code == 0 and "1 answer stored, 0 failed, 3 pairs already answered" in r.output
     assert len(retry.calls) == 1
-    r = invoke(db, ["answer", "--model", "m9", "--condition", "direct"], ScriptedProvider([]))
+    r = invoke(db, ["answers", "generate", "--model", "m9", "--condition", "direct"], ScriptedProvider([]))
     assert r.exit_code == 0 and "nothing to do; 4 pairs already answered" in r.output
 
 
 def test_failure_modes_and_an_annotator_correction(judged_project):
     db, ids = judged_project
-    invoke(db, ["judge", "checklist", "--model", "j1"], checklist_judge())  # answer 0 scores 10%, others 70%
+    invoke(db, ["judgments", "run", "checklist", "--model", "j1"], checklist_judge())  # answer 0 scores 10%, others 70%
     provider = ScriptedProvider(lambda req: {"rationale": "Generic; never says where.", "mode": "shallow-explanation"})
-    r = invoke(db, ["failure-modes", "--model", "clf"], provider)
+    r = invoke(db, ["failure-modes", "classify", "--model", "clf"], provider)
     assert r.exit_code == 0, r.output
     assert "failure-modes: 1 labelled, 0 failed" in r.output and "shallow-explanation 1" in r.output
     assert len(provider.calls) == 1
     with Store.open(db) as store:
         aid = store.answers(pair_id=ids[0], model="m1")[0].id
         assert store.failure_mode(aid).mode == "shallow-explanation"
-    r = invoke(db, ["failure-modes", "--model", "clf"], ScriptedProvider([]))
+    r = invoke(db, ["failure-modes", "classify", "--model", "clf"], ScriptedProvider([]))
     assert "nothing to do" in r.output and "1 already labelled" in r.output
-    r = invoke(db, ["failure-mode", "set", aid[:12], "hallucination", "--reason", "Cites [b]gone.py[/b]",
+    r = invoke(db, ["failure-modes", "set", aid[:12], "hallucination", "--reason", "Cites [b]gone.py[/b]",
                     "--as", "bob"])
     assert r.exit_code == 0, r.output
     assert f"{aid}: failure mode hallucination (was shallow-explanation, llm), set by bob" in r.output
-    r = invoke(db, ["failure-mode", "show", aid])
+    r = invoke(db, ["failure-modes", "show", aid])
     assert "shallow-explanation  (llm: clf)" in r.output and "hallucination  (annotator: bob)" in r.output
     assert "Cites [b]gone.py[/b]" in r.output  # printed literally
-    r = invoke(db, ["failure-mode", "set", aid, "laziness", "--reason", "x"])
+    r = invoke(db, ["failure-modes", "set", aid, "laziness", "--reason", "x"])
     assert r.exit_code == 2
-    r = invoke(db, ["failure-mode", "set", "ans_nope00", "edit-bias", "--reason", "x"])
+    r = invoke(db, ["failure-modes", "set", "ans_nope00", "edit-bias", "--reason", "x"])
     assert r.exit_code == 1 and "error: no answer with id" in r.output
 
 
@@ -187,7 +187,7 @@ def test_judge_against_an_openai_compatible_server_that_sometimes_returns_invali
             f'[providers.local]\nkind = "openai"\nbase_url = "{server.base_url}"\napi_key_env = "BW_TEST_JUDGE_KEY"\n'
             'max_retries = 0\n\n[roles.judge]\nprovider = "local"\nmodel = "local-judge"\ntemperature = 0.0\n',
             encoding="utf-8")
-        r = CliRunner().invoke(main, ["--db", str(db), "judge", "checklist"], catch_exceptions=False)
+        r = CliRunner().invoke(main, ["--db", str(db), "judgments", "run", "checklist"], catch_exceptions=False)
         assert r.exit_code == 1, r.output  # unscored runs: exit 1
         assert "judge checklist: 1 scored, 2 unscored" in r.output
         assert "invalid output 1" in r.output and "provider error 1" in r.output
@@ -207,7 +207,7 @@ def test_more_than_ten_truncated_runs_point_to_the_truncated_calls_not_the_inval
 
     db, _ = judged_project
     provider = ScriptedProvider(lambda req: Reply('{"items": [{"item": 1, "rat', stop_reason="length"))
-    r = invoke(db, ["judge", "checklist", "--model", "j1", "--runs", "4"], provider)
+    r = invoke(db, ["judgments", "run", "checklist", "--model", "j1", "--runs", "4"], provider)
     assert r.exit_code == 1, r.output
     assert "unscored by reason: truncated 12" in r.output
     assert "... and 2 more (see: benchwright calls --status truncated)" in r.output

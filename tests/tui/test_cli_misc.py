@@ -20,19 +20,19 @@ def run(*args, **kw):
 def test_repo_add_plain_directory_needs_a_version(tmp_path):
     db = str(tmp_path / "p.db")
     (tmp_path / "code").mkdir()
-    r = run("--db", db, "repo", "add", "code", str(tmp_path / "code"), "--version", "2.0")
+    r = run("--db", db, "repos", "add", "code", str(tmp_path / "code"), "--version", "2.0")
     assert r.exit_code == 1 and "benchwright init" in r.output and not (tmp_path / "p.db").exists()
     assert run("--db", db, "init").exit_code == 0
-    r = run("--db", db, "repo", "add", "code", str(tmp_path / "code"))
+    r = run("--db", db, "repos", "add", "code", str(tmp_path / "code"))
     assert r.exit_code == 1 and "--version" in r.output
-    r = run("--db", db, "repo", "add", "code", str(tmp_path / "code"), "--version", "2.0")
+    r = run("--db", db, "repos", "add", "code", str(tmp_path / "code"), "--version", "2.0")
     assert r.exit_code == 0 and "code@2.0" in r.output
-    assert run("--db", db, "repo", "add", "code", str(tmp_path / "code"), "--version", "2.0").exit_code == 0
-    r = run("--db", db, "repo", "add", "code", str(tmp_path / "code"), "--version", "3.0")
+    assert run("--db", db, "repos", "add", "code", str(tmp_path / "code"), "--version", "2.0").exit_code == 0
+    r = run("--db", db, "repos", "add", "code", str(tmp_path / "code"), "--version", "3.0")
     assert r.exit_code == 1 and "already registered as code@2.0" in r.output
-    r = run("--db", db, "repo", "add", "gone", str(tmp_path / "nope"), "--version", "1")
+    r = run("--db", db, "repos", "add", "gone", str(tmp_path / "nope"), "--version", "1")
     assert r.exit_code == 1 and "no such directory" in r.output
-    assert "code@2.0" in run("--db", db, "repo", "list").output
+    assert "code@2.0" in run("--db", db, "repos", "list").output
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
@@ -47,9 +47,9 @@ def test_repo_add_git_checkout_reads_and_checks_the_commit(tmp_path):
     head = subprocess.run(["git", "-C", str(code), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
     db = str(tmp_path / "p.db")
     assert run("--db", db, "init").exit_code == 0
-    r = run("--db", db, "repo", "add", "code", str(code), "--commit", "0000000")
+    r = run("--db", db, "repos", "add", "code", str(code), "--commit", "0000000")
     assert r.exit_code == 1 and head[:12] in r.output and "0000000" in r.output
-    r = run("--db", db, "repo", "add", "code", str(code), "--commit", head[:7])
+    r = run("--db", db, "repos", "add", "code", str(code), "--commit", head[:7])
     assert r.exit_code == 0 and "commit read from git" in r.output
     row = sqlite3.connect(db).execute("SELECT commit_sha, commit_verified FROM repositories").fetchone()
     assert row == (head, 1)
@@ -87,7 +87,7 @@ def test_not_a_project_file(tmp_path):
 
 def test_commands_other_than_init_never_create_a_project(tmp_path):
     db = tmp_path / "typo.db"
-    for args in (["status"], ["repo", "list"], ["import", "swe-qa", str(tmp_path / "x.jsonl")]):
+    for args in (["status"], ["repos", "list"], ["pairs", "import", "swe-qa", str(tmp_path / "x.jsonl")]):
         r = run("--db", str(db), *args)
         assert r.exit_code == 1, args
         assert not db.exists(), args

@@ -34,10 +34,10 @@ def reviewed(tmp_path, monkeypatch):
     code = tmp_path / "code"
     code.mkdir()
     assert run(db, "init").exit_code == 0
-    assert run(db, "repo", "add", "demo", str(code), "--version", "1.0", "--url", "https://example.org/demo").exit_code == 0
+    assert run(db, "repos", "add", "demo", str(code), "--version", "1.0", "--url", "https://example.org/demo").exit_code == 0
     data = tmp_path / "pairs.jsonl"
     data.write_text("".join(json.dumps({"question": f"Question {i}?", "answer": f"Answer {i}."}) + "\n" for i in range(5)))
-    assert run(db, "import", "jsonl", str(data), "--repo", "demo").exit_code == 0
+    assert run(db, "pairs", "import", "jsonl", str(data), "--repo", "demo").exit_code == 0
     with Store.open(db) as store:
         ids = [r.id for r in store.queue_page("x", limit=10)]
         for pid in ids[:4]:
@@ -52,7 +52,7 @@ def reviewed(tmp_path, monkeypatch):
 
 def test_preflight_lists_what_is_included_and_why_others_are_not(reviewed):
     db, _ids, _ = reviewed
-    r = run(db, "release", "preflight", "--list")
+    r = run(db, "releases", "preflight", "--list")
     assert r.exit_code == 0, r.output
     assert "included: 3 pairs" in r.output
     assert "not accepted (final decision: reject)" in r.output and "not reviewed" in r.output
@@ -61,7 +61,7 @@ def test_preflight_lists_what_is_included_and_why_others_are_not(reviewed):
 def test_create_verify_rebuild_and_tamper(reviewed):
     db, ids, tmp = reviewed
     out = tmp / "releases"
-    r = run(db, "release", "create", "demo-qa", "--version", "1.0.0", "--out", str(out), "--as", "lead")
+    r = run(db, "releases", "create", "demo-qa", "--version", "1.0.0", "--out", str(out), "--as", "lead")
     assert r.exit_code == 0, r.output
     folder = out / "demo-qa-1.0.0"
     for name in ("data/test.jsonl", "data/test.parquet", "README.md", "manifest.json", "CHANGELOG.md"):
@@ -71,13 +71,13 @@ def test_create_verify_rebuild_and_tamper(reviewed):
     assert all(a.startswith("annotator-") for row in rows for a in row["annotators"])  # pseudonymous
     assert "ada" not in (folder / "data/test.jsonl").read_text()
     assert "configs:" in (folder / "README.md").read_text()
-    assert run(db, "release", "verify", str(folder)).exit_code == 0
+    assert run(db, "releases", "verify", str(folder)).exit_code == 0
     # the same version again is refused; nothing is written
-    r = run(db, "release", "create", "demo-qa", "--version", "1.0.0", "--out", str(tmp / "other"))
+    r = run(db, "releases", "create", "demo-qa", "--version", "1.0.0", "--out", str(tmp / "other"))
     assert r.exit_code == 1 and "exists already and is complete (3 pairs, made " in r.output
     assert str(folder) in r.output.replace("\n", "") and not (tmp / "other").exists()
     # the same state and recorded time give the same bytes
-    r = run(db, "release", "rebuild", "demo-qa", "--version", "1.0.0", "--out", str(tmp / "again"))
+    r = run(db, "releases", "rebuild", "demo-qa", "--version", "1.0.0", "--out", str(tmp / "again"))
     assert r.exit_code == 0, r.output
     again = tmp / "again" / "demo-qa-1.0.0"
     files = sorted(p.relative_to(folder) for p in folder.rglob("*") if p.is_file())
@@ -88,19 +88,19 @@ def test_create_verify_rebuild_and_tamper(reviewed):
     data = bytearray((folder / "data/test.jsonl").read_bytes())
     data[10] ^= 1
     (folder / "data/test.jsonl").write_bytes(bytes(data))
-    r = run(db, "release", "verify", str(folder))
+    r = run(db, "releases", "verify", str(folder))
     assert r.exit_code == 1 and "test.jsonl" in r.output
 
 
 def test_second_version_has_a_changelog_and_names_on_request(reviewed):
     db, ids, tmp = reviewed
     out = tmp / "releases"
-    assert run(db, "release", "create", "demo-qa", "--version", "1.0.0", "--out", str(out)).exit_code == 0
+    assert run(db, "releases", "create", "demo-qa", "--version", "1.0.0", "--out", str(out)).exit_code == 0
     with Store.open(db) as store:
         store.save_checklist(ids[0], good_checklist(" and its entry point"), author="ada")
         store.record_decision(ids[2], "ada", "reject")
         store.record_decision(ids[2], "bob", "reject")
-    r = run(db, "release", "create", "demo-qa", "--version", "1.1.0", "--out", str(out), "--with-annotators")
+    r = run(db, "releases", "create", "demo-qa", "--version", "1.1.0", "--out", str(out), "--with-annotators")
     assert r.exit_code == 0, r.output
     log = (out / "demo-qa-1.1.0" / "CHANGELOG.md").read_text()
     assert ids[2] in log and "and its entry point" in log
@@ -112,16 +112,16 @@ def test_empty_release_is_refused(tmp_path, monkeypatch):
     monkeypatch.setenv("BENCHWRIGHT_CONFIG", str(tmp_path / "none.toml"))
     db = tmp_path / "empty.db"
     assert run(db, "init").exit_code == 0
-    r = run(db, "release", "create", "x", "--version", "1.0.0", "--out", str(tmp_path / "r"))
+    r = run(db, "releases", "create", "x", "--version", "1.0.0", "--out", str(tmp_path / "r"))
     assert r.exit_code == 1 and "empty" in r.output and not (tmp_path / "r" / "x-1.0.0").exists()
-    r = run(db, "release", "create", "x", "--version", "one", "--out", str(tmp_path / "r"))
+    r = run(db, "releases", "create", "x", "--version", "one", "--out", str(tmp_path / "r"))
     assert r.exit_code == 1 and "Traceback" not in r.output
 
 
 def test_release_loads_with_datasets_and_imports_back(reviewed, monkeypatch):
     db, ids, tmp = reviewed
     out = tmp / "releases"
-    assert run(db, "release", "create", "demo-qa", "--version", "1.0.0", "--out", str(out)).exit_code == 0
+    assert run(db, "releases", "create", "demo-qa", "--version", "1.0.0", "--out", str(out)).exit_code == 0
     folder = out / "demo-qa-1.0.0"
     datasets = pytest.importorskip("datasets")
     monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
@@ -136,9 +136,9 @@ def test_release_loads_with_datasets_and_imports_back(reviewed, monkeypatch):
     # import the release into a new project: same ids, checklists back
     fresh = tmp / "fresh.db"
     assert run(fresh, "init").exit_code == 0
-    r = run(fresh, "import", "release", str(folder))
+    r = run(fresh, "releases", "import", str(folder))
     assert r.exit_code == 0 and "added 3 Q&A pairs and 3 checklists" in r.output, r.output
-    r = run(fresh, "import", "release", str(folder))
+    r = run(fresh, "releases", "import", str(folder))
     assert "added 0 Q&A pairs and 0 checklists" in r.output  # idempotent
     with Store.open(fresh) as store:
         assert sorted(r.id for r in store.queue_page("x", limit=10)) == sorted(ids[:3])
@@ -183,22 +183,22 @@ async def test_release_screen_shows_preflight_and_creates(reviewed, monkeypatch)
 def test_release_guards(reviewed):
     db, ids, tmp = reviewed
     out = tmp / "releases"
-    r = run(db, "release", "create", "demo-qa", "--version", "1.0.0\n", "--out", str(out))
+    r = run(db, "releases", "create", "demo-qa", "--version", "1.0.0\n", "--out", str(out))
     assert r.exit_code == 1 and "X.Y.Z" in r.output and not out.exists()
-    r = run(db, "release", "create", "demo qa/x", "--version", "1.0.0", "--out", str(out))
+    r = run(db, "releases", "create", "demo qa/x", "--version", "1.0.0", "--out", str(out))
     assert r.exit_code == 1 and "release name" in r.output
-    assert run(db, "release", "create", "demo-qa", "--version", "1.0.0", "--out", str(out)).exit_code == 0
+    assert run(db, "releases", "create", "demo-qa", "--version", "1.0.0", "--out", str(out)).exit_code == 0
     # after a change, rebuilding the old version would give other bytes: refused, nothing left behind
     with Store.open(db) as store:
         store.save_checklist(ids[0], good_checklist(" changed"), author="ada")
-    r = run(db, "release", "rebuild", "demo-qa", "--version", "1.0.0", "--out", str(tmp / "again"))
+    r = run(db, "releases", "rebuild", "demo-qa", "--version", "1.0.0", "--out", str(tmp / "again"))
     assert r.exit_code == 1 and "has changed" in r.output
     assert not (tmp / "again" / "demo-qa-1.0.0").exists()
     # the previous release folder moved away: the changelog cannot be made silently
     (out / "demo-qa-1.0.0").rename(tmp / "moved")
-    r = run(db, "release", "create", "demo-qa", "--version", "1.1.0", "--out", str(out))
+    r = run(db, "releases", "create", "demo-qa", "--version", "1.1.0", "--out", str(out))
     assert r.exit_code == 1 and "is gone" in r.output
-    r = run(db, "release", "create", "demo-qa", "--version", "1.1.0", "--out", str(out), "--previous", str(tmp / "moved"))
+    r = run(db, "releases", "create", "demo-qa", "--version", "1.1.0", "--out", str(out), "--previous", str(tmp / "moved"))
     assert r.exit_code == 0, r.output
     assert "First release" not in (out / "demo-qa-1.1.0" / "CHANGELOG.md").read_text()
 
@@ -221,7 +221,7 @@ def test_a_text_updated_after_review_stays_out_until_reviewed_again(reviewed):
     data = tmp / "changed.jsonl"
     data.write_text("".join(json.dumps({"question": q, "answer": "A new text nobody reviewed."}) + "\n"
                             for q in (q0, q1)))
-    r = run(db, "import", "jsonl", str(data), "--repo", "demo", "--update")
+    r = run(db, "pairs", "import", "jsonl", str(data), "--repo", "demo", "--update")
     assert r.exit_code == 0 and "text version 2" in r.output, r.output
     with Store.open(db) as store:
         pre = store.release_preflight()
@@ -239,7 +239,7 @@ def test_card_agreement_covers_the_reviewed_pairs(reviewed):
     card computes it over the project's reviewed pairs (3 accepted and 1 rejected by ada and bob) and says so."""
     db, _ids, tmp = reviewed
     out = tmp / "releases"
-    assert run(db, "release", "create", "demo-qa", "--version", "1.0.0", "--out", str(out)).exit_code == 0
+    assert run(db, "releases", "create", "demo-qa", "--version", "1.0.0", "--out", str(out)).exit_code == 0
     card = (out / "demo-qa-1.0.0" / "README.md").read_text(encoding="utf-8")
     section = card.split("## Review agreement", 1)[1].split("\n## ", 1)[0]
     assert "Computed over the 4 reviewed pairs of the project" in section and "3 released pairs" in section
@@ -257,19 +257,19 @@ def test_imported_extra_fields_reach_the_release_and_are_listed(tmp_path, monkey
     db = tmp_path / "p.db"
     (tmp_path / "code").mkdir()
     assert run(db, "init").exit_code == 0
-    assert run(db, "repo", "add", "demo", str(tmp_path / "code"), "--version", "1.0").exit_code == 0
+    assert run(db, "repos", "add", "demo", str(tmp_path / "code"), "--version", "1.0").exit_code == 0
     data = tmp_path / "pairs.jsonl"
     records = [{"question": f"Question {i}?", "answer": f"Answer {i}.", "difficulty": ["easy", "hard"][i % 2],
                 **({"meta": {"origin": {"tool": "x", "n": i}, "tags": ["a", "b"]}} if i == 0 else {})}
                for i in range(3)]
     data.write_text("".join(json.dumps(r) + "\n" for r in records))
-    assert run(db, "import", "jsonl", str(data), "--repo", "demo").exit_code == 0
+    assert run(db, "pairs", "import", "jsonl", str(data), "--repo", "demo").exit_code == 0
     with Store.open(db) as store:
         for r in store.queue_page("x", limit=10):
             store.save_checklist(r.id, good_checklist(), author="llm", origin="generated")
             store.record_decision(r.id, "ada", "accept")
     out = tmp_path / "releases"
-    r = run(db, "release", "create", "demo-qa", "--version", "1.0.0", "--out", str(out))
+    r = run(db, "releases", "create", "demo-qa", "--version", "1.0.0", "--out", str(out))
     assert r.exit_code == 0, r.output
     assert "extra fields kept in `extra`: difficulty (3 pairs), meta (1 pair)" in r.output
     folder = out / "demo-qa-1.0.0"
@@ -278,10 +278,10 @@ def test_imported_extra_fields_reach_the_release_and_are_listed(tmp_path, monkey
                                                                             "tags": ["a", "b"]}}
     assert rows["Question 1?"]["extra"] == {"difficulty": "hard"}
     assert "| `difficulty` | 3 |" in (folder / "README.md").read_text()
-    assert run(db, "release", "verify", str(folder)).exit_code == 0
+    assert run(db, "releases", "verify", str(folder)).exit_code == 0
     # and back: a release imported into a new project keeps them in the store
     fresh = tmp_path / "fresh.db"
-    assert run(fresh, "init").exit_code == 0 and run(fresh, "import", "release", str(folder)).exit_code == 0
+    assert run(fresh, "init").exit_code == 0 and run(fresh, "releases", "import", str(folder)).exit_code == 0
     with Store.open(fresh) as store:
         assert sorted(store.get_pair(r.id).extra.get("difficulty") for r in store.queue_page("x", limit=10)) == [
             "easy", "easy", "hard"]

@@ -122,7 +122,7 @@ def test_probe_run_interrupted_by_a_signal_leaves_nothing_behind(sleeping_probe,
 @pytest.mark.skipif(not supervision_available(), reason="descendants are only tracked on Linux with /proc")
 def test_probe_step_timeout_kills_a_detached_grandchild(sleeping_probe, tmp_path):
     db, pid_file, env = sleeping_probe(timeout_s=2)
-    r = subprocess.run([str(BENCHWRIGHT), "--db", str(db), "probe", "run", "sleeper"], env=env, capture_output=True,
+    r = subprocess.run([str(BENCHWRIGHT), "--db", str(db), "probes", "run", "sleeper"], env=env, capture_output=True,
                        text=True, timeout=60)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "timeout: still running after 2 s" in r.stdout
@@ -241,7 +241,7 @@ def test_generate_stopped_by_sigterm_keeps_what_finished_and_exits_143(tmp_path)
         assert "cancelled" in out and "Traceback" not in err
         finished = done_pairs(db)
         assert 2 <= len(finished) < 8
-        r = subprocess.run([str(BENCHWRIGHT), "--db", str(db), "generate", "checklist"], env=env,
+        r = subprocess.run([str(BENCHWRIGHT), "--db", str(db), "curation", "run", "checklist"], env=env,
                            capture_output=True, text=True, timeout=120)
         assert r.returncode == 0 and f"checklist: {8 - len(finished)} ok" in r.stdout, r.stdout + r.stderr
 

@@ -26,7 +26,7 @@ def test_answer_cut_off_twice_is_stored_flagged_and_exits_1(project_factory, tmp
     cut = "It is defined in app.py, where the"
     provider = ScriptedProvider([Reply(cut, stop_reason="length"), Reply(cut + " app", stop_reason="length"),
                                  "Complete: app.py line 3."])
-    r = invoke(db, ["answer", "--model", "m9", "--limit", "2"], provider)
+    r = invoke(db, ["answers", "generate", "--model", "m9", "--limit", "2"], provider)
     assert r.exit_code == 1, r.output
     assert "1 answer stored, 0 failed, 1 truncated (stored flagged)" in r.output
     assert "truncated #1" in r.output and "max_tokens 120" in r.output

@@ -67,7 +67,7 @@ def env_for(tmp_path: Path) -> dict:
 
 
 def generate(db: Path, env: dict, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([str(BENCHWRIGHT), "--db", str(db), "generate", "checklist", *args], env=env,
+    return subprocess.run([str(BENCHWRIGHT), "--db", str(db), "curation", "run", "checklist", *args], env=env,
                           capture_output=True, text=True, timeout=timeout)
 
 
@@ -255,9 +255,9 @@ def test_prompt_mode_endpoint_runs_every_step_and_the_judge(tmp_path):
             f'[providers.local]\nkind = "openai"\nbase_url = "{server.base_url}"\nstructured_output = "prompt"\n'
             '[roles.generator]\nprovider = "local"\nmodel = "g"\n[roles.verifier]\nprovider = "local"\nmodel = "v"\n')
         subprocess.run([*bw, "init"], check=True, capture_output=True, env=env)
-        subprocess.run([*bw, "import", "swe-qa", str(data)], check=True, capture_output=True, env=env)
+        subprocess.run([*bw, "pairs", "import", "swe-qa", str(data)], check=True, capture_output=True, env=env)
         for step in ("classify", "refine", "checklist", "verify"):
-            r = subprocess.run([*bw, "generate", step, "--limit", "3"], capture_output=True, text=True, env=env)
+            r = subprocess.run([*bw, "curation", "run", step, "--limit", "3"], capture_output=True, text=True, env=env)
             assert r.returncode == 0, r.stdout + r.stderr
             assert f"{step}: 3 ok, 0 failed" in r.stdout
         assert server.requests and all("response_format" not in b for b in server.requests)

@@ -30,42 +30,42 @@ def python_probe(tmp_path, monkeypatch):
     shutil.copytree(source, folder)
     db = tmp_path / "p.db"
     assert run(db, "init").exit_code == 0
-    r = run(db, "probe", "import", str(folder / "case"), str(folder / "evaluator"), "--variants", str(folder / "variants"))
+    r = run(db, "probes", "import", str(folder / "case"), str(folder / "evaluator"), "--variants", str(folder / "variants"))
     assert r.exit_code == 0, r.output
     return db, folder
 
 
 def test_cli_run_signoff_and_stale_after_a_change(python_probe):
     db, folder = python_probe
-    r = run(db, "probe", "list")
+    r = run(db, "probes", "list")
     assert "token-clock" in r.output and "not run" in r.output
-    r = run(db, "probe", "run", "token-clock", "--as", "ada")
+    r = run(db, "probes", "run", "token-clock", "--as", "ada")
     assert r.exit_code == 0, r.output
     assert "validation state: separating" in r.output
     assert "shortcut\tfail\texpected fail\tas expected" in r.output
     assert "no-wall-clock-call" in r.output  # the rule that caught the shortcut is named
-    r = run(db, "probe", "signoff", "token-clock", "--verdict", "signed-off", "--as", "lead")
+    r = run(db, "probes", "signoff", "token-clock", "--verdict", "signed-off", "--as", "lead")
     assert r.exit_code == 0 and "signed off" in r.output
-    r = run(db, "probe", "signoff", "token-clock", "--verdict", "not-signed-off", "--as", "lead")
+    r = run(db, "probes", "signoff", "token-clock", "--verdict", "not-signed-off", "--as", "lead")
     assert r.exit_code == 1 and "say why" in r.output
     # a change to the probe after sign-off makes the sign-off stale
     task = folder / "case" / "TASK.md"
     task.write_text(task.read_text() + "\nOne more sentence.\n")
-    r = run(db, "probe", "run", "token-clock")
+    r = run(db, "probes", "run", "token-clock")
     assert r.exit_code == 1 and "import it again" in r.output
-    assert run(db, "probe", "import", str(folder / "case"), str(folder / "evaluator"),
+    assert run(db, "probes", "import", str(folder / "case"), str(folder / "evaluator"),
                "--variants", str(folder / "variants")).exit_code == 0
-    assert "stale sign-off" in run(db, "probe", "list").output
-    r = run(db, "probe", "run", "token-clock", "--variant", "nope")
+    assert "stale sign-off" in run(db, "probes", "list").output
+    r = run(db, "probes", "run", "token-clock", "--variant", "nope")
     assert r.exit_code == 1 and "has no variant nope" in r.output
 
 
 def test_probe_new_scaffolds_an_importable_probe(tmp_path, monkeypatch):
     monkeypatch.setenv("BENCHWRIGHT_CONFIG", str(tmp_path / "none.toml"))
-    r = run(tmp_path / "p.db", "probe", "new", str(tmp_path / "mine"), "--id", "my-probe")
+    r = run(tmp_path / "p.db", "probes", "new", str(tmp_path / "mine"), "--id", "my-probe")
     assert r.exit_code == 0, r.output
     assert run(tmp_path / "p.db", "init").exit_code == 0
-    r = run(tmp_path / "p.db", "probe", "import", str(tmp_path / "mine" / "case"), str(tmp_path / "mine" / "evaluator"),
+    r = run(tmp_path / "p.db", "probes", "import", str(tmp_path / "mine" / "case"), str(tmp_path / "mine" / "evaluator"),
             "--variants", str(tmp_path / "mine" / "variants"))
     assert r.exit_code == 0 and "imported probe my-probe" in r.output, r.output
 
@@ -115,20 +115,20 @@ async def test_validation_screen_runs_all_and_signs_off(python_probe):
 def test_states_need_intended_and_shortcut_and_errors_do_not_separate(python_probe, tmp_path):
     db, folder = python_probe
     # sign-off is refused before the runs separate
-    r = run(db, "probe", "signoff", "token-clock", "--verdict", "signed-off")
+    r = run(db, "probes", "signoff", "token-clock", "--verdict", "signed-off")
     assert r.exit_code == 1 and "not run" in r.output
     # a shortcut whose patch does not apply ends in error: not separating
     bad = folder / "variants" / "broken"
     bad.mkdir()
     (bad / "variant.json").write_text('{"kind": "shortcut", "expected": "fail"}')
     (bad / "patch.diff").write_text("--- a/tokens/nothing.py\n+++ b/tokens/nothing.py\n@@ -1 +1 @@\n-x\n+y\n")
-    assert run(db, "probe", "import", str(folder / "case"), str(folder / "evaluator")).exit_code == 0  # variants/ found beside case/
-    r = run(db, "probe", "run", "token-clock")
+    assert run(db, "probes", "import", str(folder / "case"), str(folder / "evaluator")).exit_code == 0  # variants/ found beside case/
+    r = run(db, "probes", "run", "token-clock")
     assert "broken\terror" in r.output and "validation state: not separating" in r.output
-    r = run(db, "probe", "signoff", "token-clock", "--verdict", "signed-off")
+    r = run(db, "probes", "signoff", "token-clock", "--verdict", "signed-off")
     assert r.exit_code == 1 and "not separating" in r.output
     # a probe with no variants is incomplete, never separating
-    assert run(db, "probe", "new", str(tmp_path / "bare"), "--id", "bare").exit_code == 0
+    assert run(db, "probes", "new", str(tmp_path / "bare"), "--id", "bare").exit_code == 0
     with Store.open(db) as store:
         from benchwright.core.probes import probe_fingerprint, read_probe
 
@@ -139,8 +139,8 @@ def test_states_need_intended_and_shortcut_and_errors_do_not_separate(python_pro
 
 async def test_rules_editor_save_keeps_variants_and_makes_the_sign_off_stale(python_probe):
     db, folder = python_probe
-    assert run(db, "probe", "run", "token-clock").exit_code == 0
-    assert run(db, "probe", "signoff", "token-clock", "--verdict", "signed-off").exit_code == 0
+    assert run(db, "probes", "run", "token-clock").exit_code == 0
+    assert run(db, "probes", "signoff", "token-clock", "--verdict", "signed-off").exit_code == 0
     with Store.open(db) as store:
         app = BenchwrightApp(store, "ada", resume=False)
         async with app.run_test(size=(180, 50)) as pilot:
@@ -167,9 +167,9 @@ async def test_test_counts_and_a_shortcut_that_fails_to_build_in_the_cli_and_the
     (broken / "tree" / "tokens").mkdir(parents=True)
     (broken / "variant.json").write_text('{"kind": "shortcut", "expected": "fail"}')
     (broken / "tree" / "tokens" / "issuer.py").write_text("def issue(:\n    return time.time()\n")
-    assert run(db, "probe", "import", str(folder / "case"), str(folder / "evaluator"),
+    assert run(db, "probes", "import", str(folder / "case"), str(folder / "evaluator"),
                "--variants", str(folder / "variants")).exit_code == 0
-    r = run(db, "probe", "run", "token-clock")
+    r = run(db, "probes", "run", "token-clock")
     assert r.exit_code == 0, r.output
     assert "broken-shortcut\tfailed to build\texpected fail\tthe compiler caught it, not the oracle" in r.output
     assert "    functional tests (unit_test): 3 run: 3 passed, 0 failed, 0 skipped (unittest)" in r.output

@@ -41,11 +41,11 @@ def project(tmp_path, monkeypatch):
     db = tmp_path / "p.db"
     (tmp_path / "code").mkdir()
     assert run(db, "init").exit_code == 0
-    assert run(db, "repo", "add", "demo", str(tmp_path / "code"), "--version", "1.0").exit_code == 0
+    assert run(db, "repos", "add", "demo", str(tmp_path / "code"), "--version", "1.0").exit_code == 0
     data = tmp_path / "pairs.jsonl"
     data.write_text("".join(json.dumps({"question": f"Question {i}?", "answer": f"Answer {i}."}) + "\n"
                             for i in range(3)))
-    assert run(db, "import", "jsonl", str(data), "--repo", "demo").exit_code == 0
+    assert run(db, "pairs", "import", "jsonl", str(data), "--repo", "demo").exit_code == 0
     checklist = Checklist(items=[ChecklistItem(key_point="Names it", weight=9, rubric=binary_rubric(9)),
                                  clarity_item()])
     with Store.open(db) as store:
@@ -87,7 +87,7 @@ def test_a_failed_rename_whose_cleanup_died_is_written_afresh(project, monkeypat
         assert store.pending_release(NAME, VERSION) is not None and not store.release_exists(NAME, VERSION)
     monkeypatch.undo()
     (out / f".{NAME}-{VERSION}.0123456789ab.partial" / "data").mkdir(parents=True)  # what a kill leaves
-    r = run(db, "release", "create", NAME, "--version", VERSION, "--out", str(out))
+    r = run(db, "releases", "create", NAME, "--version", VERSION, "--out", str(out))
     assert r.exit_code == 0, r.output
     assert f"wrote {out / f'{NAME}-{VERSION}'}" in r.output
     assert_agree(db, out)
@@ -115,7 +115,7 @@ def test_a_lock_held_after_the_rename_is_resumed_by_the_same_command(project):
         assert path == out / f"{NAME}-{VERSION}" and "interrupted attempt" in notes[0]
     holder.close()
     assert_agree(db, out)
-    r = run(db, "release", "create", NAME, "--version", VERSION, "--out", str(out))
+    r = run(db, "releases", "create", NAME, "--version", VERSION, "--out", str(out))
     assert r.exit_code == 1 and "exists already" in r.output
 
 
@@ -125,7 +125,7 @@ def test_a_pending_release_of_a_running_process_is_not_taken_over(project):
         parent = f"{socket.gethostname()}:{os.getppid()}:feedbeef"  # a process that runs: pytest's parent
         store.begin_release(NAME, VERSION, created_at="2026-01-01T00:00:00+00:00", created_by="bob",
                             path=str((out / f"{NAME}-{VERSION}").resolve()), owner=parent)
-    r = run(db, "release", "create", NAME, "--version", VERSION, "--out", str(out))
+    r = run(db, "releases", "create", NAME, "--version", VERSION, "--out", str(out))
     assert r.exit_code == 1 and "being written by another process" in r.output and not out.exists()
 
 
@@ -141,7 +141,7 @@ def test_a_damaged_folder_of_a_dead_attempt_is_not_adopted(project):
     store_row.close()
     (out / f"{NAME}-{VERSION}").mkdir(parents=True)
     (out / f"{NAME}-{VERSION}" / "notes.txt").write_text("mine")
-    r = run(db, "release", "create", NAME, "--version", VERSION, "--out", str(out))
+    r = run(db, "releases", "create", NAME, "--version", VERSION, "--out", str(out))
     assert r.exit_code == 1 and "does not verify" in r.output and "move it away" in r.output
     assert (out / f"{NAME}-{VERSION}" / "notes.txt").read_text() == "mine"  # never deleted
 
@@ -159,7 +159,7 @@ def test_a_write_lock_held_from_the_start_writes_nothing(project):
     holder.rollback()
     holder.close()
     assert not (out / f"{NAME}-{VERSION}").exists()
-    assert run(db, "release", "create", NAME, "--version", VERSION, "--out", str(out)).exit_code == 0
+    assert run(db, "releases", "create", NAME, "--version", VERSION, "--out", str(out)).exit_code == 0
     assert_agree(db, out)
 
 
@@ -192,7 +192,7 @@ def test_kill_9_at_every_step_then_the_same_command_succeeds(project, step):
     with Store.open(db) as store:
         assert store.pending_release(NAME, VERSION) is not None and not store.release_exists(NAME, VERSION)
     assert (out / f"{NAME}-{VERSION}").is_dir() == (step == STEPS)
-    r = run(db, "release", "create", NAME, "--version", VERSION, "--out", str(out))
+    r = run(db, "releases", "create", NAME, "--version", VERSION, "--out", str(out))
     assert r.exit_code == 0, r.output
     assert ("interrupted attempt" in r.output) == (step == STEPS)
     assert_agree(db, out)
@@ -222,7 +222,7 @@ def test_the_real_command_killed_at_random_moments_then_run_again(project):
         time.sleep(duration * rng.uniform(0.3, 1.05))
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=60)
-        r = run(db, "release", "create", NAME, "--version", version, "--out", str(out))
+        r = run(db, "releases", "create", NAME, "--version", version, "--out", str(out))
         # killed after its record was confirmed (while exiting): the retry is refused, and all agrees
         assert r.exit_code == 0 or "exists already" in r.output, r.output
         assert_agree(db, out, version)

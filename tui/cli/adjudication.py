@@ -1,4 +1,4 @@
-"""``benchwright adjudication list|accept-unanimous`` and ``benchwright adjudicate PAIR``: final decisions."""
+"""``benchwright adjudication decide|list|accept-unanimous``: final decisions."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ def adjudication_unanimous(ctx, annotator) -> None:
     click.echo(f"adjudicated {plural(len(done), 'unanimous pair')}")
 
 
-@click.command()
+@adjudication.command("decide")
 @click.argument("pair")
 @click.option("--decision", type=click.Choice(["accept", "reject", "revise"]), required=True)
 @click.option("--reason", required=True, help="Why (kept with the adjudication).")
@@ -46,7 +46,7 @@ def adjudication_unanimous(ctx, annotator) -> None:
 @click.option("--as", "annotator", help="The adjudicator.")
 @click.pass_context
 @friendly
-def adjudicate(ctx, pair, decision, reason, checklist_from, annotator) -> None:
+def adjudication_decide(ctx, pair, decision, reason, checklist_from, annotator) -> None:
     """Record the final decision on PAIR (an id or #N) with a reason."""
     with open_store(ctx) as store:
         pid = store.resolve_pair(pair)

@@ -1,5 +1,5 @@
-"""Model answers: ``benchwright import answers FILE --model NAME --condition C`` (routed here from ``import``),
-``benchwright answer`` (direct answers, SWE-QA-Pro §2.3) and ``benchwright answers list|show``.
+"""Model answers: ``benchwright answers import FILE --model NAME --condition C``, ``benchwright answers generate``
+(direct answers, SWE-QA-Pro §2.3) and ``benchwright answers list|show``.
 
 Text from data (questions, answers, critiques, trajectories) goes through :func:`printable` and plain
 ``click.echo``: nothing is read as markup or terminal control.
@@ -15,12 +15,13 @@ from rich.text import Text
 
 from benchwright.core.config import resolve_annotator
 from benchwright.core.errors import BenchwrightError
-from benchwright.core.importers.answers import parse_answers
+from benchwright.core.importers.answers import ANSWER_FORMATS, parse_answers
 from benchwright.core.judging import AnswerSettings
 from benchwright.core.judgment import CONDITIONS, effective_entries, score_rate_of
 from benchwright.core.text import printable
 
 from .common import (
+    annotator_option,
     close_unused,
     exit_unfinished,
     friendly,
@@ -37,10 +38,37 @@ LIST_LIMIT = 50
 """Problems of each kind (unmatched, ambiguous, conflicting, skipped, warnings) listed without --verbose."""
 
 
+@click.group()
+def answers() -> None:
+    """Model answers to Q&A pairs: generate, import, list, show (with trajectory and judgments)."""
+
+
+@answers.command("import")
+@click.argument("file", type=click.Path())
+@click.option("--model", help="The model that wrote the answers (required).")
+@click.option("--condition", type=click.Choice(CONDITIONS), help="The condition they were written under (required).")
+@click.option("--scale", type=click.IntRange(min=1), help="Maximum score per dimension of imported scores.")
+@click.option("--judge-model", "judge_model", help="Who gave the imported scores (default: unknown).")
+@click.option("--answer-format", "answer_format", type=click.Choice(ANSWER_FORMATS), default="auto",
+              show_default=True, help="The file's shape.")
+@click.option("--skip-invalid", is_flag=True, help="Import the valid records and list every skipped one.")
+@click.option("--verbose", is_flag=True, help="List every problem (default: the first 50 of each kind).")
+@annotator_option("Who imports (default: configuration, then the OS user).")
+@click.pass_context
+@friendly
+def answers_import(ctx, file, model, condition, scale, judge_model, answer_format, skip_invalid, verbose,
+                   annotator) -> None:
+    """Import model answers to the project's pairs from FILE (matched by qa_pair_id, else by question), with
+    --model and --condition; scores in the file become judgments of the judge 'imported'."""
+    import_answers_file(ctx, file, model=model, condition=condition, scale=scale, judge_model=judge_model,
+                        answer_format=answer_format, skip_invalid=skip_invalid, annotator=annotator,
+                        verbose=verbose)
+
+
 def import_answers_file(ctx: click.Context, file: str, *, model: str | None, condition: str | None,
                         scale: int | None, judge_model: str | None, answer_format: str, skip_invalid: bool,
                         annotator: str | None, verbose: bool = False) -> None:
-    """``benchwright import answers FILE``: parse, match to pairs, store in one transaction, print the report.
+    """``benchwright answers import FILE``: parse, match to pairs, store in one transaction, print the report.
 
     Each kind of problem (unmatched, ambiguous, conflicting, skipped, warnings) is listed up to
     :data:`LIST_LIMIT` lines, then ``... and N more``; ``verbose`` lists them all.
@@ -50,9 +78,9 @@ def import_answers_file(ctx: click.Context, file: str, *, model: str | None, con
         BenchwrightError: bad input (file, line and field named), conflicts, or no answer matched any pair.
     """
     if not model:
-        raise click.UsageError("import answers needs --model NAME (the model that wrote the answers)")
+        raise click.UsageError("answers import needs --model NAME (the model that wrote the answers)")
     if not condition:
-        raise click.UsageError(f"import answers needs --condition, one of {', '.join(CONDITIONS)}")
+        raise click.UsageError(f"answers import needs --condition, one of {', '.join(CONDITIONS)}")
     result = parse_answers(file, fmt=answer_format, scale=scale)
     with open_store(ctx) as store:
         report = store.import_answers(
@@ -74,7 +102,7 @@ def import_answers_file(ctx: click.Context, file: str, *, model: str | None, con
         ambiguous = f" ({len(report.ambiguous)} ambiguous: give qa_pair_id)" if report.ambiguous else ""
         raise BenchwrightError(
             f"{file}: none of the {plural(records, 'answer')} matched a Q&A pair{ambiguous}; import the pairs first "
-            "(e.g. benchwright import swe-qa Benchmark__flask.jsonl) or give qa_pair_id in the file"
+            "(e.g. benchwright pairs import swe-qa Benchmark__flask.jsonl) or give qa_pair_id in the file"
         )
 
 
@@ -116,12 +144,6 @@ def _print_answer_report(r, scale: int | None, judge_model: str, *, warnings: li
                    f"(judge 'imported', judge model {printable(judge_model)}, scale 0-{scale} per dimension)")
 
 
-# ------------------------------------------------------------------------------------------ answers
-@click.group()
-def answers() -> None:
-    """Model answers to Q&A pairs: list, show (with trajectory and judgments)."""
-
-
 @answers.command("list")
 @click.option("--model", help="Only this model's answers.")
 @click.option("--condition", type=click.Choice(CONDITIONS), help="Only answers under this condition.")
@@ -138,7 +160,7 @@ def answers_list(ctx, model, condition, pair) -> None:
         models = store.answer_models()
     if not rows:
         click.echo("no answers" + (" match" if (model or condition or pair) else
-                                   "; import some with: benchwright import answers FILE --model NAME --condition C"))
+                                   "; import some with: benchwright answers import FILE --model NAME --condition C"))
         return
     for a in rows:
         start = ("[TRUNCATED] " if a.truncated else "") + " ".join(a.text.split())[:60]
@@ -215,7 +237,7 @@ def answers_show(ctx, answer_id, with_trajectory) -> None:
 
 
 # --------------------------------------------------------------------------------------------- answer
-@click.command()
+@answers.command("generate")
 @click.option("--model", required=True, help="The answering model (MODEL or PROVIDER:MODEL on the generator "
                                                "role's provider); stored as the answers' model.")
 @click.option("--condition", type=click.Choice(CONDITIONS), default="closed-book", show_default=True,
@@ -225,7 +247,7 @@ def answers_show(ctx, answer_id, with_trajectory) -> None:
 @click.option("--as", "annotator", help="Who runs it (recorded with each answer).")
 @click.pass_context
 @friendly
-def answer(ctx, model, condition, limit, where, annotator) -> None:
+def answers_generate(ctx, model, condition, limit, where, annotator) -> None:
     """Generate single-turn answers without repository access (the direct-answer baseline, SWE-QA-Pro §2.3).
 
     Pairs that already have an answer by the model under the condition are skipped; finished calls are reused, so

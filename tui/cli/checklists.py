@@ -1,4 +1,4 @@
-"""``benchwright checklist schema|import|export|show|history|diff|restore`` (RepoProbe §4.1)."""
+"""``benchwright checklists schema|import|export|show|history|diff|restore`` (RepoProbe §4.1)."""
 
 from __future__ import annotations
 
@@ -16,11 +16,11 @@ from .common import friendly, open_store, plural
 
 
 @click.group()
-def checklist() -> None:
+def checklists() -> None:
     """Checklists (RepoProbe §4.1): schema, import, export, show, diff, history, restore."""
 
 
-@checklist.command("schema")
+@checklists.command("schema")
 def checklist_schema() -> None:
     """Print the JSON Schema of a checklist."""
     from benchwright.core.checklist import checklist_json_schema
@@ -45,7 +45,7 @@ def _resolve_pair(store: Store, record, file: str) -> str:
     raise BenchwrightError(f"{where}: the checklist names no pair; add qa_pair_id, or pass --pair ID")
 
 
-@checklist.command("import")
+@checklists.command("import")
 @click.argument("file", type=click.Path(dir_okay=False))
 @click.option("--pair", "pair", help="The Q&A pair (id, id prefix or #N), for a file holding one foreign rubric.")
 @click.option("--format", "fmt", type=click.Choice(["auto", "benchwright", "rubberduck", "checkeval"]),
@@ -91,7 +91,7 @@ def checklist_import(ctx, file, pair, fmt, annotator) -> None:
     click.echo(f"imported {plural(len(saved), 'checklist')} ({plural(drafts, 'draft')} to fix in the editor)")
 
 
-@checklist.command("export")
+@checklists.command("export")
 @click.option("--out", type=click.Path(dir_okay=False), help="Write here instead of standard output.")
 @click.pass_context
 @friendly
@@ -114,7 +114,7 @@ def checklist_export(ctx, out) -> None:
 _HIDDEN = "pair {pair}: blind mode hides the checklist edits of others until you submit your review"
 
 
-@checklist.command("show")
+@checklists.command("show")
 @click.argument("pair")
 @click.option("--version", "version", type=int, help="A version number (default: the current one).")
 @click.option("--as", "annotator", help="Who asks (blind mode hides others' edits until you reviewed).")
@@ -145,7 +145,7 @@ def checklist_show(ctx, pair, version, annotator) -> None:
     click.echo("valid" if v.is_valid else "violations:\n" + "\n".join(f"  {x}" for x in v.violations))
 
 
-@checklist.command("history")
+@checklists.command("history")
 @click.argument("pair")
 @click.option("--as", "annotator", help="Who asks (blind mode hides others' edits until you reviewed).")
 @click.pass_context
@@ -166,7 +166,7 @@ def checklist_history(ctx, pair, annotator) -> None:
                    "blind mode)")
 
 
-@checklist.command("diff")
+@checklists.command("diff")
 @click.argument("pair")
 @click.argument("v1", type=int, required=False)
 @click.argument("v2", type=int, required=False)
@@ -195,7 +195,7 @@ def checklist_diff(ctx, pair, v1, v2, annotator) -> None:
     click.echo(printable(render_diff_text(diff_checklists(a.checklist, b.checklist))))
 
 
-@checklist.command("restore")
+@checklists.command("restore")
 @click.argument("pair")
 @click.argument("version", type=int)
 @click.option("--as", "annotator", help="Who restores.")

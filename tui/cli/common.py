@@ -55,6 +55,13 @@ def plural(count: int, noun: str) -> str:
     return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
+def note_deprecated(old: str, new: str) -> None:
+    """Say on stderr that ``benchwright OLD`` is an old spelling, kept as a hidden alias for one release, and name
+    the new one (the command then runs as before)."""
+    click.echo(f"note: 'benchwright {old}' is deprecated and goes in the next release; use 'benchwright {new}'",
+               err=True)
+
+
 def annotator_option(help: str = "Who does it (default: configuration, then the OS user)."):
     """The ``--as NAME`` option (parameter ``annotator``), resolved by ``core.config.resolve_annotator``."""
     return click.option("--as", "annotator", help=help)

@@ -1,4 +1,4 @@
-"""``benchwright generate STEP``: the curation pipeline from the command line (RepoProbe §3.2), with a Rich
+"""``benchwright curation run STEP``: the curation pipeline from the command line (RepoProbe §3.2), with a Rich
 progress bar and a summary."""
 
 from __future__ import annotations
@@ -18,7 +18,12 @@ from ..signals import interrupt_exit_code
 from .common import WHERE_KEYS, RegistryChoice, friendly, open_store, parse_where, run_with_progress
 
 
-@click.command()
+@click.group()
+def curation() -> None:
+    """The curation pipeline (RepoProbe §3.2): run a step over the project's pairs."""
+
+
+@curation.command("run")
 @click.argument("step", type=RegistryChoice(STEPS))
 @click.option("--model", help="Model to use (MODEL or PROVIDER:MODEL); default: the role's model in benchwright.toml.")
 @click.option("--limit", type=click.IntRange(min=1), help="At most this many pairs.")
@@ -31,7 +36,7 @@ from .common import WHERE_KEYS, RegistryChoice, friendly, open_store, parse_wher
 @click.option("--as", "annotator", help="Who runs it (recorded with each result).")
 @click.pass_context
 @friendly
-def generate(ctx, step, model, limit, where, pairs, force, include_edited, annotator) -> None:
+def curation_run(ctx, step, model, limit, where, pairs, force, include_edited, annotator) -> None:
     """Run curation STEP (classify, enrich, refine, checklist, verify) over the project's pairs.
 
     Pairs already done are skipped and finished calls are reused from the ledger, so running the same command
@@ -71,7 +76,7 @@ def generate(ctx, step, model, limit, where, pairs, force, include_edited, annot
         if not ids:
             if run_id is not None:
                 store.finish_run(run_id)
-            click.echo(plan.nothing_to_do_message(step))
+            click.echo(_idle_line(step, plan))
             return
         client = client_for_role(store, config, role, provider_factory=ctx.obj.get("provider_factory"))
         settings = StepSettings(model=role.model, params=role.params, project_dir=project_dir_of(store), force=force)
@@ -92,6 +97,19 @@ def generate(ctx, step, model, limit, where, pairs, force, include_edited, annot
             store.finish_run(run_id)
         if any(o.status == "failed" for _, o in outcomes):
             sys.exit(1)
+
+
+def _idle_line(step: str, plan) -> str:
+    """Why a run has nothing to do, naming this command's options (``Selection.idle_reason``)."""
+    from ..services.curation_runs import IdleReason
+
+    reason = plan.idle_reason
+    if reason is IdleReason.NO_MATCH:
+        return f"{step}: no pair matches the filter"
+    if reason is IdleReason.ONLY_HUMAN_CHECKLISTS:
+        return (f"{step}: nothing to do; {len(plan.human)} pairs have a checklist a person made or edited "
+                "(--include-edited generates new versions for them too)")
+    return f"{step}: nothing to do (every matching pair is done; --force runs them again)"
 
 
 def _summary(step: str, ids: list[str], outcomes: list[tuple[str, StepOutcome]], final: JobProgress | None,

@@ -1,4 +1,4 @@
-"""``benchwright failure-modes`` and ``benchwright failure-mode set|show``: why low-scoring answers failed
+"""``benchwright failure-modes classify|set|show``: why low-scoring answers failed
 (RepoProbe §5.4, Table 7), labelled by the classifier or corrected by an annotator."""
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from .common import (
     exit_unfinished,
     friendly,
     money,
+    note_deprecated,
     open_store,
     out_console,
     parse_where,
@@ -28,8 +29,24 @@ from .common import (
 )
 
 
-# -------------------------------------------------------------------------------------- failure modes
-@click.command("failure-modes")
+class _ClassifyWithoutSubcommand(click.Group):
+    """``failure-modes`` given no subcommand, or options first (its spelling before it became a group, kept for one
+    release), runs ``classify`` after a deprecation note."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        first = args[0] if args else None
+        if not ctx.resilient_parsing and first not in self.commands and first not in ctx.help_option_names:
+            note_deprecated("failure-modes [OPTIONS]", "failure-modes classify [OPTIONS]")
+            args = ["classify", *args]
+        return super().parse_args(ctx, args)
+
+
+@click.group("failure-modes", cls=_ClassifyWithoutSubcommand)
+def failure_modes() -> None:
+    """Failure-mode labels of low-scoring answers (RepoProbe §5.4, Table 7): classify, set, show."""
+
+
+@failure_modes.command("classify")
 @click.option("--model", help="Classifier model (MODEL or PROVIDER:MODEL); default: [roles.judge].")
 @click.option("--judge-model", help="Use only checklist judgments by this judge model (default: any).")
 @click.option("--answers-model", help="Only answers by this model.")
@@ -41,12 +58,12 @@ from .common import (
 @click.option("--force", is_flag=True, help="Classify again answers the classifier labelled (never an annotator's).")
 @click.pass_context
 @friendly
-def failure_modes(ctx, model, judge_model, answers_model, condition, threshold, limit, where, force) -> None:
+def failure_modes_classify(ctx, model, judge_model, answers_model, condition, threshold, limit, where, force) -> None:
     """Label why low-scoring answers failed (RepoProbe §5.4, Table 7): edit-bias, shallow-explanation,
     misinterpretation, context-miss or hallucination, with a rationale.
 
     Answers whose checklist score rate (mean over scored runs, overrides applied) is below the threshold are
-    classified; already labelled ones are skipped. Correct a label with: benchwright failure-mode set.
+    classified; already labelled ones are skipped. Correct a label with: benchwright failure-modes set.
     """
     from benchwright.tui.services.judge_runs import plan_failure_modes, run_failure_modes
 
@@ -80,19 +97,14 @@ def failure_modes(ctx, model, judge_model, answers_model, condition, threshold, 
     exit_unfinished(final is None, failed)
 
 
-@click.group("failure-mode")
-def failure_mode() -> None:
-    """One answer's failure-mode label: correct it, or show its history."""
-
-
-@failure_mode.command("set")
+@failure_modes.command("set")
 @click.argument("answer_id")
 @click.argument("mode", type=RegistryChoice(FAILURE_MODES))
 @click.option("--reason", required=True, help="Why the label is this mode (kept with the correction).")
 @click.option("--as", "annotator", help="Annotator name.")
 @click.pass_context
 @friendly
-def failure_mode_set(ctx, answer_id, mode, reason, annotator) -> None:
+def failure_modes_set(ctx, answer_id, mode, reason, annotator) -> None:
     """Set ANSWER_ID's failure mode to MODE (origin annotator); the classifier's label stays in the history."""
     from benchwright.tui.services.judge_runs import resolve_answer, set_failure_mode
 
@@ -104,11 +116,11 @@ def failure_mode_set(ctx, answer_id, mode, reason, annotator) -> None:
     click.echo(f"{label.answer_id}: failure mode {label.mode}{was}, set by {printable(label.annotator or '')}")
 
 
-@failure_mode.command("show")
+@failure_modes.command("show")
 @click.argument("answer_id")
 @click.pass_context
 @friendly
-def failure_mode_show(ctx, answer_id) -> None:
+def failure_modes_show(ctx, answer_id) -> None:
     """Every failure-mode label of ANSWER_ID, oldest first (the last one counts)."""
     from benchwright.tui.services.judge_runs import resolve_answer
 
@@ -116,7 +128,7 @@ def failure_mode_show(ctx, answer_id) -> None:
         aid = resolve_answer(store, answer_id)
         labels = store.failure_mode_history(aid)
     if not labels:
-        click.echo(f"{aid}: no failure-mode label (benchwright failure-modes labels answers below 60%)")
+        click.echo(f"{aid}: no failure-mode label (benchwright failure-modes classify labels answers below 60%)")
         return
     for lb in labels:
         who = lb.annotator if lb.origin == "annotator" else lb.judge_model

@@ -1,4 +1,4 @@
-"""``benchwright judge JUDGE`` and ``benchwright override``: the judges (RepoProbe §4.2, SWE-QA-Pro §4.1,
+"""``benchwright judgments run JUDGE`` and ``benchwright judgments override``: the judges (RepoProbe §4.2, SWE-QA-Pro §4.1,
 Code-QA-Bench "Evaluation") from the command line with a Rich progress bar and a summary, and a person's
 override of one score.
 
@@ -42,7 +42,12 @@ from .common import (
 
 
 # ---------------------------------------------------------------------------------------------- judge
-@click.command(cls=LiveHelpCommand, help_fill={"judges": judges_help})
+@click.group()
+def judgments() -> None:
+    """Judgments of answers: run a judge over them, override one score."""
+
+
+@judgments.command("run", cls=LiveHelpCommand, help_fill={"judges": judges_help})
 @click.argument("judge", type=RegistryChoice(JUDGES))
 @click.option("--model", help="Judge model (MODEL or PROVIDER:MODEL); default: [roles.judge] in benchwright.toml.")
 @click.option("--runs", type=click.IntRange(min=1), cls=LiveHelpOption, help_fill={"runs": default_runs_help},
@@ -57,7 +62,7 @@ from .common import (
 @click.option("--as", "annotator", help="Who runs it (recorded with each judgment).")
 @click.pass_context
 @friendly
-def judge(ctx, judge, model, runs, answers_model, condition, limit, where, seed, force, annotator) -> None:
+def judgments_run(ctx, judge, model, runs, answers_model, condition, limit, where, seed, force, annotator) -> None:
     """Score answers with JUDGE: {judges}.
 
     One call per answer and run; the run index is part of the cache key, so run 2 is its own call. Output that
@@ -87,8 +92,8 @@ def judge(ctx, judge, model, runs, answers_model, condition, limit, where, seed,
                                "be judged for the reasons above"))
                 sys.exit(1)
             if not plan.answers:
-                out.print(Text("  no answers match; import some (benchwright import answers FILE --model NAME "
-                               "--condition C) or generate them (benchwright answer --model M)"))
+                out.print(Text("  no answers match; import some (benchwright answers import FILE --model NAME "
+                               "--condition C) or generate them (benchwright answers generate --model M)"))
             return
         settings = JudgeSettings(model=role.model, params=role.params, project_dir=project_dir_of(store),
                                  force=force, seed=seed)
@@ -142,7 +147,7 @@ def _score(text: str) -> int | float:
     return int(value) if value.is_integer() else value
 
 
-@click.command()
+@judgments.command("override")
 @click.argument("judgment_id", type=int)
 @click.argument("key")
 @click.argument("score")
@@ -150,7 +155,7 @@ def _score(text: str) -> int | float:
 @click.option("--as", "annotator", help="Who overrides (default: configuration, then the OS user).")
 @click.pass_context
 @friendly
-def override(ctx, judgment_id, key, score, reason, annotator) -> None:
+def judgments_override(ctx, judgment_id, key, score, reason, annotator) -> None:
     """Override one item's or dimension's SCORE in a judgment (RepoProbe-style human override).
 
     KEY is the checklist item number (1, 2, ...) or the dimension name. The judge's original score stays;

@@ -1,24 +1,27 @@
-"""``benchwright import FORMAT FILE`` and ``benchwright history PAIR``: Q&A pairs in, and each pair's audit trail."""
+"""``benchwright pairs import FORMAT FILE`` and ``benchwright pairs history PAIR``: Q&A pairs in, and each pair's
+audit trail."""
 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import click
 
 from benchwright.core.config import resolve_annotator
 from benchwright.core.errors import ImportReport
 from benchwright.core.importers import FORMATS, TARGETS, parse
-from benchwright.core.importers.answers import ANSWER_FORMATS
-from benchwright.core.judgment import CONDITIONS
 from benchwright.core.text import printable
 
-from .common import friendly, open_store, plural
+from .common import annotator_option, friendly, open_store, plural
 
 
-@click.command("import")
-@click.argument("fmt", metavar="FORMAT", type=click.Choice([*FORMATS, "release", "answers"]))
+@click.group()
+def pairs() -> None:
+    """Candidate Q&A pairs: import them from a file, print a pair's audit trail."""
+
+
+@pairs.command("import")
+@click.argument("fmt", metavar="FORMAT", type=click.Choice(FORMATS))
 @click.argument("file", type=click.Path(dir_okay=True))
 @click.option("--repo", "repository", help="Registered repository the pairs are about.")
 @click.option("--map", "mapping", multiple=True, metavar="TARGET=COLUMN",
@@ -27,49 +30,18 @@ from .common import friendly, open_store, plural
 @click.option("--update", is_flag=True,
               help="Record a record whose question is an existing pair's, with another answer, as a new text "
                    "version of that pair (without it such records are listed as possible updates, not added).")
-@click.option("--model", help="answers: the model that wrote the answers.")
-@click.option("--condition", type=click.Choice(CONDITIONS), help="answers: the condition they were written under.")
-@click.option("--scale", type=click.IntRange(min=1), help="answers: maximum score per dimension of imported scores.")
-@click.option("--judge-model", "judge_model", help="answers: who gave the imported scores (default: unknown).")
-@click.option("--answer-format", "answer_format", type=click.Choice(ANSWER_FORMATS), default="auto",
-              show_default=True, help="answers: the file's shape.")
-@click.option("--verbose", is_flag=True, help="answers: list every problem (default: the first 50 of each kind).")
-@click.option("--as", "annotator", help="Who imports (default: configuration, then the OS user).")
+@annotator_option("Who imports (default: configuration, then the OS user).")
 @click.pass_context
 @friendly
-def import_cmd(ctx, fmt, file, repository, mapping, skip_invalid, model, condition, scale, judge_model,
-               answer_format, verbose, annotator, update) -> None:
-    """Import candidate Q&A pairs from FILE in FORMAT (``release``: a release folder made by benchwright;
-    ``answers``: model answers to the project's pairs, with --model and --condition).
+def pairs_import(ctx, fmt, file, repository, mapping, skip_invalid, update, annotator) -> None:
+    """Import candidate Q&A pairs from FILE in FORMAT (answers: ``answers import``; a release folder:
+    ``releases import``).
 
     All or nothing: a file with any invalid record imports nothing (unless --skip-invalid), and
     importing the same file again adds nothing (white space aside: trailing spaces or CRLF line ends make no
     new pair). A record with an existing pair's question and another answer is listed as a possible update and
     not added; --update records it as a new text version of the pair.
     """
-    if update and fmt in ("answers", "release"):
-        raise click.UsageError("--update is for Q&A pair formats, not for: benchwright import " + fmt)
-    if fmt == "answers":
-        from .answers import import_answers_file
-
-        if repository or mapping:
-            raise click.UsageError("--repo and --map are for Q&A pair formats; answers are matched to the "
-                                   "project's pairs by id or question")
-
-        import_answers_file(ctx, file, model=model, condition=condition, scale=scale, judge_model=judge_model,
-                            answer_format=answer_format, skip_invalid=skip_invalid, annotator=annotator,
-                            verbose=verbose)
-        return
-    if model or condition or scale or judge_model or answer_format != "auto" or verbose:
-        raise click.UsageError("--model, --condition, --scale, --judge-model, --answer-format and --verbose are "
-                               "for: benchwright import answers FILE")
-    if fmt == "release":
-        from ..services.releases import import_release
-
-        with open_store(ctx) as store:
-            pairs, checklists = import_release(store, Path(file), by=resolve_annotator(annotator))
-        click.echo(f"{file}: added {plural(pairs, 'Q&A pair')} and {plural(checklists, 'checklist')}")
-        return
     result = parse(fmt, file, repository=repository, mapping=mapping)
     with open_store(ctx) as store:
         if repository:
@@ -95,7 +67,7 @@ def _print_report(r: ImportReport) -> None:
         click.echo(f"  {r.duplicates_in_file} repeated earlier records of the same file (added once)")
     if r.repositories_added:
         click.echo(f"  registered {len(r.repositories_added)} repositories: {', '.join(r.repositories_added)}")
-        click.echo("  (not checked out here; add a local checkout with: benchwright repo add NAME PATH)")
+        click.echo("  (not checked out here; add a local checkout with: benchwright repos add NAME PATH)")
     if r.needs_reference:
         click.echo(f"  {len(r.needs_reference)} pairs have no reference answer and need one:")
         for pid in r.needs_reference:
@@ -129,12 +101,12 @@ def _earlier_work(u) -> str:
     return out + ("; review it again" if u.reviewed_by and u.version else "")
 
 
-@click.command()
+@pairs.command("history")
 @click.argument("pair")
-@click.option("--as", "annotator", help="Who is asking (blind mode hides others' work until you reviewed).")
+@annotator_option("Who is asking (blind mode hides others' work until you reviewed).")
 @click.pass_context
 @friendly
-def history(ctx, pair, annotator) -> None:
+def pairs_history(ctx, pair, annotator) -> None:
     """Print PAIR's audit trail: every decision, review, note, checklist version and adjudication."""
     who = resolve_annotator(annotator)
     with open_store(ctx) as store:

@@ -1,4 +1,4 @@
-"""``benchwright release preflight|create|rebuild|verify``: frozen, versioned, checksummed releases."""
+"""``benchwright releases preflight|create|rebuild|verify|import``: frozen, versioned, checksummed releases."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ import click
 from benchwright.core.config import resolve_annotator
 from benchwright.core.errors import BenchwrightError
 
-from .common import friendly, open_store, plural
+from .common import annotator_option, friendly, open_store, plural
 
 
 @click.group()
-def release() -> None:
+def releases() -> None:
     """Frozen, versioned, checksummed benchmark releases."""
 
 
@@ -24,7 +24,7 @@ def _preflight_lines(pre) -> list[str]:
     return lines
 
 
-@release.command("preflight")
+@releases.command("preflight")
 @click.option("--list", "list_all", is_flag=True, help="List every excluded pair with its reason.")
 @click.pass_context
 @friendly
@@ -39,7 +39,7 @@ def release_preflight(ctx, list_all) -> None:
                 click.echo(f"  #{store.ordinal_of(pid)}\t{pid}\t{reason}")
 
 
-@release.command("create")
+@releases.command("create")
 @click.argument("name")
 @click.option("--version", "version", required=True, help="Semantic version X.Y.Z.")
 @click.option("--out", "out", type=click.Path(file_okay=False), default="releases", show_default=True,
@@ -81,7 +81,7 @@ def _extra_fields_line(pre) -> str:
     return "extra fields kept in `extra`: " + ", ".join(f"{printable(k)} ({plural(n, 'pair')})" for k, n in counts.items())
 
 
-@release.command("rebuild")
+@releases.command("rebuild")
 @click.argument("name")
 @click.option("--version", "version", required=True)
 @click.option("--out", "out", type=click.Path(file_okay=False), required=True, help="Folder to write into.")
@@ -97,7 +97,7 @@ def release_rebuild(ctx, name, version, out, with_annotators) -> None:
     click.echo(f"wrote {path}")
 
 
-@release.command("verify")
+@releases.command("verify")
 @click.argument("folder", type=click.Path(file_okay=False))
 @friendly
 def release_verify(folder) -> None:
@@ -111,3 +111,17 @@ def release_verify(folder) -> None:
         raise BenchwrightError(f"{folder}: the release differs from its manifest ({len(report.problems)} problems)")
     click.echo(f"{folder}: every checksum and the schema match")
 
+
+
+@releases.command("import")
+@click.argument("folder", type=click.Path())
+@annotator_option("Who imports (default: configuration, then the OS user).")
+@click.pass_context
+@friendly
+def releases_import(ctx, folder, annotator) -> None:
+    """Import the pairs and checklists of a release FOLDER made by benchwright (into an empty or another project)."""
+    from ..services.releases import import_release
+
+    with open_store(ctx) as store:
+        pairs, checklists = import_release(store, Path(folder), by=resolve_annotator(annotator))
+    click.echo(f"{folder}: added {plural(pairs, 'Q&A pair')} and {plural(checklists, 'checklist')}")

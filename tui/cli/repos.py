@@ -1,4 +1,4 @@
-"""``benchwright repo add|list``: the repositories questions are about."""
+"""``benchwright repos add|list``: the repositories questions are about."""
 
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ from .common import friendly, open_store
 
 
 @click.group()
-def repo() -> None:
+def repos() -> None:
     """Register and list the repositories questions are about."""
 
 
-@repo.command("add")
+@repos.command("add")
 @click.argument("name")
 @click.argument("path", type=click.Path(file_okay=False))
 @click.option("--commit", help="Expected commit SHA (checked against a git checkout).")
@@ -37,7 +37,7 @@ def repo_add(ctx, name, path, commit, version, url, language, theme, annotator) 
     click.echo(f"registered {saved.pin}{verified} at {saved.local_path}")
 
 
-@repo.command("list")
+@repos.command("list")
 @click.pass_context
 @friendly
 def repo_list(ctx) -> None:
@@ -45,6 +45,6 @@ def repo_list(ctx) -> None:
     with open_store(ctx) as store:
         repos = store.repositories()
     if not repos:
-        click.echo("no repositories registered; add one with: benchwright repo add NAME PATH")
+        click.echo("no repositories registered; add one with: benchwright repos add NAME PATH")
     for r in repos:
         click.echo(f"{r.pin}\t{r.local_path or '(not checked out here)'}\t{r.url or ''}")

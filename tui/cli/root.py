@@ -17,6 +17,7 @@ from benchwright.core.config import resolve_db_path
 from ..signals import interrupt_exit_code, received_signal, report_interrupt, signals_as_interrupt
 from . import (
     adjudication,
+    aliases,
     annotators,
     answers,
     checklists,
@@ -86,11 +87,13 @@ def main(ctx: click.Context, db_path: str | None) -> None:
 
 
 for command in (
-    project.init, repos.repo, pairs.import_cmd, project.review, project.status, checklists.checklist,
-    annotators.assign, annotators.blind, annotators.agreement, adjudication.adjudication, adjudication.adjudicate,
-    pairs.history, annotators.merge, releases.release, probes.probe, project.demo,
-    answers.answers, answers.answer, judgments.judge, judgments.override,
-    curation.generate, links.links, ledger.calls, failure_modes.failure_modes, failure_modes.failure_mode,
-    config.config_group, report.report,
+    # project-wide one-shots
+    project.init, project.review, project.status, project.demo, annotators.assign, annotators.blind,
+    annotators.merge, annotators.agreement, report.report, ledger.calls, config.config_group,
+    # one group per noun, verbs inside
+    pairs.pairs, repos.repos, checklists.checklists, answers.answers, judgments.judgments, curation.curation,
+    failure_modes.failure_modes, adjudication.adjudication, releases.releases, probes.probes, links.links,
+    # the spellings before the groups, hidden, for one release
+    *aliases.ALIASES,
 ):
     main.add_command(command)

@@ -112,6 +112,18 @@ def render_result(step: str, result, *, has_checklist: bool = False,
     return t
 
 
+def _idle_status(step: str, plan) -> str:
+    """Why a run from the queue has nothing to do, naming this screen's keys (``Selection.idle_reason``)."""
+    from ..services.curation_runs import IdleReason
+
+    reason = plan.idle_reason
+    if reason is IdleReason.NO_MATCH:
+        return f"{step}: no pair matches the filter"
+    if reason is IdleReason.ONLY_HUMAN_CHECKLISTS:
+        return f"{step}: nothing to do; {len(plan.human)} pairs have a checklist a person made or edited"
+    return f"{step}: nothing to do (every matching pair is done; f runs them again)"
+
+
 def progress_line(p: JobProgress) -> str:
     """``done/total · rate · eta · tokens · cost`` for the status line."""
     eta = f"{p.eta_s:.0f}s" if p.eta_s is not None else "-"
@@ -370,7 +382,7 @@ class CurationRunScreen(_RunMixin, Screen):
         if not ids:
             if run_id is not None:
                 self.store.finish_run(run_id)
-            self._status(plan.nothing_to_do_message(step).replace("--force", "f"))
+            self._status(_idle_status(step, plan))
             return
         notes = []
         if plan.resumed_done:

@@ -371,8 +371,8 @@ class InspectorScreen(Screen):
         aid = self.panel("a").answer_id
         md = self.query_one("#answer-text", LiteralMarkdown)
         if not aid:
-            md.show("No answers to this pair yet. Import them with `benchwright import answers FILE "
-                    "--model NAME --condition C`, or generate direct answers with `benchwright answer --model M`.")
+            md.show("No answers to this pair yet. Import them with `benchwright answers import FILE "
+                    "--model NAME --condition C`, or generate direct answers with `benchwright answers generate --model M`.")
             self._list_evidence("")
             return
         ans = self.store.get_answer(aid)

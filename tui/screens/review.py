@@ -223,7 +223,7 @@ class ReviewScreen(Screen):
 
         row("repository", repo.pin if repo else pair.repository or "(none)")
         if repo and not repo.local_path:
-            t.append("           not checked out here: benchwright repo add NAME PATH\n", style="yellow")
+            t.append("           not checked out here: benchwright repos add NAME PATH\n", style="yellow")
         row("category", pair.category)
         row("QA type", " / ".join(x for x in (pair.qa_type, pair.qa_subtype) if x) or None)
         row("cluster", " ".join(x for x in (pair.cluster_id, pair.cluster_name) if x) or None)

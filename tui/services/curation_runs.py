@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 
 from benchwright.core.curation import (
@@ -33,7 +34,20 @@ def generated_checklist_author(model: str | None) -> str:
 
 
 HUMAN_ORIGINS = ("edited", "imported", "adjudicated")
-"""Checklist origins a person stands behind: ``generate checklist --force`` leaves them alone unless asked."""
+"""Checklist origins a person stands behind: ``curation run checklist --force`` leaves them alone unless asked."""
+
+
+class IdleReason(StrEnum):
+    """Why a run of a step has no pair to work on (each front end words it: the CLI names its options, the app
+    its keys)."""
+
+    NO_MATCH = "no-match"
+    """No pair matches the filter."""
+    ONLY_HUMAN_CHECKLISTS = "only-human-checklists"
+    """Every pair left is one whose checklist a person made or edited (a forced run leaves those alone unless
+    asked to include them)."""
+    ALL_DONE = "all-done"
+    """Every matching pair is done (a forced run would run them again)."""
 
 
 @dataclass
@@ -58,14 +72,15 @@ class Selection:
     human: list[str] = field(default_factory=list)
     resumed_done: int = 0
 
-    def nothing_to_do_message(self, step: str) -> str:
-        """Why there is nothing to run, in words."""
+    @property
+    def idle_reason(self) -> IdleReason:
+        """Why there is nothing to run (when :attr:`pair_ids` is empty); the count behind
+        :attr:`IdleReason.ONLY_HUMAN_CHECKLISTS` is ``len(human)``."""
         if not self.matching:
-            return f"{step}: no pair matches the filter"
+            return IdleReason.NO_MATCH
         if self.human and not self.done:
-            return (f"{step}: nothing to do; {len(self.human)} pairs have a checklist a person made or edited "
-                    "(--include-edited generates new versions for them too)")
-        return f"{step}: nothing to do (every matching pair is done; --force runs them again)"
+            return IdleReason.ONLY_HUMAN_CHECKLISTS
+        return IdleReason.ALL_DONE
 
 
 def select_pairs(store: Store, step: str, *, where: QueueFilter | None = None, limit: int | None = None,

@@ -100,11 +100,11 @@ def create_release(
     if record and (target.exists() or target.is_symlink()):
         raise BenchwrightError(
             f"{target} exists already, but this project has no record of release {name} {version}: it was made "
-            "elsewhere or by hand; check it with benchwright release verify, then move it away or choose a new "
+            "elsewhere or by hand; check it with benchwright releases verify, then move it away or choose a new "
             "version")
     if not preflight.included:
         raise BenchwrightError("the release would be empty: no pair is accepted with a valid checklist "
-                               "(see benchwright release preflight --list)")
+                               "(see benchwright releases preflight --list)")
     previous = store.previous_release(name, before_version=None if record else version)
     previous_dir = None
     if previous_path is not None:
