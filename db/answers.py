@@ -365,7 +365,9 @@ class AnswerStoreMixin:
 
         Raises:
             BenchwrightError: the pair already has a different answer by ``model`` under ``condition``.
+            JudgmentError: unknown condition.
         """
+        check_choice(condition, CONDITIONS, "condition")
         aid = make_answer_id(pair_id, model, condition, text)
         with self.write() as db:
             row = db.conn.execute("SELECT id FROM answers WHERE qa_pair_id = ? AND model = ? AND condition = ?",

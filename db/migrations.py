@@ -889,12 +889,14 @@ def m015_model_results(db: Database) -> None:
     _append_only(db, "model_results")
 
 
-def _rebuild_without_checks(db: Database, table: str, columns: tuple[str, ...], after: str = "") -> None:
+def _rebuild_without_checks(db: Database, table: str, columns: tuple[str, ...], after: str = "", *,
+                            append_only: bool = True) -> None:
     """Rebuild ``table`` with the ``CHECK (column IN (...))`` constraints of ``columns`` removed from its SQL and
     every row copied with its id; indexes and the append-only triggers are made again, then ``after`` (one SQL
     statement, e.g. a trigger) runs.
     Foreign keys stay on: they are deferred for the transaction and the rows are back under the same name before
-    it commits, so rows of other tables that reference this one stay valid (checked by ``foreign_key_check``)."""
+    it commits, so rows of other tables that reference this one stay valid (checked by ``foreign_key_check``).
+    ``append_only``: the table had the append-only triggers (made again)."""
     import re
 
     sql = db.conn.execute("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", [table]).fetchone()[0]
@@ -904,7 +906,7 @@ def _rebuild_without_checks(db: Database, table: str, columns: tuple[str, ...], 
             raise RuntimeError(f"{table}: no CHECK on {column} to remove")
     indexes = [r[0] for r in db.conn.execute(
         "SELECT sql FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL", [table])]
-    old = f"{table}_before_m016"
+    old = f"{table}_before_rebuild"
     db.conn.execute("PRAGMA defer_foreign_keys = ON")
     db.conn.execute(f"CREATE TABLE {old} AS SELECT * FROM {table}")
     db.conn.execute(f"DROP TABLE {table}")
@@ -913,7 +915,8 @@ def _rebuild_without_checks(db: Database, table: str, columns: tuple[str, ...], 
     db.conn.execute(f"DROP TABLE {old}")
     for index in indexes:
         db.conn.execute(index)
-    _append_only(db, table)
+    if append_only:
+        _append_only(db, table)
     if after:
         db.conn.execute(after)
     bad = db.conn.execute(f"PRAGMA foreign_key_check({table})").fetchall()
@@ -939,6 +942,14 @@ def m016_judges_and_steps_checked_on_write(db: Database) -> None:
         END
     """)
 
+
+
+@migrations(name="m017_conditions_checked_on_write")
+def m017_conditions_checked_on_write(db: Database) -> None:
+    """``answers.condition`` loses its CHECK: it is checked on write against core's condition registry
+    (``core.vocabulary.CONDITIONS``), like the judge, step and failure-mode names since m016. The table is rebuilt
+    with every row and index kept; judgments and failure-mode labels keep pointing at their answers."""
+    _rebuild_without_checks(db, "answers", ("condition",), append_only=False)
 
 SCHEMA_VERSION = len(migrations._migrations)
 """Number of migrations this version of benchwright knows; recorded in exports."""

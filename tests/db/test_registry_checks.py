@@ -1,9 +1,11 @@
-"""Migration m016 (issue 13 item 1): ``judgments.judge``, ``curation_results.step`` and ``failure_modes.mode`` lose
-their CHECKs and are checked on write against core's registries. A project from before keeps every row, id,
+"""Migrations m016 and m017 (issue 13 item 1): ``judgments.judge``, ``curation_results.step``,
+``failure_modes.mode`` and ``answers.condition`` lose their CHECKs and are checked on write against core's
+registries. A project from before keeps every row, id,
 reference, index and trigger; unknown names are refused by the store with a message naming the known ones."""
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from pathlib import Path
 
@@ -62,10 +64,13 @@ def test_upgrade_keeps_every_row_and_reference_and_checks_names_on_write(tmp_pat
     ids = _project_before_m016(path)
     with Store.open(path) as store:
         conn = store.db.conn
-        for table in ("judgments", "failure_modes", "curation_results"):
+        for table in ("judgments", "failure_modes", "curation_results", "answers"):
             sql = conn.execute("SELECT sql FROM sqlite_master WHERE name = ?", [table]).fetchone()[0]
             assert " IN ('checklist'" not in sql and " IN ('classify'" not in sql and "'edit-bias'" not in sql
+            assert "'closed-book'" not in sql
         assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
+        [a] = store.answers()
+        assert (a.id, a.condition, a.text) == ("ans_1", "closed-book", "in app.py")
         [j] = store.judgments()
         assert (j.id, j.judge, j.judge_model, j.score_rate) == (ids["judgment"], "imported", "j", 0.5)
         assert [(o.judgment_id, o.score) for o in store.overrides()] == [(ids["judgment"], 2)]
@@ -73,7 +78,7 @@ def test_upgrade_keeps_every_row_and_reference_and_checks_names_on_write(tmp_pat
         assert store.curation_current(ids["pair"])["classify"].id == ids["result"]
         # indexes and triggers are back: append-only, and curation_current follows new results
         names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type IN ('index', 'trigger')")}
-        assert {"judgments_answer", "failure_modes_answer", "curation_results_pair", "curation_results_current",
+        assert {"answers_model", "judgments_answer", "failure_modes_answer", "curation_results_pair", "curation_results_current",
                 "judgments_no_update", "failure_modes_no_delete", "curation_results_no_update"} <= names
         with pytest.raises(sqlite3.IntegrityError, match="append-only"):
             conn.execute("UPDATE judgments SET judge = 'x'")
@@ -88,6 +93,10 @@ def test_upgrade_keeps_every_row_and_reference_and_checks_names_on_write(tmp_pat
                                 created_by="alice")
         with pytest.raises(BenchwrightError, match="unknown step 'toy-step'; use one of classify, enrich"):
             store.save_curation_result(ids["pair"], "toy-step", status="ok", by="alice")
+        with pytest.raises(JudgmentError, match="unknown condition 'open-book'; use one of closed-book"):
+            store.add_generated_answer(ids["pair"], "m2", "open-book", "text", extra={}, by="alice")
+        with pytest.raises(JudgmentError, match="unknown condition 'open-book'"):
+            store.import_answers([], model="m2", condition="open-book", created_by="alice")
         with pytest.raises(JudgmentError, match="unknown failure mode 'vibes'"):
             store.add_failure_mode("ans_1", "vibes", "r", "annotator", annotator="alice")
         assert len(store.judgments()) == 1 and len(store.failure_mode_history("ans_1")) == 1
@@ -95,10 +104,11 @@ def test_upgrade_keeps_every_row_and_reference_and_checks_names_on_write(tmp_pat
 
 def test_a_blank_project_has_no_vocabulary_frozen_in_sql(tmp_path):
     with Store.open(tmp_path / "p.db") as store:
-        for table, column in (("judgments", "judge"), ("curation_results", "step"), ("failure_modes", "mode")):
+        for table, column in (("judgments", "judge"), ("curation_results", "step"), ("failure_modes", "mode"),
+                              ("answers", "condition")):
             sql = store.db.conn.execute("SELECT sql FROM sqlite_master WHERE name = ?", [table]).fetchone()[0]
-            line = next(x for x in sql.splitlines() if x.strip().startswith(column + " "))
-            assert "CHECK" not in line, line
+            assert f" {column} TEXT NOT NULL" in sql
+            assert not re.search(rf"CHECK\s*\(\s*{column}\s+IN", sql), sql
 
 
 def test_unknown_name_errors_are_structured():
