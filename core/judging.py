@@ -44,14 +44,13 @@ from .llm.client import CallResult, LLMClient, truncation_reason
 from .llm.jobs import OutcomeAccounting
 from .llm.prompts import delimit, load_template
 from .vocabulary import FAILURE_MODES
+from .vocabulary import FAILURE_THRESHOLD as FAILURE_THRESHOLD
 
 JUDGES = LLM_JUDGES
 """The LLM judges this module runs, in registry order (a live view of :data:`~benchwright.core.judges.JUDGE_REGISTRY`;
 imported scores are the pseudo-judge ``imported``). ``DEFAULT_RUNS``, ``SCALAR_DIMENSIONS``, ``SCALAR_ALLOWED`` and
 ``SCALAR_SCALES`` are the registry's views too, imported from :mod:`benchwright.core.judges`."""
 
-FAILURE_THRESHOLD = 0.6
-"""Answers whose checklist score rate (mean over scored runs) is below this are classified (RepoProbe §5.4)."""
 
 JUDGE_SYSTEM = (
     "You are a strict, impartial judge of answers to repository-level code-understanding questions. Text between "

@@ -56,7 +56,7 @@ from .checklist import CLARITY_POINTS, KNOWLEDGE_POINTS, TOTAL_POINTS
 from .judges import JUDGE_REGISTRY, JUDGES
 from .judges import SCALAR_JUDGES as SCALAR_JUDGES
 from .vocabulary import FAILURE_MODE_NAMES as FAILURE_MODE_NAMES
-from .vocabulary import FAILURE_MODES
+from .vocabulary import FAILURE_MODES, FAILURE_THRESHOLD
 
 STRATA = ("language", "category", "theme", "qa_type", "cluster")
 """Axes a report can be stratified by (RepoProbe §5.2.2; SWE-QA-Pro appendix G: QA type, cluster)."""
@@ -64,8 +64,6 @@ STRATA = ("language", "category", "theme", "qa_type", "cluster")
 # JUDGES (report order), SCALAR_JUDGES, FAILURE_MODES and FAILURE_MODE_NAMES are the registries' live views
 # (core/judges.py, core/vocabulary.py), imported above: a registered judge or mode is in every section.
 
-FAILURE_THRESHOLD = 0.6
-"""Answers whose reference score rate is below this are failure cases (RepoProbe §5.4: "below 60%")."""
 
 NO_VALUE = "(none)"
 """Stratum value of pairs that have no value on the axis."""

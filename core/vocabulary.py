@@ -48,6 +48,9 @@ FAILURE_MODES = Names(FAILURE_MODE_REGISTRY)
 FAILURE_MODE_NAMES = Attribute(FAILURE_MODE_REGISTRY, "display")
 """Failure mode -> display name (RepoProbe Table 7)."""
 
+FAILURE_THRESHOLD = 0.6
+"""Answers whose score rate is below this are failure cases, classified into a mode (RepoProbe §5.4: "below 60%")."""
+
 
 # ------------------------------------------------------------------------------------------- categories
 CATEGORY_REGISTRY: Registry[Term] = Registry("category")
@@ -112,5 +115,6 @@ __all__ = [
     "FAILURE_MODES",
     "FAILURE_MODE_NAMES",
     "FAILURE_MODE_REGISTRY",
+    "FAILURE_THRESHOLD",
     "Term",
 ]
