@@ -19,6 +19,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TypeVar
 
+from .errors import BenchwrightError
+
 T = TypeVar("T")
 
 OWN_WORK_ORIGINS = ("edited", "imported")
@@ -81,6 +83,22 @@ class Sight:
         if kind in OWN_WORK_EVENTS:
             return self.may_see_review(event["actor"])
         return True
+
+
+class HiddenInBlindMode(BenchwrightError):
+    """What was asked for is another annotator's own work, held back until the viewer submits their review.
+
+    Attributes:
+        qa_pair_id: the pair.
+        version: the checklist version asked for (None: the current one).
+    """
+
+    def __init__(self, qa_pair_id: str, version: int | None = None) -> None:
+        self.qa_pair_id = qa_pair_id
+        self.version = version
+        what = f"version {version} of the checklist" if version is not None else "the checklist"
+        super().__init__(f"pair {qa_pair_id}: {what} is another annotator's own work, hidden in blind mode until "
+                         "one's own review is submitted")
 
 
 class Visible(list):

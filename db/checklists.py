@@ -6,7 +6,7 @@ import json
 import uuid
 from dataclasses import dataclass
 
-from benchwright.core.blind import Visible, visible
+from benchwright.core.blind import HiddenInBlindMode, Visible, visible
 from benchwright.core.checklist import Checklist, Origin, validate
 from benchwright.core.checklist_diff import diff_checklists, render_diff_text
 from benchwright.core.errors import BenchwrightError, NotFoundError
@@ -136,6 +136,25 @@ class ChecklistStoreMixin:
         if not rows:
             raise NotFoundError(f"pair {pair_id} has no checklist version {version}")
         return _version(rows[0])
+
+    @serialized
+    def checklist_version_for(self, pair_id: str, viewer: str, version: int | None = None) -> ChecklistVersion | None:
+        """Version ``version`` of the pair's checklist as ``viewer`` may see it (None: the latest they may see);
+        None when the pair has no checklist.
+
+        Raises:
+            HiddenInBlindMode: blind mode holds that version (or every version) back from ``viewer``.
+            NotFoundError: ``version`` was given and does not exist.
+        """
+        seen = self.visible_checklist_versions(pair_id, viewer)
+        if version is None:
+            if not seen and seen.hidden:
+                raise HiddenInBlindMode(pair_id)
+            return self.checklist_version(pair_id, seen[-1]) if seen else None
+        found = self.checklist_version(pair_id, version)
+        if version not in seen:
+            raise HiddenInBlindMode(pair_id, version)
+        return found
 
     @serialized
     def checklist_history(self, pair_id: str, *, viewer: str | None = None) -> Visible:
