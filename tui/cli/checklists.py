@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from benchwright.core.blind import HiddenInBlindMode
 from benchwright.core.config import resolve_annotator
 from benchwright.core.errors import BenchwrightError
 from benchwright.core.text import printable
@@ -111,7 +112,13 @@ def checklist_export(ctx, out) -> None:
         click.echo(text, nl=False)
 
 
-_HIDDEN = "pair {pair}: blind mode hides the checklist edits of others until you submit your review"
+def _hidden(error: HiddenInBlindMode) -> BenchwrightError:
+    """The command line's words for a checklist version blind mode holds back."""
+    if error.version is None:
+        return BenchwrightError(f"pair {error.qa_pair_id}: blind mode hides the checklist edits of others until you "
+                                "submit your review")
+    return BenchwrightError(f"pair {error.qa_pair_id}: version {error.version} is another annotator's edit, hidden "
+                            "in blind mode until you submit your review")
 
 
 @checklists.command("show")
@@ -125,16 +132,10 @@ def checklist_show(ctx, pair, version, annotator) -> None:
     who = resolve_annotator(annotator)
     with open_store(ctx) as store:
         pair = store.resolve_pair(pair)
-        visible = store.visible_checklist_versions(pair, who)
-        if version is None:
-            version = visible[-1] if visible else None
-            if version is None and store.checklist_version(pair) is not None:
-                raise BenchwrightError(_HIDDEN.format(pair=pair))
-        elif version not in visible and store.checklist_version(pair) is not None and \
-                version <= store.checklist_version(pair).version:
-            raise BenchwrightError(f"pair {pair}: version {version} is another annotator's edit, hidden in blind "
-                                   "mode until you submit your review")
-        v = store.checklist_version(pair, version) if version is not None else None
+        try:
+            v = store.checklist_version_for(pair, who, version)
+        except HiddenInBlindMode as error:
+            raise _hidden(error) from None
     if v is None:
         raise BenchwrightError(f"pair {pair} has no checklist")
     click.echo(f"version {v.version} · {v.origin}{' · draft' if v.is_draft else ''} · {v.author} · {v.created_at}")
@@ -156,7 +157,7 @@ def checklist_history(ctx, pair, annotator) -> None:
         pair = store.resolve_pair(pair)
         history = store.checklist_history(pair, viewer=resolve_annotator(annotator))
     if not history:
-        raise BenchwrightError(f"pair {pair} has no checklist" if not history.hidden else _HIDDEN.format(pair=pair))
+        raise _hidden(HiddenInBlindMode(pair)) if history.hidden else BenchwrightError(f"pair {pair} has no checklist")
     for v in history:
         extra = f" (restored from {v.restored_from})" if v.restored_from else ""
         click.echo(f"v{v.version}\t{v.origin}{' draft' if v.is_draft else ''}\t{'valid' if v.is_valid else 'invalid'}"
@@ -179,18 +180,17 @@ def checklist_diff(ctx, pair, v1, v2, annotator) -> None:
 
     with open_store(ctx) as store:
         pair = store.resolve_pair(pair)
-        history = store.checklist_history(pair, viewer=resolve_annotator(annotator))
-        if not history:
-            raise BenchwrightError(f"pair {pair} has no checklist" if not history.hidden else _HIDDEN.format(pair=pair))
-        seen = {v.version for v in history}
-        for asked in (v1, v2):
-            if asked and asked not in seen and asked <= store.checklist_version(pair).version:
-                raise BenchwrightError(f"pair {pair}: version {asked} is another annotator's edit, hidden in blind "
-                                       "mode until you submit your review")
+        who = resolve_annotator(annotator)
+        history = store.checklist_history(pair, viewer=who)
+        if not history and not history.hidden:
+            raise BenchwrightError(f"pair {pair} has no checklist")
         generated = store.first_version_of_origin(pair, "generated")
-        v1 = v1 or (generated.version if generated else history[0].version)
-        v2 = v2 or history[-1].version
-        a, b = store.checklist_version(pair, v1), store.checklist_version(pair, v2)
+        first = v1 or (generated.version if generated else history[0].version if history else None)
+        try:
+            a = store.checklist_version_for(pair, who, first)
+            b = store.checklist_version_for(pair, who, v2)
+        except HiddenInBlindMode as error:
+            raise _hidden(error) from None
     click.echo(f"version {a.version} ({a.origin}) -> version {b.version} ({b.origin})")
     click.echo(printable(render_diff_text(diff_checklists(a.checklist, b.checklist))))
 
