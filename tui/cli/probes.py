@@ -1,16 +1,28 @@
-"""``benchwright probes import|new|list|run|signoff``: NITR probes."""
+"""``benchwright probes import|new|list|run|signoff|import-results|report|attempt``: NITR probes, model results on
+NITR cases (NITR Table 3) and model attempts."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import click
+from rich.table import Table
+from rich.text import Text
 
 from benchwright.core.config import resolve_annotator
 from benchwright.core.errors import BenchwrightError
+from benchwright.core.probes.results import REGIMES, ResultsReport, Tally
 from benchwright.core.text import printable
 
-from .common import friendly, open_store, plural
+from .common import (
+    exit_unfinished,
+    friendly,
+    open_store,
+    out_console,
+    plural,
+    write_csv_tables,
+    write_json_file,
+)
 
 
 @click.group()
@@ -122,3 +134,163 @@ def probe_signoff(ctx, probe_id, verdict, reason, annotator) -> None:
         store.sign_off(probe_id, resolve_annotator(annotator), verdict, reason)
         click.echo(f"{probe_id}: {store.validation_state(probe_id)}")
 
+
+# ------------------------------------------------------------- model results (NITR Table 3) and attempts
+# Configuration names, case ids and logs come from data: every table cell is a rich Text (shown literally).
+def _t(value: object) -> Text:
+    return Text("—" if value is None else printable(str(value)))
+
+
+def _tally(t: Tally) -> str:
+    return "—" if t.total == 0 else f"{t.passes}/{t.total} {100 * t.rate:.1f} %"
+
+
+def _table(title: str, columns: list[str], numeric_from: int, numeric_to: int | None = None) -> Table:
+    table = Table(title=title, title_justify="left")
+    for i, col in enumerate(columns):
+        numeric = numeric_from <= i < (len(columns) if numeric_to is None else numeric_to)
+        table.add_column(col, justify="right" if numeric else "left", overflow="fold")
+    return table
+
+
+@probes.command("import-results")
+@click.argument("csv_file", type=click.Path(dir_okay=False))
+@click.option("--docs", "docs_dir", type=click.Path(file_okay=False),
+              help="The checkout's docs/ folder, for design_matrix.md and cases.md (default: the CSV's folder).")
+@click.option("--update", is_flag=True, help="Record verdicts that differ from the project's current ones.")
+@click.option("--as", "annotator", help="Who imports.")
+@click.pass_context
+@friendly
+def probe_import_results(ctx, csv_file, docs_dir, update, annotator) -> None:
+    """Import NITR's pass matrix (docs/model_case_pass_matrix.csv): one verdict per configuration and case, the
+    row counts checked against the cells; all or nothing, and importing it again adds nothing."""
+    from ..services.probes import import_results as run
+
+    with open_store(ctx) as store:
+        report, docs = run(store, Path(csv_file), docs_dir=Path(docs_dir) if docs_dir else None,
+                           by=resolve_annotator(annotator), update=update)
+    click.echo(f"{printable(report.file)}: {plural(report.read, 'verdict')} of "
+               f"{plural(report.configurations, 'configuration')}: {report.added} added, "
+               f"{report.already_present} already present" + (f", {report.updated} updated" if report.updated else ""))
+    if docs:
+        click.echo(f"cases described by {', '.join(printable(Path(d).name) for d in docs)}"
+                   f" ({plural(report.cases, 'case')} recorded or changed)")
+    else:
+        click.echo("no design_matrix.md or cases.md beside the file (or in --docs): cases are described by their "
+                   "imported probes only")
+    pending = len(report.changed) - report.updated
+    if pending:
+        click.echo(f"{plural(pending, 'verdict')} differ from the project's and were not recorded "
+                   "(--update records them):")
+        for line in report.changed[:20]:
+            click.echo(f"  {printable(line)}")
+        if pending > 20:
+            click.echo(f"  ... and {pending - 20} more")
+
+
+def _print_report(rep: ResultsReport) -> None:
+    console = out_console()
+    n = len(rep.suite)
+    regimes = list(REGIMES)
+    suite = "every case" if not rep.left_out else f"the {plural(n, 'case')} every configuration was evaluated on"
+    t = _table(f"Configurations ({suite})", ["configuration", "regime", "passes", "every evaluated case"], 2)
+    for c in rep.configurations:
+        t.add_row(_t(c.configuration), _t(c.regime), _tally(c.suite), _tally(c.evaluated))
+    for key in (*regimes, "all"):
+        t.add_row(_t(f"all {key}" if key != "all" else "all"), _t(""), _tally(rep.regimes[key]), _t(""))
+    console.print(t)
+    t = _table("Micro vs multi-step (NITR Step 4)", ["granularity", "cases", "all", *regimes], 1)
+    for g in rep.granularity:
+        t.add_row(_t(g.label), str(len(g.cases)), _tally(g.tally), *(_tally(g.by_regime[r]) for r in regimes))
+    console.print(t)
+    t = _table("Dimensions (primary)", ["dimension", "cases", "all", *regimes], 2)
+    for d in rep.dimensions:
+        t.add_row(_t(f"{d.key} {d.label}"), _t(" ".join(d.cases)), _tally(d.tally),
+                  *(_tally(d.by_regime[r]) for r in regimes))
+    console.print(t)
+    t = _table("Cases", ["case", "id", "dimension", "granularity", "passed by", *regimes, "flag", "passing"], 4, 7)
+    for c in rep.cases:
+        flag = "saturated" if c.saturated else "unsolved" if c.unsolved else ""
+        if not c.in_suite:
+            flag = (flag + " " if flag else "") + "(not in the suite)"
+        who = ("all" if c.saturated else "none" if c.unsolved else ", ".join(c.passing)
+               if len(c.passing) <= len(c.failing) else "all but " + ", ".join(c.failing))
+        t.add_row(_t(c.info.case), _t(c.info.case_id), _t(c.info.primary_dimension), _t(c.info.granularity),
+                  _tally(c.tally), *(_tally(c.by_regime[r]) for r in regimes), _t(flag), _t(who))
+    console.print(t)
+    for note in rep.notes:
+        click.echo(f"note: {printable(note)}")
+
+
+@probes.command("report")
+@click.option("--all-cases", is_flag=True, help="Count every verdict, not only the cases every configuration has.")
+@click.option("--csv", "csv_dir", type=click.Path(file_okay=False), help="Also write one CSV file per table here.")
+@click.option("--json", "json_file", type=click.Path(dir_okay=False), help="Also write the whole report as JSON.")
+@click.pass_context
+@friendly
+def probe_report(ctx, all_cases, csv_dir, json_file) -> None:
+    """NITR's tables over the model verdicts (Table 3): passes per configuration and regime, per case (saturated
+    and unsolved flagged), micro vs multi-step per regime, per primary dimension. See docs/probes.md."""
+    from ..services.probes import results_report
+
+    with open_store(ctx) as store:
+        rep = results_report(store, all_cases=all_cases)
+    if rep.is_empty:
+        click.echo("no model results yet; import NITR's with: benchwright probes import-results "
+                   "NITR_ROOT/docs/model_case_pass_matrix.csv, or record one with: benchwright probes attempt")
+    else:
+        _print_report(rep)
+    if csv_dir:
+        write_csv_tables(csv_dir, {f"{name}.csv": table for name, table in rep.tables().items()})
+    if json_file:
+        write_json_file(json_file, rep.to_dict())
+
+
+@probes.command("attempt")
+@click.argument("probe_id")
+@click.option("--config", "model", required=True, help="The model (configuration name without the regime).")
+@click.option("--regime", type=click.Choice(list(REGIMES)), required=True, help="How the model was run.")
+@click.option("--submission", type=click.Path(file_okay=False, exists=True),
+              help="The tree the model produced (with step-1 ... step-n folders: every step's tree).")
+@click.option("--agent-command", help="Run per task, in the step's tree, with the task file and the tree "
+              "(or where {task} and {tree} say; also {step}, {steps}).")
+@click.option("--out", "folder", type=click.Path(file_okay=False),
+              help="Where the trees are kept (a new folder; default: attempts/PROBE/CONFIG-TIME beside the project).")
+@click.option("--step-timeout", "step_timeout_s", type=float, default=3600.0, show_default=True,
+              help="Seconds per agent step.")
+@click.option("--timeout", "timeout_s", type=float, default=300.0, show_default=True,
+              help="Seconds per oracle command.")
+@click.option("--as", "annotator", help="Who runs.")
+@click.pass_context
+@friendly
+def probe_attempt(ctx, probe_id, model, regime, submission, agent_command, folder, step_timeout_s, timeout_s,
+            annotator) -> None:
+    """A model's attempt at a probe: TASK1..n handed to --agent-command in order, each on the tree the previous
+    step produced (every tree kept), or a finished --submission; the final tree is evaluated by the oracle and
+    the verdict recorded for the configuration."""
+    from ..services.probes import attempt_probe
+
+    if (submission is None) == (agent_command is None):
+        raise BenchwrightError("give either --submission DIR or --agent-command CMD")
+    with open_store(ctx) as store:
+        result, run = attempt_probe(
+            store, probe_id, model=model, regime=regime, folder=Path(folder) if folder else None,
+            agent_command=agent_command, submission=Path(submission) if submission else None, timeout_s=timeout_s,
+            step_timeout_s=step_timeout_s, by=resolve_annotator(annotator),
+            progress=lambda m: click.echo(printable(m), err=True))
+    click.echo(f"{printable(result.configuration)} on {printable(probe_id)}: trees kept in {printable(result.folder)}")
+    for s in result.steps:
+        state = "ok" if s.ok else "timed out" if s.timed_out else "cancelled" if s.cancelled else \
+            f"exit code {s.returncode}"
+        click.echo(f"  step {s.step} ({s.task}): {state}" + (f", {s.duration_s:.1f} s" if s.command else ""))
+    if run is None:
+        click.echo(f"not evaluated: {printable(result.error)}", err=True)
+        exit_unfinished(result.cancelled, [result])
+        return
+    why = run.apply_error or run.error
+    click.echo(f"verdict: {run.verdict}" + (f": {printable(why)}" if why else ""))
+    for m in run.modules:
+        click.echo(f"  {'✓' if m.passed else '✗'} {printable(m.name)} ({m.module_name}): {printable(m.reason)}")
+    if run.outcome == "error":
+        click.echo("not recorded as a verdict: the oracle could not judge the final tree", err=True)
+    exit_unfinished(run.cancelled, [run] if run.outcome == "error" else [])
