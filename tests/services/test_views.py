@@ -90,3 +90,19 @@ def test_review_view_of_an_unknown_pair_raises(project):
 def test_review_view_fields_are_documented():
     doc = ReviewView.__doc__ or ""
     assert all(f"{f.name}:" in doc for f in dataclasses.fields(ReviewView))
+
+
+def test_statistics_view(project):
+    from benchwright.tui.services.views import statistics_view
+
+    store, ids = project
+    store.assign(["ada", "bob"], overlap=2, by="lead")
+    for pid in ids:
+        store.record_decision(pid, "ada", "accept")
+        store.record_decision(pid, "bob", "accept" if pid != ids[2] else "reject")
+    view = statistics_view(store)
+    assert view.progress == (("ada", 3, 3), ("bob", 3, 3))
+    assert "decision" in view.agreement and view.agreement["decision"].n_items == 3
+    assert view.checklists.n_pairs == 0
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        view.progress = ()  # type: ignore[misc]

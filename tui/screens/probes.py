@@ -11,6 +11,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
 from textual.screen import ModalScreen, Screen
 from textual.widgets import DataTable, Footer, Header, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
@@ -236,14 +237,23 @@ class ProbesScreen(Screen):
         self.cancel_event.clear()
         self._run_worker(self.probe_id, names)
 
+    class RunProgress(Message):
+        """Posted by the run worker: a progress line (``done`` False) or the run's last word (``done`` True;
+        ``text`` None when the run died of an unexpected error, which the worker reports)."""
+
+        def __init__(self, probe_id: str, text: str | None, *, done: bool = False) -> None:
+            super().__init__()
+            self.probe_id = probe_id
+            self.text = text
+            self.done = done
+
     @work(thread=True, exclusive=True, exit_on_error=False, group="probe-run")
     def _run_worker(self, probe_id: str, names: list[str] | None) -> None:
+        """Run the variants (in a thread: touches no widget, posts :class:`RunProgress` messages)."""
         from ..services.probes import run_probe_variants
 
-        progress = self.query_one("#probe-progress", Static)
-
         def report(message: str) -> None:
-            self.app.call_from_thread(progress.update, literal(printable(message)[:300], style="italic"))
+            self.post_message(self.RunProgress(probe_id, message))
 
         try:
             runs = run_probe_variants(self.store, probe_id, names, timeout_s=300.0, by=self.annotator,
@@ -253,10 +263,21 @@ class ProbesScreen(Screen):
                 note += " (cancelled)"
         except BenchwrightError as e:
             note = f"not run: {e}"
-        finally:
-            self.running = False
-        self.app.call_from_thread(progress.update, literal(note))
-        self.app.call_from_thread(self.reload_list, probe_id)
+        except BaseException:
+            self.post_message(self.RunProgress(probe_id, None, done=True))  # no run is in progress any more
+            raise
+        self.post_message(self.RunProgress(probe_id, note, done=True))
+
+    def on_probes_screen_run_progress(self, message: RunProgress) -> None:
+        progress = self.query_one("#probe-progress", Static)
+        if not message.done:
+            progress.update(literal(printable(message.text or "")[:300], style="italic"))
+            return
+        self.running = False
+        if message.text is None:
+            return
+        progress.update(literal(message.text))
+        self.reload_list(message.probe_id)
 
     # ------------------------------------------------------------------ sign-off
     def action_sign(self, signed: bool) -> None:

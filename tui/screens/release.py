@@ -12,6 +12,7 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
+from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, Label, ProgressBar, Static
 
@@ -22,12 +23,43 @@ from ..widgets import LiteralInput, literal, notify
 
 
 class ReleaseScreen(Screen):
-    """Preflight and create a release; ``ctrl+s`` creates it, ``esc`` goes back."""
+    """Preflight and create a release; ``ctrl+s`` creates it, ``esc`` goes back.
+
+    The release is written in a thread worker, which only posts messages (:class:`Progress`, :class:`Created`,
+    :class:`Failed`); their handlers update the screen and own its state.
+    """
 
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back", id="release.back"),
         Binding("ctrl+s", "create", "Create release", id="release.create"),
     ]
+
+    class Progress(Message):
+        """Posted by the worker as files are written: ``done`` of ``total`` steps."""
+
+        def __init__(self, done: int, total: int) -> None:
+            super().__init__()
+            self.done = done
+            self.total = total
+
+        def can_replace(self, message: Message) -> bool:
+            """A newer count replaces one not handled yet (the bar shows the latest)."""
+            return isinstance(message, ReleaseScreen.Progress)
+
+    class Created(Message):
+        """Posted by the worker once the release is written and recorded: its ``path``, ``notes`` to say."""
+
+        def __init__(self, path: Path, notes: list[str]) -> None:
+            super().__init__()
+            self.path = path
+            self.notes = notes
+
+    class Failed(Message):
+        """Posted by the worker when no release was made: the ``reason``."""
+
+        def __init__(self, reason: str) -> None:
+            super().__init__()
+            self.reason = reason
 
     def __init__(self, store: Store, annotator: str, out: Path | None = None) -> None:
         """``out``: where releases are written (default: ``releases/`` beside the project file)."""
@@ -78,24 +110,31 @@ class ReleaseScreen(Screen):
 
     @work(thread=True, exclusive=True, exit_on_error=False)
     def _create(self, name: str, version: str) -> None:
+        """Write the release (in a thread: touches no widget, posts messages)."""
         from ..services.releases import create_release
 
-        bar = self.query_one("#release-progress", ProgressBar)
-
         def progress(done: int, total: int) -> None:
-            self.app.call_from_thread(bar.update, total=max(total, 1), progress=done)
+            self.post_message(self.Progress(done, total))
 
         notes: list[str] = []
         try:
             path = create_release(self.store, self.preflight, name, version, self.out, by=self.annotator,
                                   progress=progress, notes=notes)
         except (BenchwrightError, ValueError) as e:
-            self.app.call_from_thread(notify, self, str(e), title="No release", severity="error", timeout=10)
+            self.post_message(self.Failed(str(e)))
             return
-        self.created = path
-        self.app.call_from_thread(notify, self, " ".join(notes) or f"Wrote {path}", title="Release created",
-                                  timeout=8)
-        self.app.call_from_thread(self._done, path)
+        self.post_message(self.Created(path, notes))
+
+    def on_release_screen_progress(self, message: Progress) -> None:
+        self.query_one("#release-progress", ProgressBar).update(total=max(message.total, 1), progress=message.done)
+
+    def on_release_screen_failed(self, message: Failed) -> None:
+        notify(self, message.reason, title="No release", severity="error", timeout=10)
+
+    def on_release_screen_created(self, message: Created) -> None:
+        self.created = message.path
+        notify(self, " ".join(message.notes) or f"Wrote {message.path}", title="Release created", timeout=8)
+        self._done(message.path)
 
     def _done(self, path: Path) -> None:
         t = Text(f"Release written to {path}\n", style="bold green")

@@ -11,12 +11,14 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
+from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 
 from benchwright.core.review import CRITERION_LABELS
 from benchwright.db import Store
 
+from ..services.views import StatisticsView, statistics_view
 from ..widgets import literal
 
 
@@ -29,6 +31,13 @@ class StatisticsScreen(Screen):
 
     BINDINGS = [Binding("escape", "app.pop_screen", "Back", id="statistics.back"),
                 Binding("r", "refresh_figures", "Recompute", id="statistics.refresh")]
+
+    class Computed(Message):
+        """Posted by the worker: the figures (:class:`~benchwright.tui.services.views.StatisticsView`)."""
+
+        def __init__(self, view: StatisticsView) -> None:
+            super().__init__()
+            self.view = view
 
     def __init__(self, store: Store) -> None:
         super().__init__()
@@ -52,13 +61,12 @@ class StatisticsScreen(Screen):
 
     @work(thread=True, exclusive=True, exit_on_error=False)
     def _compute(self) -> None:
-        from benchwright.core.agreement import agreement_report, project_checklist_agreement
+        """Build the view (in a thread: touches no widget, posts :class:`Computed`)."""
+        self.post_message(self.Computed(statistics_view(self.store)))
 
-        report = agreement_report(self.store.review_ratings())
-        checklists = project_checklist_agreement(self.store.checklist_edits())
-        self.app.call_from_thread(self._show, report, checklists)
-
-    def _show(self, report, checklists) -> None:
+    def on_statistics_screen_computed(self, message: Computed) -> None:
+        view = message.view
+        report, checklists = view.agreement, view.checklists
         table = Table(title="Agreement of reviews", expand=True)
         for column in ("field", "pairs", "Cohen's kappa per pair of annotators", "Fleiss' kappa", "Krippendorff's alpha"):
             table.add_column(column, overflow="fold")
@@ -79,7 +87,7 @@ class StatisticsScreen(Screen):
         progress.add_column("annotator")
         progress.add_column("assigned")
         progress.add_column("submitted reviews")
-        for who, assigned, done in self.store.annotator_progress():
+        for who, assigned, done in view.progress:
             progress.add_row(literal(who), literal(assigned), literal(done))
         self.report, self.checklists = report, checklists
         self.query_one("#statistics", Static).update(Group(progress, table, text))

@@ -9,11 +9,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from benchwright.core.evidence import Evidence, gather_evidence
 from benchwright.core.models import Decision, PairText, QAPair, Repository
 from benchwright.core.review import Criteria, Review
 from benchwright.db import ChecklistVersion, Progress, Store
+
+if TYPE_CHECKING:
+    from benchwright.core.agreement import FieldAgreement, ProjectChecklistAgreement
 
 
 @dataclass(frozen=True)
@@ -109,4 +113,33 @@ def review_view(store: Store, pair_id: str, viewer: str, *, progress: Progress |
         others=others_reviews(store, pair_id, viewer),
         evidence=tuple(gather_evidence(repo.local_path if repo else None, pair.reference_answer)),
         progress=progress if progress is not None else store.progress(viewer),
+    )
+
+
+@dataclass(frozen=True)
+class StatisticsView:
+    """What the statistics screen shows: progress per annotator and the agreement figures.
+
+    Attributes:
+        progress: ``(annotator, pairs assigned, reviews submitted)`` per annotator, sorted by name.
+        agreement: agreement of the decision and of each criterion, by field
+            (:func:`benchwright.core.agreement.agreement_report`).
+        checklists: agreement of checklists edited by two or more annotators
+            (:func:`benchwright.core.agreement.project_checklist_agreement`).
+    """
+
+    progress: tuple[tuple[str, int, int], ...]
+    agreement: Mapping[str, FieldAgreement]
+    checklists: ProjectChecklistAgreement
+
+
+def statistics_view(store: Store) -> StatisticsView:
+    """The statistics screen's view of the project. Takes seconds the first time (the statistics libraries
+    load): build it in a worker thread."""
+    from benchwright.core.agreement import agreement_report, project_checklist_agreement
+
+    return StatisticsView(
+        progress=tuple(tuple(row) for row in store.annotator_progress()),
+        agreement=agreement_report(store.review_ratings()),
+        checklists=project_checklist_agreement(store.checklist_edits()),
     )
