@@ -21,7 +21,7 @@ from enum import StrEnum
 from typing import Any, Protocol
 
 from .checklist import TOTAL_POINTS
-from .registry import Attribute, Names, Registry
+from .registry import Attribute, Names, Registry, or_list
 
 
 class JudgeKind(StrEnum):
@@ -231,8 +231,7 @@ register_judge(JudgeSpec(
 def judges_help(names: Sequence[str] | None = None) -> str:
     """``a (description), b (description) or c (description)``: the judges ``names`` (default: every LLM judge)
     for help texts."""
-    lines = [JUDGE_REGISTRY.get(n).help_line() for n in (LLM_JUDGES if names is None else names)]
-    return lines[0] if len(lines) == 1 else ", ".join(lines[:-1]) + " or " + lines[-1]
+    return or_list([JUDGE_REGISTRY.get(n).help_line() for n in (LLM_JUDGES if names is None else names)])
 
 
 def default_runs_help() -> str:

@@ -172,4 +172,10 @@ class Attribute(Mapping[str, Any]):
         return repr(self._dict())
 
 
-__all__ = ["Attribute", "Named", "Names", "Registry", "UnknownNameError"]
+def or_list(names: Sequence[str]) -> str:
+    """``a, b, c or d``: names for a help text or a message."""
+    names = list(names)
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
+
+
+__all__ = ["Attribute", "Named", "Names", "Registry", "UnknownNameError", "or_list"]

@@ -23,6 +23,7 @@ from rich.progress import (
 
 from benchwright.core.errors import BenchwrightError
 from benchwright.core.llm.jobs import JobProgress, describe_cost
+from benchwright.core.registry import or_list as or_list
 from benchwright.db import QueueFilter, Store
 
 from ..signals import interrupt_exit_code

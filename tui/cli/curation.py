@@ -15,7 +15,15 @@ from benchwright.core.curation import STEPS, StepOutcome, StepSettings
 from benchwright.core.llm.jobs import JobProgress, describe_cost
 
 from ..signals import interrupt_exit_code
-from .common import WHERE_KEYS, RegistryChoice, friendly, open_store, parse_where, run_with_progress
+from .common import (
+    WHERE_KEYS,
+    LiveHelpCommand,
+    RegistryChoice,
+    friendly,
+    open_store,
+    parse_where,
+    run_with_progress,
+)
 
 
 @click.group()
@@ -23,7 +31,7 @@ def curation() -> None:
     """The curation pipeline (RepoProbe §3.2): run a step over the project's pairs."""
 
 
-@curation.command("run")
+@curation.command("run", cls=LiveHelpCommand, help_fill={"steps": lambda: ", ".join(STEPS)})
 @click.argument("step", type=RegistryChoice(STEPS))
 @click.option("--model", help="Model to use (MODEL or PROVIDER:MODEL); default: the role's model in benchwright.toml.")
 @click.option("--limit", type=click.IntRange(min=1), help="At most this many pairs.")
@@ -37,7 +45,7 @@ def curation() -> None:
 @click.pass_context
 @friendly
 def curation_run(ctx, step, model, limit, where, pairs, force, include_edited, annotator) -> None:
-    """Run curation STEP (classify, enrich, refine, checklist, verify) over the project's pairs.
+    """Run curation STEP ({steps}) over the project's pairs.
 
     Pairs already done are skipped and finished calls are reused from the ledger, so running the same command
     again makes no calls; after Ctrl+C or a crash it continues where it stopped (a forced run too: the same

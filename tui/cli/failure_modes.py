@@ -15,6 +15,7 @@ from benchwright.core.judgment import CONDITIONS, FAILURE_MODES
 from benchwright.core.text import printable
 
 from .common import (
+    LiveHelpCommand,
     RegistryChoice,
     close_unused,
     exit_unfinished,
@@ -22,6 +23,7 @@ from .common import (
     money,
     note_deprecated,
     open_store,
+    or_list,
     out_console,
     parse_where,
     run_closing,
@@ -46,7 +48,7 @@ def failure_modes() -> None:
     """Failure-mode labels of low-scoring answers (RepoProbe §5.4, Table 7): classify, set, show."""
 
 
-@failure_modes.command("classify")
+@failure_modes.command("classify", cls=LiveHelpCommand, help_fill={"modes": lambda: or_list(FAILURE_MODES)})
 @click.option("--model", help="Classifier model (MODEL or PROVIDER:MODEL); default: [roles.judge].")
 @click.option("--judge-model", help="Use only checklist judgments by this judge model (default: any).")
 @click.option("--answers-model", help="Only answers by this model.")
@@ -59,8 +61,7 @@ def failure_modes() -> None:
 @click.pass_context
 @friendly
 def failure_modes_classify(ctx, model, judge_model, answers_model, condition, threshold, limit, where, force) -> None:
-    """Label why low-scoring answers failed (RepoProbe §5.4, Table 7): edit-bias, shallow-explanation,
-    misinterpretation, context-miss or hallucination, with a rationale.
+    """Label why low-scoring answers failed (RepoProbe §5.4, Table 7): {modes}, with a rationale.
 
     Answers whose checklist score rate (mean over scored runs, overrides applied) is below the threshold are
     classified; already labelled ones are skipped. Correct a label with: benchwright failure-modes set.
