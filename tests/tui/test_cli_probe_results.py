@@ -90,3 +90,12 @@ def test_an_attempt_from_the_command_line(db, tmp_path):
     assert failing.exit_code == 1 and "the agent command failed: exit code 1" in failing.output
     both = run("--db", db, "probes", "attempt", "token-clock", "--config", "F", "--regime", "api")
     assert both.exit_code == 1 and "give either --submission DIR or --agent-command CMD" in both.output
+
+
+def test_configuration_names_print_literally(db, tmp_path):
+    m = tmp_path / "m.csv"
+    m.write_text('model,001\n"[bold]M[/] (API)",pass\n"[/]\x1b[31mN (Agt)",fail\n', encoding="utf-8")
+    assert run("--db", db, "probes", "import-results", m).exit_code == 0
+    out = run("--db", db, "probes", "report")
+    assert out.exit_code == 0, out.output
+    assert "[bold]M[/] (API)" in out.output and "\x1b" not in out.output and "␛[31mN (Agt)" in out.output
