@@ -97,6 +97,11 @@ def disagreement(
     return Disagreement(pair_id, tuple(fields), tuple(sorted(people)))
 
 
+def may_adjudicate(adjudicator: str, dispute: Disagreement | None) -> bool:
+    """False when ``adjudicator`` is one of the annotators of ``dispute`` (someone else must decide it)."""
+    return dispute is None or adjudicator not in dispute.annotators
+
+
 class Exclusion(StrEnum):
     """Why a pair stays out of a release (or has no final decision yet); the value describes it."""
 

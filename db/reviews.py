@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from benchwright.core.adjudication import DECISIONS, Adjudication, ChecklistEdit, Disagreement, disagreement
+from benchwright.core.adjudication import (
+    DECISIONS,
+    Adjudication,
+    ChecklistEdit,
+    Disagreement,
+    disagreement,
+    may_adjudicate,
+)
 from benchwright.core.assignment import assign_pairs
 from benchwright.core.blind import Sight, Visible, visible
 from benchwright.core.checklist import Checklist, Origin
@@ -231,7 +238,7 @@ class ReviewStoreMixin:
         out = []
         for pid in candidates:
             d = self.disagreement_of(pid)
-            if d and (viewer is None or (viewer not in d.annotators and self.may_see_others(pid, viewer))):
+            if d and (viewer is None or (may_adjudicate(viewer, d) and self.may_see_others(pid, viewer))):
                 out.append(d)
         return out
 
@@ -248,8 +255,7 @@ class ReviewStoreMixin:
             raise BenchwrightError(f"decision must be accept, reject or revise, not {decision!r}")
         if not reason.strip():
             raise BenchwrightError("an adjudication needs a reason")
-        dispute = self.disagreement_of(pair_id)
-        if dispute is not None and adjudicator in dispute.annotators:
+        if not may_adjudicate(adjudicator, self.disagreement_of(pair_id)):
             raise BenchwrightError(f"{adjudicator} is one of the annotators who disagree on this pair; "
                                    "someone else must adjudicate it")
         with self.write() as db:

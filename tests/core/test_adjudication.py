@@ -7,10 +7,12 @@ import pytest
 from benchwright.core.adjudication import (
     Adjudication,
     ChecklistEdit,
+    Disagreement,
     Exclusion,
     FinalDecision,
     disagreement,
     final_decision,
+    may_adjudicate,
     release_exclusion,
 )
 from benchwright.core.review import Criteria, Review, Verdict
@@ -86,3 +88,8 @@ def test_release_exclusion_in_order_and_worded_as_before():
     assert release_exclusion(ok, has_checklist=True, repository_pinned=False) == "missing repository commit"
     with pytest.raises(ValueError, match="accept"):
         Exclusion.not_accepted("accept")
+
+
+def test_an_annotator_of_a_dispute_does_not_adjudicate_it():
+    dispute = Disagreement(P, ("decision",), ("ada", "bob"))
+    assert not may_adjudicate("ada", dispute) and may_adjudicate("lead", dispute) and may_adjudicate("ada", None)
