@@ -7,11 +7,33 @@ the field, so front ends can show them without a traceback.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 
 
+class Remedy(StrEnum):
+    """What the user can do about an error, said without any front end's words: the message (``str(error)``)
+    names no option or key, and each front end words the remedy its own way (the CLI with its options in
+    ``tui/cli/common.py``, the app with its keys or a plain sentence). Set with :func:`with_remedy`."""
+
+    GIVE_MODEL = "give-model"
+    """Name a model for this run (the CLI's ``--model``), or configure one as the message says."""
+    GIVE_REASON = "give-reason"
+    """Say why (the CLI's ``--reason TEXT``; the app's reason field)."""
+
+
 class BenchwrightError(Exception):
-    """Base class of every error benchwright raises on purpose; front ends show ``str(error)``."""
+    """Base class of every error benchwright raises on purpose; front ends show ``str(error)``, then word
+    :attr:`remedy` if there is one."""
+
+    remedy: Remedy | None = None
+    """What the user can do, for the front end to word (None: the message says it all)."""
+
+
+def with_remedy(error: BenchwrightError, remedy: Remedy) -> BenchwrightError:
+    """``error`` with :attr:`BenchwrightError.remedy` set (returned, to be raised)."""
+    error.remedy = remedy
+    return error
 
 
 @dataclass(frozen=True)

@@ -44,7 +44,7 @@ from pydantic import (
     model_validator,
 )
 
-from .errors import BenchwrightError
+from .errors import BenchwrightError, Remedy, with_remedy
 from .judges import CODE_QA_BENCH_DIMENSIONS, JUDGE_REGISTRY, JUDGES, SCALAR_SCALES, SWE_QA_PRO_DIMENSIONS
 from .registry import UnknownNameError
 from .vocabulary import CONDITIONS, ENTRY_KIND_REGISTRY, ENTRY_KINDS, FAILURE_MODES
@@ -384,7 +384,8 @@ def check_override(judgment: Judgment, key: str, score: Any, reason: str) -> Sco
             f"and the judge's score ({entry.score!r}) is: give a whole number in [0, {entry.max}]"
         )
     if not reason or not reason.strip():
-        raise JudgmentError("an override needs a reason (--reason TEXT): say why the judge's score is wrong")
+        raise with_remedy(JudgmentError("an override needs a reason: say why the judge's score is wrong"),
+                          Remedy.GIVE_REASON)
     return entry
 
 

@@ -23,6 +23,7 @@ from textual.dom import DOMNode
 from textual.notifications import SeverityLevel
 from textual.widgets import Input, Static, TextArea
 
+from benchwright.core.errors import BenchwrightError, Remedy
 from benchwright.core.text import printable
 
 V = TypeVar("V")
@@ -71,6 +72,18 @@ def notify(target: DOMNode, message: object, *, title: object = "", severity: Se
     widget, whose ``markup=True`` default lets data such as ``[@click=app.quit]`` act.
     """
     target.app.notify(plain(message), title=plain(title), severity=severity, timeout=timeout, markup=False)
+
+
+_REMEDIES = {
+    Remedy.GIVE_MODEL: "\n\nthen run the step again.",
+    Remedy.GIVE_REASON: "",  # the reason field is on the screen
+}
+
+
+def error_text(error: BenchwrightError) -> str:
+    """An error as the app says it: its message, then what to do in the app's words
+    (:class:`benchwright.core.errors.Remedy`; the command line words the same remedy with its options)."""
+    return str(error) + (_REMEDIES.get(error.remedy, "") if error.remedy else "")
 
 
 def literal_parser() -> MarkdownIt:

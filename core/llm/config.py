@@ -53,6 +53,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ..config import config_path
+from ..errors import Remedy, with_remedy
 from .base import LLMConfigError, Provider
 from .client import Price, TruncationPolicy
 
@@ -335,11 +336,10 @@ class LLMConfig:
                 raise LLMConfigError(f"--model '{model_override}': no model name given (use MODEL or PROVIDER:MODEL)")
         settings = self.provider(provider)
         if not model:
-            raise LLMConfigError(
+            raise with_remedy(LLMConfigError(
                 f"no model configured for the {name} role. Add to {self.edit_file}:\n\n"
-                f"[roles.{name}]\nprovider = \"{provider}\"\nmodel = \"MODEL-NAME\"\n\n"
-                f"or pass --model MODEL (or --model PROVIDER:MODEL)."
-            )
+                f"[roles.{name}]\nprovider = \"{provider}\"\nmodel = \"MODEL-NAME\""
+            ), Remedy.GIVE_MODEL)
         params = {k: getattr(rs, k) for k in PARAM_KEYS if getattr(rs, k) is not None}
         truncation = TruncationPolicy(factor=rs.truncation_retry_factor, retry_max_tokens=rs.retry_max_tokens,
                                       retry=rs.truncation_retry_factor > 1 or rs.retry_max_tokens is not None)

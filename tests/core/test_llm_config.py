@@ -7,6 +7,7 @@ import json
 import httpx2
 import pytest
 
+from benchwright.core.errors import Remedy
 from benchwright.core.llm import LLMConfigError, Price, StructuredOutput
 from benchwright.core.llm.anthropic_provider import AnthropicProvider
 from benchwright.core.llm.config import build_provider, load_llm_config
@@ -124,7 +125,8 @@ def test_role_without_model_says_what_to_add_where(dirs):
     msg = str(info.value)
     assert str(project / "benchwright.toml") in msg
     assert '[roles.verifier]\nprovider = "openai"\nmodel = "MODEL-NAME"' in msg
-    assert "--model" in msg
+    # what else to do is a reason each front end words (the CLI: --model; tests/tui/test_front_end_wording.py)
+    assert info.value.remedy is Remedy.GIVE_MODEL and "--model" not in msg
     with pytest.raises(LLMConfigError, match="unknown role"):
         cfg.role("critic")
 

@@ -142,7 +142,7 @@ def test_override_from_the_command_line(bench):
         assert r.exit_code == 1, r.output
         assert r.output.startswith("error: ") and message in r.output
     r = bench.run("judgments", "override", str(jid), "correctness", "3", "--reason", "  ")
-    assert r.exit_code == 1 and "needs a reason" in r.output
+    assert r.exit_code == 1 and "needs a reason" in r.output and r.output.rstrip().endswith("(--reason TEXT)")
     r = bench.run("judgments", "override", "999", "correctness", "3", "--reason", "x")
     assert r.exit_code == 1 and "no judgment with id 999" in r.output
     assert bench.count("score_overrides") == 1

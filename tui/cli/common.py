@@ -21,7 +21,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from benchwright.core.errors import BenchwrightError
+from benchwright.core.errors import BenchwrightError, Remedy
 from benchwright.core.llm.jobs import JobProgress, describe_cost
 from benchwright.core.registry import or_list as or_list
 from benchwright.db import QueueFilter, Store
@@ -37,10 +37,22 @@ def friendly(fn):
         try:
             return fn(*args, **kwargs)
         except BenchwrightError as e:
-            click.echo(f"error: {e}", err=True)
+            click.echo(f"error: {e}{remedy_text(e)}", err=True)
             sys.exit(1)
 
     return wrapper
+
+
+_REMEDIES = {
+    Remedy.GIVE_MODEL: "\n\nor pass --model MODEL (or --model PROVIDER:MODEL).",
+    Remedy.GIVE_REASON: " (--reason TEXT)",
+}
+"""How the command line words each :class:`benchwright.core.errors.Remedy` (appended to the message)."""
+
+
+def remedy_text(error: BenchwrightError) -> str:
+    """What the user can do about ``error``, in this front end's words (its options); empty if nothing."""
+    return _REMEDIES.get(error.remedy, "") if error.remedy else ""
 
 
 def open_store(ctx: click.Context, *, create: bool = False) -> Store:

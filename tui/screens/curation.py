@@ -28,7 +28,7 @@ from benchwright.core.text import printable
 from benchwright.core.text_diff import LONG_DIFF_CHARS, DiffCancelled
 from benchwright.db import QueueFilter, Store
 
-from ..widgets import literal, notify
+from ..widgets import error_text, literal, notify
 
 
 def render_text_diff(diff: TextDiff) -> Text:
@@ -149,7 +149,7 @@ class _RunMixin:
             client, role = make_llm_client(store, STEP_ROLES[step], None,
                                            provider_factory=getattr(self.app, "provider_factory", None))
         except BenchwrightError as e:
-            message = str(e).replace("\n\nor pass --model MODEL (or --model PROVIDER:MODEL).", "\n\nthen run the step again.")
+            message = error_text(e)
             notify(self.app, message, title="cannot run " + step, severity="error", timeout=10)
             return None
         settings = StepSettings(model=role.model, params=role.params, project_dir=project_dir_of(store), force=force)

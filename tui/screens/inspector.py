@@ -24,7 +24,7 @@ from benchwright.core.inspection import JudgmentGrid, judgment_grid
 from benchwright.core.text import printable
 from benchwright.db import Store
 
-from ..widgets import LiteralInput, LiteralMarkdown, literal, literal_options, notify
+from ..widgets import LiteralInput, LiteralMarkdown, error_text, literal, literal_options, notify
 
 
 def _fmt(v: float | None) -> str:
@@ -452,7 +452,7 @@ class InspectorScreen(Screen):
             try:
                 self.store.add_override(judgment.id, row.key, score, reason, self.annotator)
             except BenchwrightError as e:
-                return str(e)
+                return error_text(e)
             return None
 
         def done(result) -> None:
@@ -496,7 +496,7 @@ class InspectorScreen(Screen):
             try:
                 self.store.add_failure_mode(aid, mode, reason, "annotator", annotator=self.annotator)
             except BenchwrightError as e:
-                notify(self, str(e), title="label refused", severity="error", timeout=8)
+                notify(self, error_text(e), title="label refused", severity="error", timeout=8)
                 return
             for side in ("a", "b"):
                 self.panel(side).refresh_grid()

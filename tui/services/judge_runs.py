@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from benchwright.core.errors import BenchwrightError, NotFoundError
+from benchwright.core.errors import BenchwrightError, NotFoundError, Remedy, with_remedy
 from benchwright.core.judges import (
     JUDGE_REGISTRY,
     Ineligible,
@@ -469,6 +469,7 @@ def set_failure_mode(store: Store, ref: str, mode: str, reason: str, *, annotato
     """
     check_choice(mode, FAILURE_MODES, "failure mode")
     if not reason or not reason.strip():
-        raise BenchwrightError("a correction needs a reason (--reason TEXT): say why the label is wrong")
+        raise with_remedy(BenchwrightError("a correction needs a reason: say why the label is wrong"),
+                          Remedy.GIVE_REASON)
     aid = resolve_answer(store, ref)
     return store.add_failure_mode(aid, mode, reason.strip(), "annotator", annotator=annotator)

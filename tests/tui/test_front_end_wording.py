@@ -1,0 +1,61 @@
+"""Services and the store give reasons; each front end words them (issue 13 item 3): the command line names its
+options, the app its keys, and no app text carries a command-line flag."""
+
+from __future__ import annotations
+
+import pytest
+
+from benchwright.tui.cli.curation import _idle_line
+from benchwright.tui.screens.curation import _idle_status
+from benchwright.tui.services.curation_runs import IdleReason, Selection
+
+SELECTIONS = {
+    IdleReason.NO_MATCH: Selection(pair_ids=[], matching=0),
+    IdleReason.ONLY_HUMAN_CHECKLISTS: Selection(pair_ids=[], matching=3, human=["a", "b", "c"]),
+    IdleReason.ALL_DONE: Selection(pair_ids=[], matching=3, done=3),
+}
+
+
+@pytest.mark.parametrize("reason", list(IdleReason))
+def test_a_run_with_nothing_to_do_says_why_in_each_front_ends_words(reason):
+    plan = SELECTIONS[reason]
+    assert plan.idle_reason is reason
+    cli, app = _idle_line("checklist", plan), _idle_status("checklist", plan)
+    assert cli.startswith("checklist: ") and app.startswith("checklist: ")
+    assert "--" not in app  # the app has keys, not options
+    if reason is IdleReason.ALL_DONE:
+        assert "--force runs them again" in cli and "f runs them again" in app
+    if reason is IdleReason.ONLY_HUMAN_CHECKLISTS:
+        assert "3 pairs" in cli and "3 pairs" in app and "--include-edited" in cli
+
+
+def test_no_model_configured_names_the_option_on_the_command_line_and_not_in_the_app(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from benchwright.core.errors import BenchwrightError, Remedy
+    from benchwright.core.llm.config import load_llm_config
+    from benchwright.tui.cli import main
+    from benchwright.tui.widgets import error_text
+
+    monkeypatch.setenv("BENCHWRIGHT_CONFIG", str(tmp_path / "user.toml"))
+    with pytest.raises(BenchwrightError) as caught:
+        load_llm_config(tmp_path).role("generator")
+    assert caught.value.remedy is Remedy.GIVE_MODEL and "--" not in str(caught.value)
+    assert "--" not in error_text(caught.value) and error_text(caught.value).endswith("then run the step again.")
+    db = tmp_path / "p.db"
+    assert CliRunner().invoke(main, ["--db", str(db), "init"]).exit_code == 0
+    r = CliRunner().invoke(main, ["--db", str(db), "curation", "run", "classify"])
+    assert r.exit_code == 1 and r.stderr.rstrip().endswith("or pass --model MODEL (or --model PROVIDER:MODEL).")
+
+
+def test_a_correction_without_a_reason_is_worded_by_each_front_end():
+    from benchwright.core.errors import BenchwrightError, Remedy
+    from benchwright.tui.cli.common import remedy_text
+    from benchwright.tui.services.judge_runs import set_failure_mode
+    from benchwright.tui.widgets import error_text
+
+    with pytest.raises(BenchwrightError) as caught:
+        set_failure_mode(None, "ans_000000", "hallucination", "  ", annotator="ada")  # refused before any read
+    error = caught.value
+    assert error.remedy is Remedy.GIVE_REASON and "--" not in str(error) and "--" not in error_text(error)
+    assert remedy_text(error) == " (--reason TEXT)"
