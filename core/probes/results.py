@@ -28,17 +28,35 @@ from typing import Literal, get_args
 
 from ..errors import InputFileError, InputProblem
 from ..importers.base import read_text
+from ..registry import Attribute, Names, Registry
 from .model import DIMENSIONS, Granularity
 
 Regime = Literal["api", "agent"]
 """How a configuration was evaluated (NITR, Table 3): ``api`` (one model call per task, "API-only systems") or
 ``agent`` (the model inside a coding agent, "agent-mode systems")."""
 
-REGIMES: tuple[Regime, ...] = get_args(Regime)
 
-REGIME_LABELS: dict[Regime, tuple[str, ...]] = {"api": ("API",), "agent": ("Agt", "Agent")}
-"""The suffixes NITR writes after a model's name for each regime (``GPT-5.4 (API)``, ``GPT-5.4 (Agt)``); the
-first is the one benchwright writes."""
+@dataclass(frozen=True)
+class RegimeSpec:
+    """An evaluation regime: ``name`` (stored in ``model_results.regime``), ``labels`` (the suffixes NITR writes
+    after a model's name, ``GPT-5.4 (API)``; the first is the one benchwright writes), ``description``."""
+
+    name: str
+    labels: tuple[str, ...]
+    description: str = ""
+
+
+REGIME_REGISTRY: Registry[RegimeSpec] = Registry("regime")
+"""The evaluation regimes of NITR's Table 3, in the table's order."""
+
+REGIME_REGISTRY.register(RegimeSpec("api", ("API",), "API-only: the model answers each task in one call"))
+REGIME_REGISTRY.register(RegimeSpec("agent", ("Agt", "Agent"), "agent mode: the model inside a coding agent"))
+
+REGIMES = Names(REGIME_REGISTRY)
+"""Names of the regimes (a live view of the registry)."""
+
+REGIME_LABELS = Attribute(REGIME_REGISTRY, "labels")
+"""Regime -> the suffixes NITR writes for it (``API``; ``Agt``, ``Agent``)."""
 
 Outcome = Literal["pass", "fail"]
 OUTCOMES: tuple[Outcome, ...] = get_args(Outcome)
