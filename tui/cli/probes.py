@@ -32,17 +32,37 @@ def probes() -> None:
 
 @probes.command("import")
 @click.argument("case_dir", type=click.Path(file_okay=False))
-@click.argument("evaluator_dir", type=click.Path(file_okay=False))
+@click.argument("evaluator_dir", type=click.Path(file_okay=False), required=False)
+@click.option("--case", "case_ids", multiple=True,
+              help="With a NITR checkout: a case to import (folder name or number, e.g. 021; repeatable; default all).")
 @click.option("--spec", type=click.Path(dir_okay=False), help="SPEC.md (default: CASE_DIR/SPEC.md).")
 @click.option("--variants", "variants_dir", type=click.Path(file_okay=False),
               help="Variants folder (default: CASE_DIR/variants, else EVALUATOR_DIR/variants).")
 @click.option("--as", "annotator", help="Who imports.")
 @click.pass_context
 @friendly
-def probe_import(ctx, case_dir, evaluator_dir, spec, variants_dir, annotator) -> None:
-    """Import a probe: case folder (starter code, TASK*.md, SPEC.md) and evaluator (pipeline.json)."""
-    from ..services.probes import import_probe
+def probe_import(ctx, case_dir, evaluator_dir, case_ids, spec, variants_dir, annotator) -> None:
+    """Import a probe: CASE_DIR (starter code, TASK*.md, SPEC.md) and EVALUATOR_DIR (pipeline.json); or, with one
+    folder, a NITR checkout (cases/, evaluator/, docs/<id>/SPEC.md): every case, or those of --case."""
+    from benchwright.core.probes.nitr import is_nitr_checkout
 
+    from ..services.probes import import_nitr_checkout, import_probe
+
+    if evaluator_dir is None:
+        if not is_nitr_checkout(case_dir):
+            raise BenchwrightError(f"{case_dir}: not a NITR checkout (cases/<id>/ and evaluator/<id>/); to import "
+                                   "one probe give its case and evaluator folders: probes import CASE_DIR EVALUATOR_DIR")
+        if spec or variants_dir:
+            raise BenchwrightError("--spec and --variants are for one probe (CASE_DIR EVALUATOR_DIR), not a checkout")
+        with open_store(ctx) as store:
+            imported = import_nitr_checkout(store, Path(case_dir), case_ids, by=resolve_annotator(annotator))
+        for item in imported:
+            click.echo(f"{item.id}\t{item.granularity}\t{item.primary_dimension}\t"
+                       f"{plural(len(item.pipeline.modules), 'module')}")
+        click.echo(f"imported {plural(len(imported), 'NITR case')} from {printable(case_dir)} (nothing written there)")
+        return
+    if case_ids:
+        raise BenchwrightError("--case is for a NITR checkout (probes import NITR_ROOT --case ID)")
     with open_store(ctx) as store:
         probe_obj, variants = import_probe(store, Path(case_dir), Path(evaluator_dir), spec=spec,
                                            variants_dir=variants_dir, by=resolve_annotator(annotator))
@@ -79,46 +99,77 @@ def probe_list(ctx) -> None:
 @probes.command("run")
 @click.argument("probe_id")
 @click.option("--variant", "variant_names", multiple=True, help="Variant name (repeatable; default: all).")
+@click.option("--repeat", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Run each variant N times; differing verdicts mark the oracle flaky (not separating).")
+@click.option("--min-variants", type=click.IntRange(min=1), default=None,
+              help="Intended and shortcut variants needed for stable separation (default 2 per family).")
+@click.option("--submission", type=click.Path(file_okay=False, exists=True),
+              help="Evaluate this folder (a whole case tree) in place of the case; nothing is stored.")
+@click.option("--logs", is_flag=True, help="Print each module's log.")
 @click.option("--timeout", "timeout_s", type=float, default=300.0, show_default=True, help="Seconds per command.")
 @click.option("--as", "annotator", help="Who runs.")
 @click.pass_context
 @friendly
-def probe_run(ctx, probe_id, variant_names, timeout_s, annotator) -> None:
+def probe_run(ctx, probe_id, variant_names, repeat, min_variants, submission, logs, timeout_s, annotator) -> None:
     """Run the probe's oracle against its variants (fresh workspace each) and store the runs with logs.
 
-    Each run's line shows pass, fail (caught by the oracle), failed to build (caught by the compiler) or error,
-    and the tests each unit_test module ran; the shortcuts' lines say what caught each one."""
+    Each run's line shows pass, fail (caught by the oracle), failed to build (caught by the compiler) or error
+    ("cannot run here: missing X" when this machine lacks a tool), and the tests each unit_test module ran; the
+    shortcuts' lines say what caught each one. With --submission, the oracle judges that folder instead."""
     from benchwright.core.probes import ExpectationCheck, separation
+    from benchwright.core.probes.runner import DEFAULT_MIN_VARIANTS_PER_FAMILY
 
     words = {ExpectationCheck.AS_EXPECTED: "as expected", ExpectationCheck.MISMATCH: "UNEXPECTED",
              ExpectationCheck.COMPILER_CAUGHT: "the compiler caught it, not the oracle"}
 
-    from ..services.probes import run_probe_variants
+    from ..services.probes import run_probe_submission, run_probe_variants
 
+    say = lambda m: click.echo(f"  {printable(m)}")  # noqa: E731
+    if submission is not None:
+        if variant_names or repeat != 1:
+            raise BenchwrightError("--submission evaluates one folder; leave out --variant and --repeat")
+        with open_store(ctx) as store:
+            run = run_probe_submission(store, probe_id, Path(submission), timeout_s=timeout_s, progress=say)
+        _echo_run(run, "(submission)", "", logs)
+        if run.outcome == "error":
+            raise SystemExit(1)
+        return
     with open_store(ctx) as store:
         runs = run_probe_variants(store, probe_id, list(variant_names) or None, timeout_s=timeout_s,
-                                  by=resolve_annotator(annotator), progress=lambda m: click.echo(f"  {printable(m)}"))
+                                  by=resolve_annotator(annotator), progress=say, repeat=repeat)
         state = store.validation_state(probe_id)
     for r in runs:
-        name = r.variant.name if r.variant else "(starter)"
-        verdict = words.get(r.expectation_check, "")
-        click.echo(f"{printable(name)}\t{r.verdict}\texpected {r.expected or '-'}\t{verdict}")
-        for m in r.modules:
-            if m.passed and m.tests is not None:
-                click.echo(f"    {printable(m.name)} ({m.module_name}): {m.tests.text()}")
-            if not m.passed:
-                click.echo(f"    {m.name} ({m.module_name}): {printable(m.reason or '')}")
-                for hit in m.matches[:5]:
-                    where = f"{hit.relative_path}:{hit.line}" if hit.line else str(hit.relative_path)
-                    click.echo(f"      {hit.rule_id}: {printable(hit.message or where)}")
-        if r.apply_error:
-            click.echo(f"    variant not applied: {printable(r.apply_error)}")
-    notes = separation(runs).shortcut_notes
-    if notes:
+        _echo_run(r, r.variant.name if r.variant else "(starter)", words.get(r.expectation_check, ""), logs)
+    verdict = separation(runs, min_per_family=min_variants or DEFAULT_MIN_VARIANTS_PER_FAMILY)
+    if verdict.shortcut_notes:
         click.echo("shortcuts:")
-        for note in notes:
+        for note in verdict.shortcut_notes:
             click.echo(f"  {printable(note)}")
+    for note in verdict.notes:
+        click.echo(f"note: {printable(note)}")
+    click.echo(f"separation: {'stably separating' if verdict.separating else 'not separating'}"
+               + (f" (flaky: {', '.join(verdict.flaky)})" if verdict.flaky else ""))
     click.echo(f"validation state: {state}")
+
+
+def _echo_run(r, name: str, verdict: str, logs: bool) -> None:
+    """One run: its line, then a line per module with tests or failing (and its findings); every log with ``logs``."""
+    click.echo(f"{printable(name)}\t{r.verdict}\texpected {r.expected or '-'}\t{verdict}"
+               + (f"\t{printable(r.error)}" if r.error else ""))
+    for m in r.modules:
+        if m.passed and m.tests is not None:
+            click.echo(f"    {printable(m.name)} ({m.module_name}): {m.tests.text()}")
+        if not m.passed:
+            click.echo(f"    {printable(m.name)} ({m.module_name}): {printable(m.reason or '')}")
+            for hit in m.matches[:5]:
+                where = f"{hit.relative_path}:{hit.line}" if hit.line else str(hit.relative_path)
+                click.echo(f"      {printable(hit.rule_id)}: {printable(hit.message or where)}")
+        elif logs:
+            click.echo(f"    {printable(m.name)} ({m.module_name}): {printable(m.reason or '')}")
+        if logs and m.log:
+            click.echo("\n".join(f"      | {printable(line)}" for line in m.log.splitlines()))
+    if r.apply_error:
+        click.echo(f"    not applied: {printable(r.apply_error)}")
 
 
 @probes.command("signoff")

@@ -115,6 +115,22 @@ def results_report(store: Store, *, all_cases: bool = False):
     return build(store.model_results(), cases, all_cases=all_cases, notes=notes)
 
 
+def run_probe_submission(store: Store, probe_id: str, submission: Path, *, timeout_s: float, progress=None,
+                         cancel=None):
+    """The oracle of a stored probe on a submission folder (a whole case tree; see ``run_probe(submission=)``),
+    not recorded (a submission is no variant of the probe). Returns the run.
+
+    Raises:
+        BenchwrightError: the probe's files changed since it was imported.
+    """
+    from benchwright.core.probes import probe_fingerprint, run_probe
+
+    probe, variants, record = _probe_and_variants(store, probe_id)
+    if probe_fingerprint(probe, variants) != record["fingerprint"]:
+        raise BenchwrightError(f"probe {probe_id}: its files changed since it was imported; import it again first")
+    return run_probe(probe, None, submission=submission, timeout_s=timeout_s, cancel=cancel, progress=progress)
+
+
 def default_attempt_folder(store: Store, probe_id: str, configuration: str) -> Path:
     """``attempts/<probe>/<configuration>-<UTC time>`` beside the project file (names made safe for a path)."""
     from datetime import UTC, datetime

@@ -1,0 +1,126 @@
+"""``benchwright probes import NITR_ROOT [--case ID]`` and ``probes run --repeat N / --submission DIR`` as a user
+runs them."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from benchwright.core.probes import sample_probe_dirs
+from benchwright.tui.cli import main
+
+NITR = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "nitr"
+
+
+def run(*args):
+    return CliRunner(env={"COLUMNS": "250"}).invoke(main, [str(a) for a in args], catch_exceptions=False)
+
+
+@pytest.fixture
+def db(tmp_path):
+    path = tmp_path / "p.db"
+    assert run("--db", path, "init").exit_code == 0
+    return path
+
+
+def test_import_the_shared_checkout_in_one_command(db):
+    if not (NITR / "evaluator").is_dir():
+        pytest.skip(f"real data {NITR} is absent (the shared data folder ../shared/data is not checked out here)")
+    done = run("--db", db, "probes", "import", NITR)
+    assert done.exit_code == 0, done.output
+    assert "imported 41 NITR cases" in done.output
+    assert "021.inline-filter-entrypoint-reuse\tmicro\tD2\t5 modules" in done.output
+    listed = run("--db", db, "probes", "list").output
+    assert len(listed.splitlines()) == 41 and "028.validator-global-mutation-python\tD9" in listed
+    again = run("--db", db, "probes", "import", NITR, "--case", "021")
+    assert again.exit_code == 0 and "imported 1 NITR case" in again.output
+    unknown = run("--db", db, "probes", "import", NITR, "--case", "999")
+    assert unknown.exit_code == 1 and "no case '999' in this checkout" in unknown.output
+
+
+def test_import_refusals_say_what_to_do(db, tmp_path):
+    folder = run("--db", db, "probes", "import", tmp_path)
+    assert folder.exit_code == 1 and "not a NITR checkout" in folder.output and "CASE_DIR EVALUATOR_DIR" in folder.output
+    probe = sample_probe_dirs()[0]
+    wrong = run("--db", db, "probes", "import", probe / "case", probe / "evaluator", "--case", "021")
+    assert wrong.exit_code == 1 and "--case is for a NITR checkout" in wrong.output
+
+
+def _python_probe(tmp_path: Path) -> Path:
+    """A tiny NITR checkout whose check reads a counter file: each run's verdict can be made to differ."""
+    root = tmp_path / "nitr"
+    counter = tmp_path / "counter"
+    counter.write_text("0")
+    files = {
+        "cases/050.x/TASK.md": "Do it.\n", "cases/050.x/src/a.py": "A = 1\n",
+        "docs/050.x/SPEC.md": "---\nprimary_dimension: testability\n---\n# X\n",
+        "evaluator/050.x/checks/check.py": (
+            "import pathlib, sys\n"
+            f"c = pathlib.Path({str(counter)!r})\nn = int(c.read_text()) + 1\nc.write_text(str(n))\n"
+            "src = (pathlib.Path(sys.argv[1]) / 'src/a.py').read_text()\n"
+            "sys.exit(0 if 'A = 1' in src and (n % 2 == 1 or 'stable' in src) else 1)\n"),
+        "evaluator/050.x/pipeline.json": json.dumps({
+            "case_root": "../../.submit-output/m/cases/050.x", "baseline_case_root": "../../cases/050.x",
+            "build_dir": "../../build", "modules": [
+                {"module_name": "customized_check", "name": "check",
+                 "command": ["{python}", "{evaluator_root}/checks/check.py", "{case_root}"]}]}),
+    }
+    for relative, text in files.items():
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
+        (root / relative).write_text(text, encoding="utf-8")
+    return root
+
+
+def test_repeat_marks_a_flaky_oracle_and_a_submission_is_judged(db, tmp_path):
+    root = _python_probe(tmp_path)
+    assert run("--db", db, "probes", "import", root).exit_code == 0
+    flaky = run("--db", db, "probes", "run", "050.x", "--repeat", "2")
+    assert flaky.exit_code == 0, flaky.output
+    assert [line.split("\t")[1] for line in flaky.output.splitlines() if line.startswith("(starter)")] == ["pass", "fail"]
+    submission = tmp_path / "sub"
+    shutil.copytree(root / "cases/050.x", submission)
+    (submission / "src/a.py").write_text("A = 2\n")
+    judged = run("--db", db, "probes", "run", "050.x", "--submission", submission, "--logs")
+    assert judged.exit_code == 0, judged.output
+    assert "(submission)\tfail" in judged.output and "check (customized_check): exit code 1" in judged.output
+    assert "      | $ " in judged.output  # --logs prints each module's log
+    both = run("--db", db, "probes", "run", "050.x", "--submission", submission, "--repeat", "2")
+    assert both.exit_code == 1 and "leave out --variant and --repeat" in both.output
+
+
+def test_repeat_reports_flaky_variants(db, tmp_path):
+    root = _python_probe(tmp_path)
+    assert run("--db", db, "probes", "import", root).exit_code == 0
+    from benchwright.core.probes import Variant, probe_fingerprint
+    from benchwright.db import Store
+
+    trees = {}
+    for name, text in (("good", "A = 1  # stable\n"), ("good2", "A = 1 # stable too\n"),
+                       ("bad", "A = 3\n"), ("bad2", "A = 4\n"), ("wobbly", "A = 1\n")):
+        tree = tmp_path / "v" / name / "src"
+        tree.mkdir(parents=True)
+        (tree / "a.py").write_text(text)
+        trees[name] = tree.parent
+    kinds = {"good": "intended", "good2": "intended", "bad": "shortcut", "bad2": "shortcut", "wobbly": "intended"}
+    with Store.open(db) as store:
+        record = store.probe_record("050.x")
+        from benchwright.core.probes import Probe
+
+        probe = Probe.model_validate(record["probe"])
+        variants = [Variant(name=n, kind=k, expected="pass" if k == "intended" else "fail", tree=str(trees[n]))
+                    for n, k in kinds.items()]
+        store.save_probe(probe, variants, probe_fingerprint(probe, variants), by="t")
+    stable = run("--db", db, "probes", "run", "050.x", "--variant", "good", "--variant", "good2", "--variant", "bad",
+                 "--variant", "bad2", "--repeat", "2")
+    assert "separation: stably separating" in stable.output, stable.output
+    wobbly = run("--db", db, "probes", "run", "050.x", "--repeat", "2")
+    assert "separation: not separating (flaky: wobbly)" in wobbly.output, wobbly.output
+    assert "note: wobbly: flaky: 2 runs gave" in wobbly.output
+    one = run("--db", db, "probes", "run", "050.x", "--variant", "good", "--variant", "bad", "--min-variants", "1")
+    assert "separation: stably separating" in one.output
+    default = run("--db", db, "probes", "run", "050.x", "--variant", "good", "--variant", "bad")
+    assert "separation: not separating" in default.output and "needs 2 per family" in default.output
