@@ -29,7 +29,7 @@ from typing import Literal, get_args
 from ..errors import InputFileError, InputProblem
 from ..importers.base import read_text
 from ..registry import Attribute, Names, Registry
-from .model import DIMENSIONS, Granularity
+from .model import DIMENSIONS, Expectation, Granularity
 
 Regime = Literal["api", "agent"]
 """How a configuration was evaluated (NITR, Table 3): ``api`` (one model call per task, "API-only systems") or
@@ -58,7 +58,9 @@ REGIMES = Names(REGIME_REGISTRY)
 REGIME_LABELS = Attribute(REGIME_REGISTRY, "labels")
 """Regime -> the suffixes NITR writes for it (``API``; ``Agt``, ``Agent``)."""
 
-Outcome = Literal["pass", "fail"]
+Outcome = Expectation
+"""A configuration's verdict on a case: ``pass`` or ``fail`` (the words of a variant's expectation; an oracle
+``error`` is no verdict)."""
 OUTCOMES: tuple[Outcome, ...] = get_args(Outcome)
 
 GRANULARITIES: tuple[Granularity, ...] = get_args(Granularity)
