@@ -106,3 +106,36 @@ def test_statistics_view(project):
     assert view.checklists.n_pairs == 0
     with pytest.raises(dataclasses.FrozenInstanceError):
         view.progress = ()  # type: ignore[misc]
+
+
+def test_adjudication_queue_and_view(project):
+    from benchwright.tui.services.views import adjudication_queue, adjudication_view
+
+    store, ids = project
+    store.assign(["ada", "bob"], overlap=2, by="lead")
+    store.save_checklist(ids[1], checklist(), author="lead", origin="imported")
+    store.save_checklist(ids[1], checklist("ada's point"), author="ada", expected_version=1)
+    store.save_checklist(ids[1], checklist("bob's point"), author="bob", expected_version=1, visible_to="bob")
+    store.record_decision(ids[1], "ada", "accept")
+    store.record_decision(ids[1], "bob", "reject")
+
+    rows = adjudication_queue(store, "carol")  # a lead who never worked on the pair
+    assert [(r.disagreement.qa_pair_id, r.ordinal) for r in rows] == [(ids[1], 2)]
+    assert "decision" in rows[0].disagreement.fields
+    assert adjudication_queue(store, "ada") == ()  # never one's own disagreement
+
+    view = adjudication_view(store, ids[1])
+    assert view.pair.id == ids[1] and view.ordinal == 2
+    assert view.annotators == ("ada", "bob") and set(view.reviews) == {"ada", "bob"}
+    assert [(v.author, v.checklist.items[0].key_point) for v in view.sides] == [
+        ("ada", "ada's point"), ("bob", "bob's point")]
+
+
+def test_adjudication_view_with_one_edit_compares_it_with_the_current_version(project):
+    from benchwright.tui.services.views import adjudication_view
+
+    store, ids = project
+    store.save_checklist(ids[0], checklist(), author="lead", origin="imported")
+    assert [v.version for v in adjudication_view(store, ids[0]).sides] == [1]
+    store.save_checklist(ids[0], checklist("ada's point"), author="ada", expected_version=1)
+    assert [v.version for v in adjudication_view(store, ids[0]).sides] == [2, 2]

@@ -24,6 +24,7 @@ from benchwright.core.review import CRITERIA, CRITERION_LABELS, Verdict
 from benchwright.core.text_diff import LONG_DIFF_CHARS, DiffCancelled
 from benchwright.db import Store
 
+from ..services.views import adjudication_queue, adjudication_view
 from ..widgets import LiteralInput, literal, notify
 from .checklist_diff import render_side
 
@@ -92,9 +93,11 @@ class AdjudicationScreen(Screen):
         queue = self.query_one("#adj-queue", OptionList)
         queue.clear_options()
         # an annotator never adjudicates a disagreement of their own, nor sees pairs still blind to them
-        items = self.store.disagreements(viewer=self.adjudicator)
-        for d in items:
-            label = Text(f"#{self.store.ordinal_of(d.qa_pair_id)} ", style="bold")
+        rows = adjudication_queue(self.store, self.adjudicator)
+        items = [row.disagreement for row in rows]
+        for row in rows:
+            d = row.disagreement
+            label = Text(f"#{row.ordinal} ", style="bold")
             label.append(", ".join(CRITERION_LABELS.get(f, f) for f in d.fields), style="yellow")
             label.append_text(literal(f"  {', '.join(d.annotators)}", style="dim"))
             queue.add_option(Option(label, id=d.qa_pair_id))
@@ -116,13 +119,13 @@ class AdjudicationScreen(Screen):
     def show(self, pair_id: str) -> None:
         """Show one pair's reviews and checklists."""
         self.pair_id, self.final, self.edited, self.item_cursor = pair_id, None, None, 0
-        pair = self.store.get_pair(pair_id)
-        q = Text(f"#{self.store.ordinal_of(pair_id)} ", style="bold")
+        view = adjudication_view(self.store, pair_id)
+        pair = view.pair
+        q = Text(f"#{view.ordinal} ", style="bold")
         q.append_text(literal(pair.question[:400]))
         self.query_one("#adj-question", Static).update(q)
-        reviews = self.store.reviews_of(pair_id)
-        edits = self.store.annotator_checklists(pair_id)
-        self.annotators = sorted(set(reviews) | set(edits))
+        reviews = view.reviews
+        self.annotators = list(view.annotators)
         table = Table(title="Reviews", expand=False)
         table.add_column("")
         for who in self.annotators:
@@ -149,12 +152,9 @@ class AdjudicationScreen(Screen):
         self.reviews_table = table
         self.query_one("#adj-reviews", Static).update(table)
         # checklists of the first two annotators with edits (or the current one when only one edited)
-        versions = [self.store.checklist_version(pair_id, v) for v in edits.values()][:2]
-        if len(versions) < 2:
-            current = self.store.checklist_version(pair_id)
-            versions = ([current] if current else []) + versions
-        self.sides = [v.checklist for v in versions[:2]]
-        names = [f"{v.author} v{v.version}" for v in versions[:2]]
+        versions = view.sides
+        self.sides = [v.checklist for v in versions]
+        names = [f"{v.author} v{v.version}" for v in versions]
         self.names = names
         self.workers.cancel_group(self, "adjudication-diff")
         self.computing = False

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from benchwright.core.adjudication import Disagreement
 from benchwright.core.evidence import Evidence, gather_evidence
 from benchwright.core.models import Decision, PairText, QAPair, Repository
 from benchwright.core.review import Criteria, Review
@@ -142,4 +143,59 @@ def statistics_view(store: Store) -> StatisticsView:
         progress=tuple(tuple(row) for row in store.annotator_progress()),
         agreement=agreement_report(store.review_ratings()),
         checklists=project_checklist_agreement(store.checklist_edits()),
+    )
+
+
+@dataclass(frozen=True)
+class DisagreementRow:
+    """One line of the adjudication queue: the disagreement and the pair's position (``#N``)."""
+
+    disagreement: Disagreement
+    ordinal: int
+
+
+def adjudication_queue(store: Store, adjudicator: str) -> tuple[DisagreementRow, ...]:
+    """The disagreements ``adjudicator`` may adjudicate, in queue order: never one of their own, nor a pair
+    still blind to them (``Store.disagreements(viewer=...)``)."""
+    return tuple(DisagreementRow(d, store.ordinal_of(d.qa_pair_id))
+                 for d in store.disagreements(viewer=adjudicator))
+
+
+@dataclass(frozen=True)
+class AdjudicationView:
+    """What the adjudication screen shows of one pair.
+
+    Attributes:
+        pair: the pair.
+        ordinal: its position in the project (``#N``).
+        reviews: every annotator's current submitted review, by name (an adjudicator sees them all).
+        annotators: who reviewed the pair or edited its checklist, sorted.
+        sides: the checklist versions compared side by side: the latest edits of the first two annotators who
+            edited it, or the current version and the one edit when only one annotator edited it (fewer when
+            there is nothing to compare).
+    """
+
+    pair: QAPair
+    ordinal: int
+    reviews: Mapping[str, Review]
+    annotators: tuple[str, ...]
+    sides: tuple[ChecklistVersion, ...]
+
+
+def adjudication_view(store: Store, pair_id: str) -> AdjudicationView:
+    """The adjudication screen's view of ``pair_id``.
+
+    Raises:
+        NotFoundError: no such pair.
+    """
+    pair = store.get_pair(pair_id)
+    reviews = store.reviews_of(pair_id)
+    edits = store.annotator_checklists(pair_id)
+    versions = [store.checklist_version(pair_id, v) for v in edits.values()][:2]
+    if len(versions) < 2:
+        current = store.checklist_version(pair_id)
+        versions = ([current] if current else []) + versions
+    return AdjudicationView(
+        pair=pair, ordinal=store.ordinal_of(pair_id), reviews=reviews,
+        annotators=tuple(sorted(set(reviews) | set(edits))), sides=tuple(v for v in versions[:2] if v is not None),
     )
