@@ -65,6 +65,9 @@ OUTCOMES: tuple[Outcome, ...] = get_args(Outcome)
 
 GRANULARITIES: tuple[Granularity, ...] = get_args(Granularity)
 
+PASS_MATRIX_IN_CHECKOUT = "docs/model_case_pass_matrix.csv"
+"""Where a NITR checkout keeps its pass matrix (given a checkout's root, the import reads this file)."""
+
 NOT_EVALUATED = ("n/a", "na", "-", "")
 """Cell values (case-insensitive) of a case a configuration was not evaluated on."""
 

@@ -205,7 +205,7 @@ def _table(title: str, columns: list[str], numeric_from: int, numeric_to: int | 
 
 
 @probes.command("import-results")
-@click.argument("csv_file", type=click.Path(dir_okay=False))
+@click.argument("csv_file", type=click.Path())
 @click.option("--docs", "docs_dir", type=click.Path(file_okay=False),
               help="The checkout's docs/ folder, for design_matrix.md and cases.md (default: the CSV's folder).")
 @click.option("--update", is_flag=True, help="Record verdicts that differ from the project's current ones.")
@@ -213,8 +213,9 @@ def _table(title: str, columns: list[str], numeric_from: int, numeric_to: int | 
 @click.pass_context
 @friendly
 def probe_import_results(ctx, csv_file, docs_dir, update, annotator) -> None:
-    """Import NITR's pass matrix (docs/model_case_pass_matrix.csv): one verdict per configuration and case, the
-    row counts checked against the cells; all or nothing, and importing it again adds nothing."""
+    """Import NITR's pass matrix (docs/model_case_pass_matrix.csv, or a checkout's root): one verdict per
+    configuration and case, the row counts checked against the cells; all or nothing, and importing it again
+    adds nothing."""
     from ..services.probes import import_results as run
 
     with open_store(ctx) as store:

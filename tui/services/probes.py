@@ -87,14 +87,18 @@ def run_probe_variants(store: Store, probe_id: str, names: list[str] | None, *, 
 def import_results(store: Store, csv_path: Path, *, docs_dir: Path | None = None, by: str, update: bool = False):
     """Import NITR's pass matrix (``docs/model_case_pass_matrix.csv``) with the case descriptions of the
     checkout's ``docs/`` (``design_matrix.md``, ``cases.md``): ``docs_dir``, by default the CSV's own folder.
-    Returns the :class:`~benchwright.core.probes.results.ResultsImport` and the documentation files read.
+    ``csv_path`` may also be the checkout's root (its ``docs/model_case_pass_matrix.csv`` is read). Returns the
+    :class:`~benchwright.core.probes.results.ResultsImport` and the documentation files read.
 
     Raises:
         InputFileError: the CSV or a documentation file cannot be read (nothing is written).
         BenchwrightError: ``docs_dir`` is not a folder.
     """
-    from benchwright.core.probes.results import read_case_docs, read_pass_matrix
+    from benchwright.core.probes.results import PASS_MATRIX_IN_CHECKOUT, read_case_docs, read_pass_matrix
 
+    csv_path = Path(csv_path)
+    if csv_path.is_dir() and (csv_path / PASS_MATRIX_IN_CHECKOUT).is_file():
+        csv_path = csv_path / PASS_MATRIX_IN_CHECKOUT
     matrix = read_pass_matrix(csv_path)
     folder = Path(docs_dir) if docs_dir is not None else Path(csv_path).parent
     if not folder.is_dir():
