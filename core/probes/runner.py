@@ -156,6 +156,8 @@ class OracleRun(BaseModel):
         started_at: ISO 8601 UTC time the run started.
         workspace: the workspace path when it was kept (``keep_workspace=True``), else ``None``.
         submission: the submission folder evaluated (``run_probe(..., submission=DIR)``), else ``None``.
+        prepare_log: for a case imported from a NITR checkout, the command configuring the workspace with this
+            one case enabled and its output (:func:`configure_nitr_case`), else "".
     """
 
     model_config = ConfigDict(frozen=True)
@@ -174,6 +176,7 @@ class OracleRun(BaseModel):
     started_at: str = ""
     workspace: str | None = None
     submission: str | None = None
+    prepare_log: str = ""
 
     @property
     def failed_modules(self) -> list[ModuleResult]:
@@ -494,6 +497,42 @@ def _nitr_configure(
     return argv, returncode, output, timed_out, cancelled
 
 
+def configure_nitr_case(
+    probe: Probe, workspace: Workspace, timeout_s: float, cancel: threading.Event | None,
+    say: Callable[[str], None] = lambda _m: None,
+) -> ModuleResult | None:
+    """Configure a NITR workspace with its one case enabled, as NITR's README does before evaluating
+    (``cmake -S {repo_root} -B {build_dir} -DNITR_BUILD_ALL_CASES=OFF -DNITR_CASE=<id>`` and the first ``build``
+    module's ``configure_args``, default ``-DNITR_BUILD_EVALUATOR=ON``), so cases whose pipeline has no
+    ``build`` module (NITR's Python cases) have their tests registered. Returns the step as a
+    :class:`ModuleResult` (not one of the pipeline's modules), or ``None`` when there is nothing to configure
+    (not a NITR case, no top-level ``CMakeLists.txt``, the build folder already configured). A failed
+    configure is not an outcome by itself: the modules then fail as they would (a ``build`` module configures
+    again, as NITR does); only a missing ``cmake`` (``missing`` set) stops the run as "cannot run here"."""
+    if probe.pipeline.layout != "nitr" or not probe.checkout_root:
+        return None
+    if not (workspace.repo_root / "CMakeLists.txt").is_file() or (workspace.build_dir / "CMakeCache.txt").exists():
+        return None
+    values = workspace.values()
+    build = next((m for m in probe.pipeline.enabled_modules() if isinstance(m, BuildModule)), None)
+    args = build.configure_args if build is not None and build.configure_args is not None else list(NITR_DEFAULT_CONFIGURE_ARGS)
+    argv = ["cmake", "-S", str(workspace.repo_root), "-B", str(workspace.build_dir), "-DNITR_BUILD_ALL_CASES=OFF",
+            f"-DNITR_CASE={workspace.case_root.name}", *(expand(a, values) for a in args)]
+    say(f"configuring the workspace with {workspace.case_root.name} enabled")
+    started = time.monotonic()
+    env = _environment(workspace, build.env if build is not None else {}, probe.pipeline.env)
+    returncode, output, timed_out, _cancelled = _run_command(
+        argv, cwd=workspace.repo_root, env=env, timeout_s=timeout_s, cancel=cancel)
+    lacking = missing_toolchain(argv, output, workspace) if returncode != 0 and not timed_out else None
+    reason = "exit code 0" if returncode == 0 else (f"cannot run here: missing {lacking}" if lacking else
+                                                   f"configure failed: exit code {returncode}: {_telling_line(output)}")
+    return ModuleResult(
+        name="configure one case", module_name="build", passed=returncode == 0, reason=reason,
+        log="$ " + shlex.join(argv) + "\n" + output, duration_s=time.monotonic() - started, command=argv,
+        returncode=returncode, timed_out=timed_out, missing=lacking,
+    )
+
+
 def _command_module(
     module: _CommandModule, workspace: Workspace, timeout_s: float, cancel: threading.Event | None,
     *, nitr: bool = False, pipeline_env: dict[str, str] | None = None,
@@ -733,6 +772,10 @@ def run_probe(
                 apply_variant_to(workspace.case_root, item)
             except VariantApplyError as error:
                 return finish("error", [], apply_error=str(error), workspace=kept)
+        prepared = configure_nitr_case(probe, workspace, timeout_s, cancel, say)
+        if prepared is not None and prepared.missing:
+            return finish("error", [prepared], error=prepared.reason, workspace=kept, prepare_log=prepared.log)
+        prepare_log = prepared.log if prepared is not None else ""
         results: list[ModuleResult] = []
         modules = probe.pipeline.enabled_modules()
         total = len(modules)
@@ -747,9 +790,10 @@ def run_probe(
                 return finish("error", results, cancelled=True, error="cancelled", workspace=kept)
         lacking = list(dict.fromkeys(r.missing for r in results if r.missing))
         if lacking:
-            return finish("error", results, error=f"cannot run here: missing {', '.join(lacking)}", workspace=kept)
+            return finish("error", results, error=f"cannot run here: missing {', '.join(lacking)}", workspace=kept,
+                          prepare_log=prepare_log)
         outcome: Outcome = "pass" if all(r.passed for r in results) else "fail"
-        return finish(outcome, results, workspace=kept)
+        return finish(outcome, results, workspace=kept, prepare_log=prepare_log)
     finally:
         if not keep_workspace:
             workspace.remove()

@@ -389,3 +389,20 @@ def test_the_fingerprint_of_a_nitr_case_covers_the_checkouts_shared_files(tmp_pa
     assert probe_fingerprint(probe) == first  # vendored code is not read for every fingerprint
     (root / "evaluator/shared/helper.py").write_text("x = 2\n")
     assert probe_fingerprint(probe) != first
+
+
+@pytest.mark.skipif(shutil.which("cmake") is None or shutil.which("ctest") is None, reason="cmake is not installed")
+def test_the_workspace_is_configured_with_one_case_enabled_before_the_modules(tmp_path):
+    from benchwright.core.probes import run_probe
+
+    pipeline = {"case_root": "../../.submit-output/m/cases/050.x", "build_dir": "../../build", "modules": [
+        {"module_name": "unit_test", "name": "tests", "command": ["ctest", "--test-dir", "{build_dir}", "-R", "^case_only$"]}]}
+    root = _small_checkout(tmp_path, "primary_dimension: D3\n", pipeline)
+    _files(root, {"CMakeLists.txt": (
+        "cmake_minimum_required(VERSION 3.16)\nproject(N LANGUAGES NONE)\nenable_testing()\n"
+        "if(NOT NITR_BUILD_ALL_CASES AND NITR_CASE STREQUAL \"050.x\" AND NITR_BUILD_EVALUATOR)\n"
+        "  add_test(NAME case_only COMMAND ${CMAKE_COMMAND} -E echo ok)\nendif()\n")})
+    probe, = read_nitr_checkout(root)
+    run = run_probe(probe, None)
+    assert run.outcome == "pass", run.summary()  # no build module: without the configure, no test is registered
+    assert "-DNITR_BUILD_ALL_CASES=OFF -DNITR_CASE=050.x -DNITR_BUILD_EVALUATOR=ON" in run.prepare_log
