@@ -874,8 +874,12 @@ def _problem_text(error: dict[str, Any]) -> str:
         return "missing field"
     if kind == "extra_forbidden":
         return "unknown field"
-    message = str(error.get("msg", "invalid value"))
-    return message.removeprefix("Value error, ")
+    message = str(error.get("msg", "invalid value")).removeprefix("Value error, ")
+    value = error.get("input")
+    if isinstance(value, str | int | float | bool) and repr(value) not in message:
+        shown = repr(value) if len(repr(value)) <= 80 else repr(value)[:77] + "..."
+        message += f" (got {shown})"
+    return message
 
 
 def _top_level(data: dict[str, Any], file: str, problems: list[InputProblem]) -> dict[str, Any]:

@@ -406,3 +406,12 @@ def test_the_workspace_is_configured_with_one_case_enabled_before_the_modules(tm
     run = run_probe(probe, None)
     assert run.outcome == "pass", run.summary()  # no build module: without the configure, no test is registered
     assert "-DNITR_BUILD_ALL_CASES=OFF -DNITR_CASE=050.x -DNITR_BUILD_EVALUATOR=ON" in run.prepare_log
+
+
+def test_a_bad_value_is_named_with_its_json_path_and_the_value():
+    with pytest.raises(InputFileError) as caught:
+        pipeline_from_dict({"modules": [{"module_name": "source_analysis", "name": "s", "normalize": "bogus",
+                                          "rules": [{"id": "r", "any_substrings": "std::stoi"}]}]}, "p.json")
+    shown = [(p.field, p.message) for p in caught.value.problems]
+    assert shown[0][0] == "modules[0].normalize" and "(got 'bogus')" in shown[0][1]
+    assert shown[1][0] == "modules[0].rules[0].any_substrings" and "(got 'std::stoi')" in shown[1][1]
