@@ -20,6 +20,14 @@ class Remedy(StrEnum):
     """Name a model for this run (the CLI's ``--model``), or configure one as the message says."""
     GIVE_REASON = "give-reason"
     """Say why (the CLI's ``--reason TEXT``; the app's reason field)."""
+    SEE_PREFLIGHT = "see-preflight"
+    """See why each pair is left out of a release (``releases preflight --list``; the release screen)."""
+    GIVE_PREVIOUS = "give-previous"
+    """Name the previous release's folder for the changelog (``releases create --previous DIR``)."""
+    IMPORT_UNDER_OTHER_NAMES = "import-under-other-names"
+    """Import conflicting answers under another model or condition, or import the rest without them."""
+    IMPORT_SCORES_UNDER_OTHER_NAMES = "import-scores-under-other-names"
+    """As :attr:`IMPORT_UNDER_OTHER_NAMES`, and conflicting imported scores under another judge model too."""
 
 
 class BenchwrightError(Exception):

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from benchwright.core.errors import BenchwrightError, InputFileError, InputProblem, NotFoundError
+from benchwright.core.errors import BenchwrightError, InputFileError, InputProblem, NotFoundError, Remedy
 from benchwright.core.importers.answers import AnswerParseResult, AnswerRecord
 from benchwright.core.judgment import (
     CONDITIONS,
@@ -53,11 +53,9 @@ class AnswerConflictError(BenchwrightError):
         what = " and ".join(w for w, on in (("answers", answers), ("imported scores", scores)) if on)
         super().__init__(
             f"{file}: {len(conflicts)} record{' conflicts' if len(conflicts) == 1 else 's conflict'} with {what} the project already has for the same pair, "
-            f"model and condition; nothing was imported:\n{shown}{more}\n"
-            "Import them under another --model or --condition"
-            + (" (or other scores under another --judge-model)" if scores else "")
-            + ", or pass --skip-invalid to import the rest."
+            f"model and condition; nothing was imported:\n{shown}{more}"
         )
+        self.remedy = Remedy.IMPORT_SCORES_UNDER_OTHER_NAMES if scores else Remedy.IMPORT_UNDER_OTHER_NAMES
 
 
 @dataclass

@@ -77,13 +77,16 @@ def notify(target: DOMNode, message: object, *, title: object = "", severity: Se
 _REMEDIES = {
     Remedy.GIVE_MODEL: "\n\nthen run the step again.",
     Remedy.GIVE_REASON: "",  # the reason field is on the screen
+    Remedy.SEE_PREFLIGHT: " (the release screen lists every pair left out, with its reason)",
+    Remedy.GIVE_PREVIOUS: "",
 }
 
 
-def error_text(error: BenchwrightError) -> str:
+def error_text(error: Exception) -> str:
     """An error as the app says it: its message, then what to do in the app's words
     (:class:`benchwright.core.errors.Remedy`; the command line words the same remedy with its options)."""
-    return str(error) + (_REMEDIES.get(error.remedy, "") if error.remedy else "")
+    remedy = getattr(error, "remedy", None) if isinstance(error, BenchwrightError) else None
+    return str(error) + (_REMEDIES.get(remedy, "") if remedy else "")
 
 
 def literal_parser() -> MarkdownIt:

@@ -59,3 +59,30 @@ def test_a_correction_without_a_reason_is_worded_by_each_front_end():
     error = caught.value
     assert error.remedy is Remedy.GIVE_REASON and "--" not in str(error) and "--" not in error_text(error)
     assert remedy_text(error) == " (--reason TEXT)"
+
+
+def test_release_and_answer_import_reasons_are_worded_by_the_front_end():
+    from benchwright.core.errors import BenchwrightError, Remedy, with_remedy
+    from benchwright.db.answers import AnswerConflictError
+    from benchwright.tui.cli.common import remedy_text
+    from benchwright.tui.widgets import error_text
+
+    empty = with_remedy(BenchwrightError("the release would be empty"), Remedy.SEE_PREFLIGHT)
+    assert "releases preflight --list" in remedy_text(empty) and "--" not in error_text(empty)
+    gone = with_remedy(BenchwrightError("gone: restore it there"), Remedy.GIVE_PREVIOUS)
+    assert remedy_text(gone) == ", or pass --previous DIR" and error_text(gone) == "gone: restore it there"
+    for scores, judge_model in ((False, False), (True, True)):
+        conflict = ["line 1: imported scores differ" if scores else "line 1: another answer"]
+        e = AnswerConflictError("a.jsonl", conflict)
+        assert "--" not in str(e)
+        assert ("--judge-model" in remedy_text(e)) is judge_model and "--skip-invalid" in remedy_text(e)
+
+
+def test_no_message_of_core_db_or_services_patched_by_the_app():
+    """The app never rewrites a message's words (``.replace("--...``): a reason is worded where it is shown."""
+    from pathlib import Path
+
+    screens = Path(__file__).resolve().parents[2] / "tui"
+    patched = [f"{p.name}:{n}" for p in screens.rglob("*.py") if "cli" not in p.parts
+               for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if '.replace("--' in line]
+    assert patched == []

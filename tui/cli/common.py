@@ -46,6 +46,12 @@ def friendly(fn):
 _REMEDIES = {
     Remedy.GIVE_MODEL: "\n\nor pass --model MODEL (or --model PROVIDER:MODEL).",
     Remedy.GIVE_REASON: " (--reason TEXT)",
+    Remedy.SEE_PREFLIGHT: " (see benchwright releases preflight --list)",
+    Remedy.GIVE_PREVIOUS: ", or pass --previous DIR",
+    Remedy.IMPORT_UNDER_OTHER_NAMES: "\nImport them under another --model or --condition, or pass --skip-invalid "
+                                     "to import the rest.",
+    Remedy.IMPORT_SCORES_UNDER_OTHER_NAMES: "\nImport them under another --model or --condition (or other scores "
+                                            "under another --judge-model), or pass --skip-invalid to import the rest.",
 }
 """How the command line words each :class:`benchwright.core.errors.Remedy` (appended to the message)."""
 

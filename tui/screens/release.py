@@ -19,7 +19,7 @@ from textual.widgets import Footer, Header, Input, Label, ProgressBar, Static
 from benchwright.core.errors import BenchwrightError
 from benchwright.db import Store
 
-from ..widgets import LiteralInput, literal, notify
+from ..widgets import LiteralInput, error_text, literal, notify
 
 
 class ReleaseScreen(Screen):
@@ -121,7 +121,7 @@ class ReleaseScreen(Screen):
             path = create_release(self.store, self.preflight, name, version, self.out, by=self.annotator,
                                   progress=progress, notes=notes)
         except (BenchwrightError, ValueError) as e:
-            self.post_message(self.Failed(str(e)))
+            self.post_message(self.Failed(error_text(e)))
             return
         self.post_message(self.Created(path, notes))
 

@@ -9,7 +9,7 @@ import re
 from importlib import metadata
 from pathlib import Path
 
-from benchwright.core.errors import BenchwrightError
+from benchwright.core.errors import BenchwrightError, Remedy, with_remedy
 from benchwright.core.models import utc_now
 from benchwright.db import SCHEMA_VERSION, Store
 from benchwright.db.releases import Preflight
@@ -103,8 +103,8 @@ def create_release(
             "elsewhere or by hand; check it with benchwright releases verify, then move it away or choose a new "
             "version")
     if not preflight.included:
-        raise BenchwrightError("the release would be empty: no pair is accepted with a valid checklist "
-                               "(see benchwright releases preflight --list)")
+        raise with_remedy(BenchwrightError("the release would be empty: no pair is accepted with a valid checklist"),
+                          Remedy.SEE_PREFLIGHT)
     previous = store.previous_release(name, before_version=None if record else version)
     previous_dir = None
     if previous_path is not None:
@@ -112,9 +112,9 @@ def create_release(
     elif previous is not None:
         previous_dir = Path(previous["path"])
         if not previous_dir.is_dir():
-            raise BenchwrightError(
-                f"the previous release {name} {previous['version']} was written to {previous_dir}, which is gone; "
-                "restore it there or pass --previous DIR, so the changelog compares against it")
+            raise with_remedy(BenchwrightError(
+                f"the previous release {name} {previous['version']} was written to {previous_dir}, which is gone, "
+                "so the changelog cannot compare against it: restore it there"), Remedy.GIVE_PREVIOUS)
     agreement, agreement_scope = _agreement_figures(store, len(preflight.included))
     try:
         spec = ReleaseSpec(
