@@ -889,14 +889,11 @@ def m015_model_results(db: Database) -> None:
     _append_only(db, "model_results")
 
 
-def _rebuild_without_checks(db: Database, table: str, columns: tuple[str, ...], after: str = "", *,
-                            append_only: bool = True) -> None:
+def _rebuild_without_checks(db: Database, table: str, columns: tuple[str, ...]) -> None:
     """Rebuild ``table`` with the ``CHECK (column IN (...))`` constraints of ``columns`` removed from its SQL and
-    every row copied with its id; indexes and the append-only triggers are made again, then ``after`` (one SQL
-    statement, e.g. a trigger) runs.
-    Foreign keys stay on: they are deferred for the transaction and the rows are back under the same name before
-    it commits, so rows of other tables that reference this one stay valid (checked by ``foreign_key_check``).
-    ``append_only``: the table had the append-only triggers (made again)."""
+    every row copied with its id; its indexes and triggers (append-only, current-row) are made again from their
+    stored SQL. Foreign keys stay on: they are deferred for the transaction and the rows are back under the same
+    name before it commits, so rows of other tables that reference this one stay valid (``foreign_key_check``)."""
     import re
 
     sql = db.conn.execute("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", [table]).fetchone()[0]
@@ -904,8 +901,9 @@ def _rebuild_without_checks(db: Database, table: str, columns: tuple[str, ...], 
         sql, n = re.subn(rf"\s+CHECK\s*\(\s*{column}\s+IN\s*\([^)]*\)\s*\)", "", sql, count=1)
         if n != 1:
             raise RuntimeError(f"{table}: no CHECK on {column} to remove")
-    indexes = [r[0] for r in db.conn.execute(
-        "SELECT sql FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL", [table])]
+    again = [r[0] for r in db.conn.execute(
+        "SELECT sql FROM sqlite_master WHERE type IN ('index', 'trigger') AND tbl_name = ? AND sql IS NOT NULL "
+        "ORDER BY type = 'trigger', rowid", [table])]
     old = f"{table}_before_rebuild"
     db.conn.execute("PRAGMA defer_foreign_keys = ON")
     db.conn.execute(f"CREATE TABLE {old} AS SELECT * FROM {table}")
@@ -913,12 +911,8 @@ def _rebuild_without_checks(db: Database, table: str, columns: tuple[str, ...], 
     db.conn.execute(sql)
     db.conn.execute(f"INSERT INTO {table} SELECT * FROM {old}")
     db.conn.execute(f"DROP TABLE {old}")
-    for index in indexes:
-        db.conn.execute(index)
-    if append_only:
-        _append_only(db, table)
-    if after:
-        db.conn.execute(after)
+    for statement in again:
+        db.conn.execute(statement)
     bad = db.conn.execute(f"PRAGMA foreign_key_check({table})").fetchall()
     if bad:
         raise RuntimeError(f"{table}: {len(bad)} rows lost their reference while rebuilding")
@@ -930,18 +924,8 @@ def m016_judges_and_steps_checked_on_write(db: Database) -> None:
     on write against its registry in core (``core.judges``, ``core.steps``, ``core.vocabulary``), so a new judge,
     step or failure mode is a registration in core, not another table rebuild. SQLite cannot drop a CHECK in place:
     the three tables are rebuilt with every row, id, index and trigger kept (docs/store.md)."""
-    _rebuild_without_checks(db, "judgments", ("judge",))
-    _rebuild_without_checks(db, "failure_modes", ("mode",))
-    _rebuild_without_checks(db, "curation_results", ("step",), after="""
-        CREATE TRIGGER curation_results_current AFTER INSERT ON curation_results
-        BEGIN
-            INSERT INTO curation_current (qa_pair_id, step, result_id, status, flagged)
-            VALUES (NEW.qa_pair_id, NEW.step, NEW.id, NEW.status, NEW.flagged)
-            ON CONFLICT (qa_pair_id, step) DO UPDATE SET
-                result_id = excluded.result_id, status = excluded.status, flagged = excluded.flagged;
-        END
-    """)
-
+    for table, column in (("judgments", "judge"), ("failure_modes", "mode"), ("curation_results", "step")):
+        _rebuild_without_checks(db, table, (column,))
 
 
 @migrations(name="m017_conditions_checked_on_write")
@@ -949,7 +933,8 @@ def m017_conditions_checked_on_write(db: Database) -> None:
     """``answers.condition`` loses its CHECK: it is checked on write against core's condition registry
     (``core.vocabulary.CONDITIONS``), like the judge, step and failure-mode names since m016. The table is rebuilt
     with every row and index kept; judgments and failure-mode labels keep pointing at their answers."""
-    _rebuild_without_checks(db, "answers", ("condition",), append_only=False)
+    _rebuild_without_checks(db, "answers", ("condition",))
+
 
 SCHEMA_VERSION = len(migrations._migrations)
 """Number of migrations this version of benchwright knows; recorded in exports."""
