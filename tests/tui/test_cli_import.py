@@ -311,7 +311,7 @@ def test_unregistered_repository_fails_helpfully(project):
     r = project.imp("swe-qa", str(path), "--repo", "django")
     assert r.exit_code == 1
     assert "repository 'django' is not registered" in r.output
-    assert "benchwright repo add django PATH" in r.output
+    assert "benchwright repos add django PATH" in r.output
     assert project.counts() == (0, 0, 1)
 
 

@@ -28,9 +28,7 @@ import copy
 
 import click
 
-from benchwright.core.importers import FORMATS, TARGETS
-from benchwright.core.importers.answers import ANSWER_FORMATS
-from benchwright.core.judgment import CONDITIONS
+from benchwright.core.importers import FORMATS
 
 from . import (
     adjudication,
@@ -44,7 +42,7 @@ from . import (
     releases,
     repos,
 )
-from .common import annotator_option, friendly, note_deprecated
+from .common import friendly, note_deprecated
 
 
 def _alias(command: click.Command, old: str, new: str) -> click.Command:
@@ -70,22 +68,16 @@ _failure_mode = click.Group(
 )
 
 
-@click.command("import", hidden=True)
-@click.argument("fmt", metavar="FORMAT", type=click.Choice([*FORMATS, "release", "answers"]))
-@click.argument("file", type=click.Path(dir_okay=True))
-@click.option("--repo", "repository", help="Registered repository the pairs are about.")
-@click.option("--map", "mapping", multiple=True, metavar="TARGET=COLUMN",
-              help=f"For jsonl, csv and parquet: which column fills a field ({', '.join(TARGETS)}).")
-@click.option("--skip-invalid", is_flag=True, help="Import the valid records and list every skipped one.")
-@click.option("--update", is_flag=True, help="Record a known question with another answer as a new text version.")
-@click.option("--model", help="answers: the model that wrote the answers.")
-@click.option("--condition", type=click.Choice(CONDITIONS), help="answers: the condition they were written under.")
-@click.option("--scale", type=click.IntRange(min=1), help="answers: maximum score per dimension of imported scores.")
-@click.option("--judge-model", "judge_model", help="answers: who gave the imported scores (default: unknown).")
-@click.option("--answer-format", "answer_format", type=click.Choice(ANSWER_FORMATS), default="auto",
-              show_default=True, help="answers: the file's shape.")
-@click.option("--verbose", is_flag=True, help="answers: list every problem (default: the first 50 of each kind).")
-@annotator_option("Who imports (default: configuration, then the OS user).")
+def _import_params() -> list[click.Parameter]:
+    """The old ``import``'s parameters: ``pairs import``'s (FORMAT taking ``answers`` and ``release`` too), then
+    the options ``answers import`` has beyond them."""
+    fmt = click.Argument(["fmt"], metavar="FORMAT", type=click.Choice([*FORMATS, "release", "answers"]))
+    own = [p for p in pairs.pairs_import.params if p.name != "fmt"]
+    names = {p.name for p in own}
+    return [fmt, *own, *(p for p in answers.answers_import.params if p.name not in names)]
+
+
+@click.command("import", hidden=True, params=_import_params())
 @click.pass_context
 @friendly
 def import_alias(ctx, fmt, file, repository, mapping, skip_invalid, model, condition, scale, judge_model,
