@@ -139,3 +139,17 @@ def test_adjudication_view_with_one_edit_compares_it_with_the_current_version(pr
     assert [v.version for v in adjudication_view(store, ids[0]).sides] == [1]
     store.save_checklist(ids[0], checklist("ada's point"), author="ada", expected_version=1)
     assert [v.version for v in adjudication_view(store, ids[0]).sides] == [2, 2]
+
+
+def test_release_view_groups_the_excluded_pairs_by_reason(project):
+    from benchwright.tui.services.views import release_view
+
+    store, ids = project
+    for pid in ids:
+        store.save_checklist(pid, checklist(), author="lead", origin="imported")
+    store.record_decision(ids[0], "ada", "accept")
+    store.record_decision(ids[2], "ada", "reject")
+    view = release_view(store)
+    assert [c.pair.id for c in view.preflight.included] == [ids[0]]
+    assert [(g.reason.value, g.pair_ids, g.first_ordinals) for g in view.excluded] == [
+        ("not accepted (final decision: reject)", (ids[2],), (3,)), ("not reviewed", (ids[1],), (2,))]

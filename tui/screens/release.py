@@ -19,6 +19,7 @@ from textual.widgets import Footer, Header, Input, Label, ProgressBar, Static
 from benchwright.core.errors import BenchwrightError
 from benchwright.db import Store
 
+from ..services.views import release_view
 from ..widgets import LiteralInput, error_text, literal, notify
 
 
@@ -83,19 +84,16 @@ class ReleaseScreen(Screen):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.preflight = self.store.release_preflight()
-        pre = self.preflight
+        view = release_view(self.store)
+        pre = self.preflight = view.preflight
         table = Table(title=literal(f"Preflight: {len(pre.included)} pairs included, {len(pre.excluded)} excluded"),
                       expand=True)
         table.add_column("excluded because")
         table.add_column("pairs", justify="right")
         table.add_column("first of them")
-        by_reason: dict[str, list[str]] = {}
-        for pid, reason in pre.excluded:
-            by_reason.setdefault(reason, []).append(pid)
-        for reason, ids in sorted(by_reason.items()):
-            table.add_row(literal(reason), literal(len(ids)),
-                          literal(", ".join(f"#{self.store.ordinal_of(i)}" for i in ids[:8])))
+        for group in view.excluded:
+            table.add_row(literal(group.reason), literal(len(group.pair_ids)),
+                          literal(", ".join(f"#{n}" for n in group.first_ordinals)))
         self.query_one("#release-preflight", Static).update(table)
         self.query_one("#release-name", Input).focus()
 

@@ -11,11 +11,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from benchwright.core.adjudication import Disagreement
+from benchwright.core.adjudication import Disagreement, Exclusion
 from benchwright.core.evidence import Evidence, gather_evidence
 from benchwright.core.models import Decision, PairText, QAPair, Repository
 from benchwright.core.review import Criteria, Review
 from benchwright.db import ChecklistVersion, Progress, Store
+from benchwright.db.releases import Preflight
 
 if TYPE_CHECKING:
     from benchwright.core.agreement import FieldAgreement, ProjectChecklistAgreement
@@ -199,3 +200,46 @@ def adjudication_view(store: Store, pair_id: str) -> AdjudicationView:
         pair=pair, ordinal=store.ordinal_of(pair_id), reviews=reviews,
         annotators=tuple(sorted(set(reviews) | set(edits))), sides=tuple(v for v in versions[:2] if v is not None),
     )
+
+
+@dataclass(frozen=True)
+class ExclusionGroup:
+    """The pairs a release leaves out for one reason.
+
+    Attributes:
+        reason: why (its value says it).
+        pair_ids: the pairs, in queue order.
+        first_ordinals: the positions (``#N``) of the first :data:`FIRST_EXCLUDED` of them.
+    """
+
+    reason: Exclusion
+    pair_ids: tuple[str, ...]
+    first_ordinals: tuple[int, ...]
+
+
+FIRST_EXCLUDED = 8
+"""Excluded pairs named by position for each reason on the release screen."""
+
+
+@dataclass(frozen=True)
+class ReleaseView:
+    """What the release screen shows before a release is made.
+
+    Attributes:
+        preflight: what the release would hold (``Store.release_preflight``); a release is made from it.
+        excluded: the excluded pairs grouped by reason, sorted by reason.
+    """
+
+    preflight: Preflight
+    excluded: tuple[ExclusionGroup, ...]
+
+
+def release_view(store: Store) -> ReleaseView:
+    """The release screen's view: the preflight and its exclusions grouped by reason."""
+    preflight = store.release_preflight()
+    by_reason: dict[str, list[str]] = {}
+    for pid, reason in preflight.excluded:
+        by_reason.setdefault(reason, []).append(pid)
+    return ReleaseView(preflight, tuple(
+        ExclusionGroup(reason, tuple(ids), tuple(store.ordinal_of(i) for i in ids[:FIRST_EXCLUDED]))
+        for reason, ids in sorted(by_reason.items())))
