@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Literal, get_args
 
-from ..errors import InputFileError, InputProblem
+from ..errors import InputFileError, InputProblem, NotFoundError
 from ..importers.base import read_text
 from ..registry import Attribute, Names, Registry
 from .model import DIMENSIONS, Expectation, Granularity
@@ -547,8 +547,31 @@ def _group_dict(g: GroupRow, conv) -> dict:
     return {"key": g.key, "label": g.label, "cases": list(g.cases), **conv(g.tally), "by_regime": conv(g.by_regime)}
 
 
+def parse_case_selection(text: str) -> list[str]:
+    """Case numbers from a selection such as ``001-021,030`` or ``1-3 7`` (ranges inclusive), in order.
+
+    Raises:
+        ValueError: a part that is not a number or a range of numbers (the message names it).
+    """
+    out: list[str] = []
+    for part in re.split(r"[,\s]+", text.strip()):
+        if not part:
+            continue
+        m = re.fullmatch(r"(\d+)(?:-(\d+))?", part)
+        if not m or (m.group(2) and int(m.group(2)) < int(m.group(1))):
+            raise ValueError(f"{part!r} is not a case number or a range such as 001-021")
+        width = max(3, len(m.group(1)))
+        for n in range(int(m.group(1)), int(m.group(2) or m.group(1)) + 1):
+            if (number := str(n).zfill(width)) not in out:
+                out.append(number)
+    if not out:
+        raise ValueError("no case numbers given (e.g. 001-021)")
+    return out
+
+
 def results_report(results: Iterable[CaseResult], cases: Mapping[str, CaseInfo] | None = None, *,
-                   all_cases: bool = False, notes: Sequence[str] = ()) -> ResultsReport:
+                   all_cases: bool = False, notes: Sequence[str] = (), configurations: Sequence[str] | None = None,
+                   only_cases: Sequence[str] | None = None) -> ResultsReport:
     """NITR's aggregates over verdicts (NITR, Table 3 and the discussion of it: per configuration, the
     universally solved and unsolved cases, "micro cases ... versus multi-step cases" per regime, and the pass
     rate per maintainability dimension).
@@ -559,9 +582,26 @@ def results_report(results: Iterable[CaseResult], cases: Mapping[str, CaseInfo] 
     evaluated attempts of the suite (by default the cases every configuration has a verdict on; every case
     with ``all_cases``). On NITR's published matrix this gives micro 123/230, multi-step 52/253, API 53/120
     versus 18/132, agent 70/110 versus 34/121 and D6 2/46 (4.3 %), as the paper reports. ``notes`` are put
-    before the report's own notes.
+    before the report's own notes. ``configurations`` (names, as :func:`parse_configuration` spells them; case
+    aside) and ``only_cases`` (case numbers) keep only those verdicts.
+
+    Raises:
+        NotFoundError: a configuration in ``configurations`` has no verdict (the message lists those that do).
     """
     infos = dict(cases or {})
+    results = list(results)
+    if configurations is not None:
+        known = {r.configuration.casefold(): r.configuration for r in results}
+        wanted = [parse_configuration(c).name if _CONFIG_RE.match(c.strip()) else c for c in configurations]
+        missing = [c for c in wanted if c.casefold() not in known]
+        if missing:
+            raise NotFoundError(f"no verdicts of configuration {', '.join(map(repr, missing))}; there are: "
+                                f"{', '.join(known.values()) or 'none'}")
+        chosen_configs = {known[c.casefold()] for c in wanted}
+        results = [r for r in results if r.configuration in chosen_configs]
+    if only_cases is not None:
+        chosen = {case_number(c) or c for c in only_cases}
+        results = [r for r in results if r.case in chosen]
     latest: dict[tuple[str, str], CaseResult] = {}
     order: dict[str, Configuration] = {}
     for r in results:
@@ -575,7 +615,7 @@ def results_report(results: Iterable[CaseResult], cases: Mapping[str, CaseInfo] 
     left_out = {c: len(evaluated[c]) for c in numbers if c not in in_suite}
     suite_rows = [r for r in rows if r.case in in_suite]
 
-    configurations = tuple(
+    config_rows = tuple(
         ConfigurationRow(c.name, c.model, c.regime, _tally(r for r in suite_rows if r.configuration == c.name),
                          _tally(r for r in rows if r.configuration == c.name))
         for c in order.values())
@@ -605,12 +645,14 @@ def results_report(results: Iterable[CaseResult], cases: Mapping[str, CaseInfo] 
     unknown = tuple(c for c in suite if not infos.get(c) or not infos[c].granularity or not infos[c].primary_dimension)
     notes = list(notes)
     if left_out:
+        fewest = min(config_rows, key=lambda c: c.evaluated.total)
         notes.append(f"{len(left_out)} case(s) left out of the aggregates because not every configuration was "
-                     f"evaluated on them ({', '.join(left_out)}); see every case with --all-cases")
+                     f"evaluated on them ({', '.join(left_out)}; {fewest.configuration} has verdicts on "
+                     f"{fewest.evaluated.total}); count them with --all-cases, or choose with --config / --cases")
     if unknown:
         notes.append(f"dimension or granularity unknown for case(s) {', '.join(unknown)}: left out of the micro / "
                      "multi-step and dimension tables; import the NITR checkout's cases or its docs/design_matrix.md")
-    return ResultsReport(tuple(suite), left_out, configurations, regimes, tuple(case_rows), granularity, dimensions,
+    return ResultsReport(tuple(suite), left_out, config_rows, regimes, tuple(case_rows), granularity, dimensions,
                          unknown, tuple(notes))
 
 

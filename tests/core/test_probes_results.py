@@ -7,13 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from benchwright.core.errors import InputFileError
+from benchwright.core.errors import InputFileError, NotFoundError
 from benchwright.core.probes.results import (
     CaseInfo,
     CaseResult,
     case_number,
     configuration_name,
     merge_case_infos,
+    parse_case_selection,
     parse_configuration,
     read_case_docs,
     read_design_matrix,
@@ -249,3 +250,27 @@ def test_a_later_verdict_replaces_an_earlier_one_and_unknown_cases_are_listed():
     rep = results_report([_r("A (API)", "001", "fail"), _r("A (API)", "001", "pass")], {})
     assert rep.configurations[0].suite.passes == 1 and rep.unknown == ("001",)
     assert not rep.granularity and not rep.dimensions and "unknown" in rep.notes[-1]
+
+
+def test_a_configuration_with_few_verdicts_can_be_left_out_or_the_cases_chosen():
+    docs = _nitr_docs()
+    matrix = read_pass_matrix(docs / "model_case_pass_matrix.csv")
+    results = [*matrix.results, _r("New (API)", "021", "pass")]  # one attempt of a new configuration
+    narrowed = results_report(results, read_case_docs(docs))
+    assert narrowed.suite == ("021",) and "New (API) has verdicts on 1" in narrowed.notes[0]
+    paper = [c.name for c in matrix.configurations]
+    again = results_report(results, read_case_docs(docs), configurations=paper)
+    assert len(again.suite) == 21 and again.granularity[0].tally.total == 230
+    chosen = results_report(results, read_case_docs(docs), all_cases=True, only_cases=parse_case_selection("1-21"))
+    assert len(chosen.suite) == 21 and chosen.granularity[0].tally.total == 231  # New (API)'s 021 counts too
+    with pytest.raises(NotFoundError, match="no verdicts of configuration 'Nobody'"):
+        results_report(results, configurations=["Nobody"])
+    assert [c.configuration for c in results_report(results, configurations=["new(api)"]).configurations] == [
+        "New (API)"]
+
+
+def test_case_selections():
+    assert parse_case_selection("001-003, 021 7") == ["001", "002", "003", "021", "007"]
+    for bad in ("", "a-b", "5-3", "1,,x"):
+        with pytest.raises(ValueError):
+            parse_case_selection(bad)

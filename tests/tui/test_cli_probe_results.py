@@ -99,3 +99,17 @@ def test_configuration_names_print_literally(db, tmp_path):
     out = run("--db", db, "probes", "report")
     assert out.exit_code == 0, out.output
     assert "[bold]M[/] (API)" in out.output and "\x1b" not in out.output and "␛[31mN (Agt)" in out.output
+
+
+def test_report_selects_configurations_and_cases(db, tmp_path):
+    m = tmp_path / "m.csv"
+    m.write_text("model,001,002,003\nA (API),pass,fail,pass\nB (Agt),pass,N/A,N/A\n", encoding="utf-8")
+    run("--db", db, "probes", "import-results", m)
+    assert "3/3 100.0 %" not in run("--db", db, "probes", "report").output
+    only_a = run("--db", db, "probes", "report", "--config", "A (API)")
+    assert "2/3 66.7 %" in only_a.output and "B (Agt)" not in only_a.output
+    assert "1/1 100.0 %" in run("--db", db, "probes", "report", "--cases", "3", "--config", "A (API)").output
+    bad = run("--db", db, "probes", "report", "--cases", "x")
+    assert bad.exit_code == 2 and "'x' is not a case number" in bad.output
+    unknown = run("--db", db, "probes", "report", "--config", "C (API)")
+    assert unknown.exit_code == 1 and "there are: A (API), B (Agt)" in unknown.output

@@ -276,17 +276,26 @@ def _print_report(rep: ResultsReport) -> None:
 
 @probes.command("report")
 @click.option("--all-cases", is_flag=True, help="Count every verdict, not only the cases every configuration has.")
+@click.option("--config", "configs", multiple=True,
+              help="Only this configuration, as NITR names it: 'GPT-5.4 (API)' (repeatable).")
+@click.option("--cases", "case_selection", help="Only these cases: numbers and ranges, e.g. 001-021,030.")
 @click.option("--csv", "csv_dir", type=click.Path(file_okay=False), help="Also write one CSV file per table here.")
 @click.option("--json", "json_file", type=click.Path(dir_okay=False), help="Also write the whole report as JSON.")
 @click.pass_context
 @friendly
-def probe_report(ctx, all_cases, csv_dir, json_file) -> None:
+def probe_report(ctx, all_cases, configs, case_selection, csv_dir, json_file) -> None:
     """NITR's tables over the model verdicts (Table 3): passes per configuration and regime, per case (saturated
     and unsolved flagged), micro vs multi-step per regime, per primary dimension. See docs/probes.md."""
+    from benchwright.core.probes.results import parse_case_selection
+
     from ..services.probes import results_report
 
+    try:
+        only = parse_case_selection(case_selection) if case_selection is not None else None
+    except ValueError as e:
+        raise click.BadParameter(str(e), param_hint="--cases") from None
     with open_store(ctx) as store:
-        rep = results_report(store, all_cases=all_cases)
+        rep = results_report(store, all_cases=all_cases, configurations=list(configs) or None, only_cases=only)
     if rep.is_empty:
         click.echo("no model results yet; import NITR's with: benchwright probes import-results "
                    "NITR_ROOT/docs/model_case_pass_matrix.csv, or record one with: benchwright probes attempt")

@@ -108,15 +108,17 @@ def import_results(store: Store, csv_path: Path, *, docs_dir: Path | None = None
     return store.import_model_results(matrix, csv_path, cases, by=by, update=update), read
 
 
-def results_report(store: Store, *, all_cases: bool = False):
+def results_report(store: Store, *, all_cases: bool = False, configurations=None, only_cases=None):
     """NITR's aggregate tables (Table 3) over the project's current model verdicts, each case described by the
     imported documentation, else by the imported probe of that case number
-    (:func:`benchwright.core.probes.results.merge_case_infos`)."""
+    (:func:`benchwright.core.probes.results.merge_case_infos`); ``configurations`` and ``only_cases`` select
+    (see :func:`benchwright.core.probes.results.results_report`)."""
     from benchwright.core.probes.results import merge_case_infos
     from benchwright.core.probes.results import results_report as build
 
     cases, notes = merge_case_infos(store.result_cases(), store.probe_case_infos())
-    return build(store.model_results(), cases, all_cases=all_cases, notes=notes)
+    return build(store.model_results(), cases, all_cases=all_cases, notes=notes, configurations=configurations,
+                 only_cases=only_cases)
 
 
 def run_probe_submission(store: Store, probe_id: str, submission: Path, *, timeout_s: float, progress=None,
