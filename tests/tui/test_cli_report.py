@@ -104,7 +104,7 @@ def test_empty_project_prints_how_to_start(tmp_path):
     assert run("--db", db, "init").exit_code == 0
     r = run("--db", db, "report")
     assert r.exit_code == 0
-    assert "no judged answers yet" in r.output and "benchwright import answers" in r.output
+    assert "no judged answers yet" in r.output and "benchwright answers import" in r.output
 
 
 def test_missing_project_is_an_error(tmp_path):

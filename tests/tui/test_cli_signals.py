@@ -1,5 +1,5 @@
 """SIGTERM and SIGHUP act like Ctrl+C for every command (tui/signals.py), and a probe step leaves nothing behind:
-``benchwright probe run`` as a user runs it (a subprocess), on a probe whose command detaches a grandchild with
+``benchwright probes run`` as a user runs it (a subprocess), on a probe whose command detaches a grandchild with
 ``setsid``, interrupted by SIGTERM or SIGHUP, or stopped by its own timeout."""
 
 from __future__ import annotations

@@ -56,7 +56,7 @@ def status(ctx, annotator) -> None:
         texts = store.text_version_counts()
         if texts["pairs"]:
             click.echo(f"  text versions: {plural(texts['pairs'], 'pair')} with more than one ({texts['versions']} "
-                       f"after the first, {texts['imported']} from re-imports); benchwright history PAIR lists them")
+                       f"after the first, {texts['imported']} from re-imports); benchwright pairs history PAIR lists them")
         repairs = store.text_repair_counts()
         if repairs:
             from benchwright.db.textguard import TEXT_REPAIR_TABLES

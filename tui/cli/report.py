@@ -238,11 +238,11 @@ def _empty_message(report: Report, models: Sequence[str], judge: str | None) -> 
             filters.append(f"--judge {judge}")
         matching = f" matching {' and '.join(filters)}" if filters else ""
         first, *others = LLM_JUDGES
-        return (f"{n} answer(s) stored but no judgments{matching} yet; judge them with: benchwright judge {first} (or "
+        return (f"{n} answer(s) stored but no judgments{matching} yet; judge them with: benchwright judgments run {first} (or "
                 f"{', '.join(others)}), then run: benchwright report")
     if models:
         return f"no answers of model {', '.join(models)} (names must match exactly); leave out --model to see all"
-    return ("no judged answers yet; import answers with: benchwright import answers FILE --model NAME "
+    return ("no judged answers yet; import answers with: benchwright answers import FILE --model NAME "
             "--condition C, run the checklist judge or a scalar judge on them, then run: benchwright report")
 
 
