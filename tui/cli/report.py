@@ -24,6 +24,7 @@ from benchwright.core.metrics import (
     ScalarRow,
     SummaryRow,
     build_report,
+    scores_checklist,
 )
 
 from .common import RegistryChoice, friendly, open_store, write_csv_tables, write_json_file
@@ -131,7 +132,7 @@ def _coverage_of(report: Report) -> Callable[[object], tuple[int, int]]:
 
 def _print_tables(console: Console, report: Report) -> None:
     cov = _coverage_of(report)
-    checklist = [r for r in report.summary if r.judge == "checklist"]
+    checklist = [r for r in report.summary if scores_checklist(r.judge)]
     if checklist:
         t = _table("Checklist judge (RepoProbe §5.1.3), % of points, mean over answers of the mean over runs",
                    ["model", "condition", "judge model", "answers", "runs", "Overall %", "Knowledge %",
