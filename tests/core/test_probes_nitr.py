@@ -415,3 +415,64 @@ def test_a_bad_value_is_named_with_its_json_path_and_the_value():
     shown = [(p.field, p.message) for p in caught.value.problems]
     assert shown[0][0] == "modules[0].normalize" and "(got 'bogus')" in shown[0][1]
     assert shown[1][0] == "modules[0].rules[0].any_substrings" and "(got 'std::stoi')" in shown[1][1]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Side by side with NITR's own modules (read from the shared checkout, run in this process)
+
+
+def _needles(condition, out: list[str]) -> list[str]:
+    if isinstance(condition, dict):
+        for key, value in condition.items():
+            if key in ("any_substrings", "all_substrings", "needles"):
+                out.extend(value)
+            elif key not in ("any_patterns", "all_patterns", "patterns"):
+                _needles(value, out)
+    elif isinstance(condition, list):
+        for item in condition:
+            _needles(item, out)
+    return out
+
+
+def test_file_modules_give_nitrs_verdicts_on_every_case(tmp_path, monkeypatch):
+    """source_analysis, baseline_diff, frozen_paths and required_paths against NITR's evaluator/shared modules, on
+    each case's starter, on the starter with every needle of its pipeline written into three source files (rules
+    firing), and on the starter with a file deleted and one added."""
+    from benchwright.core.probes.pipeline import RequiredPathsModule
+
+    root = _needs_nitr()
+    monkeypatch.syspath_prepend(str(root))
+    from evaluator.shared.context import DefaultEvaluationContext
+    from evaluator.shared.module import module_from_config
+
+    compared, differing = 0, []
+    for probe in read_nitr_checkout(root):
+        raw = json.loads((root / "evaluator" / probe.id / "pipeline.json").read_text(encoding="utf-8"))
+        starter = root / "cases" / probe.id
+        for label in ("starter", "needles", "deleted"):
+            case = tmp_path / label / "cases" / probe.id
+            shutil.copytree(starter, case)
+            sources = sorted(p for p in case.rglob("*") if p.is_file() and p.suffix in (".h", ".hpp", ".cc", ".cpp", ".py"))
+            if label == "needles":
+                for path in sources[:3]:
+                    path.write_text(path.read_text(encoding="utf-8") + "\n" + "\n".join(_needles(raw["modules"], [])) + "\n")
+            elif label == "deleted" and sources:
+                sources[-1].unlink()
+                (case / "src").mkdir(exist_ok=True)
+                (case / "src" / "new_file.cc").write_text("int z;\n")
+            context = DefaultEvaluationContext(repo_root=case.parents[1], case_root=case, baseline_case_root=starter,
+                                               evaluator_root=root / "evaluator" / probe.id, build_dir=tmp_path / "b")
+            for config, module in zip(raw["modules"], probe.pipeline.modules, strict=True):
+                if isinstance(module, SourceAnalysisModule):
+                    ours = not scan_sources(module, case)
+                elif isinstance(module, RequiredPathsModule):
+                    ours = all((case / p).exists() for p in module.paths)
+                elif isinstance(module, BaselineDiffModule | FrozenPathsModule):
+                    ours = not baseline_findings(module, case, starter)
+                else:
+                    continue
+                compared += 1
+                if module_from_config(config).run(context).passed != ours:
+                    differing.append(f"{probe.id} {label} {module.name}: ours {'pass' if ours else 'fail'}")
+            shutil.rmtree(tmp_path / label)
+    assert compared > 250 and differing == []
