@@ -476,3 +476,29 @@ def test_file_modules_give_nitrs_verdicts_on_every_case(tmp_path, monkeypatch):
                     differing.append(f"{probe.id} {label} {module.name}: ours {'pass' if ours else 'fail'}")
             shutil.rmtree(tmp_path / label)
     assert compared > 250 and differing == []
+
+
+@pytest.mark.skipif(shutil.which("cmake") is None, reason="cmake is not installed")
+def test_a_nitr_build_module_configures_first_when_the_build_folder_has_no_cache(tmp_path):
+    from benchwright.core.probes._workspace import Workspace
+    from benchwright.core.probes.runner import _command_module
+
+    pipeline = {"case_root": "../../.submit-output/m/cases/050.x", "build_dir": "../../build",
+                "variables": {"hidden": False}, "modules": [
+                    {"module_name": "build", "name": "b", "command": ["cmake", "--build", "{build_dir}"],
+                     "configure_args": ["-DHIDDEN={hidden}"]}]}
+    root = _small_checkout(tmp_path, "primary_dimension: D3\n", pipeline)
+    _files(root, {"CMakeLists.txt": "cmake_minimum_required(VERSION 3.16)\nproject(N LANGUAGES NONE)\n"
+                                    "message(STATUS \"hidden is ${HIDDEN}\")\n"})
+    probe, = read_nitr_checkout(root)
+    workspace = Workspace.create(probe.case_dir, probe.evaluator_dir, probe.pipeline, checkout=probe.checkout_root)
+    try:
+        build = probe.pipeline.modules[0]
+        first = _command_module(build, workspace, 60, None, nitr=True)
+        assert first.passed, first.log
+        assert f"$ cmake -S {workspace.repo_root} -B {workspace.build_dir} -DHIDDEN=False" in first.log
+        assert "hidden is False" in first.log  # a variable reads as NITR writes it: str(False)
+        again = _command_module(build, workspace, 60, None, nitr=True)
+        assert again.passed and "-DHIDDEN" not in again.log  # the cache exists: no second configure
+    finally:
+        workspace.remove()
