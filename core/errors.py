@@ -28,6 +28,14 @@ class Remedy(StrEnum):
     """Import conflicting answers under another model or condition, or import the rest without them."""
     IMPORT_SCORES_UNDER_OTHER_NAMES = "import-scores-under-other-names"
     """As :attr:`IMPORT_UNDER_OTHER_NAMES`, and conflicting imported scores under another judge model too."""
+    NAME_ANSWER_MODEL = "name-answer-model"
+    """Say which model wrote the answers (``answers import --model NAME``)."""
+    NAME_JUDGE_MODEL = "name-judge-model"
+    """Say who gave the imported scores (``answers import --judge-model NAME``)."""
+    GIVE_SCALE = "give-scale"
+    """Give the maximum score per dimension of imported scores (``answers import --scale N``)."""
+    CREATE_PROJECT = "create-project"
+    """Create the project first, or open another one (``benchwright init``, ``--db PATH``)."""
 
 
 class BenchwrightError(Exception):

@@ -15,7 +15,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from benchwright.core.errors import BenchwrightError, InputFileError, InputProblem, NotFoundError, Remedy
+from benchwright.core.errors import (
+    BenchwrightError,
+    InputFileError,
+    InputProblem,
+    NotFoundError,
+    Remedy,
+    with_remedy,
+)
 from benchwright.core.importers.answers import AnswerParseResult, AnswerRecord
 from benchwright.core.judgment import (
     CONDITIONS,
@@ -155,13 +162,14 @@ class AnswerStoreMixin:
             recs, problems, fmt, file, read = list(records), [], source_format, source_file or "", len(records)
         check_choice(condition, CONDITIONS, "condition")
         if not model or not model.strip():
-            raise JudgmentError("an answer needs a model name (--model NAME)")
+            raise with_remedy(JudgmentError("an answer needs a model name"), Remedy.NAME_ANSWER_MODEL)
         if not judge_model or not judge_model.strip():
-            raise JudgmentError("imported scores need a judge model name (--judge-model NAME)")
+            raise with_remedy(JudgmentError("imported scores need a judge model name"), Remedy.NAME_JUDGE_MODEL)
         if problems and not skip_invalid:
             raise InputFileError(problems)
         if scale is None and any(r.scores for r in recs):
-            raise JudgmentError(f"{file}: the answers carry scores but no scale was given (--scale N)")
+            raise with_remedy(JudgmentError(f"{file}: the answers carry scores but no scale was given"),
+                              Remedy.GIVE_SCALE)
         report = AnswerImportReport(file, fmt, model, condition, read=read, skipped=list(problems) if skip_invalid else [])
         now = utc_now()
         with self.write() as db:

@@ -29,9 +29,11 @@ from benchwright.core.errors import (
     ImportReport,
     InputFileError,
     NotFoundError,
+    Remedy,
     RepositoryError,
     StoreError,
     TextUpdate,
+    with_remedy,
 )
 from benchwright.core.importers import ParseResult
 from benchwright.core.importers.base import paused_gc
@@ -240,7 +242,7 @@ class Store(ChecklistStoreMixin, ReviewStoreMixin, AgreementInputsMixin, Release
         if not p.parent.exists():
             raise StoreError(f"{p}: folder {p.parent} does not exist")
         if not p.exists() and not create:
-            raise StoreError(f"{p}: no project here; create one with: benchwright init (or pass --db PATH)")
+            raise with_remedy(StoreError(f"{p}: no project here"), Remedy.CREATE_PROJECT)
         if p.exists():
             with p.open("rb") as fh:
                 header = fh.read(16)

@@ -86,3 +86,26 @@ def test_no_message_of_core_db_or_services_patched_by_the_app():
     patched = [f"{p.name}:{n}" for p in screens.rglob("*.py") if "cli" not in p.parts
                for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if '.replace("--' in line]
     assert patched == []
+
+
+def test_store_and_answer_import_messages_name_no_option_and_the_cli_adds_it(tmp_path):
+    from click.testing import CliRunner
+
+    from benchwright.core.errors import BenchwrightError, Remedy
+    from benchwright.core.importers.answers import AnswerRecord
+    from benchwright.db import Store
+    from benchwright.tui.cli import main
+
+    with pytest.raises(BenchwrightError) as caught:
+        Store.open(tmp_path / "none.db", create=False)
+    assert caught.value.remedy is Remedy.CREATE_PROJECT and "--" not in str(caught.value)
+    for command in (["status"], ["review"]):
+        r = CliRunner().invoke(main, ["--db", str(tmp_path / "none.db"), *command])
+        assert r.exit_code == 1
+        assert r.stderr == f"error: {tmp_path / 'none.db'}: no project here; create one with: benchwright init (or pass --db PATH)\n"
+    db = tmp_path / "p.db"
+    assert CliRunner().invoke(main, ["--db", str(db), "init"]).exit_code == 0
+    with Store.open(db) as store, pytest.raises(BenchwrightError) as caught:
+        store.import_answers([AnswerRecord(line=1, text="A", pair_ref="qa_x")], model=" ", condition="closed-book",
+                             created_by="t")
+    assert caught.value.remedy is Remedy.NAME_ANSWER_MODEL and "--" not in str(caught.value)

@@ -50,6 +50,10 @@ _REMEDIES = {
     Remedy.GIVE_PREVIOUS: ", or pass --previous DIR",
     Remedy.IMPORT_UNDER_OTHER_NAMES: "\nImport them under another --model or --condition, or pass --skip-invalid "
                                      "to import the rest.",
+    Remedy.NAME_ANSWER_MODEL: " (--model NAME)",
+    Remedy.NAME_JUDGE_MODEL: " (--judge-model NAME)",
+    Remedy.GIVE_SCALE: " (--scale N)",
+    Remedy.CREATE_PROJECT: "; create one with: benchwright init (or pass --db PATH)",
     Remedy.IMPORT_SCORES_UNDER_OTHER_NAMES: "\nImport them under another --model or --condition (or other scores "
                                             "under another --judge-model), or pass --skip-invalid to import the rest.",
 }

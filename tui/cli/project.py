@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from benchwright.core.config import data_dir, resolve_annotator
-from benchwright.core.errors import BenchwrightError
+from benchwright.core.errors import BenchwrightError, Remedy, with_remedy
 from benchwright.core.text import printable
 from benchwright.db import Store
 
@@ -31,7 +31,7 @@ def review(ctx, annotator) -> None:
     """Open the review app on the project."""
     path = ctx.obj["db"]
     if not Path(path).exists():
-        raise BenchwrightError(f"{path}: no project here; create one with benchwright init, or pass --db")
+        raise with_remedy(BenchwrightError(f"{path}: no project here"), Remedy.CREATE_PROJECT)
     with open_store(ctx) as store:
         run_app(store, resolve_annotator(annotator))
 
