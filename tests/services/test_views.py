@@ -153,3 +153,42 @@ def test_release_view_groups_the_excluded_pairs_by_reason(project):
     assert [c.pair.id for c in view.preflight.included] == [ids[0]]
     assert [(g.reason.value, g.pair_ids, g.first_ordinals) for g in view.excluded] == [
         ("not accepted (final decision: reject)", (ids[2],), (3,)), ("not reviewed", (ids[1],), (2,))]
+
+
+def _entries(scores=(5, 4, 1)):
+    from benchwright.core.judgment import ScoreEntry
+
+    return [
+        ScoreEntry(key="1", label="Names the module", kind="knowledge", score=scores[0], max=5, allowed=[0, 5]),
+        ScoreEntry(key="2", label="Explains the order", kind="knowledge", score=scores[1], max=4, allowed=[0, 4]),
+        ScoreEntry(key="3", label="Clarity & Organization", kind="clarity", score=scores[2], max=1, allowed=[0, 1]),
+    ]
+
+
+def test_inspector_views(project):
+    from benchwright.tui.services.views import inspector_view, judge_runs_view, judges_of
+
+    store, ids = project
+    store.save_checklist(ids[0], checklist(), author="lead", origin="imported")
+    aid = store.add_generated_answer(ids[0], "m1", "direct", "It is made in app.py.", extra={}, by="lead")
+    first = store.save_judgment(aid, "checklist", "judge-a", entries=_entries(), checklist_version=1,
+                                created_by="lead")
+    store.save_judgment(aid, "checklist", "judge-a", entries=_entries((0, 4, 1)), checklist_version=1,
+                        run_index=1, created_by="lead")
+    store.add_override(first.id, "1", 0, "does not name it", "ada")
+
+    view = inspector_view(store, ids[0])
+    assert view.pair.id == ids[0] and view.ordinal == 1 and view.repository is not None
+    assert list(view.answers) == [aid] and view.answers[aid].model == "m1"
+    assert judges_of(store, aid) == (("checklist", "judge-a"),)
+
+    runs = judge_runs_view(store, aid, "checklist", "judge-a")
+    assert len(runs.grid.runs) == 2 and runs.failure_mode is None
+    row = runs.grid.rows[0]
+    assert row.key == "1" and row.scores == [5, 0] and row.effective == [0, 0] and row.overridden[0]
+
+    from benchwright.core.judgment import FAILURE_MODES
+
+    mode = next(iter(FAILURE_MODES))
+    store.add_failure_mode(aid, mode, "misses the factory", "annotator", annotator="ada")
+    assert judge_runs_view(store, aid, "checklist", "judge-a").failure_mode.mode == mode

@@ -20,10 +20,11 @@ from textual.widgets.option_list import Option
 
 from benchwright.core.errors import BenchwrightError
 from benchwright.core.evidence import gather_evidence
-from benchwright.core.inspection import JudgmentGrid, judgment_grid
+from benchwright.core.inspection import JudgmentGrid
 from benchwright.core.text import printable
 from benchwright.db import Store
 
+from ..services.views import InspectorView, inspector_view, judge_runs_view, judges_of
 from ..widgets import LiteralInput, LiteralMarkdown, error_text, literal, literal_options, notify
 
 
@@ -148,15 +149,14 @@ class FailureModeScreen(ModalScreen[tuple[str, str] | None]):
 class JudgePanel(Vertical):
     """An answer and judge selector with the grid of that judge's runs and the selected cell's rationale."""
 
-    def __init__(self, store: Store, pair_id: str, side: str) -> None:
+    def __init__(self, store: Store, view: InspectorView, side: str) -> None:
         super().__init__(id=f"panel-{side}", classes="judge-panel")
         self.store = store
-        self.pair_id = pair_id
+        self.pair_id = view.pair.id
         self.side = side
         self.grid: JudgmentGrid | None = None
         self.judge_values: list[str] = []
-        answers = store.answers(pair_id=pair_id)
-        self.answers = {a.id: a for a in answers}
+        self.answers = dict(view.answers)
 
     def compose(self) -> ComposeResult:
         with Horizontal(classes="panel-selectors"):
@@ -191,11 +191,7 @@ class JudgePanel(Vertical):
     def refresh_judges(self, prefer: tuple[str, str] | None = None) -> None:
         """Offer the judges that judged the chosen answer."""
         aid = self.answer_id
-        combos: list[tuple[str, str]] = []
-        if aid:
-            for j in self.store.judgments(answer_id=aid):
-                if (j.judge, j.judge_model) not in combos:
-                    combos.append((j.judge, j.judge_model))
+        combos = list(judges_of(self.store, aid)) if aid else []
         self.judge_values = ["\x1f".join(c) for c in combos]
         sel = self.query_one(f"#judge-{self.side}", Select)
         with self.prevent(Select.Changed):
@@ -216,9 +212,8 @@ class JudgePanel(Vertical):
                                 style="dim"))
             self.query_one(f"#detail-{self.side}", Static).update("")
             return
-        judgments = self.store.judgments(answer_id=aid, judge=jk[0], judge_model=jk[1])
-        overrides = [o for j in judgments for o in self.store.overrides(j.id)]
-        grid = self.grid = judgment_grid(judgments, overrides)
+        runs = judge_runs_view(self.store, aid, jk[0], jk[1])
+        grid = self.grid = runs.grid
         # The entry column takes what the run columns leave of half the screen (each panel is half wide).
         room = self.app.size.width // 2 - 4 - 5 - 8 * len(grid.runs) - 8
         width = max([12, *(len(printable(r.label)[:60]) + len(r.key) + 2 for r in grid.rows)])
@@ -242,7 +237,7 @@ class JudgePanel(Vertical):
         if grid.disagreeing:
             what = "entry" if grid.disagreeing == 1 else "entries"
             head.append(f" · runs disagree on {grid.disagreeing} {what}", style="bold yellow")
-        fm = self.store.failure_mode(aid)
+        fm = runs.failure_mode
         if fm is not None:
             who = fm.annotator if fm.origin == "annotator" else f"llm {fm.judge_model or ''}".strip()
             head.append_text(literal(f"\nfailure mode: {fm.mode} ({who}): ", style="bold magenta"))
@@ -335,17 +330,17 @@ class InspectorScreen(Screen):
         self.comparing = False
         self.show_trajectory = False
         self._openable: dict[str, object] = {}
+        self.view: InspectorView  # read in compose
 
     def compose(self) -> ComposeResult:
-        pair = self.store.get_pair(self.pair_id)
+        view = self.view = inspector_view(self.store, self.pair_id)
         yield Header()
-        yield Static(literal(f"#{self.store.ordinal_of(self.pair_id)} {printable(pair.question)[:150]}"),
-                     id="inspector-question")
+        yield Static(literal(f"#{view.ordinal} {printable(view.pair.question)[:150]}"), id="inspector-question")
         with Horizontal(id="inspector-body"):
             with VerticalScroll(id="inspector-answer"):
                 yield LiteralMarkdown(id="answer-text")
-            yield JudgePanel(self.store, self.pair_id, "b")
-            yield JudgePanel(self.store, self.pair_id, "a")
+            yield JudgePanel(self.store, view, "b")
+            yield JudgePanel(self.store, view, "a")
         yield Label("Cited files (enter opens)", id="inspector-evidence-title")
         yield OptionList(id="inspector-evidence")
         yield Footer()
@@ -375,7 +370,7 @@ class InspectorScreen(Screen):
                     "--model NAME --condition C`, or generate direct answers with `benchwright answers generate --model M`.")
             self._list_evidence("")
             return
-        ans = self.store.get_answer(aid)
+        ans = self.view.answers[aid]
         if self.show_trajectory:
             import json
 
@@ -388,8 +383,7 @@ class InspectorScreen(Screen):
         self._list_evidence(ans.text + "\n" + rationales)
 
     def _list_evidence(self, text: str) -> None:
-        pair = self.store.get_pair(self.pair_id)
-        repo = self.store.get_repository(pair.repository, missing_ok=True) if pair.repository else None
+        repo = self.view.repository
         root = repo.local_path if repo is not None else None
         options: list[Option] = []
         self._openable = {}
@@ -412,8 +406,7 @@ class InspectorScreen(Screen):
         ev = self._openable.get(event.option_id or "")
         if ev is None:
             return
-        pair = self.store.get_pair(self.pair_id)
-        self.app.push_screen(EvidenceScreen(self.store.get_repository(pair.repository), ev))
+        self.app.push_screen(EvidenceScreen(self.view.repository, ev))
 
     def action_focus_evidence(self) -> None:
         """Move to the list of cited files."""

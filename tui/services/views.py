@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING
 
 from benchwright.core.adjudication import Disagreement, Exclusion
 from benchwright.core.evidence import Evidence, gather_evidence
+from benchwright.core.inspection import JudgmentGrid, judgment_grid
+from benchwright.core.judgment import Answer, FailureModeLabel
 from benchwright.core.models import Decision, PairText, QAPair, Repository
 from benchwright.core.review import Criteria, Review
 from benchwright.db import ChecklistVersion, Progress, Store
@@ -243,3 +245,62 @@ def release_view(store: Store) -> ReleaseView:
     return ReleaseView(preflight, tuple(
         ExclusionGroup(reason, tuple(ids), tuple(store.ordinal_of(i) for i in ids[:FIRST_EXCLUDED]))
         for reason, ids in sorted(by_reason.items())))
+
+
+@dataclass(frozen=True)
+class InspectorView:
+    """What the judge inspector shows of a pair, whichever answer and judge are chosen.
+
+    Attributes:
+        pair: the pair.
+        ordinal: its position in the project (``#N``).
+        repository: its repository (cited files open in its checkout), None when it names none or it is not
+            registered.
+        answers: the pair's answers, by id, in model and condition order.
+    """
+
+    pair: QAPair
+    ordinal: int
+    repository: Repository | None
+    answers: Mapping[str, Answer]
+
+
+def inspector_view(store: Store, pair_id: str) -> InspectorView:
+    """The judge inspector's view of ``pair_id``.
+
+    Raises:
+        NotFoundError: no such pair.
+    """
+    pair = store.get_pair(pair_id)
+    repo = store.get_repository(pair.repository, missing_ok=True) if pair.repository else None
+    return InspectorView(pair, store.ordinal_of(pair_id), repo, {a.id: a for a in store.answers(pair_id=pair_id)})
+
+
+def judges_of(store: Store, answer_id: str) -> tuple[tuple[str, str], ...]:
+    """``(judge, judge model)`` of every judge that judged ``answer_id``, in the order of their first
+    judgment."""
+    combos: list[tuple[str, str]] = []
+    for j in store.judgments(answer_id=answer_id):
+        if (j.judge, j.judge_model) not in combos:
+            combos.append((j.judge, j.judge_model))
+    return tuple(combos)
+
+
+@dataclass(frozen=True)
+class JudgeRunsView:
+    """One judge's runs on one answer, as the judge inspector's grid shows them.
+
+    Attributes:
+        grid: entries by runs, with the overrides applied (:func:`benchwright.core.inspection.judgment_grid`).
+        failure_mode: the answer's current failure-mode label, None when it has none.
+    """
+
+    grid: JudgmentGrid
+    failure_mode: FailureModeLabel | None
+
+
+def judge_runs_view(store: Store, answer_id: str, judge: str, judge_model: str) -> JudgeRunsView:
+    """The grid of ``judge`` (run by ``judge_model``) on ``answer_id`` and the answer's failure mode."""
+    judgments = store.judgments(answer_id=answer_id, judge=judge, judge_model=judge_model)
+    overrides = [o for j in judgments for o in store.overrides(j.id)]
+    return JudgeRunsView(judgment_grid(judgments, overrides), store.failure_mode(answer_id))
