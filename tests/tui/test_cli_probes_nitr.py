@@ -33,7 +33,7 @@ def test_import_the_shared_checkout_in_one_command(db):
     done = run("--db", db, "probes", "import", NITR)
     assert done.exit_code == 0, done.output
     assert "imported 41 NITR cases" in done.output
-    assert "021.inline-filter-entrypoint-reuse\tmicro\tD2\t5 modules" in done.output
+    assert "021.inline-filter-entrypoint-reuse\tmicro\tD2\t5 modules\t0 variants" in done.output
     listed = run("--db", db, "probes", "list").output
     assert len(listed.splitlines()) == 41 and "028.validator-global-mutation-python\tD9" in listed
     again = run("--db", db, "probes", "import", NITR, "--case", "021")
@@ -124,3 +124,24 @@ def test_repeat_reports_flaky_variants(db, tmp_path):
     assert "separation: stably separating" in one.output
     default = run("--db", db, "probes", "run", "050.x", "--variant", "good", "--variant", "bad")
     assert "separation: not separating" in default.output and "needs 2 per family" in default.output
+
+
+def test_variants_for_nitr_cases_are_imported_and_kept(db, tmp_path):
+    root = _python_probe(tmp_path)
+    variants = tmp_path / "variants"
+    for name, kind, text in (("fixed", "intended", "A = 1  # stable\n"), ("hack", "shortcut", "A = 5\n")):
+        folder = variants / "050.x" / name
+        (folder / "tree" / "src").mkdir(parents=True)
+        (folder / "tree" / "src" / "a.py").write_text(text)
+        (folder / "variant.json").write_text(json.dumps({"kind": kind}))
+    done = run("--db", db, "probes", "import", root, "--variants", variants)
+    assert done.exit_code == 0 and "050.x\tmicro\tD7\t1 module\t2 variants" in done.output, done.output
+    again = run("--db", db, "probes", "import", root)  # no --variants: the case keeps its variants
+    assert "2 variants" in again.output
+    ran = run("--db", db, "probes", "run", "050.x", "--variant", "fixed", "--variant", "hack", "--min-variants", "1")
+    assert "fixed\tpass\texpected pass" in ran.output and "hack\tfail\texpected fail" in ran.output, ran.output
+    assert "separation: stably separating" in ran.output
+    one = run("--db", db, "probes", "import", root, "--case", "050", "--variants", variants / "050.x")
+    assert one.exit_code == 0 and "2 variants" in one.output
+    none = run("--db", db, "probes", "import", root, "--variants", tmp_path / "counter_dir_absent")
+    assert none.exit_code != 0

@@ -37,7 +37,8 @@ def probes() -> None:
               help="With a NITR checkout: a case to import (folder name or number, e.g. 021; repeatable; default all).")
 @click.option("--spec", type=click.Path(dir_okay=False), help="SPEC.md (default: CASE_DIR/SPEC.md).")
 @click.option("--variants", "variants_dir", type=click.Path(file_okay=False),
-              help="Variants folder (default: CASE_DIR/variants, else EVALUATOR_DIR/variants).")
+              help="Variants folder (default: CASE_DIR/variants, else EVALUATOR_DIR/variants; with a NITR checkout: "
+                   "a <case id>/ folder per case, or one case's variants with --case).")
 @click.option("--as", "annotator", help="Who imports.")
 @click.pass_context
 @friendly
@@ -52,13 +53,16 @@ def probe_import(ctx, case_dir, evaluator_dir, case_ids, spec, variants_dir, ann
         if not is_nitr_checkout(case_dir):
             raise BenchwrightError(f"{case_dir}: not a NITR checkout (cases/<id>/ and evaluator/<id>/); to import "
                                    "one probe give its case and evaluator folders: probes import CASE_DIR EVALUATOR_DIR")
-        if spec or variants_dir:
-            raise BenchwrightError("--spec and --variants are for one probe (CASE_DIR EVALUATOR_DIR), not a checkout")
+        if spec:
+            raise BenchwrightError("--spec is for one probe (CASE_DIR EVALUATOR_DIR); a checkout's are docs/<id>/SPEC.md")
         with open_store(ctx) as store:
-            imported = import_nitr_checkout(store, Path(case_dir), case_ids, by=resolve_annotator(annotator))
+            imported = import_nitr_checkout(store, Path(case_dir), case_ids, by=resolve_annotator(annotator),
+                                            variants_dir=Path(variants_dir) if variants_dir else None)
+        with open_store(ctx) as store:
+            counts = {item.id: len(store.probe_record(item.id)["variants"]) for item in imported}
         for item in imported:
             click.echo(f"{item.id}\t{item.granularity}\t{item.primary_dimension}\t"
-                       f"{plural(len(item.pipeline.modules), 'module')}")
+                       f"{plural(len(item.pipeline.modules), 'module')}\t{plural(counts[item.id], 'variant')}")
         click.echo(f"imported {plural(len(imported), 'NITR case')} from {printable(case_dir)} (nothing written there)")
         return
     if case_ids:

@@ -28,22 +28,41 @@ def import_probe(store: Store, case_dir: Path, evaluator_dir: Path, *, spec=None
     return probe, variants
 
 
-def import_nitr_checkout(store: Store, checkout: Path, case_ids=(), *, by: str) -> list:
+def import_nitr_checkout(store: Store, checkout: Path, case_ids=(), *, variants_dir: Path | None = None,
+                         by: str) -> list:
     """Import every case of a NITR checkout (or those of ``case_ids``) as probes, in one go (all or nothing:
-    :func:`benchwright.core.probes.nitr.read_nitr_checkout` reads them all first). A case imported before keeps
-    its variants; its runs and sign-offs stay (a changed fingerprint makes sign-offs stale). Returns the probes.
+    the cases and their variants are all read first, :func:`benchwright.core.probes.nitr.read_nitr_checkout`).
+
+    Variants come from ``variants_dir``: its ``<case id>/`` sub-folder for each case (the variants layout of
+    :func:`~benchwright.core.probes.read_variants`), or, when one case is imported, the folder itself. A case
+    with no variants there keeps those it had; its runs and sign-offs stay (a changed fingerprint makes
+    sign-offs stale). Returns the probes.
 
     Raises:
-        InputFileError: see :func:`~benchwright.core.probes.nitr.read_nitr_checkout`.
+        InputFileError: see :func:`~benchwright.core.probes.nitr.read_nitr_checkout` and ``read_variants``.
     """
-    from benchwright.core.probes import Variant, probe_fingerprint
+    from benchwright.core.probes import Variant, probe_fingerprint, read_variants
     from benchwright.core.probes.nitr import read_nitr_checkout
 
     probes = read_nitr_checkout(checkout, case_ids)
+    given: dict[str, list] = {}
+    if variants_dir is not None:
+        folder = Path(variants_dir)
+        for probe in probes:
+            own = folder / probe.id
+            if own.is_dir():
+                given[probe.id] = read_variants(own)
+        if not given and len(probes) == 1:
+            given[probes[0].id] = read_variants(folder)
+        if not given:
+            raise BenchwrightError(f"{folder}: no variants for the imported cases (a <case id>/ folder for each, "
+                                   "or the variants of one case imported with --case)")
     known = set(store.probe_ids())
     for probe in probes:
-        variants = ([Variant.model_validate(v) for v in store.probe_record(probe.id)["variants"]]
-                    if probe.id in known else [])
+        variants = given.get(probe.id)
+        if variants is None:
+            variants = ([Variant.model_validate(v) for v in store.probe_record(probe.id)["variants"]]
+                        if probe.id in known else [])
         store.save_probe(probe, variants, probe_fingerprint(probe, variants), by=by)
     return probes
 
