@@ -363,6 +363,19 @@ def read_nitr_checkout(checkout: str | Path, case_ids: Sequence[str] = ()) -> li
         InputFileError: ``checkout`` is not a NITR checkout, an unknown case id (the known ones are listed),
             or any problem of :func:`read_nitr_case`, each naming its file.
     """
+    probes, problems = read_nitr_cases(checkout, case_ids)
+    if problems:
+        raise InputFileError([p for case_problems in problems.values() for p in case_problems])
+    return probes
+
+
+def read_nitr_cases(checkout: str | Path, case_ids: Sequence[str] = ()) -> tuple[list[Probe], dict[str, list[InputProblem]]]:
+    """The cases of a checkout that read, and the problems of each case that does not (case id -> problems),
+    for an import that takes the valid cases (``--skip-invalid``).
+
+    Raises:
+        InputFileError: ``checkout`` is not a NITR checkout, or an unknown case id.
+    """
     root = Path(checkout)
     if not is_nitr_checkout(root):
         raise InputFileError.single(root, "not a NITR checkout: it needs cases/<id>/ and evaluator/<id>/ folders")
@@ -370,12 +383,10 @@ def read_nitr_checkout(checkout: str | Path, case_ids: Sequence[str] = ()) -> li
     chosen = _pick(ids, case_ids, root) if case_ids else ids
     matrix = design_matrix(root)
     probes: list[Probe] = []
-    problems: list[InputProblem] = []
+    problems: dict[str, list[InputProblem]] = {}
     for case_id in chosen:
         try:
             probes.append(read_nitr_case(root, case_id, matrix=matrix))
         except InputFileError as error:
-            problems.extend(error.problems)
-    if problems:
-        raise InputFileError(problems)
-    return probes
+            problems[case_id] = list(error.problems)
+    return probes, problems

@@ -47,7 +47,7 @@ def test_import_refusals_say_what_to_do(db, tmp_path):
     assert folder.exit_code == 1 and "not a NITR checkout" in folder.output and "CASE_DIR EVALUATOR_DIR" in folder.output
     probe = sample_probe_dirs()[0]
     wrong = run("--db", db, "probes", "import", probe / "case", probe / "evaluator", "--case", "021")
-    assert wrong.exit_code == 1 and "--case is for a NITR checkout" in wrong.output
+    assert wrong.exit_code == 1 and "--case and --skip-invalid are for a NITR checkout" in wrong.output
 
 
 def _python_probe(tmp_path: Path) -> Path:
@@ -145,3 +145,18 @@ def test_variants_for_nitr_cases_are_imported_and_kept(db, tmp_path):
     assert one.exit_code == 0 and "2 variants" in one.output
     none = run("--db", db, "probes", "import", root, "--variants", tmp_path / "counter_dir_absent")
     assert none.exit_code != 0
+
+
+def test_skip_invalid_imports_the_cases_that_read_and_lists_the_others(db, tmp_path):
+    root = _python_probe(tmp_path)
+    shutil.copytree(root / "cases/050.x", root / "cases/051.y")
+    shutil.copytree(root / "evaluator/050.x", root / "evaluator/051.y")
+    (root / "docs/051.y").mkdir()
+    (root / "docs/051.y/SPEC.md").write_text("---\nprimary_dimension: elegance\n---\n")
+    refused = run("--db", db, "probes", "import", root)
+    assert refused.exit_code == 1 and "'elegance' is not a dimension name" in refused.output
+    assert run("--db", db, "probes", "list").output == ""  # all or nothing
+    some = run("--db", db, "probes", "import", root, "--skip-invalid")
+    assert some.exit_code == 1 and "imported 1 NITR case" in some.output
+    assert "skipped 051.y:" in some.output and "docs/051.y/SPEC.md, line 2" in some.output
+    assert run("--db", db, "probes", "list").output.startswith("050.x\t")

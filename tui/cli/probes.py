@@ -39,10 +39,12 @@ def probes() -> None:
 @click.option("--variants", "variants_dir", type=click.Path(file_okay=False),
               help="Variants folder (default: CASE_DIR/variants, else EVALUATOR_DIR/variants; with a NITR checkout: "
                    "a <case id>/ folder per case, or one case's variants with --case).")
+@click.option("--skip-invalid", is_flag=True,
+              help="With a NITR checkout: import the cases that read and list every case left out, with its problems.")
 @click.option("--as", "annotator", help="Who imports.")
 @click.pass_context
 @friendly
-def probe_import(ctx, case_dir, evaluator_dir, case_ids, spec, variants_dir, annotator) -> None:
+def probe_import(ctx, case_dir, evaluator_dir, case_ids, spec, variants_dir, skip_invalid, annotator) -> None:
     """Import a probe: CASE_DIR (starter code, TASK*.md, SPEC.md) and EVALUATOR_DIR (pipeline.json); or, with one
     folder, a NITR checkout (cases/, evaluator/, docs/<id>/SPEC.md): every case, or those of --case."""
     from benchwright.core.probes.nitr import is_nitr_checkout
@@ -56,17 +58,24 @@ def probe_import(ctx, case_dir, evaluator_dir, case_ids, spec, variants_dir, ann
         if spec:
             raise BenchwrightError("--spec is for one probe (CASE_DIR EVALUATOR_DIR); a checkout's are docs/<id>/SPEC.md")
         with open_store(ctx) as store:
-            imported = import_nitr_checkout(store, Path(case_dir), case_ids, by=resolve_annotator(annotator),
-                                            variants_dir=Path(variants_dir) if variants_dir else None)
+            imported, skipped = import_nitr_checkout(store, Path(case_dir), case_ids, by=resolve_annotator(annotator),
+                                                     variants_dir=Path(variants_dir) if variants_dir else None,
+                                                     skip_invalid=skip_invalid)
         with open_store(ctx) as store:
             counts = {item.id: len(store.probe_record(item.id)["variants"]) for item in imported}
         for item in imported:
             click.echo(f"{item.id}\t{item.granularity}\t{item.primary_dimension}\t"
                        f"{plural(len(item.pipeline.modules), 'module')}\t{plural(counts[item.id], 'variant')}")
         click.echo(f"imported {plural(len(imported), 'NITR case')} from {printable(case_dir)} (nothing written there)")
+        for case_id, problems in skipped.items():
+            click.echo(f"skipped {printable(case_id)}:", err=True)
+            for problem in problems:
+                click.echo(f"  {printable(str(problem))}", err=True)
+        if skipped:
+            raise SystemExit(1)
         return
-    if case_ids:
-        raise BenchwrightError("--case is for a NITR checkout (probes import NITR_ROOT --case ID)")
+    if case_ids or skip_invalid:
+        raise BenchwrightError("--case and --skip-invalid are for a NITR checkout (probes import NITR_ROOT --case ID)")
     with open_store(ctx) as store:
         probe_obj, variants = import_probe(store, Path(case_dir), Path(evaluator_dir), spec=spec,
                                            variants_dir=variants_dir, by=resolve_annotator(annotator))

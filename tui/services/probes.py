@@ -29,22 +29,26 @@ def import_probe(store: Store, case_dir: Path, evaluator_dir: Path, *, spec=None
 
 
 def import_nitr_checkout(store: Store, checkout: Path, case_ids=(), *, variants_dir: Path | None = None,
-                         by: str) -> list:
+                         by: str, skip_invalid: bool = False) -> tuple[list, dict]:
     """Import every case of a NITR checkout (or those of ``case_ids``) as probes, in one go (all or nothing:
     the cases and their variants are all read first, :func:`benchwright.core.probes.nitr.read_nitr_checkout`).
 
     Variants come from ``variants_dir``: its ``<case id>/`` sub-folder for each case (the variants layout of
     :func:`~benchwright.core.probes.read_variants`), or, when one case is imported, the folder itself. A case
     with no variants there keeps those it had; its runs and sign-offs stay (a changed fingerprint makes
-    sign-offs stale). Returns the probes.
+    sign-offs stale). With ``skip_invalid`` the cases that read are imported and the others left out. Returns
+    ``(probes, skipped)``: skipped is case id -> its problems (empty unless ``skip_invalid``).
 
     Raises:
         InputFileError: see :func:`~benchwright.core.probes.nitr.read_nitr_checkout` and ``read_variants``.
     """
+    from benchwright.core.errors import InputFileError
     from benchwright.core.probes import Variant, probe_fingerprint, read_variants
-    from benchwright.core.probes.nitr import read_nitr_checkout
+    from benchwright.core.probes.nitr import read_nitr_cases
 
-    probes = read_nitr_checkout(checkout, case_ids)
+    probes, skipped = read_nitr_cases(checkout, case_ids)
+    if skipped and not skip_invalid:
+        raise InputFileError([p for problems in skipped.values() for p in problems])
     given: dict[str, list] = {}
     if variants_dir is not None:
         folder = Path(variants_dir)
@@ -64,7 +68,7 @@ def import_nitr_checkout(store: Store, checkout: Path, case_ids=(), *, variants_
             variants = ([Variant.model_validate(v) for v in store.probe_record(probe.id)["variants"]]
                         if probe.id in known else [])
         store.save_probe(probe, variants, probe_fingerprint(probe, variants), by=by)
-    return probes
+    return probes, skipped
 
 
 def run_probe_variants(store: Store, probe_id: str, names: list[str] | None, *, timeout_s: float, by: str,
