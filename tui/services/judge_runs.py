@@ -131,7 +131,7 @@ def plan_judging(store: Store, judge: str, judge_model: str, *, runs: int | None
         raise BenchwrightError(f"judge {judge!r} is not run by an LLM; use one of {', '.join(JUDGES)}")
     runs = spec.default_runs if runs is None else runs
     if runs < 1:
-        raise BenchwrightError(f"--runs must be at least 1, not {runs}")
+        raise BenchwrightError(f"runs per answer must be at least 1, not {runs}")
     plan = JudgePlan(judge, judge_model, runs)
     answers = select_answers(store, answers_model=answers_model, condition=condition, where=where,
                              annotator=annotator)
