@@ -109,3 +109,12 @@ def test_store_and_answer_import_messages_name_no_option_and_the_cli_adds_it(tmp
         store.import_answers([AnswerRecord(line=1, text="A", pair_ref="qa_x")], model=" ", condition="closed-book",
                              created_by="t")
     assert caught.value.remedy is Remedy.NAME_ANSWER_MODEL and "--" not in str(caught.value)
+
+
+def test_a_service_check_names_the_value_not_a_cli_option():
+    from benchwright.core.errors import BenchwrightError
+    from benchwright.tui.services.judge_runs import plan_judging
+
+    with pytest.raises(BenchwrightError, match="runs per answer must be at least 1, not 0") as caught:
+        plan_judging(None, "checklist", "m", runs=0)  # refused before any read
+    assert "--" not in str(caught.value)
