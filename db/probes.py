@@ -117,6 +117,16 @@ class ProbeStoreMixin:
         return {r[0]: {"outcome": r[1], "expected": r[2], "fingerprint": r[3], "run": json.loads(r[4]),
                        "created_at": r[5], "created_by": r[6]} for r in rows}
 
+    def _flaky_variants(self, probe_id: str, fingerprint: str) -> set[str]:
+        """Variants whose runs under ``fingerprint`` (the same probe files) ended in more than one outcome
+        (``probes run --repeat N``; :attr:`benchwright.core.probes.Separation.flaky`)."""
+        rows = self.db.conn.execute(
+            """SELECT variant FROM oracle_runs WHERE probe_id = ? AND fingerprint = ? AND variant IS NOT NULL
+               GROUP BY variant HAVING COUNT(DISTINCT outcome) > 1""",
+            [probe_id, fingerprint],
+        ).fetchall()
+        return {r[0] for r in rows}
+
     def sign_off(self, probe_id: str, annotator: str, verdict: str, reason: str) -> None:
         """Record an annotator's verdict on the probe's oracle (``signed-off`` or ``not-signed-off``).
 
@@ -163,7 +173,8 @@ class ProbeStoreMixin:
     def run_state(self, probe_id: str) -> str:
         """What the latest runs under the current fingerprint say: ``incomplete`` (no intended or no
         shortcut variant, or one not run), ``not run``, ``not separating`` (an intended variant not passing,
-        a shortcut not failing or failing only to build, or any run ending in error) or ``separating``
+        a shortcut not failing or failing only to build, any run ending in error, or a variant whose runs under
+        the current fingerprint ended in different outcomes: a flaky oracle) or ``separating``
         (the rule of :func:`benchwright.core.probes.separation`)."""
         record = self.probe_record(probe_id)
         names = {None} | {v["name"] for v in record["variants"]}  # the starter and the variants, not model attempts
@@ -179,6 +190,8 @@ class ProbeStoreMixin:
             return "not run"
         if not {v["name"] for v in final} <= set(runs):
             return "incomplete"
+        if self._flaky_variants(probe_id, record["fingerprint"]) & {v["name"] for v in final}:
+            return "not separating"  # the same files gave a variant different outcomes: a flaky oracle
         for v in final:
             outcome = runs[v["name"]]["outcome"]
             if outcome == "error":

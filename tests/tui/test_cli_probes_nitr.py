@@ -160,3 +160,27 @@ def test_skip_invalid_imports_the_cases_that_read_and_lists_the_others(db, tmp_p
     assert some.exit_code == 1 and "imported 1 NITR case" in some.output
     assert "skipped 051.y:" in some.output and "docs/051.y/SPEC.md, line 2" in some.output
     assert run("--db", db, "probes", "list").output.startswith("050.x\t")
+
+
+def test_a_variant_with_differing_outcomes_under_the_same_files_makes_the_stored_state_not_separating(db, tmp_path):
+    from benchwright.core.probes import OracleRun, Probe, Variant, probe_fingerprint
+    from benchwright.db import Store
+
+    root = _python_probe(tmp_path)
+    assert run("--db", db, "probes", "import", root).exit_code == 0
+    with Store.open(db) as store:
+        probe = Probe.model_validate(store.probe_record("050.x")["probe"])
+        variants = [Variant(name="i", kind="intended", expected="pass"), Variant(name="s", kind="shortcut", expected="fail")]
+        fingerprint = probe_fingerprint(probe, variants)
+        store.save_probe(probe, variants, fingerprint, by="t")
+
+        def record(variant, outcome):
+            store.record_run(OracleRun(probe_id="050.x", variant=variant, outcome=outcome, expected=variant.expected,
+                                       matches_expectation=outcome == variant.expected), fingerprint=fingerprint, by="t")
+
+        record(variants[0], "pass")
+        record(variants[1], "fail")
+        assert store.run_state("050.x") == "separating"
+        record(variants[0], "fail")
+        record(variants[0], "pass")  # the latest runs are as expected, but the oracle said fail once
+        assert store.run_state("050.x") == "not separating"
