@@ -1,4 +1,4 @@
-"""Import benchmark: ``benchwright import swe-qa`` of 100,000 records against ``sqlite-utils insert --nl``.
+"""Import benchmark: ``benchwright pairs import swe-qa`` of 100,000 records against ``sqlite-utils insert --nl``.
 
 Both run as subprocesses of the installed console scripts on the same file; each is run three times
 (alternating) and the fastest runs are compared (wall time; CPU time is printed too). Peak memory
@@ -79,9 +79,9 @@ def test_import_100k_vs_sqlite_utils(tmp_path: Path) -> None:
         # benchwright: create the project and register the repository (not timed), then import end to end
         bw_db = tmp_path / f"bw{k}.db"
         _run([str(BENCHWRIGHT), "--db", str(bw_db), "init"], env, tmp_path / f"init{k}.log")
-        _run([str(BENCHWRIGHT), "--db", str(bw_db), "repo", "add", REPO, str(repo_dir), "--version", "1"], env,
+        _run([str(BENCHWRIGHT), "--db", str(bw_db), "repos", "add", REPO, str(repo_dir), "--version", "1"], env,
              tmp_path / f"repo{k}.log")
-        bw_runs.append(_run([str(BENCHWRIGHT), "--db", str(bw_db), "import", "swe-qa", str(data), "--repo", REPO],
+        bw_runs.append(_run([str(BENCHWRIGHT), "--db", str(bw_db), "pairs", "import", "swe-qa", str(data), "--repo", REPO],
                             env, tmp_path / f"bw{k}.log"))
         assert _count(bw_db, "qa_pairs") == N_PAIRS
         for suffix in ("", "-wal", "-shm"):
@@ -94,7 +94,7 @@ def test_import_100k_vs_sqlite_utils(tmp_path: Path) -> None:
     report(
         f"import {N_PAIRS:,} SWE-QA records ({size_mb:.0f} MiB JSONL, generated in {gen_s:.1f} s)",
         [
-            f"benchwright import swe-qa : best {bw_s:6.2f} s   runs {', '.join(f'{r[0]:.2f}' for r in bw_runs)} s"
+            f"benchwright pairs import swe-qa : best {bw_s:6.2f} s   runs {', '.join(f'{r[0]:.2f}' for r in bw_runs)} s"
             f"   CPU best {bw_cpu:.2f} s   peak RSS {bw_rss} MiB",
             f"sqlite-utils insert --nl  : best {su_s:6.2f} s   runs {', '.join(f'{r[0]:.2f}' for r in su_runs)} s"
             f"   CPU best {su_cpu:.2f} s   peak RSS {su_rss} MiB",
@@ -104,7 +104,7 @@ def test_import_100k_vs_sqlite_utils(tmp_path: Path) -> None:
             f"peak RSS ratio: {bw_rss / max(su_rss, 1):.1f}x ({bw_rss} vs {su_rss} MiB; file is {size_mb:.0f} MiB)",
         ],
     )
-    assert ratio < SAFETY_RATIO, f"benchwright import is {ratio:.1f}x slower than sqlite-utils insert"
+    assert ratio < SAFETY_RATIO, f"benchwright pairs import is {ratio:.1f}x slower than sqlite-utils insert"
 
 
 def test_import_100k_breakdown(tmp_path: Path) -> None:

@@ -1,7 +1,7 @@
 """Curation benchmark (issue #4): 2,000 checklist generations at concurrency 64 against the in-test
 OpenAI-compatible server (tests/llm_server.py, in its own process) answering after 100 ms, through the real ``openai`` SDK, the
 ledger in the project database, validation and the checklist store (``run_curation``, what
-``benchwright generate checklist`` runs).
+``benchwright curation run checklist`` runs).
 
 Figures: wall time against the ideal 2000 x 0.1 s / 64 (goal: within 1.3x), and against a baseline measured in
 the same run: the same 2,000 requests sent by the bare SDK at the same concurrency, with no ledger or store

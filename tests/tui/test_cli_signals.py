@@ -97,7 +97,7 @@ def _workspaces(tmp_path: Path) -> list[Path]:
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
 def test_probe_run_interrupted_by_a_signal_leaves_nothing_behind(sleeping_probe, tmp_path, signum):
     db, pid_file, env = sleeping_probe()
-    proc = subprocess.Popen([str(BENCHWRIGHT), "--db", str(db), "probe", "run", "sleeper"], env=env,
+    proc = subprocess.Popen([str(BENCHWRIGHT), "--db", str(db), "probes", "run", "sleeper"], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert _wait(lambda: pid_file.exists() and pid_file.read_text().endswith("}"), 30), "the step never started"
@@ -227,7 +227,7 @@ def test_generate_stopped_by_sigterm_keeps_what_finished_and_exits_143(tmp_path)
     env = env_for(tmp_path)
     with LLMServer(delay_s=0.4) as server:
         write_config(db, server, concurrency=1)
-        proc = subprocess.Popen([str(BENCHWRIGHT), "--db", str(db), "generate", "checklist"], env=env,
+        proc = subprocess.Popen([str(BENCHWRIGHT), "--db", str(db), "curation", "run", "checklist"], env=env,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
             assert _wait(lambda: proc.poll() is not None or _done(done_pairs, db) >= 2, 60)

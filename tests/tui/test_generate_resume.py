@@ -1,4 +1,4 @@
-"""``benchwright generate checklist`` as a user runs it: a subprocess with the real ``openai`` SDK against the
+"""``benchwright curation run checklist`` as a user runs it: a subprocess with the real ``openai`` SDK against the
 in-test OpenAI-compatible server (tests/llm_server.py), configured through ``benchwright.toml``.
 
 Killed with SIGKILL mid-run and run again: nothing lost (every pair finished before the kill keeps its
@@ -89,7 +89,7 @@ def test_kill_mid_run_and_resume(tmp_path):
     env = env_for(tmp_path)
     with LLMServer(delay_s=0.3) as server:
         write_config(db, server, concurrency=2)
-        proc = subprocess.Popen([str(BENCHWRIGHT), "--db", str(db), "generate", "checklist"], env=env,
+        proc = subprocess.Popen([str(BENCHWRIGHT), "--db", str(db), "curation", "run", "checklist"], env=env,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and proc.poll() is None:

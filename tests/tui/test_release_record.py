@@ -210,7 +210,7 @@ def test_the_real_command_killed_at_random_moments_then_run_again(project):
     env = {**os.environ, "BENCHWRIGHT_CONFIG": str(db.parent / "none.toml")}
 
     def command(version: str) -> list[str]:
-        return [str(exe), "--db", str(db), "release", "create", NAME, "--version", version, "--out", str(out)]
+        return [str(exe), "--db", str(db), "releases", "create", NAME, "--version", version, "--out", str(out)]
 
     t = time.monotonic()
     assert subprocess.run(command("0.1.0"), env=env, capture_output=True, timeout=120).returncode == 0
