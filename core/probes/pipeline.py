@@ -832,6 +832,20 @@ class Pipeline(BaseModel):
             raise ValueError(f"{problems[0][0]}: {problems[0][1]}")
         return self
 
+    def with_variables(self, settings: dict[str, str]) -> Pipeline:
+        """A copy with some ``variables`` set (NITR's ``--set KEY=VALUE``): ``true`` / ``false`` (any case) become
+        booleans, as NITR reads them; other values stay text.
+
+        Raises:
+            ValueError: a name that is not one of the pipeline's variables (the known ones are listed).
+        """
+        unknown = [name for name in settings if name not in self.variables]
+        if unknown:
+            raise ValueError(f"no variable {', '.join(repr(u) for u in unknown)} in this pipeline; its variables: "
+                             f"{', '.join(self.variables) or 'none'}")
+        coerced = {k: {"true": True, "false": False}.get(v.strip().lower(), v.strip()) for k, v in settings.items()}
+        return self.model_copy(update={"variables": {**self.variables, **coerced}})
+
     def enabled_modules(self) -> list[PipelineModule]:
         """The modules that run: those without ``enabled_if`` or whose switch is on (:func:`is_enabled`)."""
         out = []

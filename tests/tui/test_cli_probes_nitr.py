@@ -184,3 +184,20 @@ def test_a_variant_with_differing_outcomes_under_the_same_files_makes_the_stored
         record(variants[0], "fail")
         record(variants[0], "pass")  # the latest runs are as expected, but the oracle said fail once
         assert store.run_state("050.x") == "not separating"
+
+
+def test_set_switches_a_pipeline_variable_for_one_run(db, tmp_path):
+    root = _python_probe(tmp_path)
+    pipeline = json.loads((root / "evaluator/050.x/pipeline.json").read_text())
+    pipeline["variables"] = {"hidden": False}
+    pipeline["modules"].append({"module_name": "source_analysis", "name": "hidden rule", "enabled_if": "hidden",
+                                "scan_roots": ["src"], "suffixes": [".py"], "rules": [{"id": "no-a", "any_substrings": ["A ="]}]})
+    (root / "evaluator/050.x/pipeline.json").write_text(json.dumps(pipeline))
+    assert run("--db", db, "probes", "import", root).exit_code == 0
+    plain = run("--db", db, "probes", "run", "050.x")
+    assert "hidden rule" not in plain.output
+    hidden = run("--db", db, "probes", "run", "050.x", "--set", "hidden=TRUE")
+    assert "hidden rule (source_analysis): rule no-a matched in src/a.py:1" in hidden.output, hidden.output
+    assert "(runs with --set are not stored)" in hidden.output
+    bad = run("--db", db, "probes", "run", "050.x", "--set", "hiden=true")
+    assert bad.exit_code == 1 and "no variable 'hiden' in this pipeline; its variables: hidden" in bad.output

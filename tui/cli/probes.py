@@ -119,11 +119,15 @@ def probe_list(ctx) -> None:
 @click.option("--submission", type=click.Path(file_okay=False, exists=True),
               help="Evaluate this folder (a whole case tree) in place of the case; nothing is stored.")
 @click.option("--logs", is_flag=True, help="Print each module's log.")
+@click.option("--set", "settings", multiple=True, metavar="KEY=VALUE",
+              help="Set a pipeline variable for this run, as NITR's --set (e.g. enable_hidden_evaluator=true); "
+                   "such runs are not stored.")
 @click.option("--timeout", "timeout_s", type=float, default=300.0, show_default=True, help="Seconds per command.")
 @click.option("--as", "annotator", help="Who runs.")
 @click.pass_context
 @friendly
-def probe_run(ctx, probe_id, variant_names, repeat, min_variants, submission, logs, timeout_s, annotator) -> None:
+def probe_run(ctx, probe_id, variant_names, repeat, min_variants, submission, logs, settings, timeout_s,
+              annotator) -> None:
     """Run the probe's oracle against its variants (fresh workspace each) and store the runs with logs.
 
     Each run's line shows pass, fail (caught by the oracle), failed to build (caught by the compiler) or error
@@ -138,18 +142,25 @@ def probe_run(ctx, probe_id, variant_names, repeat, min_variants, submission, lo
     from ..services.probes import run_probe_submission, run_probe_variants
 
     say = lambda m: click.echo(f"  {printable(m)}")  # noqa: E731
+    pairs = {}
+    for item in settings:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise BenchwrightError(f"--set {item!r}: expected KEY=VALUE")
+        pairs[key.strip()] = value
     if submission is not None:
         if variant_names or repeat != 1:
             raise BenchwrightError("--submission evaluates one folder; leave out --variant and --repeat")
         with open_store(ctx) as store:
-            run = run_probe_submission(store, probe_id, Path(submission), timeout_s=timeout_s, progress=say)
+            run = run_probe_submission(store, probe_id, Path(submission), timeout_s=timeout_s, progress=say,
+                                       settings=pairs)
         _echo_run(run, "(submission)", "", logs)
         if run.outcome == "error":
             raise SystemExit(1)
         return
     with open_store(ctx) as store:
         runs = run_probe_variants(store, probe_id, list(variant_names) or None, timeout_s=timeout_s,
-                                  by=resolve_annotator(annotator), progress=say, repeat=repeat)
+                                  by=resolve_annotator(annotator), progress=say, repeat=repeat, settings=pairs)
         state = store.validation_state(probe_id)
     for r in runs:
         _echo_run(r, r.variant.name if r.variant else "(starter)", words.get(r.expectation_check, ""), logs)
@@ -162,7 +173,7 @@ def probe_run(ctx, probe_id, variant_names, repeat, min_variants, submission, lo
         click.echo(f"note: {printable(note)}")
     click.echo(f"separation: {'stably separating' if verdict.separating else 'not separating'}"
                + (f" (flaky: {', '.join(verdict.flaky)})" if verdict.flaky else ""))
-    click.echo(f"validation state: {state}")
+    click.echo(f"validation state: {state}" + (" (runs with --set are not stored)" if pairs else ""))
 
 
 def _echo_run(r, name: str, verdict: str, logs: bool) -> None:

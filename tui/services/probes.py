@@ -71,11 +71,21 @@ def import_nitr_checkout(store: Store, checkout: Path, case_ids=(), *, variants_
     return probes, skipped
 
 
+def _with_settings(probe, settings: dict[str, str] | None):
+    """``probe`` with pipeline variables set (``probes run --set KEY=VALUE``)."""
+    if not settings:
+        return probe
+    try:
+        return probe.model_copy(update={"pipeline": probe.pipeline.with_variables(settings)})
+    except ValueError as error:
+        raise BenchwrightError(f"probe {probe.id}: {error}") from None
+
+
 def run_probe_variants(store: Store, probe_id: str, names: list[str] | None, *, timeout_s: float, by: str,
-                       progress=None, cancel=None, repeat: int = 1) -> list:
+                       progress=None, cancel=None, repeat: int = 1, settings: dict[str, str] | None = None) -> list:
     """Run the probe against the named variants (default: all), each ``repeat`` times in a fresh workspace,
-    store every run, return them (repeats of a variant follow each other; see
-    :func:`benchwright.core.probes.separation` for what differing repeats mean).
+    store every run (not those with ``settings``: pipeline variables set for this run), return them (repeats of
+    a variant follow each other; see :func:`benchwright.core.probes.separation` for what differing repeats mean).
 
     Raises:
         BenchwrightError: an unknown variant name, or the probe's files changed on disk since import
@@ -86,6 +96,7 @@ def run_probe_variants(store: Store, probe_id: str, names: list[str] | None, *, 
     probe, variants, record = _probe_and_variants(store, probe_id)
     if probe_fingerprint(probe, variants) != record["fingerprint"]:
         raise BenchwrightError(f"probe {probe_id}: its files changed since it was imported; import it again first")
+    probe = _with_settings(probe, settings)
     by_name = {v.name: v for v in variants}
     unknown = [n for n in (names or []) if n not in by_name]
     if unknown:
@@ -102,7 +113,8 @@ def run_probe_variants(store: Store, probe_id: str, names: list[str] | None, *, 
             if cancel is not None and cancel.is_set():
                 return runs
             run = run_probe(probe, variant, before=before, timeout_s=timeout_s, cancel=cancel, progress=progress)
-            store.record_run(run, fingerprint=record["fingerprint"], by=by)
+            if not settings:  # a run with variables set is not the probe's oracle as imported: not stored
+                store.record_run(run, fingerprint=record["fingerprint"], by=by)
             runs.append(run)
     return runs
 
@@ -145,7 +157,7 @@ def results_report(store: Store, *, all_cases: bool = False, configurations=None
 
 
 def run_probe_submission(store: Store, probe_id: str, submission: Path, *, timeout_s: float, progress=None,
-                         cancel=None):
+                         cancel=None, settings: dict[str, str] | None = None):
     """The oracle of a stored probe on a submission folder (a whole case tree; see ``run_probe(submission=)``),
     not recorded (a submission is no variant of the probe). Returns the run.
 
@@ -157,7 +169,8 @@ def run_probe_submission(store: Store, probe_id: str, submission: Path, *, timeo
     probe, variants, record = _probe_and_variants(store, probe_id)
     if probe_fingerprint(probe, variants) != record["fingerprint"]:
         raise BenchwrightError(f"probe {probe_id}: its files changed since it was imported; import it again first")
-    return run_probe(probe, None, submission=submission, timeout_s=timeout_s, cancel=cancel, progress=progress)
+    return run_probe(_with_settings(probe, settings), None, submission=submission, timeout_s=timeout_s, cancel=cancel,
+                     progress=progress)
 
 
 def default_attempt_folder(store: Store, probe_id: str, configuration: str) -> Path:
