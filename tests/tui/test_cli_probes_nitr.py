@@ -8,23 +8,12 @@ import shutil
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+import test_cli_probe_results as cli_results
 
 from benchwright.core.probes import sample_probe_dirs
-from benchwright.tui.cli import main
 
 NITR = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "nitr"
-
-
-def run(*args):
-    return CliRunner(env={"COLUMNS": "250"}).invoke(main, [str(a) for a in args], catch_exceptions=False)
-
-
-@pytest.fixture
-def db(tmp_path):
-    path = tmp_path / "p.db"
-    assert run("--db", path, "init").exit_code == 0
-    return path
+run, db = cli_results.run, cli_results.db  # the CLI runner and the fresh-project fixture
 
 
 def test_import_the_shared_checkout_in_one_command(db):
