@@ -502,3 +502,19 @@ def test_a_nitr_build_module_configures_first_when_the_build_folder_has_no_cache
         assert again.passed and "-DHIDDEN" not in again.log  # the cache exists: no second configure
     finally:
         workspace.remove()
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("cmake") is None or shutil.which("ctest") is None, reason="cmake is not installed")
+def test_a_shared_python_case_runs_as_in_nitr():
+    """Case 028 on its starter: configured with one case, its CTest-registered Python tests really run (the
+    starter does not do the task, so one fails), and its check script imports evaluator.shared from the checkout."""
+    from benchwright.core.probes import run_probe
+
+    probe, = read_nitr_checkout(_needs_nitr(), ["028"])
+    run = run_probe(probe, None, timeout_s=300)
+    assert [(m.module_name, m.passed) for m in run.modules] == [
+        ("required_paths", True), ("baseline_diff", True), ("unit_test", False), ("customized_check", True)]
+    tests = run.modules[2].tests
+    assert tests is not None and tests.run >= 1 and tests.failed >= 1, run.modules[2].reason
+    assert "-DNITR_CASE=028.validator-global-mutation-python" in run.prepare_log
