@@ -22,11 +22,17 @@ The JSON shape follows the NITR artifact::
     }
 
 ``module_name`` is the module's type and ``name`` the instance's label in reports. Commands are argv lists
-(a string is split with :func:`shlex.split`) and may use the placeholders ``{build_dir}``, ``{case_root}``,
-``{evaluator_root}``, ``{repo_root}`` and ``{python}`` (the interpreter running benchwright); ``{{`` and
-``}}`` are literal braces. Regular expressions are not formatted. Everything is validated when parsed:
-:func:`parse_pipeline` raises :class:`~benchwright.core.errors.InputFileError` naming the file and, for a
-module problem, the module's index (``modules[2]``) and name.
+(a string is split with :func:`shlex.split`) and may use the placeholders :data:`PLACEHOLDERS` and the
+pipeline's ``variables``; ``{{`` and ``}}`` are literal braces. Regular expressions are not formatted.
+
+Every module type and key NITR's own evaluator reads is read here with NITR's meaning (``baseline_diff``,
+``frozen_paths``, ``enabled_if``, ``configure_args``, rule conditions :class:`Condition` with ``all_of``,
+``any_of``, ``not``, substrings, patterns under ``re.MULTILINE`` and hit thresholds, ``normalize``,
+``stop_on_first_match``, ``global_rules``), and NITR's top-level paths (``"case_root":
+"../../.submit-output/..."``) are read as a NITR layout (:class:`Pipeline`). Everything is validated when
+parsed and nothing is ignored: :func:`parse_pipeline` raises :class:`~benchwright.core.errors.InputFileError`
+naming the file and, for a module problem, the JSON path (``modules[2].rules[0].all_of[1]``), the module's
+name and type, and the value.
 """
 
 from __future__ import annotations
