@@ -57,10 +57,10 @@ def _check_dimension(value: str) -> str:
 DIMENSION_KEYWORDS: dict[str, tuple[str, ...]] = {
     "D1": ("locality", "configuration", "api"),
     "D2": ("reuse", "awareness"),
-    "D3": ("responsibility", "responsibilities", "decomposition", "separation"),
-    "D4": ("extension", "extensibility", "extensible"),
-    "D5": ("interface", "substitutability", "substitutable"),
-    "D6": ("dependency", "dependencies", "decoupling"),
+    "D3": ("responsibility", "responsibilities", "decomposition", "separation", "srp"),
+    "D4": ("extension", "extensibility", "extensible", "ocp"),
+    "D5": ("interface", "substitutability", "substitutable", "lsp", "isp"),
+    "D6": ("dependency", "dependencies", "decoupling", "dip"),
     "D7": ("testability", "determinism", "deterministic"),
     "D8": ("state", "lifecycle", "ownership"),
     "D9": ("side", "effect", "effects"),
@@ -68,7 +68,9 @@ DIMENSION_KEYWORDS: dict[str, tuple[str, ...]] = {
 """Words that name a dimension in NITR's SPEC files, which write dimensions as slugs (``testability``,
 ``state_lifecycle``, ``side_effect_containment``), phrases and codes. The words of each dimension's name,
 plus: ``configuration`` and ``api`` for D1 (NITR's design matrix gives "signature churn" and "unnecessary
-public API expansion" as D1 failures; its config-sprawl cases are D1), ``decoupling`` for D6. Words shared by
+public API expansion" as D1 failures; its config-sprawl cases are D1), ``decoupling`` for D6, and the SOLID
+principles NITR's older cases are named after (``srp`` D3, ``ocp`` D4, ``lsp`` and ``isp`` D5, ``dip`` D6, as
+its design matrix files 004-cv-srp, 005-pricing-ocp, 006-gs-isp, 007-ml-lsp and 008-map-dip). Words shared by
 no two dimensions, so a name maps to one dimension or to none."""
 
 

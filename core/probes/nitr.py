@@ -58,35 +58,38 @@ _PROSE_KEY = re.compile(
 _LIST_ITEM = re.compile(r"^\s*[-*+]\s+(.*\S)\s*$")
 
 
-def _yaml_block(lines: list[str]) -> tuple[int, int] | None:
-    """``(first, end)`` line indexes (0-based, end exclusive) of the spec's YAML metadata, or None."""
+def _yaml_block(lines: list[str]) -> tuple[int, int, bool] | None:
+    """``(first, end, declared)`` line indexes (0-based, end exclusive) of the spec's YAML metadata, or None;
+    ``declared`` is False for bare ``key: value`` lines opening the file (which may be prose after all)."""
     first = next((i for i, line in enumerate(lines) if line.strip()), None)
     if first is None:
         return None
     if lines[first].strip() == "---":
         for end in range(first + 1, len(lines)):
             if lines[end].strip() == "---":
-                return first + 1, end
+                return first + 1, end, True
         return None
     if re.match(r"^[A-Za-z_][\w-]*\s*:\s", lines[first] + " "):
         end = first
         while end < len(lines) and lines[end].strip():
             end += 1
-        return first, end
+        return first, end, False
     for index, line in enumerate(lines):
         fence = _FENCE.match(line)
         if fence and fence.group(1).lower() in ("yaml", "yml"):
             for end in range(index + 1, len(lines)):
                 if _FENCE.match(lines[end]):
-                    return index + 1, end
+                    return index + 1, end, True
     return None
 
 
-def _read_yaml(lines: list[str], block: tuple[int, int], file: str) -> tuple[dict[str, Any], dict[str, int]]:
-    start, end = block
+def _read_yaml(lines: list[str], block: tuple[int, int, bool], file: str) -> tuple[dict[str, Any], dict[str, int]]:
+    start, end, declared = block
     try:
         data = yaml.safe_load("\n".join(lines[start:end]))
     except yaml.YAMLError as error:
+        if not declared:
+            return {}, {}  # "Note: ..." lines opening a Markdown spec, not metadata
         mark = getattr(error, "problem_mark", None)
         line = start + 1 + (mark.line if mark is not None else 0)
         problem = getattr(error, "problem", None) or str(error).splitlines()[0]
@@ -101,7 +104,7 @@ def _read_yaml(lines: list[str], block: tuple[int, int], file: str) -> tuple[dic
     return data, where
 
 
-def _prose_values(lines: list[str], skip: tuple[int, int] | None) -> dict[str, tuple[str, int]]:
+def _prose_values(lines: list[str], skip: tuple[int, int, bool] | None) -> dict[str, tuple[str, int]]:
     """The first Markdown ``primary`` and ``secondary`` values: ``{kind: (text, line)}``; a key with its value
     in the list under it gives the items joined by ``, ``."""
     found: dict[str, tuple[str, int]] = {}

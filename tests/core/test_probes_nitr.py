@@ -518,3 +518,12 @@ def test_a_shared_python_case_runs_as_in_nitr():
     tests = run.modules[2].tests
     assert tests is not None and tests.run >= 1 and tests.failed >= 1, run.modules[2].reason
     assert "-DNITR_CASE=028.validator-global-mutation-python" in run.prepare_log
+
+
+def test_prose_opening_lines_are_not_taken_for_yaml_and_solid_names_map():
+    fields = parse_nitr_spec("Note: this case: is about reuse\n\n# T\n- **Primary:** LSP\n")
+    assert fields["primary_dimension"] == "D5"
+    assert [dimension_code(n) for n in ("SRP", "OCP", "ISP", "DIP")] == ["D3", "D4", "D5", "D6"]
+    with pytest.raises(InputFileError) as caught:  # declared front matter that does not read is an error
+        parse_nitr_spec("---\nnote: a: b\n---\n")
+    assert caught.value.problems[0].line == 2
