@@ -19,6 +19,12 @@ from .locking import serialized
 VALIDATION_STATES = ("not run", "incomplete", "separating", "not separating", "signed off", "stale sign-off",
                      "not signed off")
 
+MIN_VARIANTS_SETTING = "probe_min_variants_per_family"
+"""The project setting (``settings`` table) holding how many intended and how many shortcut variants a probe
+needs before its stored state can be ``separating`` (``benchwright probes min-variants N``); unset: the
+default of :data:`benchwright.core.probes.runner.DEFAULT_MIN_VARIANTS_PER_FAMILY` (2, NITR's "stably
+separating" a solution *family*)."""
+
 
 def to_json(obj) -> str:
     """JSON of a pydantic model or a dataclass (sorted keys)."""
@@ -127,6 +133,44 @@ class ProbeStoreMixin:
         ).fetchall()
         return {r[0] for r in rows}
 
+    def min_variants_per_family(self) -> int:
+        """How many final intended and how many final shortcut variants a probe needs for ``separating``: the
+        project setting :data:`MIN_VARIANTS_SETTING`, else ``DEFAULT_MIN_VARIANTS_PER_FAMILY`` (2). A stored
+        value that is not a whole number of at least 1 counts as unset."""
+        from benchwright.core.probes.runner import DEFAULT_MIN_VARIANTS_PER_FAMILY
+
+        value = self.setting(MIN_VARIANTS_SETTING)
+        try:
+            number = int(value) if value is not None else DEFAULT_MIN_VARIANTS_PER_FAMILY
+        except ValueError:
+            return DEFAULT_MIN_VARIANTS_PER_FAMILY
+        return number if number >= 1 else DEFAULT_MIN_VARIANTS_PER_FAMILY
+
+    def set_min_variants_per_family(self, count: int, *, by: str) -> None:
+        """Set :meth:`min_variants_per_family` for the project (who and when are kept).
+
+        Raises:
+            BenchwrightError: ``count`` is below 1.
+        """
+        if int(count) < 1:
+            raise BenchwrightError(f"the minimum number of variants per family must be at least 1 (got {count})")
+        self.set_setting(MIN_VARIANTS_SETTING, str(int(count)), by=by)
+
+    def family_shortfall(self, probe_id: str) -> str | None:
+        """Why the probe has too few variants for ``separating`` (a sentence naming the counts and the
+        minimum), or None when it has at least :meth:`min_variants_per_family` final intended and final
+        shortcut variants."""
+        record = self.probe_record(probe_id)
+        need = self.min_variants_per_family()
+        steps = len(record["probe"].get("steps") or [1])
+        final = [v for v in record["variants"] if v.get("step") in (None, steps)]
+        counts = {kind: sum(1 for v in final if v["kind"] == kind) for kind in ("intended", "shortcut")}
+        if all(count >= need for count in counts.values()):
+            return None
+        return (f"{counts['intended']} intended and {counts['shortcut']} shortcut variant"
+                f"{'s' if counts['shortcut'] != 1 else ''}; stable separation needs {need} of each "
+                f"(project setting {MIN_VARIANTS_SETTING}: benchwright probes min-variants N)")
+
     def sign_off(self, probe_id: str, annotator: str, verdict: str, reason: str) -> None:
         """Record an annotator's verdict on the probe's oracle (``signed-off`` or ``not-signed-off``).
 
@@ -171,8 +215,9 @@ class ProbeStoreMixin:
         return self.run_state(probe_id)
 
     def run_state(self, probe_id: str) -> str:
-        """What the latest runs under the current fingerprint say: ``incomplete`` (no intended or no
-        shortcut variant, or one not run), ``not run``, ``not separating`` (an intended variant not passing,
+        """What the latest runs under the current fingerprint say: ``incomplete`` (fewer than
+        :meth:`min_variants_per_family` intended or shortcut variants, :meth:`family_shortfall`; or one not
+        run), ``not run``, ``not separating`` (an intended variant not passing,
         a shortcut not failing or failing only to build, any run ending in error, or a variant whose runs under
         the current fingerprint ended in different outcomes: a flaky oracle) or ``separating``
         (the rule of :func:`benchwright.core.probes.separation`)."""
@@ -184,8 +229,8 @@ class ProbeStoreMixin:
         # only variants that reach the end of the task sequence are judged (earlier steps are building blocks)
         final = [v for v in record["variants"] if v.get("step") in (None, steps)]
         kinds = {v["kind"] for v in final}
-        if "intended" not in kinds or "shortcut" not in kinds:
-            return "incomplete"  # an oracle cannot separate without an intended and a shortcut variant
+        if "intended" not in kinds or "shortcut" not in kinds or self.family_shortfall(probe_id):
+            return "incomplete"  # stable separation needs a family of intended and of shortcut variants
         if not runs:
             return "not run"
         if not {v["name"] for v in final} <= set(runs):

@@ -156,7 +156,7 @@ async def test_rules_editor_save_keeps_variants_and_makes_the_sign_off_stale(pyt
             await pilot.pause()
             await pilot.press("ctrl+s")
             await pilot.pause()
-        assert len(store.probe_record("token-clock")["variants"]) == 3
+        assert len(store.probe_record("token-clock")["variants"]) == 5
         assert store.validation_state("token-clock") == "stale sign-off"
         assert "_now" in (folder / "evaluator" / "pipeline.json").read_text()
 

@@ -115,7 +115,8 @@ def probe_list(ctx) -> None:
 @click.option("--repeat", type=click.IntRange(min=1), default=1, show_default=True,
               help="Run each variant N times; differing verdicts mark the oracle flaky (not separating).")
 @click.option("--min-variants", type=click.IntRange(min=1), default=None,
-              help="Intended and shortcut variants needed for stable separation (default 2 per family).")
+              help="Intended and shortcut variants needed for stable separation (default: the project's, "
+                   "see probes min-variants; 2 per family).")
 @click.option("--submission", type=click.Path(file_okay=False, exists=True),
               help="Evaluate this folder (a whole case tree) in place of the case; nothing is stored.")
 @click.option("--logs", is_flag=True, help="Print each module's log.")
@@ -134,7 +135,6 @@ def probe_run(ctx, probe_id, variant_names, repeat, min_variants, submission, lo
     ("cannot run here: missing X" when this machine lacks a tool), and the tests each unit_test module ran; the
     shortcuts' lines say what caught each one. With --submission, the oracle judges that folder instead."""
     from benchwright.core.probes import ExpectationCheck, separation
-    from benchwright.core.probes.runner import DEFAULT_MIN_VARIANTS_PER_FAMILY
 
     words = {ExpectationCheck.AS_EXPECTED: "as expected", ExpectationCheck.MISMATCH: "UNEXPECTED",
              ExpectationCheck.COMPILER_CAUGHT: "the compiler caught it, not the oracle"}
@@ -162,9 +162,10 @@ def probe_run(ctx, probe_id, variant_names, repeat, min_variants, submission, lo
         runs = run_probe_variants(store, probe_id, list(variant_names) or None, timeout_s=timeout_s,
                                   by=resolve_annotator(annotator), progress=say, repeat=repeat, settings=pairs)
         state = store.validation_state(probe_id)
+        min_variants = min_variants or store.min_variants_per_family()
     for r in runs:
         _echo_run(r, r.variant.name if r.variant else "(starter)", words.get(r.expectation_check, ""), logs)
-    verdict = separation(runs, min_per_family=min_variants or DEFAULT_MIN_VARIANTS_PER_FAMILY)
+    verdict = separation(runs, min_per_family=min_variants)
     if verdict.shortcut_notes:
         click.echo("shortcuts:")
         for note in verdict.shortcut_notes:
@@ -194,6 +195,22 @@ def _echo_run(r, name: str, verdict: str, logs: bool) -> None:
             click.echo("\n".join(f"      | {printable(line)}" for line in m.log.splitlines()))
     if r.apply_error:
         click.echo(f"    not applied: {printable(r.apply_error)}")
+
+
+@probes.command("min-variants")
+@click.argument("count", type=click.IntRange(min=1), required=False)
+@click.option("--as", "annotator", help="Who changes it.")
+@click.pass_context
+@friendly
+def probe_min_variants(ctx, count, annotator) -> None:
+    """Show, or set to COUNT, how many intended and how many shortcut variants a probe needs before its
+    validation state can be 'separating' (NITR's stable separation of a solution family; default 2)."""
+    with open_store(ctx) as store:
+        if count is not None:
+            store.set_min_variants_per_family(count, by=resolve_annotator(annotator))
+        need = store.min_variants_per_family()
+    click.echo(f"stable separation needs {need} intended and {need} shortcut variant{'s' if need != 1 else ''} "
+               "per probe")
 
 
 @probes.command("signoff")
