@@ -44,6 +44,35 @@ class Preflight:
         return dict(sorted(out.items()))
 
 
+@dataclass(frozen=True)
+class ProbeCandidate:
+    """A signed-off probe that goes into a release: the probe and its variants (core models), its fingerprint,
+    the sign-off, and the oracle runs the sign-off rests on (``{variant name or None: run dict}``: the latest
+    run of each variant under the signed fingerprint made before the sign-off)."""
+
+    probe: object
+    variants: list
+    fingerprint: str
+    signoff: object
+    runs: dict
+
+
+@dataclass(frozen=True)
+class ProbePreflight:
+    """Which probes a release would include (``included``) and ``excluded`` ``(probe id, reason)`` (a
+    :class:`~benchwright.core.probes.release.ProbeExclusion`)."""
+
+    included: list[ProbeCandidate]
+    excluded: list[tuple[str, str]]
+
+    def reasons(self) -> dict[str, int]:
+        """Excluded probes counted by reason."""
+        out: dict[str, int] = {}
+        for _, reason in self.excluded:
+            out[str(reason)] = out.get(str(reason), 0) + 1
+        return dict(sorted(out.items()))
+
+
 _RUNNING: set[str] = set()
 """Owners of the release attempts running in this process (an attempt of this process that ended without
 confirming, e.g. for a held write lock, is not running, though its process is)."""
@@ -121,6 +150,53 @@ class ReleaseStoreMixin:
             included.append(ReleaseCandidate(pair, repo, current.checklist, final.decision, final.adjudicated,
                                              annotators))
         return Preflight(included, excluded)
+
+    def probe_release_preflight(self) -> ProbePreflight:
+        """Which probes a release includes, and why each other is left out: the rule of
+        :func:`benchwright.core.probes.release.probe_release_exclusion` (signed off under the current fingerprint,
+        files on disk unchanged), fed from the store. Probes of NITR checkouts whose shared run-time files differ
+        from those of the first included probe's checkout are left out too (a release holds one set)."""
+        from benchwright.core.probes import Probe, Variant, probe_fingerprint
+        from benchwright.core.probes.release import (
+            ProbeExclusion,
+            checkout_shared_digest,
+            probe_release_exclusion,
+        )
+
+        included: list[ProbeCandidate] = []
+        excluded: list[tuple[str, str]] = []
+        shared: str | None = None
+        for pid in self.probe_ids():
+            record = self.probe_record(pid)
+            signoff = self.latest_signoff(pid)
+            probe = Probe.model_validate(record["probe"])
+            variants = [Variant.model_validate(v) for v in record["variants"]]
+            why = probe_release_exclusion(
+                verdict=signoff.verdict if signoff else None, signed_fingerprint=signoff.fingerprint if signoff else None,
+                fingerprint=record["fingerprint"],
+                disk_fingerprint=probe_fingerprint(probe, variants) if signoff else "")
+            digest = checkout_shared_digest(probe.checkout_root)
+            if why is None and digest and shared not in (None, digest):
+                why = ProbeExclusion.OTHER_CHECKOUT
+            if why is not None:
+                excluded.append((pid, why))
+                continue
+            if digest:
+                shared = digest
+            included.append(ProbeCandidate(probe, variants, record["fingerprint"], signoff,
+                                           self._runs_at_signoff(pid, signoff, {v.name for v in variants})))
+        return ProbePreflight(included, excluded)
+
+    @serialized
+    def _runs_at_signoff(self, probe_id: str, signoff, names: set[str]) -> dict:
+        """``{variant name or None: run dict}``: the latest run of each variant (and of the starter) under the
+        sign-off's fingerprint made no later than the sign-off (later runs do not change what was signed off)."""
+        rows = self.db.conn.execute(
+            """SELECT variant, run_json FROM oracle_runs o WHERE probe_id = ? AND fingerprint = ? AND created_at <= ?
+               AND id = (SELECT max(id) FROM oracle_runs x WHERE x.probe_id = o.probe_id AND x.variant IS o.variant
+                         AND x.fingerprint = o.fingerprint AND x.created_at <= ?)""",
+            [probe_id, signoff.fingerprint, signoff.created_at, signoff.created_at]).fetchall()
+        return {r[0]: json.loads(r[1]) for r in rows if r[0] is None or r[0] in names}
 
     @serialized
     def release_exists(self, name: str, version: str) -> bool:

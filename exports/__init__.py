@@ -2,10 +2,11 @@
 
 A release (:func:`write_release`) is a folder with data/test.jsonl, data/test.parquet, a dataset card
 (README.md), CHANGELOG.md and manifest.json; :func:`verify_release` checks one and :func:`read_release`
-reads one back. See docs/releases.md.
+reads one back; signed-off probes go under probes/ in NITR's layout (:mod:`.probes`). See docs/releases.md.
 """
 
 from .card import dataset_card, size_category
+from .probes import ReleaseProbe
 from .release import (
     RELEASE_FORMAT,
     VerifyReport,
@@ -27,6 +28,6 @@ from .rows import (
 )
 
 __all__ = [
-    "PARQUET_SCHEMA", "RELEASE_FORMAT", "ReleaseError", "ReleaseRepository", "ReleaseRow", "ReleaseSource",
+    "PARQUET_SCHEMA", "RELEASE_FORMAT", "ReleaseError", "ReleaseProbe", "ReleaseRepository", "ReleaseRow", "ReleaseSource",
     "ReleaseSpec", "VerifyReport", "changelog", "dataset_card", "extra_field_counts", "pseudonymize", "read_release", "rows_to_table", "size_category", "verify_release", "write_release",
 ]

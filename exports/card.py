@@ -18,6 +18,8 @@ import yaml
 
 from benchwright.core.checklist import ItemKind
 
+from .probes import PROBES_INDEX
+from .probes import card_lines as probe_card_lines
 from .rows import ReleaseRow, ReleaseSpec, extra_field_counts, rows_to_table
 
 NONE_LABEL = "(none)"
@@ -36,9 +38,10 @@ def size_category(n: int) -> str:
     return "n>1T" if n >= 10**12 else "1B<n<10B"
 
 
-def front_matter(n_rows: int, spec: ReleaseSpec) -> dict:
-    """The card's YAML metadata in the Hugging Face dataset-card conventions."""
-    return {
+def front_matter(n_rows: int, spec: ReleaseSpec, *, probes: bool = False) -> dict:
+    """The card's YAML metadata in the Hugging Face dataset-card conventions; with ``probes``, a second config
+    ``probes`` whose rows are ``probes/probes.jsonl``."""
+    meta = {
         "pretty_name": spec.pretty_name or spec.name,
         "license": spec.license,
         "language": ["en"],
@@ -50,6 +53,9 @@ def front_matter(n_rows: int, spec: ReleaseSpec) -> dict:
             "data_files": [{"split": "test", "path": "data/test.parquet"}],
         }],
     }
+    if probes:
+        meta["configs"].append({"config_name": "probes", "data_files": [{"split": "test", "path": PROBES_INDEX}]})
+    return meta
 
 
 def _cell(v: object) -> str:
@@ -171,7 +177,7 @@ def release_stats(table: pa.Table) -> ReleaseStats:
     order = np.lexsort((-k_weights, k_rows))  # by row, heaviest first
     sorted_weights = k_weights[order].tolist()
     ends = np.cumsum(per_row).tolist()
-    starts = [0, *ends[:-1]]
+    starts = [0, *ends[:-1]][:n]
     splits = Counter(tuple(sorted_weights[a:b]) for a, b in zip(starts, ends, strict=True))
     extra_fields: dict[str, int] = {}
     if "extra" in table.column_names:
@@ -230,19 +236,22 @@ FIELDS = (
 )
 
 
-def dataset_card(rows: Sequence[ReleaseRow] | pa.Table, spec: ReleaseSpec, manifest: dict) -> str:
+def dataset_card(rows: Sequence[ReleaseRow] | pa.Table, spec: ReleaseSpec, manifest: dict,
+                 probes_index: Sequence[dict] = ()) -> str:
     """README.md of a release: YAML front matter and Markdown statistics.
 
     ``rows`` are the release's rows or their Arrow table (:func:`benchwright.exports.rows_to_table`).
     ``manifest`` holds the release's manifest fields written so far (``annotators``, ``excluded``,
-    ``previous_release``, ``created_by``, ``release_format``); checksums are in manifest.json, not here.
+    ``previous_release``, ``created_by``, ``release_format``, ``probes`` when the release holds probes);
+    checksums are in manifest.json, not here. ``probes_index`` are the entries of ``probes/probes.jsonl``.
     """
     if not isinstance(rows, pa.Table):
 
         rows = rows_to_table(list(rows))
     stats = release_stats(rows)
     n = stats.n
-    meta = yaml.safe_dump(front_matter(n, spec), sort_keys=False, allow_unicode=True, default_flow_style=False, width=10_000)
+    probes = manifest.get("probes")
+    meta = yaml.safe_dump(front_matter(n, spec, probes=bool(probes)), sort_keys=False, allow_unicode=True, default_flow_style=False, width=10_000)
     title = spec.pretty_name or spec.name
     repos = sorted(stats.repositories)
     adjudicated = stats.adjudicated
@@ -252,8 +261,9 @@ def dataset_card(rows: Sequence[ReleaseRow] | pa.Table, spec: ReleaseSpec, manif
     out += [
         f"Release **{spec.version}** of `{spec.name}`, created {spec.created_at}: {n} question-answer pairs about "
         f"{len(repos)} pinned repositor{'y' if len(repos) == 1 else 'ies'}, each with a reference answer and a "
-        "weighted scoring checklist, reviewed and accepted by annotators. Built with benchwright "
-        f"{spec.benchwright_version}.",
+        "weighted scoring checklist, reviewed and accepted by annotators"
+        + (f", and {probes['n_probes']} signed-off NITR probes (see Probes)" if probes else "")
+        + f". Built with benchwright {spec.benchwright_version}.",
         "",
         "## Loading",
         "",
@@ -294,6 +304,8 @@ def dataset_card(rows: Sequence[ReleaseRow] | pa.Table, spec: ReleaseSpec, manif
     if "qa_subtype" in stats.by:
         out += ["", "### By QA type and subtype", "", *_count_table("QA type / subtype", stats.by["qa_subtype"], n)]
     out += ["", "### Checklists", "", *checklist_lines(stats)]
+    if probes:
+        out += ["", *probe_card_lines(probes, probes_index)]
     out += ["", "## Review agreement", ""]
     if spec.agreement_scope and spec.agreement:
         out += [spec.agreement_scope.strip(), ""]

@@ -44,6 +44,8 @@ from benchwright.core.importers import paused_gc
 from benchwright.core.llm.scrub import env_secrets, scrub_value
 
 from .card import dataset_card
+from .probes import PROBES_INDEX, ReleaseProbe, check_probes, probe_files, probes_changelog, probes_summary
+from .probes import read_index as _previous_probes
 from .rows import (
     PARQUET_SCHEMA,
     PARQUET_SCHEMA_V1,
@@ -236,9 +238,25 @@ def _write_parquet(path: Path, table: pa.Table) -> dict:
     return _write_bytes(path, sink.getvalue().to_pybytes())
 
 
-def _write_card(path: Path, table: pa.Table, spec: ReleaseSpec, manifest_base: dict) -> dict:
+def _write_card(path: Path, table: pa.Table, spec: ReleaseSpec, manifest_base: dict, probes_index=()) -> dict:
+    return _write_bytes(path, dataset_card(table, spec, manifest_base, probes_index).encode("utf-8"))
 
-    return _write_bytes(path, dataset_card(table, spec, manifest_base).encode("utf-8"))
+
+def _write_probes(tmp: Path, items: Sequence[ReleaseProbe], rename: Callable[[str], str]) -> tuple[dict, list[dict]]:
+    """Write the ``probes/`` folder (:func:`benchwright.exports.probes.probe_files`) into ``tmp``; returns the
+    manifest entries and the index entries (for the card)."""
+    entries: dict[str, dict] = {}
+    index: list[dict] = []
+    for name, source in probe_files(items, rename).items():
+        data = source if isinstance(source, bytes) else source.read_bytes()
+        entries[name] = _write_bytes(tmp / name, data)
+        if isinstance(source, Path) and os.access(source, os.X_OK):
+            os.chmod(tmp / name, 0o755)  # check scripts run as programs keep their mode
+        if name == PROBES_INDEX:
+            index = [json.loads(line) for line in data.splitlines()]
+    for folder in sorted({p.parent for p in (tmp / n for n in entries)}, key=lambda p: -len(p.parts)):
+        _fsync_dir(folder)
+    return entries, index
 
 
 def _write_changelog(path: Path, text: str) -> dict:
@@ -272,10 +290,10 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def _prepare_rows(rows: Iterable[ReleaseRow]) -> list[ReleaseRow]:
+def _prepare_rows(rows: Iterable[ReleaseRow], *, allow_empty: bool = False) -> list[ReleaseRow]:
     rows = list(rows)
-    if not rows:
-        raise ReleaseError("a release needs at least one pair; nothing was written")
+    if not rows and not allow_empty:
+        raise ReleaseError("a release needs at least one pair or probe; nothing was written")
     rows.sort(key=lambda r: r.id)
     dupes = sorted({a.id for a, b in pairwise(rows) if a.id == b.id})
     if dupes:
@@ -311,8 +329,14 @@ def _annotator_lists(rows: Sequence[ReleaseRow], salt: str | None) -> list[list[
 def write_release(
     rows: Iterable[ReleaseRow], spec: ReleaseSpec, out_dir: str | Path, *, previous_dir: str | Path | None = None,
     with_annotators: bool = False, progress: Callable[[int, int], None] | None = None,
+    probes: Sequence[ReleaseProbe] = (), probes_excluded: Sequence[tuple[str, str]] = (),
 ) -> Path:
     """Write the release ``<out_dir>/<name>-<version>`` and return its path.
+
+    ``probes`` (signed-off probes) are written under ``probes/`` in NITR's layout (:mod:`.probes`), listed in
+    the manifest's ``probes`` field with ``probes_excluded`` (``(probe id, reason)``) counted by reason, and
+    described in the card; with probes, a release may hold no pair. Without probes nothing about probes is
+    written (the bytes of a Q&A release are what they were).
 
     Rows are written sorted by id, each row's annotators sorted; annotators (in rows and ``created_by``)
     become :func:`pseudonymize` ids unless ``with_annotators``. With ``previous_dir`` (a release folder, verified first) the changelog
@@ -326,11 +350,12 @@ def write_release(
     and renamed into place at the end; on any error the temporary folder is removed and nothing is left.
 
     Raises:
-        ReleaseError: no rows, repeated ids, the target folder exists, or ``previous_dir`` does not verify.
+        ReleaseError: no rows and no probes, repeated ids, the target folder exists, ``previous_dir`` does not
+            verify, or a probe cannot be written (see :func:`benchwright.exports.probes.probe_files`).
     """
     out_dir = Path(out_dir)
     target = out_dir / spec.folder_name
-    total = 7
+    total = 8 if probes else 7
     done = 0
 
     def step() -> None:
@@ -342,14 +367,16 @@ def write_release(
     if target.exists() or target.is_symlink():
         raise ReleaseError(f"{target} exists already; a release is never overwritten (choose a new version)")
     with paused_gc():
-        return _write_release(rows, spec, out_dir, target, previous_dir, with_annotators, step)
+        return _write_release(rows, spec, out_dir, target, previous_dir, with_annotators, step, probes,
+                              probes_excluded)
 
 
 def _write_release(
     rows: Iterable[ReleaseRow], spec: ReleaseSpec, out_dir: Path, target: Path, previous_dir: str | Path | None,
-    with_annotators: bool, step: Callable[[], None],
+    with_annotators: bool, step: Callable[[], None], probes: Sequence[ReleaseProbe] = (),
+    probes_excluded: Sequence[tuple[str, str]] = (),
 ) -> Path:
-    rows = _prepare_rows(rows)
+    rows = _prepare_rows(rows, allow_empty=bool(probes))
     previous: tuple[dict, list[ReleaseRow]] | None = None
     previous_manifest_sha = None
     if previous_dir is not None:
@@ -376,9 +403,19 @@ def _write_release(
         prev_label = ""
         if previous is not None:
             prev_label = f"{previous[0].get('name')} {previous[0].get('version')}"
-        files[CHANGELOG] = _write_changelog(tmp / CHANGELOG, changelog(
-            previous[1] if previous else None, rows, label=f"{spec.name} {spec.version}", previous_label=prev_label,
-        ))
+        probes_index: list[dict] = []
+        if probes:
+            def rename(name: str) -> str:
+                return name if with_annotators else pseudonymize(name, salt)
+
+            probe_entries, probes_index = _write_probes(tmp, probes, rename)
+            files.update(probe_entries)
+            step()
+        text = changelog(previous[1] if previous else None, rows, label=f"{spec.name} {spec.version}",
+                         previous_label=prev_label)
+        if probes or (previous is not None and previous[0].get("probes")):
+            text += probes_changelog(_previous_probes(previous_dir) if previous is not None else None, probes_index)
+        files[CHANGELOG] = _write_changelog(tmp / CHANGELOG, text)
         step()
         manifest = {
             "name": spec.name,
@@ -399,7 +436,9 @@ def _write_release(
                 "manifest_sha256": previous_manifest_sha,
             },
         }
-        files[CARD] = _write_card(tmp / CARD, table, spec, manifest)
+        if probes:
+            manifest["probes"] = probes_summary(probes, probes_excluded)
+        files[CARD] = _write_card(tmp / CARD, table, spec, manifest, probes_index)
         step()
         manifest["files"] = dict(sorted(files.items()))
         _write_manifest(tmp / MANIFEST, manifest)
@@ -435,10 +474,12 @@ class VerifyReport:
     problems: list[str] = field(default_factory=list)
     n_pairs: int | None = None
     files_checked: int = 0
+    n_probes: int = 0
 
     def __str__(self) -> str:
         if self.ok:
-            return f"release verified: {self.files_checked} files, {self.n_pairs} pairs"
+            probes = f", {self.n_probes} probes" if self.n_probes else ""
+            return f"release verified: {self.files_checked} files, {self.n_pairs} pairs{probes}"
         return "\n".join([f"{len(self.problems)} problems:"] + [f"  {p}" for p in self.problems])
 
 
@@ -565,6 +606,10 @@ def _verify(root: Path) -> tuple[VerifyReport, list[ReleaseRow]]:
                             problems.append(f"{DATA_PARQUET} and {DATA_JSONL} differ for pair {a.get('id')} "
                                             f"(fields: {', '.join(fields)})")
                             break
+    if "probes" in manifest:
+        problems += check_probes(root, manifest["probes"])
+        if isinstance(manifest["probes"], dict) and isinstance(manifest["probes"].get("n_probes"), int):
+            rep.n_probes = manifest["probes"]["n_probes"]
     card = root / CARD
     if card.is_file():
         problems += _check_card(card.read_text(encoding="utf-8", errors="replace"))

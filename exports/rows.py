@@ -226,8 +226,11 @@ def _struct(values: dict[str, list], t: pa.StructType) -> pa.StructArray:
 def rows_to_table(rows: Sequence[ReleaseRow], annotators: Sequence[list[str]] | None = None) -> pa.Table:
     """An Arrow table of ``rows`` with :data:`PARQUET_SCHEMA`, built column by column (no per-row dicts).
 
-    ``annotators``, when given, replaces each row's annotators (the pseudonymized lists).
+    ``annotators``, when given, replaces each row's annotators (the pseudonymized lists). No rows give an
+    empty table of that schema (a release of probes only).
     """
+    if not rows:
+        return PARQUET_SCHEMA.empty_table()
     flat = list(zip(*map(attrgetter(*_FLAT), rows), strict=True))
     cols: dict[str, pa.Array] = {n: pa.array(flat[i], pa.string()) for i, n in enumerate(_FLAT)}
     for name in ("repository", "source"):

@@ -17,10 +17,14 @@ def releases() -> None:
     """Frozen, versioned, checksummed benchmark releases."""
 
 
-def _preflight_lines(pre) -> list[str]:
+def _preflight_lines(pre, probes=None) -> list[str]:
     lines = [f"included: {len(pre.included)} pairs"]
     for reason, n in pre.reasons().items():
         lines.append(f"excluded: {n} pairs: {reason}")
+    if probes is not None and (probes.included or probes.excluded):
+        lines.append(f"included: {plural(len(probes.included), 'probe')} (signed off)")
+        lines += [f"  probe {c.probe.id}" for c in probes.included]
+        lines += [f"excluded: probe {pid}: {reason}" for pid, reason in probes.excluded]
     return lines
 
 
@@ -32,7 +36,7 @@ def release_preflight(ctx, list_all) -> None:
     """Show what a release would include and exclude, and why."""
     with open_store(ctx) as store:
         pre = store.release_preflight()
-        for line in _preflight_lines(pre):
+        for line in _preflight_lines(pre, store.probe_release_preflight()):
             click.echo(line)
         if list_all:
             for pid, reason in pre.excluded:
@@ -48,21 +52,25 @@ def release_preflight(ctx, list_all) -> None:
 @click.option("--license", "license_", default="cc-by-4.0", show_default=True)
 @click.option("--previous", "previous", type=click.Path(file_okay=False),
               help="The previous release folder (default: where it was written), for the changelog.")
+@click.option("--without-probes", is_flag=True,
+              help="Leave the signed-off probes out (by default they go in, under probes/ in NITR's layout).")
 @click.option("--as", "annotator", help="Who releases.")
 @click.pass_context
 @friendly
-def release_create(ctx, name, version, out, with_annotators, license_, previous, annotator) -> None:
-    """Preflight, then write NAME-VERSION (JSONL, Parquet, dataset card, manifest, changelog)."""
+def release_create(ctx, name, version, out, with_annotators, license_, previous, without_probes, annotator) -> None:
+    """Preflight, then write NAME-VERSION (JSONL, Parquet, dataset card, manifest, changelog, signed-off probes)."""
     from ..services.releases import create_release
 
     with open_store(ctx) as store:
         pre = store.release_preflight()
-        for line in _preflight_lines(pre):
+        probes = None if without_probes else store.probe_release_preflight()
+        for line in _preflight_lines(pre, probes):
             click.echo(line)
         notes: list[str] = []
         path = create_release(store, pre, name, version, Path(out), by=resolve_annotator(annotator),
                               with_annotators=with_annotators, license=license_,
-                              previous_path=Path(previous) if previous else None, notes=notes)
+                              previous_path=Path(previous) if previous else None, notes=notes,
+                              with_probes=not without_probes, probe_preflight=probes)
     for note in notes:
         click.echo(note)
     if not notes:  # an adopted folder was written from the state of its own time: its card lists its fields
@@ -122,6 +130,10 @@ def releases_import(ctx, folder, annotator) -> None:
     """Import the pairs and checklists of a release FOLDER made by benchwright (into an empty or another project)."""
     from ..services.releases import import_release
 
+    probes: list = []
     with open_store(ctx) as store:
-        pairs, checklists = import_release(store, Path(folder), by=resolve_annotator(annotator))
+        pairs, checklists = import_release(store, Path(folder), by=resolve_annotator(annotator), probes=probes)
     click.echo(f"{folder}: added {plural(pairs, 'Q&A pair')} and {plural(checklists, 'checklist')}")
+    if probes:
+        click.echo(f"imported {plural(len(probes), 'probe')} (run and sign them off here: their validation "
+                   f"matrices are in {Path(folder) / 'probes' / 'validation'}): {', '.join(p.id for p in probes)}")

@@ -12,7 +12,9 @@ from pathlib import Path
 from benchwright.core.errors import BenchwrightError, Remedy, with_remedy
 from benchwright.core.models import utc_now
 from benchwright.db import SCHEMA_VERSION, Store
-from benchwright.db.releases import Preflight
+from benchwright.db.releases import Preflight, ProbePreflight
+
+from .probes import import_nitr_checkout
 
 
 def _agreement_figures(store: Store, n_released: int) -> tuple[dict, str]:
@@ -54,12 +56,26 @@ def release_rows(preflight: Preflight) -> list:
     ]
 
 
+def release_probes(preflight: ProbePreflight) -> list:
+    """The release probes (:class:`benchwright.exports.ReleaseProbe`) of the probe preflight's included probes."""
+    from benchwright.exports import ReleaseProbe
+
+    return [ReleaseProbe(probe=c.probe, variants=c.variants, fingerprint=c.fingerprint,
+                         signed_off_by=c.signoff.annotator, signed_off_at=c.signoff.created_at,
+                         sign_off_reason=c.signoff.reason, runs=c.runs) for c in preflight.included]
+
+
 def create_release(
     store: Store, preflight: Preflight, name: str, version: str, out: Path, *, by: str,
     with_annotators: bool = False, license: str = "cc-by-4.0", created_at: str | None = None,
     record: bool = True, progress=None, previous_path: Path | None = None, notes: list[str] | None = None,
+    with_probes: bool = True, probe_preflight: ProbePreflight | None = None,
 ) -> Path:
     """Write release ``name`` ``version`` of the preflight's included pairs under ``out`` and record it.
+
+    With ``with_probes`` (the default) the signed-off probes of ``probe_preflight`` (default: the store's
+    :meth:`~benchwright.db.Store.probe_release_preflight`) go in too, under ``probes/`` in NITR's layout; a
+    release of probes only is allowed. The manifest has a ``probes`` field only when probes went in.
 
     ``created_at`` (default: now) is the only time written, so the same state and time give the same bytes.
 
@@ -90,7 +106,8 @@ def create_release(
         if stale.alive:
             raise BenchwrightError(f"release {name} {version} is being written by another process (since "
                                    f"{stale.started_at}, to {stale.path}); wait for it to finish")
-        adopted = _adopt_pending(store, stale, with_annotators=with_annotators, license=license)
+        adopted = _adopt_pending(store, stale, with_annotators=with_annotators, license=license,
+                                 with_probes=with_probes)
         if adopted is not None:
             if notes is not None:
                 notes.append(f"recorded {adopted}: an interrupted attempt had written it at {stale.created_at} "
@@ -102,9 +119,14 @@ def create_release(
             f"{target} exists already, but this project has no record of release {name} {version}: it was made "
             "elsewhere or by hand; check it with benchwright releases verify, then move it away or choose a new "
             "version")
-    if not preflight.included:
-        raise with_remedy(BenchwrightError("the release would be empty: no pair is accepted with a valid checklist"),
+    if with_probes and probe_preflight is None:
+        probe_preflight = store.probe_release_preflight()
+    probes = release_probes(probe_preflight) if with_probes and probe_preflight is not None else []
+    if not preflight.included and not probes:
+        raise with_remedy(BenchwrightError("the release would be empty: no pair is accepted with a valid checklist"
+                                           + (" and no probe is signed off" if with_probes else "")),
                           Remedy.SEE_PREFLIGHT)
+    probe_options = {"probes": probes, "probes_excluded": probe_preflight.excluded if probes else ()}
     previous = store.previous_release(name, before_version=None if record else version)
     previous_dir = None
     if previous_path is not None:
@@ -131,7 +153,7 @@ def create_release(
         raise BenchwrightError(f"cannot make release {name} {version}: {problems}") from None
     if not record:
         return write_release(release_rows(preflight), spec, out, previous_dir=previous_dir,
-                             with_annotators=with_annotators, progress=progress)
+                             with_annotators=with_annotators, progress=progress, **probe_options)
     from benchwright.db.llm import claim_owner
 
     owner = claim_owner()
@@ -142,7 +164,7 @@ def create_release(
     try:
         try:
             path = write_release(release_rows(preflight), spec, out, previous_dir=previous_dir,
-                                 with_annotators=with_annotators, progress=progress)
+                                 with_annotators=with_annotators, progress=progress, **probe_options)
         except BaseException as e:
             with contextlib.suppress(Exception):  # else the next attempt drops it (its folder never appeared)
                 store.drop_pending_release(name, version, owner)
@@ -169,7 +191,8 @@ def _remove_partials(folder: Path, folder_name: str) -> None:
             shutil.rmtree(p, ignore_errors=True)
 
 
-def _adopt_pending(store: Store, pending, *, with_annotators: bool, license: str) -> Path | None:
+def _adopt_pending(store: Store, pending, *, with_annotators: bool, license: str,
+                   with_probes: bool = True) -> Path | None:
     """Resume an attempt that died: record its folder when it is the intact release it started (same name,
     version and time, every checksum right) and return it; None when the folder never appeared.
 
@@ -193,6 +216,10 @@ def _adopt_pending(store: Store, pending, *, with_annotators: bool, license: str
             f"{folder} is where an interrupted attempt wrote release {pending.name} {pending.version}, but {why}: "
             "move it away and run the command again")
     named = manifest.get("annotators") == "named"
+    if "probes" in manifest and not with_probes:
+        raise BenchwrightError(
+            f"{folder} was written by an interrupted attempt with probes; repeat that command (without "
+            "--without-probes) to record it, or move the folder away to write it without probes")
     if named != with_annotators or manifest.get("license") != license:
         raise BenchwrightError(
             f"{folder} was written by an interrupted attempt with license {manifest.get('license')} and "
@@ -230,7 +257,7 @@ def rebuild_release(store: Store, name: str, version: str, out: Path, *, by: str
     path = create_release(
         store, store.release_preflight(), name, version, out, by=record["created_by"],
         with_annotators=with_annotators, license=manifest.get("license", "cc-by-4.0"),
-        created_at=record["created_at"], record=False,
+        created_at=record["created_at"], record=False, with_probes="probes" in manifest,
     )
     rebuilt = json.loads((path / "manifest.json").read_text(encoding="utf-8"))
     if with_annotators == (manifest.get("annotators") == "named") and rebuilt.get("files") != manifest.get("files"):
@@ -243,17 +270,28 @@ def rebuild_release(store: Store, name: str, version: str, out: Path, *, by: str
     return path
 
 
-def import_release(store: Store, folder: Path, *, by: str) -> tuple[int, int]:
+def import_release(store: Store, folder: Path, *, by: str, probes: list | None = None) -> tuple[int, int]:
     """Bring a release back into the project: its repositories, pairs (same ids), and checklists (origin
-    ``imported``). Verifies the folder first. Idempotent. Returns ``(pairs added, checklists added)``.
+    ``imported``), and its probes (``probes/`` read as a NITR checkout, with its variants; their runs and
+    sign-offs stay in the release's validation matrices: run and sign them off here). Verifies the folder first.
+    Idempotent. Returns ``(pairs added, checklists added)``; ``probes`` (when given) receives the probes imported.
 
     Raises:
-        BenchwrightError: the folder does not verify, or a repository conflicts with one registered here.
+        BenchwrightError: the folder does not verify, a repository conflicts with one registered here, or a
+            probe of the release cannot be read (``InputFileError``).
     """
     from benchwright.core.importers import ParseResult
     from benchwright.exports import read_release
 
     manifest, rows = read_release(folder)
+    if manifest.get("probes"):
+        variants = Path(folder) / "probes" / "variants"
+        imported, _ = import_nitr_checkout(store, Path(folder) / "probes",
+                                           variants_dir=variants if variants.is_dir() else None, by=by)
+        if probes is not None:
+            probes.extend(imported)
+    if not rows:
+        return 0, 0
     domain = [row.to_domain() for row in rows]
     result = ParseResult(format="release", file=str(folder), read=len(rows))
     seen_repos = {}
