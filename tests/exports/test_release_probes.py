@@ -133,8 +133,12 @@ def test_a_release_holds_the_signed_off_probe_in_nitrs_layout(project):
 def test_rebuild_reproduces_every_byte_also_after_later_runs(project):
     db, tmp, _ = project
     assert create(db, tmp / "rel").exit_code == 0
-    with Store.open(db) as store:
-        record_separating_runs(store, PROBE)  # runs after the sign-off do not change what was signed off
+    with Store.open(db) as store:  # a run after the sign-off (another outcome) does not change what was signed off
+        record = store.probe_record(PROBE)
+        shortcut = Variant.model_validate(next(v for v in record["variants"] if v["name"] == "shortcut"))
+        store.record_run(OracleRun(probe_id=PROBE, variant=shortcut, outcome="pass", expected="fail",
+                                   matches_expectation=False, started_at="2026-12-02T10:00:00+00:00"),
+                         fingerprint=record["fingerprint"], by="bob")
     r = run(db, "releases", "rebuild", NAME, "--version", VERSION, "--out", str(tmp / "again"))
     assert r.exit_code == 0, r.output
     first, second = tree_bytes(tmp / "rel" / f"{NAME}-{VERSION}"), tree_bytes(tmp / "again" / f"{NAME}-{VERSION}")
@@ -207,14 +211,14 @@ def test_only_probes_with_a_current_sign_off_go_in_and_the_others_are_listed(pro
 
 
 def test_a_refused_sign_off_keeps_a_probe_out(project):
-    db, tmp, _ = project
+    db, _, _ = project
     with Store.open(db) as store:
         store.sign_off(PROBE, "lead", "not-signed-off", "the near-miss passes")
     r = run(db, "releases", "preflight")
     assert f"excluded: probe {PROBE}: {ProbeExclusion.REFUSED}" in r.output
 
 
-def test_without_probes_the_release_is_the_qa_release_byte_for_byte(project, tmp_path):
+def test_without_probes_the_release_is_the_qa_release_byte_for_byte(project):
     db, tmp, _ = project
     r = create(db, tmp / "rel", "--without-probes")
     assert r.exit_code == 0, r.output
@@ -242,7 +246,7 @@ def test_a_release_of_probes_only(tmp_path, monkeypatch):
     assert (rel / "data" / "test.jsonl").read_bytes() == b""
 
 
-def test_releases_import_brings_the_probes_back(project, tmp_path):
+def test_releases_import_brings_the_probes_back(project):
     db, tmp, _ = project
     assert create(db, tmp / "rel").exit_code == 0
     rel = tmp / "rel" / f"{NAME}-{VERSION}"
@@ -250,7 +254,7 @@ def test_releases_import_brings_the_probes_back(project, tmp_path):
     assert run(fresh, "init").exit_code == 0
     r = run(fresh, "releases", "import", str(rel))
     assert r.exit_code == 0, r.output
-    assert "added 2 Q&A pairs" in r.output and f"imported 1 probe" in r.output and PROBE in r.output
+    assert "added 2 Q&A pairs" in r.output and "imported 1 probe" in r.output and PROBE in r.output
     with Store.open(db) as old, Store.open(fresh) as new:
         a, b = old.probe_record(PROBE), new.probe_record(PROBE)
         assert sorted(v["name"] for v in a["variants"]) == sorted(v["name"] for v in b["variants"])
@@ -293,3 +297,96 @@ def test_a_nitr_case_is_released_with_its_checkouts_shared_files_and_reads_back(
     with Store.open(db) as old, Store.open(fresh) as new:
         assert new.probe_record(case)["primary_dimension"] == old.probe_record(case)["primary_dimension"]
         assert new.probe_record(case)["probe"]["pipeline"] == old.probe_record(case)["probe"]["pipeline"]
+
+
+_KILLER = """
+import os, signal, sys
+from pathlib import Path
+from benchwright.db import Store
+from benchwright.tui.services.releases import create_release
+
+db, out, step = sys.argv[1], Path(sys.argv[2]), int(sys.argv[3])
+
+def progress(done, total):
+    assert total == 8  # rows, JSONL, Parquet, probes, changelog, card, manifest, move into place
+    if done == step:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+with Store.open(db) as store:
+    create_release(store, store.release_preflight(), "demo", "1.0.0", out, by="lead", progress=progress)
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("step", range(1, 9))
+def test_kill_9_at_every_step_of_a_release_with_probes_then_the_same_command_finishes_it(project, step):
+    """A real SIGKILL after each step (the probes' step among them); ``releases create`` run again succeeds, the
+    record and the folder agree, and the folder is the one a clean run writes (byte for byte)."""
+    import signal
+    import subprocess
+    import sys
+
+    db, tmp, _ = project
+    out = tmp / "rel"
+    proc = subprocess.run([sys.executable, "-c", _KILLER, str(db), str(out), str(step)], capture_output=True,
+                          timeout=120)
+    assert proc.returncode == -signal.SIGKILL, proc.stderr.decode()
+    r = create(db, out)
+    assert r.exit_code == 0, r.output
+    assert ("interrupted attempt" in r.output) == (step == 8)
+    folder = out / f"{NAME}-{VERSION}"
+    with Store.open(db) as store:
+        assert store.pending_release(NAME, VERSION) is None and store.release_exists(NAME, VERSION)
+        assert store.release_record(NAME, VERSION)["manifest"] == json.loads((folder / "manifest.json").read_text())
+    assert verify_release(folder).ok and (folder / "probes" / "probes.jsonl").is_file()
+    assert not [p.name for p in out.iterdir() if p.name.endswith(".partial")]
+    assert run(db, "releases", "rebuild", NAME, "--version", VERSION, "--out", str(tmp / "again")).exit_code == 0
+    assert tree_bytes(folder) == tree_bytes(tmp / "again" / f"{NAME}-{VERSION}")
+
+
+def test_an_interrupted_release_with_probes_is_not_recorded_by_a_command_without_them(project):
+    """The folder an interrupted attempt wrote with probes is adopted only by the same command: asked for
+    --without-probes, it is refused and left in place."""
+    import signal
+    import subprocess
+    import sys
+
+    db, tmp, _ = project
+    out = tmp / "rel"
+    proc = subprocess.run([sys.executable, "-c", _KILLER, str(db), str(out), "8"], capture_output=True, timeout=120)
+    assert proc.returncode == -signal.SIGKILL, proc.stderr.decode()
+    r = create(db, out, "--without-probes")
+    assert r.exit_code == 1 and "with probes" in r.output and "--without-probes" in r.output
+    assert (out / f"{NAME}-{VERSION}" / "probes").is_dir()
+    r = create(db, out)
+    assert r.exit_code == 0 and "interrupted attempt" in r.output, r.output
+
+
+def test_rebuild_is_refused_when_a_released_probe_changed_since(project):
+    db, tmp, folder = project
+    assert create(db, tmp / "rel").exit_code == 0
+    task = folder / "case" / "TASK.md"
+    task.write_text(task.read_text() + "\nChanged after the release.\n")
+    r = run(db, "releases", "rebuild", NAME, "--version", VERSION, "--out", str(tmp / "again"))
+    assert r.exit_code == 1 and "rebuilding gives different files" in r.output
+    assert not (tmp / "again" / f"{NAME}-{VERSION}").exists()
+
+
+def test_the_same_probes_written_twice_give_the_same_bytes(tmp_path):
+    """write_release itself: two writes of the same rows, spec and probes (to other folders) are byte-identical,
+    and file order or variant order does not matter."""
+    from benchwright.core.probes import read_probe_folder
+    from benchwright.exports import ReleaseProbe, ReleaseSpec, write_release
+
+    probe, variants = read_probe_folder(next(p for p in sample_probe_dirs() if p.name == "token_clock"))
+    runs = {v.name: {"outcome": v.expected, "modules": [{"name": "m", "module_name": "unit_test", "passed": True}]}
+            for v in variants}
+    spec = ReleaseSpec(name="x", version="1.0.0", created_at="2026-12-01T10:00:00+00:00", created_by="lead",
+                       schema_version=1)
+    paths = []
+    for k, order in enumerate((variants, list(reversed(variants)))):
+        item = ReleaseProbe(probe=probe, variants=order, fingerprint="f" * 64, signed_off_by="lead",
+                            signed_off_at="2026-12-01T09:00:00+00:00", runs=runs)
+        paths.append(write_release([], spec, tmp_path / str(k), probes=[item], probes_excluded=[("other", "not signed off")]))
+    assert tree_bytes(paths[0]) == tree_bytes(paths[1])
+    assert verify_release(paths[0]).ok
