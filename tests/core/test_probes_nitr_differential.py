@@ -167,14 +167,32 @@ def test_module_verdicts_agree_with_nitrs_evaluator(case_id, nitr_copy):
     assert differing == [], f"{case_id}: {compared} module verdicts compared; differing: {differing}"
 
 
+def test_the_variants_are_an_intended_and_a_shortcut_for_a_dozen_cases_across_cpp_and_python():
+    """The test data: ``tests/data/nitr_variants/<case id>/<variant>/`` as ``probes import NITR_ROOT --variants DIR``
+    reads it, each folder named after a case of the checkout."""
+    folders = sorted(p for p in VARIANTS.iterdir() if p.is_dir())
+    python = [f.name for f in folders if f.name.endswith("-python")]
+    assert len(folders) >= 12 and len(python) >= 4 and len(folders) - len(python) >= 4
+    if (NITR / "cases").is_dir():
+        assert {f.name for f in folders} <= set(nitr_case_ids(NITR))
+    for folder in folders:
+        kinds = sorted(v.kind for v in read_variants(folder))
+        assert "intended" in kinds and "shortcut" in kinds, folder.name
+    assert set(SAMPLE) <= {f.name for f in folders}
+
+
 @pytest.mark.slow
 def test_nitr_staged_python_case_finds_no_tests(nitr_copy):
     """NITR quirk, asserted: a submission outside ``cases/`` (``.submit-output/<config>/cases/<id>/``) is staged in
     a fresh copy of the checkout without a build folder; a Python case has no ``build`` module to configure one,
-    so NITR's ``unit_test`` fails on the starter with no test run, where NITR run in place (and benchwright,
-    which configures the case first) runs the case's tests."""
+    so NITR's ``unit_test`` fails an intended solution (ctest: the build folder does not exist), where NITR run in
+    place, and benchwright (which configures the case first), pass it."""
     case_id = "028.validator-global-mutation-python"
-    staged = dict(_nitr_verdicts(nitr_copy, case_id, None, staged=True))
-    in_place = dict(_nitr_verdicts(nitr_copy, case_id, None))
+    intended, = (v for v in read_variants(VARIANTS / case_id) if v.name == "intended")
+    staged = dict(_nitr_verdicts(nitr_copy, case_id, intended, staged=True))
+    in_place = dict(_nitr_verdicts(nitr_copy, case_id, intended))
+    probe, = read_nitr_checkout(NITR, [case_id])
+    ours = {m.name: m.passed for m in run_probe(probe, intended, timeout_s=TIMEOUT_S).modules}
     assert staged["case028_validator_tests"] is False
-    assert in_place["case028_required_layout"] and in_place["case028_structural_check"]
+    assert in_place["case028_validator_tests"] is True and ours["case028_validator_tests"] is True
+    assert all(in_place.values()) and all(ours.values())
