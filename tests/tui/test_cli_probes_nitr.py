@@ -31,6 +31,19 @@ def test_import_the_shared_checkout_in_one_command(db):
     assert unknown.exit_code == 1 and "no case '999' in this checkout" in unknown.output
 
 
+def test_the_differential_tests_variants_import_with_the_checkout(db):
+    """tests/data/nitr_variants (the variants the differential check against NITR's evaluator runs) is a folder
+    ``probes import NITR_ROOT --variants DIR`` takes: each of its cases gets its intended and shortcut variants."""
+    if not (NITR / "evaluator").is_dir():
+        pytest.skip(f"real data {NITR} is absent (the shared data folder ../shared/data is not checked out here)")
+    variants = Path(__file__).resolve().parents[1] / "data" / "nitr_variants"
+    done = run("--db", db, "probes", "import", NITR, "--variants", variants)
+    assert done.exit_code == 0, done.output
+    for folder in sorted(p for p in variants.iterdir() if p.is_dir()):
+        assert f"{folder.name}\t" in done.output and "2 variants" in next(
+            line for line in done.output.splitlines() if line.startswith(folder.name + "\t")), folder.name
+
+
 def test_import_refusals_say_what_to_do(db, tmp_path):
     folder = run("--db", db, "probes", "import", tmp_path)
     assert folder.exit_code == 1 and "not a NITR checkout" in folder.output and "CASE_DIR EVALUATOR_DIR" in folder.output
