@@ -18,7 +18,6 @@ import yaml
 
 from benchwright.core.checklist import ItemKind
 
-from .probes import PROBES_INDEX
 from .probes import card_lines as probe_card_lines
 from .rows import ReleaseRow, ReleaseSpec, extra_field_counts, rows_to_table
 
@@ -38,10 +37,10 @@ def size_category(n: int) -> str:
     return "n>1T" if n >= 10**12 else "1B<n<10B"
 
 
-def front_matter(n_rows: int, spec: ReleaseSpec, *, probes: bool = False) -> dict:
-    """The card's YAML metadata in the Hugging Face dataset-card conventions; with ``probes``, a second config
-    ``probes`` whose rows are ``probes/probes.jsonl``."""
-    meta = {
+def front_matter(n_rows: int, spec: ReleaseSpec) -> dict:
+    """The card's YAML metadata in the Hugging Face dataset-card conventions. (Probes get no config of their own:
+    the Hub reads every config of a folder with one builder, and ``probes/probes.jsonl`` is no Parquet file.)"""
+    return {
         "pretty_name": spec.pretty_name or spec.name,
         "license": spec.license,
         "language": ["en"],
@@ -53,9 +52,6 @@ def front_matter(n_rows: int, spec: ReleaseSpec, *, probes: bool = False) -> dic
             "data_files": [{"split": "test", "path": "data/test.parquet"}],
         }],
     }
-    if probes:
-        meta["configs"].append({"config_name": "probes", "data_files": [{"split": "test", "path": PROBES_INDEX}]})
-    return meta
 
 
 def _cell(v: object) -> str:
@@ -251,19 +247,24 @@ def dataset_card(rows: Sequence[ReleaseRow] | pa.Table, spec: ReleaseSpec, manif
     stats = release_stats(rows)
     n = stats.n
     probes = manifest.get("probes")
-    meta = yaml.safe_dump(front_matter(n, spec, probes=bool(probes)), sort_keys=False, allow_unicode=True, default_flow_style=False, width=10_000)
+    meta = yaml.safe_dump(front_matter(n, spec), sort_keys=False, allow_unicode=True, default_flow_style=False, width=10_000)
     title = spec.pretty_name or spec.name
     repos = sorted(stats.repositories)
     adjudicated = stats.adjudicated
     out = ["---", meta.rstrip("\n"), "---", "", f"# {title}", ""]
     if spec.description:
         out += [spec.description.strip(), ""]
+    n_probes = probes["n_probes"] if probes else 0
+    probe_text = f"{n_probes} signed-off NITR probe{'' if n_probes == 1 else 's'} (see Probes)"
+    if probes and not n:
+        what = f"{probe_text}, and no question-answer pairs"
+    else:
+        what = (f"{n} question-answer pairs about {len(repos)} pinned repositor{'y' if len(repos) == 1 else 'ies'}, "
+                "each with a reference answer and a weighted scoring checklist, reviewed and accepted by annotators"
+                + (f", and {probe_text}" if probes else ""))
     out += [
-        f"Release **{spec.version}** of `{spec.name}`, created {spec.created_at}: {n} question-answer pairs about "
-        f"{len(repos)} pinned repositor{'y' if len(repos) == 1 else 'ies'}, each with a reference answer and a "
-        "weighted scoring checklist, reviewed and accepted by annotators"
-        + (f", and {probes['n_probes']} signed-off NITR probes (see Probes)" if probes else "")
-        + f". Built with benchwright {spec.benchwright_version}.",
+        f"Release **{spec.version}** of `{spec.name}`, created {spec.created_at}: {what}. Built with benchwright "
+        f"{spec.benchwright_version}.",
         "",
         "## Loading",
         "",

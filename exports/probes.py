@@ -259,11 +259,12 @@ def card_lines(summary: dict | None, index: Sequence[dict]) -> list[str]:
     out = ["## Probes", ""]
     if not summary:
         return [*out, "This release holds no probes."]
-    out += [f"{summary['n_probes']} signed-off NITR probes in NITR's layout under `probes/` (`cases/<id>/`, "
+    n = summary["n_probes"]
+    out += [f"{n} signed-off NITR probe{'' if n == 1 else 's'} in NITR's layout under `probes/` (`cases/<id>/`, "
             "`evaluator/<id>/`, `docs/<id>/SPEC.md`, `variants/<id>/`), each with its validation matrix in "
             "`probes/validation/<id>.json` and listed in `probes/probes.jsonl` with its fingerprint. "
             "`benchwright probes import DIR/probes` reads them as a NITR checkout (its `third_party/` is not "
-            "included).", "",
+            "included); `load_dataset(\"json\", data_files=\"probes/probes.jsonl\")` loads the list.", "",
             "| probe | dimension | granularity | language | variants |", "|---|---|---|---|---:|"]
     for e in index:
         cells = [e.get("id"), f"{e.get('primary_dimension')} {e.get('primary_dimension_name')}", e.get("granularity"),
@@ -292,7 +293,7 @@ def probes_changelog(previous: Sequence[dict] | None, index: Sequence[dict]) -> 
     new = {e["id"]: e for e in index}
     out = ["", "## Probes", ""]
     if previous is None:
-        return "\n".join([*out, f"First release: {len(new)} probes.", ""])
+        return "\n".join([*out, f"First release: {len(new)} probe{'' if len(new) == 1 else 's'}.", ""])
     old = {e["id"]: e for e in previous}
     added, removed = sorted(new.keys() - old.keys()), sorted(old.keys() - new.keys())
     changed = sorted(i for i in new.keys() & old.keys() if new[i].get("fingerprint") != old[i].get("fingerprint"))

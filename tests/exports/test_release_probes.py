@@ -122,8 +122,8 @@ def test_a_release_holds_the_signed_off_probe_in_nitrs_layout(project):
     assert f"probes/evaluator/{PROBE}/pipeline.json" in manifest["files"]
     card = (rel / "README.md").read_text()
     assert "## Probes" in card and f"| {PROBE} | D7 Testability and Determinism | micro |" in card
-    assert "config_name: probes" in card and "1 signed-off NITR probes" in card
-    assert "First release: 1 probes." in (rel / "CHANGELOG.md").read_text()
+    assert "config_name: probes" not in card and "and 1 signed-off NITR probe (see Probes)" in card
+    assert "First release: 1 probe." in (rel / "CHANGELOG.md").read_text()
     report = verify_release(rel)
     assert report.ok, report.problems
     assert report.n_probes == 1
@@ -244,6 +244,7 @@ def test_a_release_of_probes_only(tmp_path, monkeypatch):
     report = verify_release(rel)
     assert report.ok and report.n_pairs == 0 and report.n_probes == 1, report.problems
     assert (rel / "data" / "test.jsonl").read_bytes() == b""
+    assert "1 signed-off NITR probe (see Probes), and no question-answer pairs." in (rel / "README.md").read_text()
 
 
 def test_releases_import_brings_the_probes_back(project):
@@ -390,3 +391,19 @@ def test_the_same_probes_written_twice_give_the_same_bytes(tmp_path):
         paths.append(write_release([], spec, tmp_path / str(k), probes=[item], probes_excluded=[("other", "not signed off")]))
     assert tree_bytes(paths[0]) == tree_bytes(paths[1])
     assert verify_release(paths[0]).ok
+
+
+def test_the_probe_list_loads_with_datasets_and_the_card_config_still_loads(project, monkeypatch):
+    """probes/probes.jsonl loads with the json builder; the folder's own config (the card's front matter) still
+    loads the pairs: a second config for the probes would make the Hub read it with the Parquet builder."""
+    db, tmp, _ = project
+    assert create(db, tmp / "rel").exit_code == 0
+    folder = tmp / "rel" / f"{NAME}-{VERSION}"
+    datasets = pytest.importorskip("datasets")
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    probes = datasets.load_dataset("json", data_files=str(folder / "probes" / "probes.jsonl"), split="train",
+                                   cache_dir=str(tmp / "hf-cache"))
+    assert probes.num_rows == 1 and probes[0]["id"] == PROBE and probes[0]["primary_dimension"] == "D7"
+    pairs = datasets.load_dataset(str(folder), split="test", cache_dir=str(tmp / "hf-cache"))
+    assert pairs.num_rows == 2
