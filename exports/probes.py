@@ -9,8 +9,8 @@ Under ``probes/`` of a release folder::
     variants/<id>/<name>/          variant.json and patch.diff or tree/
     validation/<id>.json           the validation matrix: per variant expected, outcome, per-module verdicts
     CMakeLists.txt, cases/CMakeLists.txt, evaluator/{CMakeLists.txt, cmake/, shared/, run_evaluation_pipeline.py},
-    docs/design_matrix.md          for probes imported from a NITR checkout: its shared run-time files and design
-                                   matrix (``third_party/`` is not copied)
+    docs/design_matrix.md,         for probes imported from a NITR checkout: its shared run-time files, design
+    LICENSE, NOTICE, CITATION.cff  matrix, license and citation (``third_party/`` and ``tools/`` are not copied)
 
 so ``probes/`` is itself a NITR checkout that ``benchwright probes import`` reads. Files are copied as bytes
 (caches such as ``__pycache__`` and ``*.pyc`` left out, as the fingerprint leaves them out); the JSON files are
@@ -41,6 +41,9 @@ VALIDATION_DIR = "validation"
 SPEC_NAME = "SPEC.md"
 DESIGN_MATRIX = "docs/design_matrix.md"
 """NITR's table of every case's primary dimension, copied with the shared files: the oldest cases' specs name none."""
+CHECKOUT_TERMS = ("LICENSE", "NOTICE", "CITATION.cff")
+"""A NITR checkout's license, notice and citation files, released with its cases (NITR is Apache-2.0, which asks
+that its license go with every copy)."""
 
 
 @dataclass(frozen=True)
@@ -139,7 +142,7 @@ def _index_entry(item: ReleaseProbe, signed_off_by: str) -> dict:
         "fingerprint": item.fingerprint, "signed_off_by": signed_off_by, "signed_off_at": item.signed_off_at,
         "variants": sorted(v.name for v in item.variants),
         "case": f"cases/{p.id}", "evaluator": f"evaluator/{p.id}",
-        "spec": f"docs/{p.id}/{SPEC_NAME}" if p.spec_file else None,
+        "spec": f"docs/{p.id}/{SPEC_NAME}" if p.spec_file else None, "from_checkout": bool(p.checkout_root),
         "validation": f"{VALIDATION_DIR}/{p.id}.json",
     }
 
@@ -187,7 +190,7 @@ def probe_files(items: Sequence[ReleaseProbe], rename: Callable[[str], str]) -> 
             if v.tree is not None:
                 add(f"{base}/tree", Path(v.tree))
         if p.checkout_root:
-            for relative in (*CHECKOUT_FINGERPRINTED, DESIGN_MATRIX):
+            for relative in (*CHECKOUT_FINGERPRINTED, DESIGN_MATRIX, *CHECKOUT_TERMS):
                 if (Path(p.checkout_root) / relative).exists():
                     add(relative, Path(p.checkout_root) / relative)
         by = rename(item.signed_off_by)
@@ -270,6 +273,9 @@ def card_lines(summary: dict | None, index: Sequence[dict]) -> list[str]:
         cells = [e.get("id"), f"{e.get('primary_dimension')} {e.get('primary_dimension_name')}", e.get("granularity"),
                  e.get("language") or "(none)", len(e.get("variants") or [])]
         out.append("| " + " | ".join(" ".join(str(c).split()).replace("|", "\\|") for c in cells) + " |")
+    if any(e.get("from_checkout") for e in index):
+        out += ["", "Probes taken from a NITR checkout keep that checkout's license, released beside them "
+                "(`probes/LICENSE`, with `probes/CITATION.cff` when it has one); the license above covers the rest."]
     excluded = summary.get("excluded") or {}
     if excluded:
         out += ["", f"{sum(excluded.values())} probes of the project were not released:", "",

@@ -287,10 +287,12 @@ def test_a_nitr_case_is_released_with_its_checkouts_shared_files_and_reads_back(
     assert r.exit_code == 0, r.output
     probes = tmp_path / "rel" / f"{NAME}-{VERSION}" / "probes"
     for relative in (f"cases/{case}", f"evaluator/{case}/pipeline.json", "evaluator/shared", "CMakeLists.txt",
-                     "docs/design_matrix.md", f"variants/{case}/shortcut/tree/NOTE.md"):
+                     "docs/design_matrix.md", "LICENSE", "CITATION.cff", f"variants/{case}/shortcut/tree/NOTE.md"):
         assert (probes / relative).exists(), relative
     assert not (probes / "third_party").exists() and not (probes / "cases" / "002.refactor-and-reuse").exists()
     assert verify_release(probes.parent).ok
+    assert (probes / "LICENSE").read_bytes() == (NITR / "LICENSE").read_bytes()
+    assert "keep that checkout's license" in (probes.parent / "README.md").read_text()
     fresh = tmp_path / "fresh.db"
     assert run(fresh, "init").exit_code == 0
     r = run(fresh, "releases", "import", str(probes.parent))
