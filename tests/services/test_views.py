@@ -192,3 +192,22 @@ def test_inspector_views(project):
     mode = next(iter(FAILURE_MODES))
     store.add_failure_mode(aid, mode, "misses the factory", "annotator", annotator="ada")
     assert judge_runs_view(store, aid, "checklist", "judge-a").failure_mode.mode == mode
+
+
+def test_checklist_diff_view_offers_what_the_viewer_may_see(project):
+    from benchwright.tui.services.views import checklist_diff_view
+
+    store, ids = project
+    assert checklist_diff_view(store, ids[0], "ada") == checklist_diff_view(store, ids[0]) and \
+        not checklist_diff_view(store, ids[0]).versions
+    store.assign(["ada", "bob"], overlap=2, by="lead")
+    store.save_checklist(ids[0], checklist(), author="lead", origin="generated")
+    store.save_checklist(ids[0], checklist("lead's edit"), author="lead", expected_version=1)
+    store.save_checklist(ids[0], checklist("bob's point"), author="bob", expected_version=2, visible_to="bob")
+
+    everyone = checklist_diff_view(store, ids[0])
+    assert list(everyone.versions) == [1, 2, 3] and (everyone.left, everyone.right) == (1, 3)
+    ada = checklist_diff_view(store, ids[0], "ada")
+    assert list(ada.versions) == [1, 2] and (ada.left, ada.right) == (1, 2)  # bob's edit hidden
+    store.record_decision(ids[0], "ada", "accept")
+    assert list(checklist_diff_view(store, ids[0], "ada").versions) == [1, 2, 3]

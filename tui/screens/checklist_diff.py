@@ -28,6 +28,7 @@ from benchwright.core.text import printable
 from benchwright.core.text_diff import LONG_DIFF_CHARS, DiffCancelled
 from benchwright.db import Store
 
+from ..services.views import checklist_diff_view
 from ..widgets import literal, literal_options
 
 _DEL = "bold red strike"
@@ -100,16 +101,10 @@ class ChecklistDiffScreen(Screen):
         super().__init__()
         self.store = store
         self.pair_id = pair_id
-        history = store.checklist_history(pair_id)
-        if viewer is not None:
-            allowed = set(store.visible_checklist_versions(pair_id, viewer))
-            history = [v for v in history if v.version in allowed]
-        self.versions = {v.version: v for v in history}
-        generated = store.first_version_of_origin(pair_id, "generated")
-        if generated is not None and generated.version not in self.versions:
-            generated = None
-        self.left = left or (generated.version if generated else (history[0].version if history else None))
-        self.right = right or (history[-1].version if history else None)
+        view = checklist_diff_view(store, pair_id, viewer)
+        self.versions = dict(view.versions)
+        self.left = left or view.left
+        self.right = right or view.right
 
     def compose(self) -> ComposeResult:
         options = literal_options([(f"v{v.version} {v.origin}{' draft' if v.is_draft else ''} · {v.author}", v.version)

@@ -304,3 +304,31 @@ def judge_runs_view(store: Store, answer_id: str, judge: str, judge_model: str) 
     judgments = store.judgments(answer_id=answer_id, judge=judge, judge_model=judge_model)
     overrides = [o for j in judgments for o in store.overrides(j.id)]
     return JudgeRunsView(judgment_grid(judgments, overrides), store.failure_mode(answer_id))
+
+
+@dataclass(frozen=True)
+class ChecklistDiffView:
+    """The checklist versions the diff screen offers, and the two it compares first.
+
+    Attributes:
+        versions: the pair's checklist versions the viewer may see, by number, oldest first (all of them when
+            no viewer is given).
+        left: the default old side: the generated version when the viewer may see one, else the first.
+        right: the default new side: the latest version the viewer may see.
+    """
+
+    versions: Mapping[int, ChecklistVersion]
+    left: int | None
+    right: int | None
+
+
+def checklist_diff_view(store: Store, pair_id: str, viewer: str | None = None) -> ChecklistDiffView:
+    """The checklist diff screen's view of ``pair_id`` for ``viewer`` (blind mode hides the versions that are
+    another annotator's own work until ``viewer`` submits; ``Store.checklist_history(viewer=...)``)."""
+    history = list(store.checklist_history(pair_id, viewer=viewer))
+    versions = {v.version: v for v in history}
+    generated = store.first_version_of_origin(pair_id, "generated")
+    if generated is not None and generated.version not in versions:
+        generated = None
+    left = generated.version if generated else (history[0].version if history else None)
+    return ChecklistDiffView(versions, left, history[-1].version if history else None)
