@@ -211,3 +211,13 @@ def test_checklist_diff_view_offers_what_the_viewer_may_see(project):
     assert list(ada.versions) == [1, 2] and (ada.left, ada.right) == (1, 2)  # bob's edit hidden
     store.record_decision(ids[0], "ada", "accept")
     assert list(checklist_diff_view(store, ids[0], "ada").versions) == [1, 2, 3]
+
+
+def test_queue_progress(project):
+    from benchwright.db import QueueFilter
+    from benchwright.tui.services.views import queue_progress
+
+    store, ids = project
+    store.record_decision(ids[0], "ada", "accept")
+    view = queue_progress(store, "ada", QueueFilter(status="undecided"))
+    assert view.progress == Progress(total=3, decided=1, mine=1) and view.matching == 2

@@ -12,6 +12,7 @@ from textual.widgets import DataTable, Footer, Header, Input, Select, Static
 
 from benchwright.db import CHECKLIST_FILTERS, CURATION_FILTERS, STATUSES, QueueFilter, QueueRow, Store
 
+from ..services.views import queue_progress
 from ..widgets import LiteralInput, literal, literal_options
 
 PAGE = 200
@@ -145,8 +146,8 @@ class QueueScreen(Screen):
 
     def refresh_progress(self) -> None:
         """Update the progress line (decided / total, mine, rows matching the filter)."""
-        p = self.store.progress(self.annotator)
-        shown = self.store.count_filtered(self.annotator, self.flt)
+        view = queue_progress(self.store, self.annotator, self.flt)
+        p, shown = view.progress, view.matching
         line = Text()
         line.append(f"decided {p.decided}/{p.total}", style="bold")
         line.append(f" · mine {p.mine} · matching filter {shown} · annotator ")

@@ -17,7 +17,7 @@ from benchwright.core.inspection import JudgmentGrid, judgment_grid
 from benchwright.core.judgment import Answer, FailureModeLabel
 from benchwright.core.models import Decision, PairText, QAPair, Repository
 from benchwright.core.review import Criteria, Review
-from benchwright.db import ChecklistVersion, Progress, Store
+from benchwright.db import ChecklistVersion, Progress, QueueFilter, Store
 from benchwright.db.releases import Preflight
 
 if TYPE_CHECKING:
@@ -332,3 +332,22 @@ def checklist_diff_view(store: Store, pair_id: str, viewer: str | None = None) -
         generated = None
     left = generated.version if generated else (history[0].version if history else None)
     return ChecklistDiffView(versions, left, history[-1].version if history else None)
+
+
+@dataclass(frozen=True)
+class QueueProgress:
+    """The queue screen's progress line.
+
+    Attributes:
+        progress: the annotator's progress counts.
+        matching: pairs the queue's filter lets through.
+    """
+
+    progress: Progress
+    matching: int
+
+
+def queue_progress(store: Store, annotator: str, flt: QueueFilter) -> QueueProgress:
+    """The queue's progress line for ``annotator`` under filter ``flt`` (its rows are read a page at a time,
+    ``Store.queue_page``)."""
+    return QueueProgress(store.progress(annotator), store.count_filtered(annotator, flt))
