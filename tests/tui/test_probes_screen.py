@@ -3,6 +3,7 @@ see the separating matrix, sign off, go stale after a change, preview a rule in 
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -16,6 +17,12 @@ from benchwright.tui.app import BenchwrightApp
 from benchwright.tui.cli import main
 from benchwright.tui.screens.probes import ProbesScreen
 from benchwright.tui.screens.rules_editor import RulesEditorScreen
+
+
+def _lines(editor) -> dict[str, str]:
+    """The rules editor's preview: each tree's line (``intended (intended, expected pass): ...``) by tree name."""
+    text = str(editor.query_one("#rules-preview").render())
+    return {line.split(" (", 1)[0]: line for line in text.splitlines() if " (" in line and "expected" in line}
 
 
 def run(db: Path, *args: str):
@@ -96,12 +103,12 @@ async def test_validation_screen_runs_all_and_signs_off(python_probe):
             editor = app.screen
             assert isinstance(editor, RulesEditorScreen)
             await pilot.pause()
-            preview = str(editor.query_one("#rules-preview").render())
-            assert "shortcut (shortcut, expected fail): 1 violation" in preview
-            assert "intended (intended, expected pass): no violation" in preview
-            editor.query_one("#rule-patterns", TextArea).text = "this_pattern_matches_nothing_at_all"
+            preview = _lines(editor)
+            assert "2 files scanned; 1 finding · module fails" in preview["shortcut"]
+            assert "no finding · module passes" in preview["intended"]
+            editor.query_one("#rule-condition", TextArea).text = '{"any_patterns": ["this_pattern_matches_nothing"]}'
             await pilot.pause()
-            assert "shortcut (shortcut, expected fail): no violation" in str(editor.query_one("#rules-preview").render())
+            assert "no finding · module passes" in _lines(editor)["shortcut"]
             await pilot.press("escape")
             await pilot.pause()
             await pilot.press("s")
@@ -151,8 +158,9 @@ async def test_rules_editor_save_keeps_variants_and_makes_the_sign_off_stale(pyt
             await pilot.pause()
             editor = app.screen
             assert isinstance(editor, RulesEditorScreen)
-            patterns = editor.query_one("#rule-patterns", TextArea)
-            patterns.text = patterns.text + "\n\\b_now\\s*=\\s*time\\.time\\b"
+            condition = editor.query_one("#rule-condition", TextArea)
+            patterns = json.loads(condition.text)["any_patterns"]
+            condition.text = json.dumps({"any_patterns": [*patterns, "\\b_now\\s*=\\s*time\\.time\\b"]})
             await pilot.pause()
             await pilot.press("ctrl+s")
             await pilot.pause()

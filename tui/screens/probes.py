@@ -34,6 +34,9 @@ _CHECK_CELLS = {
 _STATE_STYLE = {"separating": "green", "signed off": "bold green", "not separating": "red", "stale sign-off": "yellow",
                 "not signed off": "red", "incomplete": "yellow", "not run": "dim"}
 MAX_LOG_CHARS = 20_000
+STARTER_ROW = "(starter)"
+"""Row key of the starter code's run in the matrix (shown last, when it was run: ``a`` on a probe without
+variants runs it)."""
 
 
 def _module_cell(module: dict | None) -> Text:
@@ -145,6 +148,12 @@ class ProbesScreen(Screen):
         t.append(printable(rec["title"]))
         t.append_text(literal(f"\n{probe.get('primary_dimension')} · {probe.get('granularity')} · "))
         t.append(state, style=_STATE_STYLE.get(state, ""))
+        shortfall = self.store.family_shortfall(probe_id)
+        if shortfall:
+            t.append_text(literal(f"\n{shortfall}", style="yellow"))
+            if not rec["variants"]:
+                t.append_text(literal("; give variants with probes import ... --variants DIR, or press a to run "
+                                      "the starter code", style="yellow"))
         signoff = self.store.latest_signoff(probe_id)
         if signoff:
             t.append_text(literal(f"\nlast verdict: {signoff.verdict} by {signoff.annotator}: "))
@@ -170,14 +179,27 @@ class ProbesScreen(Screen):
                 label, style = _CHECK_CELLS.get(result.expectation_check, _CHECK_CELLS[ExpectationCheck.MISMATCH])
                 cells.append(Text(label, style=style))
             table.add_row(*cells, key=v["name"])
+        starter = runs.get(None)
+        if starter is not None:  # the starter code's run, last (it does not count in the validation state)
+            result = OracleRun.model_validate(starter["run"])
+            by_module = {m["name"]: m for m in starter["run"].get("modules", [])}
+            table.add_row(Text("(starter)", style="bold dim"), Text("starter", style="dim"), Text("-", style="dim"),
+                          *(_module_cell(by_module.get(name)) for name in self.module_names),
+                          Text(result.verdict, style={"pass": "green", "fail": "red"}.get(result.verdict, "yellow")),
+                          Text(""), key=STARTER_ROW)
         self.query_one("#probe-detail", Static).update(Text("select a cell to see its log and matched rules", style="dim"))
 
     @on(DataTable.CellHighlighted, "#probe-matrix")
     def _cell(self, event: DataTable.CellHighlighted) -> None:
-        if self.record is None or event.coordinate.row >= len(self.record["variants"]):
+        if self.record is None:
             return
-        variant = self.record["variants"][event.coordinate.row]
-        run = self.store.latest_runs(self.probe_id).get(variant["name"])
+        if event.coordinate.row < len(self.record["variants"]):
+            variant = self.record["variants"][event.coordinate.row]
+        elif event.coordinate.row == len(self.record["variants"]):
+            variant = {"name": "(starter)", "run_key": None}
+        else:
+            return
+        run = self.store.latest_runs(self.probe_id).get(variant.get("run_key", variant["name"]))
         detail = Text()
         if run is None:
             detail.append_text(literal(f"{variant['name']}: not run yet (r runs it)", style="dim"))
@@ -210,13 +232,18 @@ class ProbesScreen(Screen):
         table = self.query_one("#probe-matrix", DataTable)
         if self.record is None or not self.record["variants"]:
             return None
-        return self.record["variants"][min(table.cursor_row, len(self.record["variants"]) - 1)]["name"]
+        if table.cursor_row >= len(self.record["variants"]):
+            return None  # the starter row: a runs it (with every variant)
+        return self.record["variants"][table.cursor_row]["name"]
 
     def action_run_one(self) -> None:
         """Run the highlighted variant."""
         name = self._selected_variant()
         if name:
             self._run([name])
+        elif self.record is not None:
+            notify(self, "Pick a variant's row; a runs every variant (the starter code when there are none).",
+                   severity="warning")
 
     def action_run_all(self) -> None:
         """Run every variant of the probe."""

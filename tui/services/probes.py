@@ -223,3 +223,90 @@ def attempt_probe(store: Store, probe_id: str, *, model: str, regime: str, folde
                            run.outcome), by=by, oracle_run_id=attempt.oracle_run_id)
     attempt.save()
     return attempt, run
+
+
+EDITED_EVALUATORS = "evaluators"
+"""Folder beside the project file where the rules editor keeps edited copies of evaluators it may not write
+(those of a NITR checkout, which is only read): ``evaluators/<case id>/``."""
+
+
+def _file_as_stored(path: Path, probe) -> dict | None:
+    """``path`` (a ``pipeline.json``) decoded, when it still reads as ``probe``'s stored pipeline; else None."""
+    import json
+
+    from benchwright.core.errors import InputFileError
+    from benchwright.core.probes.pipeline import pipeline_from_dict
+
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if pipeline_from_dict(data, source=path).to_json() == probe.pipeline.to_json():
+            return data
+    except (OSError, ValueError, InputFileError):
+        pass
+    return None
+
+
+def editable_pipeline(store: Store, probe_id: str) -> tuple[dict, Path]:
+    """The probe's ``pipeline.json`` as decoded JSON, for an editor to change and give back to
+    :func:`save_edited_pipeline`, and its path. The file's own text is used (key order and spelling kept) when
+    it still reads as the stored probe's pipeline; else the stored pipeline's JSON shape.
+
+    Raises:
+        NotFoundError: no such probe.
+    """
+    probe, _variants, _record = _probe_and_variants(store, probe_id)
+    path = Path(probe.evaluator_dir) / "pipeline.json"
+    data = _file_as_stored(path, probe)
+    return (data if data is not None else probe.pipeline.to_json()), path
+
+
+def save_edited_pipeline(store: Store, probe_id: str, data: dict, *, by: str) -> tuple[Path, bool]:
+    """Write an edited pipeline (decoded ``pipeline.json``, e.g. from :func:`editable_pipeline`) as the probe's
+    evaluator pipeline and store the probe again with it: its variants stay; the fingerprint changes, so an
+    earlier sign-off becomes stale. ``data`` is written as given (every key of every module and rule kept),
+    after it validates as :func:`~benchwright.core.probes.pipeline.pipeline_from_dict` reads it.
+
+    An evaluator inside a NITR checkout is never written (the checkout is only read): the first save copies
+    the evaluator folder to ``evaluators/<case id>/`` beside the project file (:data:`EDITED_EVALUATORS`; a
+    new ``evaluators/<UTC time>/<case id>/`` when that folder holds an earlier copy the probe no longer uses)
+    and the probe uses the copy from then on; importing the case from the checkout again goes back to the
+    checkout's evaluator (the copy stays on disk). Returns ``(the pipeline.json written, whether a copy was
+    made now)``.
+
+    Raises:
+        InputFileError: ``data`` is not a valid pipeline (every problem, with its JSON path).
+        BenchwrightError: the probe is one shipped with benchwright (copy its folder and import the copy),
+            or its ``pipeline.json`` changed on disk since it was imported (import it again first).
+        NotFoundError: no such probe.
+        OSError: a file cannot be written.
+    """
+    import json
+    import shutil
+    from datetime import UTC, datetime
+
+    from benchwright.core.probes import probe_fingerprint, sample_probe_dirs
+    from benchwright.core.probes.pipeline import pipeline_from_dict
+
+    probe, variants, _record = _probe_and_variants(store, probe_id)
+    evaluator = Path(probe.evaluator_dir)
+    path = evaluator / "pipeline.json"
+    if any(d.resolve() in path.resolve().parents for d in sample_probe_dirs()):
+        raise BenchwrightError(f"probe {probe_id} is shipped with benchwright; copy its folder, import the copy, "
+                               "and edit that")
+    pipeline = pipeline_from_dict(data, source=path)
+    if _file_as_stored(path, probe) is None:
+        raise BenchwrightError(f"{path} changed since probe {probe_id} was imported; import it again before "
+                               "editing its rules (nothing was saved)")
+    copied = False
+    checkout = Path(probe.checkout_root).resolve() if probe.checkout_root else None
+    if checkout is not None and evaluator.resolve().is_relative_to(checkout):
+        base = Path(store.path).resolve().parent / EDITED_EVALUATORS
+        target = base / evaluator.name
+        if target.exists():
+            target = base / datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ") / evaluator.name
+        shutil.copytree(evaluator, target, symlinks=True)
+        evaluator, path, copied = target, target / "pipeline.json", True
+    path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    probe = probe.model_copy(update={"pipeline": pipeline, "evaluator_dir": str(evaluator)})
+    store.save_probe(probe, variants, probe_fingerprint(probe, variants), by=by)
+    return path, copied
