@@ -86,13 +86,15 @@ def _submission_tree(case_id: str, variant, dest: Path) -> Path:
     """The starter of ``case_id`` with ``variant`` (an overlay or a patch) applied, at ``dest``."""
     if dest.exists():
         shutil.rmtree(dest)
-    shutil.copytree(NITR / "cases" / case_id, dest)
+    # Fresh modification times (shutil.copy, not copy2), as an edit gives them: the build folder is reused, and
+    # files keeping the checkout's older times would look older than the objects built from the last submission.
+    shutil.copytree(NITR / "cases" / case_id, dest, copy_function=shutil.copy)
     for path in [dest, *dest.rglob("*")]:
         path.chmod(path.stat().st_mode | 0o200)
     if variant is None:
         return dest
     if variant.tree:
-        shutil.copytree(variant.tree, dest, dirs_exist_ok=True)
+        shutil.copytree(variant.tree, dest, dirs_exist_ok=True, copy_function=shutil.copy)
     if variant.patch:
         subprocess.run(["git", "apply", "-p1", str(Path(variant.patch).resolve())], cwd=dest, check=True,
                        capture_output=True, timeout=60)
