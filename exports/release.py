@@ -249,14 +249,29 @@ def _write_probes(tmp: Path, items: Sequence[ReleaseProbe], rename: Callable[[st
     index: list[dict] = []
     for name, source in probe_files(items, rename).items():
         data = source if isinstance(source, bytes) else source.read_bytes()
-        entries[name] = _write_bytes(tmp / name, data)
+        path = tmp / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+        entries[name] = _sha256_entry(data)
         if isinstance(source, Path) and os.access(source, os.X_OK):
-            os.chmod(tmp / name, 0o755)  # check scripts run as programs keep their mode
+            os.chmod(path, 0o755)  # check scripts run as programs keep their mode
         if name == PROBES_INDEX:
             index = [json.loads(line) for line in data.splitlines()]
-    for folder in sorted({p.parent for p in (tmp / n for n in entries)}, key=lambda p: -len(p.parts)):
-        _fsync_dir(folder)
+    # flushed after they are all written, several at a time (fsync waits without the GIL): one fsync after each
+    # write made a release of NITR's 40 cases (1,000 files) spend 8 s of its 13 s in fsync on a busy machine
+    folders = sorted({p.parent for p in (tmp / n for n in entries)}, key=lambda p: -len(p.parts))
+    with ThreadPoolExecutor(max_workers=8, thread_name_prefix="release-fsync") as pool:
+        list(pool.map(_fsync_file, [tmp / n for n in entries]))
+        list(pool.map(_fsync_dir, folders))
     return entries, index
+
+
+def _fsync_file(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def _write_changelog(path: Path, text: str) -> dict:
