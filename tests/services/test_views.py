@@ -221,3 +221,16 @@ def test_queue_progress(project):
     store.record_decision(ids[0], "ada", "accept")
     view = queue_progress(store, "ada", QueueFilter(status="undecided"))
     assert view.progress == Progress(total=3, decided=1, mine=1) and view.matching == 2
+
+
+def test_checklist_editor_view_starts_from_what_the_editor_may_see(project):
+    from benchwright.tui.services.views import checklist_editor_view
+
+    store, ids = project
+    assert checklist_editor_view(store, ids[0], "ada").base is None
+    store.assign(["ada", "bob"], overlap=2, by="lead")
+    store.save_checklist(ids[0], checklist(), author="lead", origin="imported")
+    store.save_checklist(ids[0], checklist("bob's point"), author="bob", expected_version=1, visible_to="bob")
+    view = checklist_editor_view(store, ids[0], "ada")
+    assert view.pair.id == ids[0] and view.ordinal == 1 and view.base is not None and view.base.version == 1
+    assert checklist_editor_view(store, ids[0], "bob").base.version == 2

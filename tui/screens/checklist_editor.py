@@ -34,6 +34,7 @@ from benchwright.core.checklist import (
 from benchwright.core.errors import BenchwrightError
 from benchwright.db import Store
 
+from ..services.views import checklist_editor_view
 from ..widgets import LiteralInput, literal, notify
 
 UNDO_COALESCE_S = 1.0
@@ -138,8 +139,8 @@ class ChecklistEditorScreen(Screen[object]):
         self.pair_id = pair_id
         self.compose_only = compose_only
         # In blind mode the editor starts from what this annotator may see (never another's edit).
-        visible = store.visible_checklist_version(pair_id, annotator)
-        current = store.checklist_version(pair_id, visible) if visible else None
+        self.view = checklist_editor_view(store, pair_id, annotator)
+        current = self.view.base
         self.base_version: int | None = current.version if current else None
         start = initial or (current.checklist if current else starter_checklist())
         self.form: list[dict] = checklist_to_form(start)
@@ -161,8 +162,8 @@ class ChecklistEditorScreen(Screen[object]):
         yield Footer()
 
     async def on_mount(self) -> None:
-        pair = self.store.get_pair(self.pair_id)
-        title = Text(f"Checklist of pair #{self.store.ordinal_of(self.pair_id)}  ", style="bold")
+        pair = self.view.pair
+        title = Text(f"Checklist of pair #{self.view.ordinal}  ", style="bold")
         title.append(f"(editing version {self.base_version})" if self.base_version else "(new checklist)", style="italic")
         title.append("\n")
         title.append_text(literal(pair.question[:300]))

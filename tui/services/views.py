@@ -351,3 +351,28 @@ def queue_progress(store: Store, annotator: str, flt: QueueFilter) -> QueueProgr
     """The queue's progress line for ``annotator`` under filter ``flt`` (its rows are read a page at a time,
     ``Store.queue_page``)."""
     return QueueProgress(store.progress(annotator), store.count_filtered(annotator, flt))
+
+
+@dataclass(frozen=True)
+class ChecklistEditorView:
+    """What the checklist editor starts from.
+
+    Attributes:
+        pair: the pair.
+        ordinal: its position in the project (``#N``).
+        base: the version the edit starts from: the one the editor's annotator may see (in blind mode never
+            another annotator's edit); None when the pair has no checklist they may see.
+    """
+
+    pair: QAPair
+    ordinal: int
+    base: ChecklistVersion | None
+
+
+def checklist_editor_view(store: Store, pair_id: str, editor: str) -> ChecklistEditorView:
+    """The checklist editor's view of ``pair_id`` for ``editor``.
+
+    Raises:
+        NotFoundError: no such pair.
+    """
+    return ChecklistEditorView(store.get_pair(pair_id), store.ordinal_of(pair_id), visible_checklist(store, pair_id, editor))
