@@ -409,3 +409,19 @@ def test_the_probe_list_loads_with_datasets_and_the_card_config_still_loads(proj
     assert probes.num_rows == 1 and probes[0]["id"] == PROBE and probes[0]["primary_dimension"] == "D7"
     pairs = datasets.load_dataset(str(folder), split="test", cache_dir=str(tmp / "hf-cache"))
     assert pairs.num_rows == 2
+
+
+def test_a_symlink_in_a_probe_is_refused_by_name_and_nothing_is_left(project):
+    db, tmp, folder = project
+    (folder / "evaluator" / "link.py").symlink_to(folder / "evaluator" / "pipeline.json")
+    assert run(db, "probes", "import", str(folder / "case"), str(folder / "evaluator"), "--variants",
+               str(folder / "variants")).exit_code == 0
+    with Store.open(db) as store:
+        record_separating_runs(store, PROBE)
+        store.sign_off(PROBE, "lead", "signed-off", "separates")
+    r = create(db, tmp / "rel")
+    assert r.exit_code == 1 and "link.py is a symlink" in r.output and "Traceback" not in r.output
+    assert not list((tmp / "rel").iterdir())
+    with Store.open(db) as store:
+        assert store.pending_release(NAME, VERSION) is None and not store.release_exists(NAME, VERSION)
+    assert create(db, tmp / "rel", "--without-probes").exit_code == 0
