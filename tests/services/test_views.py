@@ -234,3 +234,14 @@ def test_checklist_editor_view_starts_from_what_the_editor_may_see(project):
     view = checklist_editor_view(store, ids[0], "ada")
     assert view.pair.id == ids[0] and view.ordinal == 1 and view.base is not None and view.base.version == 1
     assert checklist_editor_view(store, ids[0], "bob").base.version == 2
+
+
+def test_curation_view(project):
+    from benchwright.tui.services.views import curation_view
+
+    store, ids = project
+    assert curation_view(store, ids[0]) == curation_view(store, ids[0]) and not curation_view(store, ids[0]).results
+    store.save_curation_result(ids[0], "classify", status="ok", output={"category": "x"}, by="lead")
+    store.save_checklist(ids[0], checklist(), author="lead", origin="imported")
+    view = curation_view(store, ids[0])
+    assert list(view.results) == ["classify"] and view.results["classify"].status == "ok" and view.has_checklist

@@ -28,6 +28,7 @@ from benchwright.core.text import printable
 from benchwright.core.text_diff import LONG_DIFF_CHARS, DiffCancelled
 from benchwright.db import QueueFilter, Store
 
+from ..services.views import curation_view
 from ..widgets import error_text, literal, notify
 
 
@@ -208,8 +209,8 @@ class CurationScreen(_RunMixin, Screen):
 
     def refresh_results(self) -> None:
         """Show the current result of every step."""
-        current = self.store.curation_current(self.pair_id)
-        has_checklist = self.store.checklist_version(self.pair_id) is not None
+        view = curation_view(self.store, self.pair_id)
+        current, has_checklist = view.results, view.has_checklist
         used: set[tuple[str, str]] = set()
         self._wanted = []
         for step in STEPS:

@@ -18,6 +18,7 @@ from benchwright.core.judgment import Answer, FailureModeLabel
 from benchwright.core.models import Decision, PairText, QAPair, Repository
 from benchwright.core.review import Criteria, Review
 from benchwright.db import ChecklistVersion, Progress, QueueFilter, Store
+from benchwright.db.llm import CurationResult
 from benchwright.db.releases import Preflight
 
 if TYPE_CHECKING:
@@ -376,3 +377,21 @@ def checklist_editor_view(store: Store, pair_id: str, editor: str) -> ChecklistE
         NotFoundError: no such pair.
     """
     return ChecklistEditorView(store.get_pair(pair_id), store.ordinal_of(pair_id), visible_checklist(store, pair_id, editor))
+
+
+@dataclass(frozen=True)
+class CurationView:
+    """The curation screen's results of one pair.
+
+    Attributes:
+        results: the current result of each step that has one, by step.
+        has_checklist: the pair has a checklist (the checklist step does not generate one unless forced).
+    """
+
+    results: Mapping[str, CurationResult]
+    has_checklist: bool
+
+
+def curation_view(store: Store, pair_id: str) -> CurationView:
+    """The current curation results of ``pair_id`` (read again after every step that finishes)."""
+    return CurationView(store.curation_current(pair_id), store.checklist_version(pair_id) is not None)
