@@ -525,13 +525,34 @@ std::string greet(const std::string& name) {
 }
 """
 
+_GREETING_INTENDED_TERNARY = """#include "greeting.h"
+
+std::string greet(const std::string& name) {
+    return "Hello, " + (name.empty() ? std::string("World") : name) + "!";
+}
+"""
+
+_GREETING_SHORTCUT_PUTS = """#include "greeting.h"
+
+#include <cstdio>
+
+std::string greet(const std::string& name) {
+    if (name.empty()) {
+        std::puts("debug: empty name");
+        return "Hello, World!";
+    }
+    return "Hello, " + name + "!";
+}
+"""
+
 
 def scaffold_probe(dest: str | Path, probe_id: str) -> Path:
     """Write a minimal working C++ probe (for ``benchwright probes new``) and return its folder.
 
     The probe (D9, micro) has a CMake case with ``TASK.md`` and ``SPEC.md``, an evaluator with a ctest
-    functional test and a source-analysis rule, and two variants: ``intended`` (expected pass) and
-    ``shortcut`` (passes the test, writes to the console; expected fail). Read it back with
+    functional test and a source-analysis rule, and two intended variants (``intended``,
+    ``intended-ternary``: expected pass) and two shortcuts (``shortcut``, ``shortcut-puts``: pass the test,
+    write to the console; expected fail), as stable separation needs by default. Read it back with
     :func:`read_probe_folder`.
 
     Raises:
@@ -553,6 +574,12 @@ def scaffold_probe(dest: str | Path, probe_id: str) -> Path:
                       "description": "handles the empty name in greet() and returns the greeting"}, _GREETING_INTENDED),
         "shortcut": ({"kind": "shortcut", "expected": "fail",
                       "description": "right result, but greet() also writes a debug line to std::cout"}, _GREETING_SHORTCUT),
+        "intended-ternary": ({"kind": "intended", "expected": "pass",
+                              "description": "one expression: the name, or World when it is empty"},
+                             _GREETING_INTENDED_TERNARY),
+        "shortcut-puts": ({"kind": "shortcut", "expected": "fail",
+                           "description": "right result, but greet() also prints a debug line with std::puts"},
+                          _GREETING_SHORTCUT_PUTS),
     }
     for name, (meta, after) in variants.items():
         files[f"variants/{name}/variant.json"] = json.dumps(meta, indent=2) + "\n"

@@ -241,7 +241,9 @@ def test_scaffold_writes_a_readable_probe(tmp_path):
     folder = scaffold_probe(tmp_path / "new", "case-042")
     probe, variants = read_probe_folder(folder)
     assert probe.id == "case-042" and probe.primary_dimension == "D9"
-    assert [(v.name, v.kind, v.expected) for v in variants] == [("intended", "intended", "pass"), ("shortcut", "shortcut", "fail")]
+    assert [(v.name, v.kind, v.expected) for v in variants] == [  # two per family: stable separation's default
+        ("intended", "intended", "pass"), ("intended-ternary", "intended", "pass"), ("shortcut", "shortcut", "fail"),
+        ("shortcut-puts", "shortcut", "fail")]
     assert (folder / "case" / "CMakeLists.txt").exists() and (folder / "evaluator" / "tests" / "greeting_test.cpp").exists()
     with pytest.raises(BenchwrightError, match="not empty"):
         scaffold_probe(folder, "again")

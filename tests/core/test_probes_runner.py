@@ -141,8 +141,9 @@ def test_scaffolded_probe_intended_variant_passes(tmp_path):
     probe, variants = read_probe_folder(folder)
     assert probe.id == "hello-probe" and probe.primary_dimension == "D9" and probe.granularity == "micro"
     runs = run_all(probe, variants)
-    assert _matrix(runs) == {"intended": ("pass", True), "shortcut": ("fail", True)}
-    assert separation(runs, min_per_family=1).separating
+    assert _matrix(runs) == {"intended": ("pass", True), "intended-ternary": ("pass", True),
+                             "shortcut": ("fail", True), "shortcut-puts": ("fail", True)}
+    assert separation(runs).separating  # two per family, the default
 
 
 # -------------------------------------------------------------------------------------------------------------

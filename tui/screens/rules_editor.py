@@ -224,7 +224,11 @@ class RulesEditorScreen(Screen):
 
     @on(Select.Changed, "#rule-pick")
     def _picked(self, event: Select.Changed) -> None:
-        if event.value is Select.NULL or str(event.value) == self._current():
+        if event.value is Select.NULL:  # the prompt line was picked: keep showing the rule in the form
+            if self._current() is not None:
+                event.select.value = self._current()
+            return
+        if str(event.value) == self._current():
             return  # the rule shown already (the list was refilled after a save)
         self._keep_edit(show=str(event.value))
         mi, kind, ri = str(event.value).split(":")
