@@ -34,6 +34,8 @@ class Remedy(StrEnum):
     """Say who gave the imported scores (``answers import --judge-model NAME``)."""
     GIVE_SCALE = "give-scale"
     """Give the maximum score per dimension of imported scores (``answers import --scale N``)."""
+    GIVE_VERSION_OR_COMMIT = "give-version-or-commit"
+    """Label a plain directory with its version or its commit (``repos add --version LABEL`` or ``--commit SHA``)."""
     CREATE_PROJECT = "create-project"
     """Create the project first, or open another one (``benchwright init``, ``--db PATH``)."""
 

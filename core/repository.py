@@ -9,7 +9,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path, PurePosixPath
 
-from .errors import RepositoryError, UnsafePathError
+from .errors import Remedy, RepositoryError, UnsafePathError, with_remedy
 from .models import Repository
 
 MAX_FILE_BYTES = 2_000_000
@@ -50,21 +50,20 @@ def describe_local_repository(
     if not root.is_dir():
         raise RepositoryError(f"{path}: not a directory")
     if commit and version:
-        raise RepositoryError("give --commit or --version, not both")
+        raise RepositoryError("give a commit or a version label, not both")
     head = git_head(root)
     verified = False
     if head:
         if commit and not head.lower().startswith(commit.lower()):
             raise RepositoryError(
-                f"{path} is checked out at commit {head[:12]}, not {commit}; check out {commit} or leave out --commit"
+                f"{path} is checked out at commit {head[:12]}, not {commit}; check out {commit}, or give no commit "
+                "(the checkout's is read from git)"
             )
         if not version:
             commit, verified = head, True
     elif not commit and not version:
-        raise RepositoryError(
-            f"{path} is not a git checkout, so its commit cannot be read; give --version LABEL (e.g. 3.1.1) "
-            "or --commit SHA"
-        )
+        raise with_remedy(RepositoryError(f"{path} is not a git checkout, so its commit cannot be read"),
+                          Remedy.GIVE_VERSION_OR_COMMIT)
     return Repository(
         name=name, url=url, commit=commit, version_label=version, local_path=str(root.resolve()),
         language=language, theme=theme, commit_verified=verified,

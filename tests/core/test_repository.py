@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import benchwright.core.repository as repository_module
-from benchwright.core.errors import RepositoryError, UnsafePathError
+from benchwright.core.errors import Remedy, RepositoryError, UnsafePathError
 from benchwright.core.repository import (
     MAX_FILE_BYTES,
     describe_local_repository,
@@ -91,14 +91,15 @@ def test_a_git_folder_without_commits_is_treated_as_a_plain_folder(tmp_path):
     root.mkdir()
     _git(root, "init", "-q")
     assert git_head(root) is None
-    with pytest.raises(RepositoryError, match="--version"):
+    with pytest.raises(RepositoryError, match="not a git checkout") as info:
         describe_local_repository("empty", root)
+    assert info.value.remedy is Remedy.GIVE_VERSION_OR_COMMIT  # worded by the CLI: --version LABEL or --commit SHA
 
 
 def test_a_plain_folder_needs_a_version_or_a_commit(tmp_path):
     with pytest.raises(RepositoryError, match="not a git checkout") as info:
         describe_local_repository("plain", tmp_path)
-    assert "--version" in str(info.value) and "--commit" in str(info.value)
+    assert info.value.remedy is Remedy.GIVE_VERSION_OR_COMMIT and "--" not in str(info.value)  # the CLI words it
     labelled = describe_local_repository("plain", tmp_path, version="3.1.1")
     assert (labelled.version_label, labelled.commit, labelled.commit_verified) == ("3.1.1", None, False)
     assert labelled.pin == "plain@3.1.1"

@@ -24,7 +24,7 @@ def test_repo_add_plain_directory_needs_a_version(tmp_path):
     assert r.exit_code == 1 and "benchwright init" in r.output and not (tmp_path / "p.db").exists()
     assert run("--db", db, "init").exit_code == 0
     r = run("--db", db, "repos", "add", "code", str(tmp_path / "code"))
-    assert r.exit_code == 1 and "--version" in r.output
+    assert r.exit_code == 1 and r.output.rstrip().endswith("give --version LABEL (e.g. 3.1.1) or --commit SHA")
     r = run("--db", db, "repos", "add", "code", str(tmp_path / "code"), "--version", "2.0")
     assert r.exit_code == 0 and "code@2.0" in r.output
     assert run("--db", db, "repos", "add", "code", str(tmp_path / "code"), "--version", "2.0").exit_code == 0

@@ -53,6 +53,7 @@ _REMEDIES = {
     Remedy.NAME_ANSWER_MODEL: " (--model NAME)",
     Remedy.NAME_JUDGE_MODEL: " (--judge-model NAME)",
     Remedy.GIVE_SCALE: " (--scale N)",
+    Remedy.GIVE_VERSION_OR_COMMIT: "; give --version LABEL (e.g. 3.1.1) or --commit SHA",
     Remedy.CREATE_PROJECT: "; create one with: benchwright init (or pass --db PATH)",
     Remedy.IMPORT_SCORES_UNDER_OTHER_NAMES: "\nImport them under another --model or --condition (or other scores "
                                             "under another --judge-model), or pass --skip-invalid to import the rest.",
