@@ -262,6 +262,14 @@ def test_releases_import_brings_the_probes_back(project):
         assert b["primary_dimension"] == a["primary_dimension"] and b["probe"]["steps"] == a["probe"]["steps"]
         assert b["probe"]["pipeline"]["modules"] == a["probe"]["pipeline"]["modules"]
         assert new.validation_state(PROBE) == "not run"  # runs and sign-offs are the releasing project's
+    # imported again, and into the project it came from: the probes there are kept as they are (not re-pointed
+    # at the release folder, their sign-offs not made stale)
+    for db_ in (fresh, db):
+        r = run(db_, "releases", "import", str(rel))
+        assert r.exit_code == 0 and "imported" not in r.output, r.output
+    with Store.open(db) as store:
+        assert store.validation_state(PROBE) == "signed off"
+        assert not store.probe_record(PROBE)["probe"]["case_dir"].startswith(str(rel))
 
 
 def test_a_nitr_case_is_released_with_its_checkouts_shared_files_and_reads_back(tmp_path, monkeypatch):

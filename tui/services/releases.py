@@ -272,8 +272,9 @@ def rebuild_release(store: Store, name: str, version: str, out: Path, *, by: str
 
 def import_release(store: Store, folder: Path, *, by: str, probes: list | None = None) -> tuple[int, int]:
     """Bring a release back into the project: its repositories, pairs (same ids), and checklists (origin
-    ``imported``), and its probes (``probes/`` read as a NITR checkout, with its variants; their runs and
-    sign-offs stay in the release's validation matrices: run and sign them off here). Verifies the folder first.
+    ``imported``), and its probes that the project does not have (``probes/`` read as a NITR checkout, with its
+    variants; their runs and sign-offs stay in the release's validation matrices: run and sign them off here; a
+    probe of the same id is kept as it is). Verifies the folder first.
     Idempotent. Returns ``(pairs added, checklists added)``; ``probes`` (when given) receives the probes imported.
 
     Raises:
@@ -284,9 +285,11 @@ def import_release(store: Store, folder: Path, *, by: str, probes: list | None =
     from benchwright.exports import read_release
 
     manifest, rows = read_release(folder)
-    if manifest.get("probes"):
+    released = (manifest.get("probes") or {}).get("ids") or []
+    new = [pid for pid in released if pid not in set(store.probe_ids())]
+    if new:  # a probe the project has already is kept as it is (its runs and sign-offs refer to its own files)
         variants = Path(folder) / "probes" / "variants"
-        imported, _ = import_nitr_checkout(store, Path(folder) / "probes",
+        imported, _ = import_nitr_checkout(store, Path(folder) / "probes", new,
                                            variants_dir=variants if variants.is_dir() else None, by=by)
         if probes is not None:
             probes.extend(imported)
