@@ -1,8 +1,14 @@
 """View objects: what a screen shows, read from the store in one call, so no screen assembles its own view.
 
 Each view is a frozen dataclass built without Textual (the CLI, a test or another front end can build one too).
-Visibility is decided here through the store's viewer-aware reads (blind mode, :mod:`benchwright.core.blind`),
-never by a screen. The screens only render what a view holds.
+What a viewer may see is decided by the store's reads filtered for a viewer (the blind-mode rule of
+:mod:`benchwright.core.blind`), which the views use; neither a view nor a screen decides it. The screens only
+render what a view holds.
+
+Views: :func:`review_view`, :func:`queue_progress`, :func:`adjudication_queue`, :func:`adjudication_view`,
+:func:`inspector_view`, :func:`judges_of`, :func:`judge_runs_view`, :func:`checklist_diff_view`,
+:func:`checklist_editor_view`, :func:`curation_view`, :func:`release_view`, :func:`statistics_view` (slow the
+first time: build it in a worker).
 """
 
 from __future__ import annotations
