@@ -247,8 +247,14 @@ def _write_probes(tmp: Path, items: Sequence[ReleaseProbe], rename: Callable[[st
     manifest entries and the index entries (for the card)."""
     entries: dict[str, dict] = {}
     index: list[dict] = []
+    keys = [k.encode("utf-8") for k in env_secrets()]
     for name, source in probe_files(items, rename).items():
         data = source if isinstance(source, bytes) else source.read_bytes()
+        for key in keys:  # the last line of defence, as for rows: no API key of this environment is published
+            if key in data and isinstance(source, Path):
+                raise ReleaseError(f"{source} holds an API key of this environment; remove it from the probe, "
+                                   "import it again, run and sign off (nothing was written)")
+            data = data.replace(key, b"***")  # in the JSON written here (a run's reason line)
         path = tmp / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(data)

@@ -433,3 +433,31 @@ def test_a_symlink_in_a_probe_is_refused_by_name_and_nothing_is_left(project):
     with Store.open(db) as store:
         assert store.pending_release(NAME, VERSION) is None and not store.release_exists(NAME, VERSION)
     assert create(db, tmp / "rel", "--without-probes").exit_code == 0
+
+
+def test_no_key_of_the_environment_is_published_with_a_probe(project, monkeypatch):
+    """A probe file holding an API key of this environment refuses the release (its bytes are what was signed
+    off: never edited silently); a key in a stored run's reason is written as ***."""
+    db, tmp, folder = project
+    key = "sk-proj-PROBEKEY-0123456789abcdef"
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    with Store.open(db) as store:  # a reason line echoing the key, recorded before a second sign-off
+        record = store.probe_record(PROBE)
+        intended = Variant.model_validate(next(v for v in record["variants"] if v["name"] == "intended"))
+        store.record_run(OracleRun(probe_id=PROBE, variant=intended, outcome="pass", expected="pass",
+                                   matches_expectation=True, modules=[ModuleResult(
+                                       name="m", module_name="customized_check", passed=True, reason=f"saw {key}")]),
+                         fingerprint=record["fingerprint"], by="ada")
+        store.sign_off(PROBE, "lead", "signed-off", "again")
+    assert create(db, tmp / "rel").exit_code == 0
+    data = b"".join(p.read_bytes() for p in (tmp / "rel").rglob("*") if p.is_file())
+    assert key.encode() not in data and b"saw ***" in data
+    (folder / "case" / "notes.txt").write_text(f"token {key}\n")
+    assert run(db, "probes", "import", str(folder / "case"), str(folder / "evaluator"), "--variants",
+               str(folder / "variants")).exit_code == 0
+    with Store.open(db) as store:
+        record_separating_runs(store, PROBE)
+        store.sign_off(PROBE, "lead", "signed-off", "separates")
+    r = create(db, tmp / "rel", version="1.1.0")
+    assert r.exit_code == 1 and "notes.txt holds an API key of this environment" in r.output
+    assert key not in r.output
