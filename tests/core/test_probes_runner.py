@@ -83,7 +83,8 @@ def test_cpp_demo_probe_separates_its_variants():
     probe, variants = _sample("pricing_strategy")
     before = probe_fingerprint(probe, variants)
     runs = run_all(probe, variants)
-    assert _matrix(runs) == {"intended": ("pass", True), "near-miss": ("fail", True), "shortcut": ("fail", True)}
+    assert _matrix(runs) == {"intended": ("pass", True), "intended-local-rule": ("pass", True),
+                             "near-miss": ("fail", True), "shortcut": ("fail", True), "shortcut-ternary": ("fail", True)}
     by_name = {r.variant.name: r for r in runs}
 
     shortcut = by_name["shortcut"]
@@ -100,7 +101,7 @@ def test_cpp_demo_probe_separates_its_variants():
     assert [m.name for m in near_miss.failed_modules] == ["existing rules unchanged", "new rule registered"]
     assert near_miss.rule_matches[0].relative_path == "src/rules/member_discount.cpp"
 
-    verdict = separation(runs, min_per_family=1)
+    verdict = separation(runs)  # two intended and two shortcut variants: stably separating by default
     assert verdict.separating and not verdict.errors
     assert verdict.near_miss_notes == [
         "near-miss: failed as expected (existing rules unchanged: rule member-discount-only matched in "
@@ -124,13 +125,14 @@ def test_cpp_demo_starter_builds_and_fails_the_functional_test():
 def test_python_demo_probe_separates_its_variants():
     probe, variants = _sample("token_clock")
     runs = run_all(probe, variants)
-    assert _matrix(runs) == {"intended": ("pass", True), "near-miss": ("fail", True), "shortcut": ("fail", True)}
+    assert _matrix(runs) == {"intended": ("pass", True), "intended-now-param": ("pass", True),
+                             "near-miss": ("fail", True), "shortcut": ("fail", True), "shortcut-datetime": ("fail", True)}
     shortcut = next(r for r in runs if r.variant.name == "shortcut")
     found = [(m.rule_id, m.relative_path, m.line) for m in shortcut.rule_matches if m.kind == "violation"]
     assert found == [("no-wall-clock-call", "tokens/issuer.py", 33)]
     near_miss = next(r for r in runs if r.variant.name == "near-miss")
     assert [(m.rule_id, m.kind) for m in near_miss.rule_matches] == [("uses-injected-clock", "missing")]
-    assert separation(runs, min_per_family=1).separating
+    assert separation(runs).separating  # two per family: the demo stays validated under the default
 
 
 @needs_cxx
