@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
@@ -75,6 +76,17 @@ def project(tmp_path, monkeypatch):
     return db
 
 
+@asynccontextmanager
+async def _editor(db: Path, probe_id: str = CASE):
+    """The rules editor on ``probe_id`` in the app; yields ``(store, app, pilot, editor)``."""
+    with Store.open(db) as store:
+        app = BenchwrightApp(store, "ada", resume=False)
+        async with app.run_test(size=(180, 60)) as pilot:
+            await app.push_screen(RulesEditorScreen(store, probe_id, "ada"))
+            await pilot.pause()
+            yield store, app, pilot, app.screen
+
+
 def _preview(editor) -> str:
     return str(editor.query_one("#rules-preview").render())
 
@@ -109,108 +121,93 @@ async def test_every_condition_kind_is_edited_previewed_and_saved_whole(project,
     before = _digest(checkout)
     original = json.loads((checkout / "evaluator" / CASE / "pipeline.json").read_text())
     copy = project.parent / "evaluators" / CASE / "pipeline.json"
-    with Store.open(project) as store:
-        app = BenchwrightApp(store, "ada", resume=False)
-        async with app.run_test(size=(180, 60)) as pilot:
-            await app.push_screen(RulesEditorScreen(store, CASE, "ada"))
+    async with _editor(project) as (store, _app, pilot, editor):
+        await _pick(editor, pilot, "0:rules:0")
+        condition = editor.query_one("#rule-condition", TextArea)
+        assert json.loads(condition.text) == {"any_substrings": ["std::stoi"]}  # shown as in pipeline.json
+        for number, (wanted, findings) in enumerate(CONDITIONS):
+            condition.text = json.dumps(wanted, indent=2)
             await pilot.pause()
-            editor = app.screen
-            await _pick(editor, pilot, "0:rules:0")
-            condition = editor.query_one("#rule-condition", TextArea)
-            assert json.loads(condition.text) == {"any_substrings": ["std::stoi"]}  # shown as in pipeline.json
-            for number, (wanted, findings) in enumerate(CONDITIONS):
-                condition.text = json.dumps(wanted, indent=2)
-                await pilot.pause()
-                assert "not valid" not in _preview(editor), (wanted, _preview(editor))
-                assert (f"{findings} finding" if findings else "no finding") in _starter(editor), (wanted, _starter(editor))
-                await pilot.press("ctrl+s")
-                await pilot.pause()
-                saved = json.loads(copy.read_text())
-                expected = json.loads(json.dumps(original))
-                expected["modules"][0]["rules"][0] = {"id": "r1", **wanted, "message": "stoi in {path}"}
-                assert saved == expected, f"condition {number}: only the edited rule changed"
-                stored = Probe.model_validate(store.probe_record(CASE)["probe"])
-                assert parse_pipeline(copy).to_json() == stored.pipeline.to_json(), "reads back as stored"
-                assert Path(stored.evaluator_dir) == copy.parent
+            assert "not valid" not in _preview(editor), (wanted, _preview(editor))
+            assert (f"{findings} finding" if findings else "no finding") in _starter(editor), (wanted, _starter(editor))
+            await pilot.press("ctrl+s")
+            await pilot.pause()
+            saved = json.loads(copy.read_text())
+            expected = json.loads(json.dumps(original))
+            expected["modules"][0]["rules"][0] = {"id": "r1", **wanted, "message": "stoi in {path}"}
+            assert saved == expected, f"condition {number}: only the edited rule changed"
+            stored = Probe.model_validate(store.probe_record(CASE)["probe"])
+            assert parse_pipeline(copy).to_json() == stored.pipeline.to_json(), "reads back as stored"
+            assert Path(stored.evaluator_dir) == copy.parent
     assert _digest(checkout) == before, "the checkout is never written"
 
 
 async def test_preview_shows_nitr_matching_normalize_global_rules_and_enabled_if(project, tmp_path):
     checkout = _checkout(tmp_path)
     assert run("--db", project, "probes", "import", checkout).exit_code == 0
-    with Store.open(project) as store:
-        app = BenchwrightApp(store, "ada", resume=False)
-        async with app.run_test(size=(180, 60)) as pilot:
-            await app.push_screen(RulesEditorScreen(store, CASE, "ada"))
-            await pilot.pause()
-            editor = app.screen
-            await _pick(editor, pilot, "0:rules:0")
-            preview = _preview(editor)
-            assert "one of the substrings is in the file [any_substrings]:" in preview and "  std::stoi" in preview
-            assert "3 files scanned; 2 findings" in _starter(editor)
-            assert "src/a.cc:3" in preview and "src/b.cc:1" in preview  # one finding per file, at its first line
-            editor.query_one("#module-normalize", Select).value = "strip_comments"
-            await pilot.pause()
-            assert "1 finding" in _starter(editor) and "src/b.cc:1" not in _preview(editor)
-            # a not rule reports the file as missing, without a line
-            await _pick(editor, pilot, "0:rules:1")
-            assert "this does NOT hold" in _preview(editor) or "does NOT hold" in _preview(editor)
-            assert "3 findings" in _starter(editor)
-            # a global rule counts files against its bounds
-            await _pick(editor, pilot, "0:global_rules:0")
-            assert editor.query_one("#rule-max", Input).value == "1"
-            assert "1 finding" in _starter(editor) and "3 files: src/a.cc, src/a.h, src/b.cc" in _preview(editor)
-            editor.query_one("#rule-max", Input).value = "3"
-            await pilot.pause()
-            assert "no finding" in _starter(editor)
-            # enabled_if: the module is off while its variable is false
-            await _pick(editor, pilot, "1:rules:0")
-            assert editor.query_one("#module-enabled", Input).value == "strict"
-            assert "enabled_if strict: False -> the module is OFF" in _preview(editor)
-            assert "probes run --set strict=true" in _preview(editor)
-            editor.query_one("#module-enabled", Input).value = "nope"
-            await pilot.pause()
-            assert "not valid yet" in _preview(editor) and "modules[1].enabled_if" in _preview(editor)
-            editor.query_one("#module-enabled", Input).value = ""
-            await pilot.pause()
-            assert "enabled_if" not in _preview(editor).split("\n(starter)")[0].split("module hidden")[1]
-            editor.query_one("#module-stop", Checkbox).value = True
-            await pilot.pause()
-            assert "stops at its first finding" in _preview(editor)
-            # a bad regular expression is named with its JSON path; nothing is saved
-            editor.query_one("#rule-condition", TextArea).text = '{"any_patterns": ["(unclosed"]}'
-            await pilot.pause()
-            assert "modules[1].rules[0].any_patterns" in _preview(editor) and "(unclosed" in _preview(editor)
-            await pilot.press("ctrl+s")
-            await pilot.pause()
-            assert not (project.parent / "evaluators").exists()
-            # a key NITR would ignore is refused too
-            editor.query_one("#rule-condition", TextArea).text = '{"any_patterns": ["x"], "any_substrings": ["y"]}'
-            await pilot.pause()
-            assert "would be ignored" in _preview(editor)
+    async with _editor(project) as (_store, _app, pilot, editor):
+        await _pick(editor, pilot, "0:rules:0")
+        preview = _preview(editor)
+        assert "one of the substrings is in the file [any_substrings]:" in preview and "  std::stoi" in preview
+        assert "3 files scanned; 2 findings" in _starter(editor)
+        assert "src/a.cc:3" in preview and "src/b.cc:1" in preview  # one finding per file, at its first line
+        editor.query_one("#module-normalize", Select).value = "strip_comments"
+        await pilot.pause()
+        assert "1 finding" in _starter(editor) and "src/b.cc:1" not in _preview(editor)
+        # a not rule reports the file as missing, without a line
+        await _pick(editor, pilot, "0:rules:1")
+        assert "this does NOT hold" in _preview(editor) or "does NOT hold" in _preview(editor)
+        assert "3 findings" in _starter(editor)
+        # a global rule counts files against its bounds
+        await _pick(editor, pilot, "0:global_rules:0")
+        assert editor.query_one("#rule-max", Input).value == "1"
+        assert "1 finding" in _starter(editor) and "3 files: src/a.cc, src/a.h, src/b.cc" in _preview(editor)
+        editor.query_one("#rule-max", Input).value = "3"
+        await pilot.pause()
+        assert "no finding" in _starter(editor)
+        # enabled_if: the module is off while its variable is false
+        await _pick(editor, pilot, "1:rules:0")
+        assert editor.query_one("#module-enabled", Input).value == "strict"
+        assert "enabled_if strict: False -> the module is OFF" in _preview(editor)
+        assert "probes run --set strict=true" in _preview(editor)
+        editor.query_one("#module-enabled", Input).value = "nope"
+        await pilot.pause()
+        assert "not valid yet" in _preview(editor) and "modules[1].enabled_if" in _preview(editor)
+        editor.query_one("#module-enabled", Input).value = ""
+        await pilot.pause()
+        assert "enabled_if" not in _preview(editor).split("\n(starter)")[0].split("module hidden")[1]
+        editor.query_one("#module-stop", Checkbox).value = True
+        await pilot.pause()
+        assert "stops at its first finding" in _preview(editor)
+        # a bad regular expression is named with its JSON path; nothing is saved
+        editor.query_one("#rule-condition", TextArea).text = '{"any_patterns": ["(unclosed"]}'
+        await pilot.pause()
+        assert "modules[1].rules[0].any_patterns" in _preview(editor) and "(unclosed" in _preview(editor)
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert not (project.parent / "evaluators").exists()
+        # a key NITR would ignore is refused too
+        editor.query_one("#rule-condition", TextArea).text = '{"any_patterns": ["x"], "any_substrings": ["y"]}'
+        await pilot.pause()
+        assert "would be ignored" in _preview(editor)
 
 
 async def test_new_rule_and_new_global_rule_are_appended(project, tmp_path):
     checkout = _checkout(tmp_path)
     assert run("--db", project, "probes", "import", checkout).exit_code == 0
-    with Store.open(project) as store:
-        app = BenchwrightApp(store, "ada", resume=False)
-        async with app.run_test(size=(180, 60)) as pilot:
-            await app.push_screen(RulesEditorScreen(store, CASE, "ada"))
-            await pilot.pause()
-            editor = app.screen
-            await pilot.press("ctrl+n")
-            await pilot.pause()
-            editor.query_one("#rule-id", Input).value = "r4"
-            editor.query_one("#rule-condition", TextArea).text = '{"any_patterns": ["^int b"]}'
-            await pilot.pause()
-            assert "1 finding" in _starter(editor)
-            await pilot.press("ctrl+s")
-            await pilot.pause()
-            await pilot.press("ctrl+g")
-            await pilot.pause()
-            await pilot.press("ctrl+s")
-            await pilot.pause()
+    async with _editor(project) as (_store, _app, pilot, editor):
+        await pilot.press("ctrl+n")
+        await pilot.pause()
+        editor.query_one("#rule-id", Input).value = "r4"
+        editor.query_one("#rule-condition", TextArea).text = '{"any_patterns": ["^int b"]}'
+        await pilot.pause()
+        assert "1 finding" in _starter(editor)
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        await pilot.press("ctrl+g")
+        await pilot.pause()
+        await pilot.press("ctrl+s")
+        await pilot.pause()
     saved = json.loads((project.parent / "evaluators" / CASE / "pipeline.json").read_text())
     assert [r["id"] for r in saved["modules"][0]["rules"]] == ["r1", "r2", "r4"]
     assert [r["id"] for r in saved["modules"][0]["global_rules"]] == ["g1", "new-global-rule"]
@@ -235,52 +232,42 @@ async def test_preview_on_the_papers_case_021_with_variants(project, tmp_path):
     done = run("--db", project, "probes", "import", NITR, "--case", "021", "--variants", variants)
     assert done.exit_code == 0, done.output
     pid = "021.inline-filter-entrypoint-reuse"
-    with Store.open(project) as store:
-        app = BenchwrightApp(store, "ada", resume=False)
-        async with app.run_test(size=(180, 60)) as pilot:
-            await app.push_screen(RulesEditorScreen(store, pid, "ada"))
-            await pilot.pause()
-            editor = app.screen
-            options = [str(label) for label, _value in editor.query_one("#rule-pick", Select)._options if _value]
-            assert "case021_no_shadow_tables: duplicate_error_classification" in options
-            preview = _preview(editor)
-            assert "excluding filter_validation.cc, filter_validation.h" in preview
-            shortcut = next(line for line in preview.splitlines() if line.startswith("inline-stoi ("))
-            assert "2 findings" in shortcut and "module fails" in shortcut  # per file, though the module stops at one
-            assert "src/inline_digit.cc:2" in preview and "src/inline_value.cc:4" in preview
-            assert "no finding · module passes" in next(line for line in preview.splitlines() if line.startswith("notes ("))
-            await _pick(editor, pilot, "4:rules:1")
-            preview = _preview(editor)
-            assert "every one of these holds:" in preview
-            assert "at least 2 of these distinct substrings are in the file [substring_hit_thresholds]:" in preview
-            assert "  FilterErrorCode::kInvalidField" in preview
-            assert "not valid" not in preview
-            await pilot.press("ctrl+s")
-            await pilot.pause()
-            assert (project.parent / "evaluators" / "021.inline-filter-entrypoint-reuse" / "pipeline.json").is_file()
+    async with _editor(project, pid) as (_store, _app, pilot, editor):
+        options = [str(label) for label, _value in editor.query_one("#rule-pick", Select)._options if _value]
+        assert "case021_no_shadow_tables: duplicate_error_classification" in options
+        preview = _preview(editor)
+        assert "excluding filter_validation.cc, filter_validation.h" in preview
+        shortcut = next(line for line in preview.splitlines() if line.startswith("inline-stoi ("))
+        assert "2 findings" in shortcut and "module fails" in shortcut  # per file, though the module stops at one
+        assert "src/inline_digit.cc:2" in preview and "src/inline_value.cc:4" in preview
+        assert "no finding · module passes" in next(line for line in preview.splitlines() if line.startswith("notes ("))
+        await _pick(editor, pilot, "4:rules:1")
+        preview = _preview(editor)
+        assert "every one of these holds:" in preview
+        assert "at least 2 of these distinct substrings are in the file [substring_hit_thresholds]:" in preview
+        assert "  FilterErrorCode::kInvalidField" in preview
+        assert "not valid" not in preview
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert (project.parent / "evaluators" / "021.inline-filter-entrypoint-reuse" / "pipeline.json").is_file()
     assert _digest(NITR / "evaluator" / "021.inline-filter-entrypoint-reuse") == before
 
 
 async def test_an_edit_is_kept_when_another_rule_is_shown_and_esc_warns_before_dropping_it(project, tmp_path):
     checkout = _checkout(tmp_path)
     assert run("--db", project, "probes", "import", checkout).exit_code == 0
-    with Store.open(project) as store:
-        app = BenchwrightApp(store, "ada", resume=False)
-        async with app.run_test(size=(180, 60)) as pilot:
-            await app.push_screen(RulesEditorScreen(store, CASE, "ada"))
-            await pilot.pause()
-            editor = app.screen
-            await _pick(editor, pilot, "0:rules:0")
-            editor.query_one("#rule-condition", TextArea).text = '{"any_substrings": ["parse"]}'
-            await pilot.pause()
-            await _pick(editor, pilot, "0:rules:1")
-            await _pick(editor, pilot, "0:rules:0")
-            assert json.loads(editor.query_one("#rule-condition", TextArea).text) == {"any_substrings": ["parse"]}
-            await pilot.press("escape")
-            await pilot.pause()
-            assert app.screen is editor, "the first esc warns about the unsaved edit"
-            await pilot.press("escape")
-            await pilot.pause()
-            assert app.screen is not editor
+    async with _editor(project) as (_store, app, pilot, editor):
+        await _pick(editor, pilot, "0:rules:0")
+        editor.query_one("#rule-condition", TextArea).text = '{"any_substrings": ["parse"]}'
+        await pilot.pause()
+        await _pick(editor, pilot, "0:rules:1")
+        await _pick(editor, pilot, "0:rules:0")
+        assert json.loads(editor.query_one("#rule-condition", TextArea).text) == {"any_substrings": ["parse"]}
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is editor, "the first esc warns about the unsaved edit"
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is not editor
     assert not (project.parent / "evaluators").exists(), "nothing was saved"
     assert json.loads((checkout / "evaluator" / CASE / "pipeline.json").read_text()) == PIPELINE
