@@ -198,3 +198,34 @@ async def test_test_counts_and_a_shortcut_that_fails_to_build_in_the_cli_and_the
             assert rows["broken-shortcut"][-2:] == ["failed to build", "✗ not the oracle"]
             assert rows["shortcut"][-2:] == ["fail", "✓ as expected"]
             assert rows["intended"][4] == "✓ 3", "the functional tests' cell shows how many tests passed"
+
+
+async def test_a_nitr_case_without_variants_says_why_it_is_incomplete_and_shows_its_starter_run(tmp_path, monkeypatch):
+    import test_rules_editor_nitr as nitr
+
+    monkeypatch.setenv("BENCHWRIGHT_CONFIG", str(tmp_path / "none.toml"))
+    db = tmp_path / "p.db"
+    assert run(db, "init").exit_code == 0
+    assert run(db, "probes", "import", str(nitr._checkout(tmp_path))).exit_code == 0
+    with Store.open(db) as store:
+        app = BenchwrightApp(store, "ada", resume=False)
+        async with app.run_test(size=(180, 50)) as pilot:
+            await pilot.press("P")
+            await pilot.pause()
+            screen = app.screen
+            title = str(screen.query_one("#probe-title").render())
+            assert "0 intended and 0 shortcut variants; stable separation needs 2 of each" in title
+            assert "press a to run the starter code" in title
+            table = screen.query_one("#probe-matrix", DataTable)
+            assert table.row_count == 0
+            table.focus()
+            await pilot.press("a")
+            await pilot.pause()
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            rows = [[str(c) for c in table.get_row_at(i)] for i in range(table.row_count)]
+            assert rows and rows[-1][:3] == ["(starter)", "starter", "-"]
+            assert rows[-1][-2] == "fail"  # its source rules find std::stoi
+            await pilot.press("r")  # the starter's row is not a variant: r says what a does
+            await pilot.pause()
+        assert store.latest_runs(nitr.CASE)[None]["outcome"] == "fail"
