@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import os
 import re
 from importlib import resources
 from pathlib import Path
@@ -188,6 +189,25 @@ def parse_spec(text: str, file: str | Path = SPEC_FILE) -> dict[str, Any]:
     return fields
 
 
+def outward_symlinks(folder: Path, bound: Path) -> list[InputProblem]:
+    """A problem for each symlink under ``folder`` that is absolute or leads outside ``bound``: a run copies
+    the folder into its workspace with its symlinks, and such a link would reach outside the workspace
+    (a check writing through it, or the starter handed to an agent, would touch files elsewhere)."""
+    problems: list[InputProblem] = []
+    bound = bound.resolve()
+    for current, dirs, files in os.walk(folder, followlinks=False):
+        for name in sorted(dirs + files):
+            path = Path(current) / name
+            if not path.is_symlink():
+                continue
+            target = os.readlink(path)
+            resolved = Path(os.path.realpath(path))
+            if os.path.isabs(target) or not resolved.is_relative_to(bound):
+                problems.append(InputProblem(str(path), None, None,
+                                             f"a symlink to {target!r} (absolute or leading outside {bound}); refused"))
+    return problems
+
+
 def read_tasks(case_dir: Path) -> tuple[str, list[str]]:
     """The granularity and task texts of a case folder: ``TASK.md`` (micro) or ``TASK1.md`` ... ``TASKn.md``
     (multi-step, numbered from 1 without gaps).
@@ -244,6 +264,9 @@ def read_probe(case_dir: str | Path, evaluator_dir: str | Path, spec: str | Path
     for folder, what in ((case, "case"), (evaluator, "evaluator")):
         if not folder.is_dir():
             raise InputFileError.single(folder, f"no such {what} folder")
+    links = outward_symlinks(case, case) + outward_symlinks(evaluator, evaluator)
+    if links:
+        raise InputFileError(links)
     spec_path = Path(spec) if spec is not None else case / SPEC_FILE
     try:
         spec_text = spec_path.read_text(encoding="utf-8")

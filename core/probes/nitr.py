@@ -40,7 +40,7 @@ import yaml
 from pydantic import ValidationError
 
 from ..errors import InputFileError, InputProblem
-from .importer import read_tasks
+from .importer import outward_symlinks, read_tasks
 from .model import Probe, dimension_code, dimension_names
 from .pipeline import parse_pipeline
 
@@ -312,7 +312,7 @@ def read_nitr_case(checkout: str | Path, case_id: str, *, matrix: dict[str, tupl
     spec_path = next((p for p in (root / "docs" / case_id / SPEC_NAME, case / SPEC_NAME) if p.is_file()), None)
     rows = design_matrix(root) if matrix is None else matrix
     row = rows.get(case_id.split(".", 1)[0])
-    problems: list[InputProblem] = []
+    problems: list[InputProblem] = outward_symlinks(case, root) + outward_symlinks(evaluator, root)
     fields: dict[str, Any] = {}
     if spec_path is None:
         if row is None:

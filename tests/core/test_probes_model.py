@@ -149,6 +149,20 @@ def test_probe_needs_case_and_evaluator(tmp_path):
         read_probe(_probe_dir(tmp_path) / "case", tmp_path / "nope")
 
 
+def test_a_symlink_leading_out_of_the_case_or_evaluator_is_refused(tmp_path):
+    root = _probe_dir(tmp_path)
+    (tmp_path / "secret.txt").write_text("secret\n")
+    (root / "case" / "leak.txt").symlink_to(tmp_path / "secret.txt")
+    with pytest.raises(InputFileError, match="symlink"):
+        read_probe_folder(root)
+    (root / "case" / "leak.txt").unlink()
+    (root / "evaluator" / "up").symlink_to("../case")
+    with pytest.raises(InputFileError, match="symlink"):
+        read_probe_folder(root)
+    (root / "evaluator" / "up").unlink()
+    read_probe_folder(root)
+
+
 def test_bad_pipeline_surfaces_from_read_probe(tmp_path):
     root = _probe_dir(tmp_path)
     (root / "evaluator" / "pipeline.json").write_text('{"modules": [{"module_name": "lint", "name": "x"}]}')

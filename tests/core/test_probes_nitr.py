@@ -100,6 +100,25 @@ def test_a_bad_case_refuses_the_whole_import_naming_file_line_and_value(tmp_path
     assert "'maintainability' is not a dimension name" in problem.message and "D7 (Testability and Determinism" in problem.message
 
 
+def test_a_symlink_leading_out_of_the_checkout_refuses_the_case(tmp_path):
+    # A run copies the case and evaluator with their symlinks: one leading out would reach outside the
+    # workspace (a check writing through it, a starter handed to an agent).
+    root = _small_checkout(tmp_path, "Primary dimension: D2\n")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("secret\n")
+    (root / "cases/050.x/src/leak.cc").symlink_to(outside / "secret.txt")
+    (root / "evaluator/050.x/out").symlink_to("../../../outside")
+    (root / "evaluator/050.x/inside").symlink_to("pipeline.json")
+    with pytest.raises(InputFileError) as caught:
+        read_nitr_checkout(root)
+    files = sorted(Path(p.file).name for p in caught.value.problems)
+    assert files == ["leak.cc", "out"] and all("symlink" in p.message for p in caught.value.problems)
+    (root / "cases/050.x/src/leak.cc").unlink()
+    (root / "evaluator/050.x/out").unlink()
+    assert [p.id for p in read_nitr_checkout(root)] == ["050.x"]
+
+
 def test_a_bad_pipeline_names_module_and_key(tmp_path):
     bad = {"case_root": "../../.submit-output/m/cases/050.x", "build_dir": "../../build", "modules": [
         {"module_name": "source_analysis", "name": "s", "rules": [{"id": "r", "any_substring": ["x"]}]},
