@@ -586,7 +586,8 @@ def results_report(results: Iterable[CaseResult], cases: Mapping[str, CaseInfo] 
     aside) and ``only_cases`` (case numbers) keep only those verdicts.
 
     Raises:
-        NotFoundError: a configuration in ``configurations`` has no verdict (the message lists those that do).
+        NotFoundError: a configuration in ``configurations`` has no verdict (the message lists those that do),
+            or no verdict is on a case of ``only_cases`` (the message lists the cases that have one).
     """
     infos = dict(cases or {})
     results = list(results)
@@ -601,7 +602,12 @@ def results_report(results: Iterable[CaseResult], cases: Mapping[str, CaseInfo] 
         results = [r for r in results if r.configuration in chosen_configs]
     if only_cases is not None:
         chosen = {case_number(c) or c for c in only_cases}
-        results = [r for r in results if r.case in chosen]
+        kept = [r for r in results if r.case in chosen]
+        if results and not kept:
+            have = sorted({r.case for r in results}, key=lambda c: (len(c), c))
+            raise NotFoundError(f"no verdicts on case {', '.join(sorted(chosen))}; cases with verdicts: "
+                                f"{', '.join(have)}")
+        results = kept
     latest: dict[tuple[str, str], CaseResult] = {}
     order: dict[str, Configuration] = {}
     for r in results:

@@ -267,6 +267,10 @@ def test_a_configuration_with_few_verdicts_can_be_left_out_or_the_cases_chosen()
         results_report(results, configurations=["Nobody"])
     assert [c.configuration for c in results_report(results, configurations=["new(api)"]).configurations] == [
         "New (API)"]
+    # cases without a verdict are named, as a configuration without one is (not "no model results yet")
+    with pytest.raises(NotFoundError, match="no verdicts on case 999; cases with verdicts: 001, 002"):
+        results_report(results, only_cases=parse_case_selection("999"))
+    assert results_report([], only_cases=["999"]).is_empty
 
 
 def test_case_selections():
