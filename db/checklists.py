@@ -181,9 +181,12 @@ class ChecklistStoreMixin:
                           expected_version: int | str | None = "any") -> ChecklistVersion:
         """Append a copy of ``version`` as the new current version (origin ``edited``, ``restored_from`` set).
 
-        A restored draft stays a draft. Raises like :meth:`save_checklist`.
+        A restored draft stays a draft. Raises like :meth:`save_checklist`, and HiddenInBlindMode when blind mode
+        holds ``version`` back from ``author`` (restoring it would show them another annotator's own work).
         """
         old = self.checklist_version(pair_id, version)
+        if version not in self.visible_checklist_versions(pair_id, author):
+            raise HiddenInBlindMode(pair_id, version)
         return self.save_checklist(
             pair_id, old.checklist, author=author, origin=Origin.EDITED, expected_version=expected_version,
             draft=old.is_draft or not old.is_valid, restored_from=version,

@@ -95,3 +95,21 @@ def test_checklist_show_history_and_diff_hide_another_annotators_import_until_on
         s.record_decision(pid, "ada", "accept")
     r = checklist_cli(db, "diff", pid, "--as", "ada")
     assert r.output.startswith("version 1 (generated) -> version 2 (imported)") and "bob's import" in r.output
+
+
+def test_checklist_restore_refuses_another_annotators_hidden_version_in_blind_mode(project):
+    """Restoring bob's hidden import as ada's own new version would let her read it with ``checklists show``."""
+    db, ids = project
+    pid = blind_project(db, ids)
+    r = checklist_cli(db, "restore", pid, "2", "--as", "ada")
+    assert r.exit_code == 1 and "version 2 is another annotator's edit, hidden in blind mode" in r.output, r.output
+    assert "Traceback" not in r.output
+    with Store.open(db) as s:
+        assert [v.version for v in s.checklist_history(pid)] == [1, 2]  # nothing written
+    assert "bob's import" not in checklist_cli(db, "show", pid, "--as", "ada").output
+    # a version ada may see is restored as before; bob restores his own; ada once she has reviewed
+    assert checklist_cli(db, "restore", pid, "1", "--as", "ada").exit_code == 0
+    assert checklist_cli(db, "restore", pid, "2", "--as", "bob").exit_code == 0
+    with Store.open(db) as s:
+        s.record_decision(pid, "ada", "accept")
+    assert checklist_cli(db, "restore", pid, "2", "--as", "ada").exit_code == 0

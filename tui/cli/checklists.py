@@ -205,5 +205,8 @@ def checklist_restore(ctx, pair, version, annotator) -> None:
     """Make an older version current again (as a new version)."""
     with open_store(ctx) as store:
         pair = store.resolve_pair(pair)
-        v = store.restore_checklist(pair, version, author=resolve_annotator(annotator))
+        try:
+            v = store.restore_checklist(pair, version, author=resolve_annotator(annotator))
+        except HiddenInBlindMode as error:
+            raise _hidden(error) from None
     click.echo(f"restored version {version} of {pair} as version {v.version}")
