@@ -91,6 +91,10 @@ class ProbeStoreMixin:
             "SELECT id, title, primary_dimension, probe_json, fingerprint FROM probes WHERE id = ?", [probe_id]
         ).fetchone()
         if r is None:
+            near = [row[0] for row in self.db.conn.execute(
+                "SELECT id FROM probes WHERE substr(id, 1, length(?) + 1) = ? || '.' ORDER BY id", [probe_id, probe_id])]
+            if near:  # a NITR case named by its number, as `probes import --case 021` allows
+                raise NotFoundError(f"no probe {probe_id!r}; did you mean {', '.join(map(repr, near))}?")
             raise NotFoundError(f"no probe {probe_id!r}; import it with: benchwright probes import CASE_DIR EVALUATOR_DIR")
         variants = [json.loads(v[0]) for v in self.db.conn.execute(
             "SELECT variant_json FROM probe_variants WHERE probe_id = ? ORDER BY name", [probe_id])]

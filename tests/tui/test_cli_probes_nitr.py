@@ -29,6 +29,9 @@ def test_import_the_shared_checkout_in_one_command(db):
     assert again.exit_code == 0 and "imported 1 NITR case" in again.output
     unknown = run("--db", db, "probes", "import", NITR, "--case", "999")
     assert unknown.exit_code == 1 and "no case '999' in this checkout" in unknown.output
+    # a case named by its number, as --case allows, is pointed at its probe id by the other commands
+    by_number = run("--db", db, "probes", "run", "021")
+    assert by_number.exit_code == 1 and "did you mean '021.inline-filter-entrypoint-reuse'?" in by_number.output
 
 
 def test_the_differential_tests_variants_import_with_the_checkout(db):
