@@ -7,6 +7,7 @@ import json
 import click
 
 from benchwright.core.config import resolve_annotator
+from benchwright.core.text import printable
 
 from .common import friendly, open_store, plural
 
@@ -29,7 +30,7 @@ def assign(ctx, annotators, overlap, seed, annotator) -> None:
         loads = store.assign(names, overlap, seed=seed, by=resolve_annotator(annotator))
         blind = store.blind_mode
     for who, n in loads.items():
-        click.echo(f"{who}\t{n} pairs")
+        click.echo(f"{printable(who)}\t{n} pairs")
     click.echo(f"overlap {overlap}, seed {seed}; blind mode {'on' if blind else 'off'}")
 
 

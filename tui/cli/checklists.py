@@ -138,7 +138,7 @@ def checklist_show(ctx, pair, version, annotator) -> None:
             raise _hidden(error) from None
     if v is None:
         raise BenchwrightError(f"pair {pair} has no checklist")
-    click.echo(f"version {v.version} · {v.origin}{' · draft' if v.is_draft else ''} · {v.author} · {v.created_at}")
+    click.echo(f"version {v.version} · {v.origin}{' · draft' if v.is_draft else ''} · {printable(v.author)} · {v.created_at}")
     for i, it in enumerate(v.checklist.items, start=1):
         click.echo(f"{i}. [{it.kind.value}, weight {it.weight}] {printable(it.key_point)}")
         for t in sorted(it.rubric, key=lambda t: -t.score):
@@ -161,7 +161,7 @@ def checklist_history(ctx, pair, annotator) -> None:
     for v in history:
         extra = f" (restored from {v.restored_from})" if v.restored_from else ""
         click.echo(f"v{v.version}\t{v.origin}{' draft' if v.is_draft else ''}\t{'valid' if v.is_valid else 'invalid'}"
-                   f"\t{v.author}\t{v.created_at}{extra}")
+                   f"\t{printable(v.author)}\t{v.created_at}{extra}")
     if history.hidden:
         click.echo(f"({plural(history.hidden, 'version')} of other annotators hidden until you submit your review: "
                    "blind mode)")

@@ -25,6 +25,7 @@ from benchwright.core.errors import BenchwrightError, Remedy
 from benchwright.core.llm.jobs import JobProgress, describe_cost
 from benchwright.core.registry import or_list as or_list
 from benchwright.db import QueueFilter, Store
+from benchwright.core.text import printable
 
 from ..signals import interrupt_exit_code
 
@@ -37,7 +38,7 @@ def friendly(fn):
         try:
             return fn(*args, **kwargs)
         except BenchwrightError as e:
-            click.echo(f"error: {e}{remedy_text(e)}", err=True)
+            click.echo(printable(f"error: {e}{remedy_text(e)}"), err=True)
             sys.exit(1)
 
     return wrapper

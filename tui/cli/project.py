@@ -45,9 +45,9 @@ def status(ctx, annotator) -> None:
     who = resolve_annotator(annotator)
     with open_store(ctx) as store:
         p = store.progress(who)
-        click.echo(f"{store.path}: {p.total} Q&A pairs, {p.decided} decided, {p.mine} by {who}")
+        click.echo(f"{store.path}: {p.total} Q&A pairs, {p.decided} decided, {p.mine} by {printable(who)}")
         for r in store.repositories():
-            click.echo(f"  repository {r.pin}: {r.local_path or '(not checked out here)'}")
+            click.echo(printable(f"  repository {r.pin}: {r.local_path or '(not checked out here)'}"))
         for step, c in store.curation_counts().items():
             if any(c.values()):
                 click.echo(f"  curation {step}: {c['ok']} ok, {c['failed']} failed, {c['flagged']} flagged")

@@ -6,6 +6,7 @@ import click
 
 from benchwright.core.config import resolve_annotator
 from benchwright.core.repository import describe_local_repository
+from benchwright.core.text import printable
 
 from .common import friendly, open_store
 
@@ -34,7 +35,7 @@ def repo_add(ctx, name, path, commit, version, url, language, theme, annotator) 
     with open_store(ctx) as store:
         saved = store.add_repository(repository, resolve_annotator(annotator))
     verified = " (commit read from git)" if saved.commit_verified else ""
-    click.echo(f"registered {saved.pin}{verified} at {saved.local_path}")
+    click.echo(printable(f"registered {saved.pin}{verified} at {saved.local_path}"))
 
 
 @repos.command("list")
@@ -47,4 +48,4 @@ def repo_list(ctx) -> None:
     if not repos:
         click.echo("no repositories registered; add one with: benchwright repos add NAME PATH")
     for r in repos:
-        click.echo(f"{r.pin}\t{r.local_path or '(not checked out here)'}\t{r.url or ''}")
+        click.echo(printable(f"{r.pin}\t{r.local_path or '(not checked out here)'}\t{r.url or ''}"))
