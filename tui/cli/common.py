@@ -24,8 +24,8 @@ from rich.progress import (
 from benchwright.core.errors import BenchwrightError, Remedy
 from benchwright.core.llm.jobs import JobProgress, describe_cost
 from benchwright.core.registry import or_list as or_list
-from benchwright.db import QueueFilter, Store
 from benchwright.core.text import printable
+from benchwright.db import QueueFilter, Store
 
 from ..signals import interrupt_exit_code
 
