@@ -129,9 +129,11 @@ class ProbeStoreMixin:
 
     def _flaky_variants(self, probe_id: str, fingerprint: str) -> set[str]:
         """Variants whose runs under ``fingerprint`` (the same probe files) ended in more than one outcome
-        (``probes run --repeat N``; :attr:`benchwright.core.probes.Separation.flaky`)."""
+        (``probes run --repeat N``; :attr:`benchwright.core.probes.Separation.flaky`). A run that could not
+        run here (a missing toolchain) is no verdict of the oracle and does not count."""
         rows = self.db.conn.execute(
             """SELECT variant FROM oracle_runs WHERE probe_id = ? AND fingerprint = ? AND variant IS NOT NULL
+                 AND NOT (outcome = 'error' AND COALESCE(json_extract(run_json, '$.error'), '') LIKE 'cannot run here%')
                GROUP BY variant HAVING COUNT(DISTINCT outcome) > 1""",
             [probe_id, fingerprint],
         ).fetchall()
