@@ -109,6 +109,8 @@ async def test_validation_screen_runs_all_and_signs_off(python_probe):
             editor.query_one("#rule-condition", TextArea).text = '{"any_patterns": ["this_pattern_matches_nothing"]}'
             await pilot.pause()
             assert "no finding · module passes" in _lines(editor)["shortcut"]
+            await pilot.press("escape")  # the first esc warns about the unsaved edit, the second leaves
+            await pilot.pause()
             await pilot.press("escape")
             await pilot.pause()
             await pilot.press("s")

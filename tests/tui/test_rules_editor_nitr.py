@@ -271,3 +271,18 @@ async def test_an_edit_is_kept_when_another_rule_is_shown_and_esc_warns_before_d
         assert app.screen is not editor
     assert not (project.parent / "evaluators").exists(), "nothing was saved"
     assert json.loads((checkout / "evaluator" / CASE / "pipeline.json").read_text()) == PIPELINE
+
+
+async def test_esc_warns_before_dropping_an_edit_that_is_not_valid_json_yet(project, tmp_path):
+    checkout = _checkout(tmp_path)
+    assert run("--db", project, "probes", "import", checkout).exit_code == 0
+    async with _editor(project) as (_store, app, pilot, editor):
+        await _pick(editor, pilot, "0:rules:0")
+        editor.query_one("#rule-condition", TextArea).text = '{"any_substrings": ["parse"'  # typing, unfinished
+        await pilot.pause()
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is editor, "the first esc warns: the half-typed condition would be lost"
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is not editor

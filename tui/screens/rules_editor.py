@@ -206,21 +206,22 @@ class RulesEditorScreen(Screen):
             return None
         return f"{self.module_index}:{self.kind}:{self.rule_index}"
 
-    def _keep_edit(self, show: str | None = None) -> None:
+    def _keep_edit(self, show: str | None = None) -> bool:
         """Keep the form's edit in the working copy before another rule is shown (saved with the next ctrl+s);
-        an edit whose condition is not even JSON cannot be kept, and the user is told."""
+        an edit whose condition is not even JSON cannot be kept, and the user is told (False then)."""
         if self.module_index is None:
-            return
+            return True
         try:
             data = self.edited_data()
         except ValueError as error:
             notify(self, f"The edit was not kept: {printable(str(error))}", severity="warning", timeout=8)
-            return
+            return False
         if data != self.data:
             self.data, self.dirty = data, True
             if self.rule_index is None:
                 self.rule_index = len(data["modules"][self.module_index][self.kind]) - 1
                 self._fill_picker(keep=show or self._current())
+        return True
 
     @on(Select.Changed, "#rule-pick")
     def _picked(self, event: Select.Changed) -> None:
@@ -236,8 +237,8 @@ class RulesEditorScreen(Screen):
 
     def action_back(self) -> None:
         """Leave the editor; with unsaved edits, the first esc says so and the second leaves without saving."""
-        self._keep_edit()
-        if self.dirty and not self._warned:
+        kept = self._keep_edit()  # an edit that is not valid JSON yet is unsaved too: warn before dropping it
+        if (self.dirty or not kept) and not self._warned:
             self._warned = True
             notify(self, "Unsaved edits: ctrl+s saves them; esc again leaves without saving.", severity="warning")
             return
