@@ -322,10 +322,18 @@ def read_nitr_case(checkout: str | Path, case_id: str, *, matrix: dict[str, tupl
             fields = {"primary_dimension": row[0], "secondary_dimensions": []}
     else:
         try:
-            fields = parse_nitr_spec(spec_path.read_text(encoding="utf-8", errors="replace"), spec_path,
-                                     matrix_row=row, matrix_file=root / DESIGN_MATRIX)
-        except InputFileError as error:
-            problems.extend(error.problems)
+            raw = spec_path.read_bytes()
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as error:  # refused, as the Q&A imports refuse invalid UTF-8
+            problems.append(InputProblem(str(spec_path), raw.count(b"\n", 0, error.start) + 1, None,
+                                         f"not UTF-8 text: byte {raw[error.start]:#04x} at offset {error.start}"))
+        except OSError as error:
+            problems.append(InputProblem(str(spec_path), None, None, f"cannot be read: {error}"))
+        else:
+            try:
+                fields = parse_nitr_spec(text, spec_path, matrix_row=row, matrix_file=root / DESIGN_MATRIX)
+            except InputFileError as error:
+                problems.extend(error.problems)
     try:
         granularity, steps = read_tasks(case)
     except InputFileError as error:

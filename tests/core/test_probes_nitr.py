@@ -119,6 +119,15 @@ def test_a_symlink_leading_out_of_the_checkout_refuses_the_case(tmp_path):
     assert [p.id for p in read_nitr_checkout(root)] == ["050.x"]
 
 
+def test_a_spec_that_is_not_utf8_is_refused_naming_the_line(tmp_path):
+    root = _small_checkout(tmp_path, "---\nprimary_dimension: D2\n---\n# X\n")
+    (root / "docs/050.x/SPEC.md").write_bytes(b"---\nprimary_dimension: D2\nti\xfftle: X\n---\n# X\n")
+    with pytest.raises(InputFileError) as caught:
+        read_nitr_checkout(root)
+    problem = caught.value.problems[0]
+    assert problem.file.endswith("docs/050.x/SPEC.md") and problem.line == 3 and "not UTF-8" in problem.message
+
+
 def test_a_bad_pipeline_names_module_and_key(tmp_path):
     bad = {"case_root": "../../.submit-output/m/cases/050.x", "build_dir": "../../build", "modules": [
         {"module_name": "source_analysis", "name": "s", "rules": [{"id": "r", "any_substring": ["x"]}]},
