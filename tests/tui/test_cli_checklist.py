@@ -219,6 +219,13 @@ def test_export_of_a_project_without_checklists_is_empty(project):
     assert r.exit_code == 0 and r.stdout == ""
 
 
+def test_export_to_a_folder_that_does_not_exist_is_an_error_not_a_traceback(project, tmp_path):
+    target = tmp_path / "missing" / "out.jsonl"
+    r = project.run("checklists", "export", "--out", str(target))
+    assert r.exit_code == 1 and isinstance(r.exception, SystemExit), repr(r.exception)
+    assert f"error: {target}: cannot write the checklists (No such file or directory)" in r.output, r.output
+
+
 # ---------------------------------------------------------------------------- show, history, diff, restore
 def test_history_diff_and_restore(project):
     pid = project.ids[0]

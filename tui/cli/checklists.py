@@ -106,7 +106,10 @@ def checklist_export(ctx, out) -> None:
         ]
     text = "".join(r + "\n" for r in rows)
     if out:
-        Path(out).write_text(text, encoding="utf-8")
+        try:
+            Path(out).write_text(text, encoding="utf-8")
+        except OSError as e:
+            raise BenchwrightError(f"{out}: cannot write the checklists ({e.strerror or e})") from None
         click.echo(f"wrote {len(rows)} checklists to {out}")
     else:
         click.echo(text, nl=False)
