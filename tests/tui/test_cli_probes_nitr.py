@@ -34,6 +34,21 @@ def test_import_the_shared_checkout_in_one_command(db):
     assert by_number.exit_code == 1 and "did you mean '021.inline-filter-entrypoint-reuse'?" in by_number.output
 
 
+def test_a_checkouts_case_and_evaluator_folders_import_as_that_nitr_case(db):
+    """``probes import ROOT/cases/ID ROOT/evaluator/ID [--spec ROOT/docs/ID/SPEC.md]`` reads NITR's spec layouts
+    as ``probes import ROOT --case ID`` does (it refused case 033's bullet spec: no dimension found)."""
+    if not (NITR / "evaluator").is_dir():
+        pytest.skip(f"real data {NITR} is absent (the shared data folder ../shared/data is not checked out here)")
+    case = next((NITR / "cases").glob("033.*"))
+    spec = NITR / "docs" / case.name / "SPEC.md"
+    done = run("--db", db, "probes", "import", case, NITR / "evaluator" / case.name, "--spec", spec)
+    assert done.exit_code == 0, done.output
+    assert f"imported probe {case.name} (micro, D9)" in done.output
+    same = run("--db", db, "probes", "import", NITR, "--case", case.name[:3])
+    assert same.exit_code == 0, same.output
+    assert len(run("--db", db, "probes", "list").output.splitlines()) == 1  # the same probe, not a second one
+
+
 def test_the_differential_tests_variants_import_with_the_checkout(db):
     """tests/data/nitr_variants (the variants the differential check against NITR's evaluator runs) is a folder
     ``probes import NITR_ROOT --variants DIR`` takes: each of its cases gets its intended and shortcut variants."""

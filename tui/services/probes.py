@@ -16,9 +16,21 @@ def _probe_and_variants(store: Store, probe_id: str):
 
 
 def import_probe(store: Store, case_dir: Path, evaluator_dir: Path, *, spec=None, variants_dir=None, by: str):
-    """Read a probe and its variants from disk (NITR layout) and store them with their fingerprint."""
+    """Read a probe and its variants from disk (NITR layout) and store them with their fingerprint.
+
+    ``case_dir`` and ``evaluator_dir`` inside a NITR checkout (``ROOT/cases/ID``, ``ROOT/evaluator/ID``, the spec
+    at ``ROOT/docs/ID/SPEC.md`` or not given) import that case exactly as ``probes import ROOT --case ID`` does
+    (:func:`import_nitr_checkout`: NITR's spec layouts, the checkout's shared run-time files).
+    """
     from benchwright.core.probes import probe_fingerprint, read_probe, read_variants
 
+    nitr = _nitr_case_of(Path(case_dir), Path(evaluator_dir), spec)
+    if nitr is not None:
+        probes, _ = import_nitr_checkout(store, nitr[0], [nitr[1]], variants_dir=variants_dir, by=by)
+        record = store.probe_record(probes[0].id)
+        from benchwright.core.probes import Variant
+
+        return probes[0], [Variant.model_validate(v) for v in record["variants"]]
     probe = read_probe(case_dir, evaluator_dir, spec)
     folder = Path(variants_dir) if variants_dir else next(
         (d for d in (case_dir / "variants", evaluator_dir / "variants", case_dir.parent / "variants") if d.is_dir()),
@@ -26,6 +38,19 @@ def import_probe(store: Store, case_dir: Path, evaluator_dir: Path, *, spec=None
     variants = read_variants(folder) if folder else []
     store.save_probe(probe, variants, probe_fingerprint(probe, variants), by=by)
     return probe, variants
+
+
+def _nitr_case_of(case_dir: Path, evaluator_dir: Path, spec) -> tuple[Path, str] | None:
+    """``(checkout, case id)`` when the two folders are one case of a NITR checkout, else None."""
+    from benchwright.core.probes.nitr import is_nitr_checkout
+
+    case, evaluator = case_dir.resolve(), evaluator_dir.resolve()
+    root = case.parent.parent
+    if case.parent.name != "cases" or evaluator != root / "evaluator" / case.name or not is_nitr_checkout(root):
+        return None
+    if spec is not None and Path(spec).resolve() not in (root / "docs" / case.name / "SPEC.md", case / "SPEC.md"):
+        return None
+    return root, case.name
 
 
 def import_nitr_checkout(store: Store, checkout: Path, case_ids=(), *, variants_dir: Path | None = None,
