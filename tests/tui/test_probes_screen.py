@@ -77,6 +77,14 @@ def test_probe_new_scaffolds_an_importable_probe(tmp_path, monkeypatch):
     assert r.exit_code == 0 and "imported probe my-probe" in r.output, r.output
 
 
+def test_probe_new_where_no_folder_can_be_made_is_an_error_not_a_traceback(tmp_path):
+    (tmp_path / "a-file").write_text("x")
+    dest = tmp_path / "a-file" / "mine"
+    r = run(tmp_path / "p.db", "probes", "new", str(dest), "--id", "my-probe")
+    assert r.exit_code == 1 and isinstance(r.exception, SystemExit), repr(r.exception)
+    assert f"error: {dest}: cannot write the probe (" in r.output, r.output
+
+
 async def test_validation_screen_runs_all_and_signs_off(python_probe):
     db, _folder = python_probe
     with Store.open(db) as store:

@@ -93,7 +93,10 @@ def probe_new(dest, probe_id) -> None:
 
     if Path(dest).exists() and any(Path(dest).iterdir()):
         raise BenchwrightError(f"{dest}: not empty; choose a new folder")
-    scaffold_probe(Path(dest), probe_id)
+    try:
+        scaffold_probe(Path(dest), probe_id)
+    except OSError as e:
+        raise BenchwrightError(f"{dest}: cannot write the probe ({e.strerror or e})") from None
     click.echo(f"wrote probe {probe_id} to {dest}; import it with: benchwright probes import {dest}/case {dest}/evaluator")
 
 
