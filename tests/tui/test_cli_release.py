@@ -285,3 +285,12 @@ def test_imported_extra_fields_reach_the_release_and_are_listed(tmp_path, monkey
     with Store.open(fresh) as store:
         assert sorted(store.get_pair(r.id).extra.get("difficulty") for r in store.queue_page("x", limit=10)) == [
             "easy", "easy", "hard"]
+
+
+def test_verify_counts_one_problem_in_the_singular(tmp_path):
+    db = tmp_path / "p.db"
+    Store.open(db, create=True).close()
+    (tmp_path / "empty").mkdir()
+    r = run(db, "releases", "verify", str(tmp_path / "empty"))
+    assert r.exit_code == 1 and "manifest.json is missing" in r.output, r.output
+    assert "differs from its manifest (1 problem)" in r.output, r.output

@@ -116,7 +116,8 @@ def release_verify(folder) -> None:
     for problem in report.problems:
         click.echo(f"  {problem}")
     if not report.ok:
-        raise BenchwrightError(f"{folder}: the release differs from its manifest ({len(report.problems)} problems)")
+        raise BenchwrightError(
+            f"{folder}: the release differs from its manifest ({plural(len(report.problems), 'problem')})")
     click.echo(f"{folder}: every checksum and the schema match")
 
 
