@@ -164,6 +164,9 @@ class Workspace:
 
     baseline_case_root: Path | None = None
     variables: dict[str, str] = field(default_factory=dict)
+    sandbox: tuple[str, ...] = ()
+    """The argv put before each command of the run (:func:`benchwright.core.probes.sandbox.sandbox_for`)."""
+    sandbox_note: str = ""
 
     @classmethod
     def create(

@@ -22,8 +22,9 @@ Safety of a run (:func:`run_probe`):
   fork) when it ends, times out, is cancelled, or benchwright dies; elsewhere the process group is killed
   with SIGKILL on timeout or cancellation and after the command ends (docs/probes.md, *Processes*).
 
-This is not a sandbox: a command may still write wherever the user running benchwright may write. Run
-untrusted variants in a container.
+* each command runs under bubblewrap where it works (:mod:`benchwright.core.probes.sandbox`): the filesystem
+  read-only except the workspace, ``/tmp`` private; the ``sandbox`` setting (``auto``, ``required``, ``off``)
+  decides what happens without it, and :attr:`OracleRun.sandbox` says how the run was confined.
 """
 
 from __future__ import annotations
@@ -70,6 +71,7 @@ from .rules import (
     put_submission,
     scan_sources,
 )
+from .sandbox import sandbox_for
 
 LOG_HEAD_BYTES = 16_000
 LOG_TAIL_BYTES = 48_000
@@ -158,6 +160,8 @@ class OracleRun(BaseModel):
         submission: the submission folder evaluated (``run_probe(..., submission=DIR)``), else ``None``.
         prepare_log: for a case imported from a NITR checkout, the command configuring the workspace with this
             one case enabled and its output (:func:`configure_nitr_case`), else "".
+        sandbox: how the commands were confined (:data:`~benchwright.core.probes.sandbox.SANDBOXED`, ``not
+            sandboxed (bubblewrap unavailable)``, ``not sandboxed (probes sandbox = "off")``), "" before any ran.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -177,6 +181,7 @@ class OracleRun(BaseModel):
     workspace: str | None = None
     submission: str | None = None
     prepare_log: str = ""
+    sandbox: str = ""
 
     @property
     def failed_modules(self) -> list[ModuleResult]:
@@ -376,16 +381,19 @@ def _stop(process: subprocess.Popen, supervised: bool) -> None:
 
 
 def _run_command(
-    argv: list[str], *, cwd: Path, env: dict[str, str], timeout_s: float, cancel: threading.Event | None
+    argv: list[str], *, cwd: Path, env: dict[str, str], timeout_s: float, cancel: threading.Event | None,
+    sandbox: Sequence[str] = (),
 ) -> tuple[int | None, str, bool, bool]:
-    """Run ``argv`` in its own session (under :data:`SUPERVISOR` where :func:`supervision_available`);
-    returns (returncode, output, timed_out, cancelled). Every process the command started is gone when
-    this returns, also when it raises (``KeyboardInterrupt``)."""
+    """Run ``argv`` in its own session (under :data:`SUPERVISOR` where :func:`supervision_available`), inside
+    ``sandbox`` (an argv prefix such as bwrap's, run by the supervisor; empty: unconfined); returns (returncode,
+    output, timed_out, cancelled). Every process the command started is gone when this returns, also when it
+    raises (``KeyboardInterrupt``)."""
     problem = _executable_problem(argv[0], cwd, env)
     if problem:
         return None, problem, False, False
     supervised = supervision_available()
-    run_argv = [sys.executable, "-I", "-S", str(SUPERVISOR), str(os.getpid()), "--", *argv] if supervised else argv
+    confined = [*sandbox, *argv]
+    run_argv = [sys.executable, "-I", "-S", str(SUPERVISOR), str(os.getpid()), "--", *confined] if supervised else confined
     try:
         process = subprocess.Popen(
             run_argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -493,7 +501,8 @@ def _nitr_configure(
     values = workspace.values()
     args = module.configure_args if module.configure_args is not None else list(NITR_DEFAULT_CONFIGURE_ARGS)
     argv = ["cmake", "-S", str(workspace.repo_root), "-B", str(workspace.build_dir), *(expand(a, values) for a in args)]
-    returncode, output, timed_out, cancelled = _run_command(argv, cwd=cwd, env=env, timeout_s=timeout_s, cancel=cancel)
+    returncode, output, timed_out, cancelled = _run_command(argv, cwd=cwd, env=env, timeout_s=timeout_s, cancel=cancel,
+                                                            sandbox=workspace.sandbox)
     return argv, returncode, output, timed_out, cancelled
 
 
@@ -522,7 +531,7 @@ def configure_nitr_case(
     started = time.monotonic()
     env = _environment(workspace, build.env if build is not None else {}, probe.pipeline.env)
     returncode, output, timed_out, _cancelled = _run_command(
-        argv, cwd=workspace.repo_root, env=env, timeout_s=timeout_s, cancel=cancel)
+        argv, cwd=workspace.repo_root, env=env, timeout_s=timeout_s, cancel=cancel, sandbox=workspace.sandbox)
     lacking = missing_toolchain(argv, output, workspace) if returncode != 0 and not timed_out else None
     reason = "exit code 0" if returncode == 0 else (f"cannot run here: missing {lacking}" if lacking else
                                                    f"configure failed: exit code {returncode}: {_telling_line(output)}")
@@ -573,7 +582,7 @@ def _command_module(
                     missing=lacking,
                 )
     returncode, output, timed_out, cancelled = _run_command(
-        argv, cwd=cwd, env=env, timeout_s=limit, cancel=cancel
+        argv, cwd=cwd, env=env, timeout_s=limit, cancel=cancel, sandbox=workspace.sandbox
     )
     log = configure_log + "$ " + shlex.join(argv) + "\n" + output
     duration = time.monotonic() - started
@@ -737,13 +746,15 @@ def run_probe(
     started_at = datetime.now(UTC).isoformat(timespec="seconds")
     chain = [v.name for v in before]
     expected = variant.expected if variant is not None else None
+    confined_note = [""]
 
     def finish(outcome: Outcome, modules: list[ModuleResult], **extra) -> OracleRun:
         matches = None if variant is None else (outcome != "error" and outcome == expected)
         return OracleRun(
             probe_id=probe.id, variant=variant, outcome=outcome, expected=expected, matches_expectation=matches,
             modules=modules, duration_s=time.monotonic() - started, chain=chain, started_at=started_at,
-            submission=str(submission) if submission is not None else None, **extra,
+            submission=str(submission) if submission is not None else None,
+            **{"sandbox": confined_note[0], **extra},
         )
 
     if submission is not None and (variant is not None or before):
@@ -758,6 +769,14 @@ def run_probe(
         return finish("error", [], error=f"the workspace cannot be prepared: {error}")
     kept = str(workspace.root) if keep_workspace else None
     try:
+        confinement = sandbox_for(workspace.root)
+        workspace.sandbox, workspace.sandbox_note = confinement.prefix, confinement.note
+        confined_note[0] = confinement.note
+        if confinement.missing:
+            say(f"cannot run here: missing {confinement.missing} (probes sandbox = \"required\")")
+            return finish("error", [], error=f"cannot run here: missing {confinement.missing}", workspace=kept)
+        if not confinement.prefix:
+            say(confinement.note)
         if submission is not None:
             say("putting the submission in place of the case")
             try:

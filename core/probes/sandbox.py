@@ -1,0 +1,113 @@
+"""Keeping a probe's commands inside their workspace: bubblewrap (``bwrap``) on Linux.
+
+Every command of a run (configure, ``build``, ``unit_test``, ``customized_check``) runs as
+``bwrap --die-with-parent --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp --tmpfs /var/tmp
+--bind WS WS CMD``: the whole filesystem read-only, ``/tmp`` and ``/var/tmp`` private and empty, and only the
+workspace ``WS`` writable (bwrap mounts in the order given, so the workspace is bound after ``/tmp`` is
+replaced, also when the workspace lies under ``/tmp``). HOME and TMPDIR stay inside the workspace.
+
+The mode comes from ``BENCHWRIGHT_PROBE_SANDBOX``, else ``[probes] sandbox`` in the user configuration file
+(:func:`benchwright.core.config.config_path`), else ``auto``:
+
+* ``auto``: bubblewrap when ``bwrap`` is on PATH and a one-time trial (``bwrap --ro-bind / / ... true``)
+  works; otherwise commands run unconfined and the run says :data:`UNAVAILABLE`;
+* ``required``: without a working bubblewrap the run is "cannot run here: missing bubblewrap";
+* ``off``: commands run unconfined (:data:`OFF`).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..config import load_user_config
+from ..errors import BenchwrightError
+
+SANDBOX_MODES = ("auto", "required", "off")
+"""The values of the ``sandbox`` setting."""
+
+DEFAULT_SANDBOX_MODE = "auto"
+ENV_SANDBOX = "BENCHWRIGHT_PROBE_SANDBOX"
+
+SANDBOXED = "sandboxed (bubblewrap: only the workspace is writable)"
+UNAVAILABLE = "not sandboxed (bubblewrap unavailable)"
+OFF = "not sandboxed (probes sandbox = \"off\")"
+MISSING = "bubblewrap"
+"""What a ``required`` sandbox lacks when bubblewrap does not work here ("cannot run here: missing bubblewrap")."""
+
+
+def _options(writable: Path) -> list[str]:
+    return ["--die-with-parent", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+            "--tmpfs", "/tmp", "--tmpfs", "/var/tmp", "--bind", str(writable), str(writable)]
+
+
+@dataclass(frozen=True)
+class Sandbox:
+    """How a run's commands are confined.
+
+    Attributes:
+        prefix: the argv put before each command (empty: unconfined).
+        note: :data:`SANDBOXED`, :data:`UNAVAILABLE` or :data:`OFF`; shown with the run and in each log.
+        missing: :data:`MISSING` when the mode is ``required`` and bubblewrap does not work here, else None.
+    """
+
+    prefix: tuple[str, ...] = ()
+    note: str = ""
+    missing: str | None = None
+
+
+def sandbox_mode(explicit: str | None = None) -> str:
+    """The sandbox mode: ``explicit``, else ``$BENCHWRIGHT_PROBE_SANDBOX``, else ``[probes] sandbox`` of the user
+    configuration, else ``auto``.
+
+    Raises:
+        BenchwrightError: the value is not one of :data:`SANDBOX_MODES` (naming where it came from), or the user
+            configuration cannot be read.
+    """
+    if explicit is not None:
+        value, source = explicit, "sandbox"
+    elif os.environ.get(ENV_SANDBOX):
+        value, source = os.environ[ENV_SANDBOX], ENV_SANDBOX
+    else:
+        probes = load_user_config().get("probes", {})
+        value = probes.get("sandbox", DEFAULT_SANDBOX_MODE) if isinstance(probes, dict) else DEFAULT_SANDBOX_MODE
+        source = "[probes] sandbox in the user configuration"
+    if value not in SANDBOX_MODES:
+        raise BenchwrightError(f"{source}: {value!r} is not a sandbox mode; use one of {', '.join(SANDBOX_MODES)}")
+    return value
+
+
+@functools.cache
+def _bwrap_works(bwrap: str) -> bool:
+    try:
+        trial = subprocess.run([bwrap, *_options(Path("/")), "true"], stdin=subprocess.DEVNULL,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=10, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return trial.returncode == 0
+
+
+def bubblewrap() -> str | None:
+    """The path of a working ``bwrap`` on PATH (tried once per path with ``true``), or None."""
+    found = shutil.which("bwrap")
+    return found if found is not None and _bwrap_works(found) else None
+
+
+def sandbox_for(workspace_root: Path, mode: str | None = None) -> Sandbox:
+    """The confinement of the commands of a run whose workspace is ``workspace_root`` under ``mode`` (default:
+    :func:`sandbox_mode`).
+
+    Raises:
+        BenchwrightError: an unknown mode (:func:`sandbox_mode`).
+    """
+    mode = sandbox_mode(mode)
+    if mode == "off":
+        return Sandbox(note=OFF)
+    bwrap = bubblewrap()
+    if bwrap is None:
+        return Sandbox(note=UNAVAILABLE, missing=MISSING if mode == "required" else None)
+    return Sandbox(prefix=(bwrap, *_options(Path(workspace_root))), note=SANDBOXED)
