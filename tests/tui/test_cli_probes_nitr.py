@@ -70,6 +70,13 @@ def test_import_refusals_say_what_to_do(db, tmp_path):
     assert wrong.exit_code == 1 and "--case and --skip-invalid are for a NITR checkout" in wrong.output
 
 
+@pytest.fixture
+def unconfined(monkeypatch):
+    """Probe commands run without the sandbox: :func:`_python_probe`'s check keeps its counter outside the
+    workspace, which a sandboxed check cannot write (tests/core/test_probes_sandbox.py)."""
+    monkeypatch.setenv("BENCHWRIGHT_PROBE_SANDBOX", "off")
+
+
 def _python_probe(tmp_path: Path) -> Path:
     """A tiny NITR checkout whose check reads a counter file: each run's verdict can be made to differ."""
     root = tmp_path / "nitr"
@@ -95,7 +102,7 @@ def _python_probe(tmp_path: Path) -> Path:
     return root
 
 
-def test_repeat_marks_a_flaky_oracle_and_a_submission_is_judged(db, tmp_path):
+def test_repeat_marks_a_flaky_oracle_and_a_submission_is_judged(db, tmp_path, unconfined):
     root = _python_probe(tmp_path)
     assert run("--db", db, "probes", "import", root).exit_code == 0
     flaky = run("--db", db, "probes", "run", "050.x", "--repeat", "2")
@@ -108,11 +115,12 @@ def test_repeat_marks_a_flaky_oracle_and_a_submission_is_judged(db, tmp_path):
     assert judged.exit_code == 0, judged.output
     assert "(submission)\tfail" in judged.output and "check (customized_check): exit code 1" in judged.output
     assert "      | $ " in judged.output  # --logs prints each module's log
+    assert '    not sandboxed (probes sandbox = "off")' in judged.output  # an unconfined run says so
     both = run("--db", db, "probes", "run", "050.x", "--submission", submission, "--repeat", "2")
     assert both.exit_code == 1 and "leave out --variant and --repeat" in both.output
 
 
-def test_repeat_reports_flaky_variants(db, tmp_path):
+def test_repeat_reports_flaky_variants(db, tmp_path, unconfined):
     root = _python_probe(tmp_path)
     assert run("--db", db, "probes", "import", root).exit_code == 0
     from benchwright.core.probes import Variant, probe_fingerprint
@@ -146,7 +154,7 @@ def test_repeat_reports_flaky_variants(db, tmp_path):
     assert "separation: not separating" in default.output and "needs 2 per family" in default.output
 
 
-def test_variants_for_nitr_cases_are_imported_and_kept(db, tmp_path):
+def test_variants_for_nitr_cases_are_imported_and_kept(db, tmp_path, unconfined):
     root = _python_probe(tmp_path)
     variants = tmp_path / "variants"
     for name, kind, text in (("fixed", "intended", "A = 1  # stable\n"), ("hack", "shortcut", "A = 5\n")):

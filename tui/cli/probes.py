@@ -198,6 +198,8 @@ def _echo_run(r, name: str, verdict: str, logs: bool) -> None:
             click.echo("\n".join(f"      | {printable(line)}" for line in m.log.splitlines()))
     if r.apply_error:
         click.echo(f"    not applied: {printable(r.apply_error)}")
+    if r.sandbox.startswith("not sandboxed"):
+        click.echo(f"    {printable(r.sandbox)}")
 
 
 @probes.command("min-variants")
