@@ -39,6 +39,9 @@ def _env(tmp_path: Path) -> dict:
     env = {k: v for k, v in os.environ.items() if k not in ("BENCHWRIGHT_DB",)}
     env.update({"BENCHWRIGHT_CONFIG": str(tmp_path / "none.toml"), "BENCHWRIGHT_ANNOTATOR": "tester",
                 "TMPDIR": str(tmp_path / "tmp")})  # the probe workspace is made here, so it can be checked
+    # the probe's step writes its pids to tmp_path, outside its workspace, which the sandbox forbids; a sandboxed
+    # step's grandchildren die with it too (tests/core/test_probes_runner.py runs under the sandbox where it works)
+    env["BENCHWRIGHT_PROBE_SANDBOX"] = "off"
     (tmp_path / "tmp").mkdir(exist_ok=True)
     return env
 
