@@ -421,7 +421,8 @@ def test_the_probe_list_loads_with_datasets_and_the_card_config_still_loads(proj
 
 def test_a_symlink_in_a_probe_is_refused_by_name_and_nothing_is_left(project):
     db, tmp, folder = project
-    (folder / "evaluator" / "link.py").symlink_to(folder / "evaluator" / "pipeline.json")
+    # a link inside the evaluator (import refuses only absolute or outward ones), which a release still refuses
+    (folder / "evaluator" / "link.py").symlink_to("pipeline.json")
     assert run(db, "probes", "import", str(folder / "case"), str(folder / "evaluator"), "--variants",
                str(folder / "variants")).exit_code == 0
     with Store.open(db) as store:
