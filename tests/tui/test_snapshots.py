@@ -154,6 +154,12 @@ def _shoot(snap_compare, made, steps=(), annotator=VIEWER) -> bool:
     return same
 
 
+async def _blur(pilot) -> None:
+    """A step that takes the focus off every field: a text area's cursor is drawn only while it has the
+    focus, and on a loaded machine the picture was taken on either side of the moment the focus arrived."""
+    pilot.app.screen.set_focus(None)
+
+
 def _set(selector: str, value: str):
     """A step that types ``value`` into the input ``selector`` of the screen on top."""
     async def step(pilot) -> None:
@@ -172,7 +178,7 @@ SHOTS = {
     "queue": [],
     "review": [REVIEW],
     "help": [REVIEW, ("question_mark", "HelpScreen")],
-    "notes": [REVIEW, ("n", "NotesScreen")],
+    "notes": [REVIEW, ("n", "NotesScreen"), _blur],
     "criteria-notes": [REVIEW, ("k", "CriteriaNotesScreen")],
     "evidence": [REVIEW, ("e", "ReviewScreen"), ("enter", "EvidenceScreen")],
     "checklist-editor": [REVIEW, EDITOR],
@@ -195,11 +201,13 @@ SHOTS = {
 the adjudication test); test_every_screen_has_a_picture keeps it so."""
 
 
+@pytest.mark.slow  # 21 app runs, 2-4 minutes here: in CI and on request (tests/conftest.py), not the default run
 @pytest.mark.parametrize("name", list(SHOTS))
 def test_screen(snap_compare, seeded, name):
     assert _shoot(snap_compare, seeded, SHOTS[name])
 
 
+@pytest.mark.slow
 def test_adjudication(snap_compare, seeded):
     """As the lead, who reviewed nothing: the first pair's reviews and checklist edits side by side."""
     assert _shoot(snap_compare, seeded, [("A", "AdjudicationScreen")], annotator=LEAD)
