@@ -40,9 +40,27 @@ MISSING = "bubblewrap"
 """What a ``required`` sandbox lacks when bubblewrap does not work here ("cannot run here: missing bubblewrap")."""
 
 
+_PRIVATE = (Path("/tmp"), Path("/var/tmp"))
+
+
+def _kept_readable() -> list[Path]:
+    """What must stay readable although it lies under a private folder: this Python (a virtual environment
+    in a checkout under /tmp, as in a fresh CI clone) and benchwright's own files (the bundled probes)."""
+    import sys
+
+    found: list[Path] = []
+    for raw in (sys.prefix, sys.base_prefix, sys.exec_prefix, Path(sys.executable).resolve().parent,
+                Path(__file__).resolve().parents[2]):
+        path = Path(raw).resolve()
+        if any(path.is_relative_to(private) for private in _PRIVATE) and path not in found and path.exists():
+            found.append(path)
+    return found
+
+
 def _options(writable: Path) -> list[str]:
+    kept = [arg for path in _kept_readable() for arg in ("--ro-bind", str(path), str(path))]
     return ["--die-with-parent", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-            "--tmpfs", "/tmp", "--tmpfs", "/var/tmp", "--bind", str(writable), str(writable)]
+            "--tmpfs", "/tmp", "--tmpfs", "/var/tmp", *kept, "--bind", str(writable), str(writable)]
 
 
 @dataclass(frozen=True)

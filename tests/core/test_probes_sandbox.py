@@ -109,3 +109,19 @@ def test_the_mode_comes_from_the_user_configuration_and_a_wrong_one_is_named(tmp
     with pytest.raises(BenchwrightError, match=r"\[probes\] sandbox.*'maybe'.*auto, required, off"):
         sandbox_mode()
     assert sandbox_module.sandbox_for(tmp_path, "off").prefix == ()
+
+
+def test_a_python_under_tmp_stays_readable_in_the_sandbox(monkeypatch, tmp_path):
+    """A virtual environment in a checkout under /tmp (a fresh CI clone) is bound back read-only after /tmp is
+    made private: without it every Python check of a sandboxed run failed to start."""
+    import sys
+
+    from benchwright.core.probes import sandbox
+
+    venv = tmp_path / "clone" / ".venv"
+    venv.mkdir(parents=True)
+    monkeypatch.setattr(sys, "prefix", str(venv))
+    options = sandbox._options(tmp_path / "ws")
+    kept = options.index("--ro-bind", options.index("/var/tmp"))
+    assert options[kept + 1:kept + 3] == [str(venv.resolve()), str(venv.resolve())]
+    assert options.index(str(venv.resolve())) < options.index(str(tmp_path / "ws"))
