@@ -329,13 +329,6 @@ class LLMStoreMixin:
             "WHERE c.step = ? AND r.created_at >= ?", (step, since))}
 
     @serialized
-    def pairs_with_step_result_since(self, step: str, since: str) -> set[str]:
-        """Pairs whose current result of ``step`` (ok or not) was created at or after ``since`` (UTC)."""
-        return {r[0] for r in self.db.conn.execute(
-            "SELECT c.qa_pair_id FROM curation_current c JOIN curation_results r ON r.id = c.result_id "
-            "WHERE c.step = ? AND r.created_at >= ?", (step, since))}
-
-    @serialized
     def step_done_hash(self, qa_pair_id: str, step: str) -> str | None:
         """The input hash of the pair's current ok result of ``step``: ``"-"`` when there is none, None when it
         predates input hashes."""
