@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from benchwright.core.errors import BenchwrightError, NotFoundError
-from benchwright.core.llm.base import CallStatus, StopReason, Usage
+from benchwright.core.llm.base import CallStatus, StopReason, ToolCall, Usage
 from benchwright.core.llm.client import CallRecord
 from benchwright.core.models import utc_now
 from benchwright.core.steps import STEP_REGISTRY, STEPS
@@ -27,7 +27,7 @@ _CALL_COLUMNS = (
     "id, created_at, provider, provider_kind, base_url, requested_model, returned_model, template_id, "
     "template_hash, request_hash, repeat_index, attempt, params_json, status, input_tokens, output_tokens, "
     "cache_read_tokens, cache_write_tokens, latency_s, cost_usd, request_id, http_attempts, http_status, "
-    "output_text, parsed_json, error, purpose, qa_pair_id, stop_reason, stop_reason_raw"
+    "output_text, parsed_json, error, purpose, qa_pair_id, stop_reason, stop_reason_raw, tool_calls_json"
 )
 
 
@@ -107,7 +107,7 @@ def owner_alive(owner: str, claimed_at: str) -> bool:
 def _record_from_row(r: tuple) -> CallRecord:
     (id_, created_at, provider, kind, base_url, req_model, ret_model, tpl_id, tpl_hash, rhash, repeat, attempt,
      params, status, it, ot, crt, cwt, latency, cost, request_id, http_attempts, http_status, out, parsed,
-     error, purpose, pair, stop_reason, stop_reason_raw) = r
+     error, purpose, pair, stop_reason, stop_reason_raw, tool_calls) = r
     return CallRecord(
         provider=provider, provider_kind=kind, base_url=base_url, requested_model=req_model,
         returned_model=ret_model, template_id=tpl_id, template_hash=tpl_hash, request_hash=rhash, repeat=repeat,
@@ -116,6 +116,7 @@ def _record_from_row(r: tuple) -> CallRecord:
         http_status=http_status, output_text=out, parsed=json.loads(parsed) if parsed else None, error=error,
         purpose=purpose, qa_pair_id=pair, created_at=created_at, id=id_, stop_reason=stop_reason,
         stop_reason_raw=stop_reason_raw,
+        tool_calls=tuple(ToolCall.from_json(c) for c in json.loads(tool_calls)) if tool_calls else (),
     )
 
 
@@ -140,7 +141,7 @@ class LLMStoreMixin:
         with self.write() as db:
             cur = db.conn.execute(
                 f"INSERT INTO llm_calls ({_CALL_COLUMNS.replace('id, ', '', 1)}, uid) "
-                "VALUES (" + ", ".join(["?"] * 30) + ")",
+                "VALUES (" + ", ".join(["?"] * 31) + ")",
                 (
                     record.created_at, record.provider, record.provider_kind, record.base_url,
                     record.requested_model, record.returned_model, record.template_id, record.template_hash,
@@ -150,6 +151,8 @@ class LLMStoreMixin:
                     record.cost_usd, record.request_id, record.http_attempts, record.http_status,
                     record.output_text, json.dumps(record.parsed) if record.parsed is not None else None,
                     record.error, record.purpose, record.qa_pair_id, record.stop_reason, record.stop_reason_raw,
+                    json.dumps([c.as_json() for c in record.tool_calls], ensure_ascii=False)
+                    if record.tool_calls else None,
                     uuid.uuid4().hex,
                 ),
             )

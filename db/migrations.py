@@ -936,5 +936,75 @@ def m017_conditions_checked_on_write(db: Database) -> None:
     _rebuild_without_checks(db, "answers", ("condition",))
 
 
+
+@migrations(name="m018_agent_answers")
+def m018_agent_answers(db: Database) -> None:
+    """What a model answering inside a repository needs (SWE-QA-Pro §3.1, Code-QA-Bench "Methodology"):
+
+    - ``answers.sample_index``: an answer is (pair, model, condition, sample index); K samples are K answers. The
+      UNIQUE constraint moves from (pair, model, condition) to include the sample index; existing answers are
+      sample 0. The table is rebuilt with every row and index kept.
+    - ``answer_runs``: one row per agent (or direct) run of a sample, finished or failed, with its trajectory and
+      reason, so a run that was paid for is stored even when it produced no answer (append-only; the latest row
+      of a (pair, model, condition, sample) is its state).
+    - ``llm_calls.tool_calls_json``: the tool calls a model made in one call (JSON list of ``{id, name,
+      arguments}``), so a cached agent turn replays its tool calls.
+    - ``repositories.derived_from`` / ``derivation`` / ``manifest_json``: a repository made from another (the
+      code-only copy of ``repo strip``), its kind and what was removed."""
+    import re
+
+    sql = db.conn.execute("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'answers'").fetchone()[0]
+    sql, n = re.subn(r"UNIQUE\s*\(\s*qa_pair_id\s*,\s*model\s*,\s*condition\s*\)",
+                     "sample_index INTEGER NOT NULL DEFAULT 0 CHECK (sample_index >= 0),\n"
+                     "            UNIQUE (qa_pair_id, model, condition, sample_index)", sql, count=1)
+    if n != 1:
+        raise RuntimeError("answers: no UNIQUE (qa_pair_id, model, condition) to widen")
+    columns = [r[1] for r in db.conn.execute("PRAGMA table_info(answers)")]
+    again = [r[0] for r in db.conn.execute(
+        "SELECT sql FROM sqlite_master WHERE type IN ('index', 'trigger') AND tbl_name = 'answers' "
+        "AND sql IS NOT NULL ORDER BY type = 'trigger', rowid")]
+    db.conn.execute("PRAGMA defer_foreign_keys = ON")
+    db.conn.execute("CREATE TABLE answers_before_m018 AS SELECT * FROM answers")
+    db.conn.execute("DROP TABLE answers")
+    db.conn.execute(sql)
+    listed = ", ".join(columns)
+    db.conn.execute(f"INSERT INTO answers ({listed}, sample_index) SELECT {listed}, 0 FROM answers_before_m018")
+    db.conn.execute("DROP TABLE answers_before_m018")
+    for statement in again:
+        db.conn.execute(statement)
+    if db.conn.execute("PRAGMA foreign_key_check(answers)").fetchall():
+        raise RuntimeError("answers: rows lost their reference while rebuilding")
+    db.executescript(
+        """
+        CREATE TABLE answer_runs (
+            id INTEGER PRIMARY KEY,
+            qa_pair_id TEXT NOT NULL REFERENCES qa_pairs(id),
+            model TEXT NOT NULL,
+            condition TEXT NOT NULL,
+            sample_index INTEGER NOT NULL DEFAULT 0 CHECK (sample_index >= 0),
+            repository TEXT,
+            status TEXT NOT NULL,
+            reason TEXT,
+            answer_id TEXT REFERENCES answers(id),
+            turns INTEGER NOT NULL DEFAULT 0,
+            trajectory_json TEXT,
+            call_ids_json TEXT NOT NULL DEFAULT '[]',
+            input_tokens INTEGER NOT NULL DEFAULT 0,
+            output_tokens INTEGER NOT NULL DEFAULT 0,
+            cost_usd REAL,
+            settings_json TEXT NOT NULL DEFAULT '{}',
+            created_at TEXT NOT NULL,
+            created_by TEXT NOT NULL
+        );
+        CREATE INDEX answer_runs_key ON answer_runs(qa_pair_id, model, condition, sample_index, id);
+        ALTER TABLE llm_calls ADD COLUMN tool_calls_json TEXT;
+        ALTER TABLE repositories ADD COLUMN derived_from TEXT REFERENCES repositories(name);
+        ALTER TABLE repositories ADD COLUMN derivation TEXT;
+        ALTER TABLE repositories ADD COLUMN manifest_json TEXT;
+        """
+    )
+    _append_only(db, "answer_runs")
+
+
 SCHEMA_VERSION = len(migrations._migrations)
 """Number of migrations this version of benchwright knows; recorded in exports."""

@@ -13,6 +13,9 @@ from .base import (
     LLMResponse,
     Provider,
     StructuredOutput,
+    ToolCall,
+    ToolProtocol,
+    ToolSpec,
     Usage,
 )
 from .client import CallRecord, CallResult, Ledger, LLMClient, MemoryLedger, Price, parse_json_output
@@ -37,6 +40,9 @@ __all__ = [
     "Reply",
     "ScriptedProvider",
     "StructuredOutput",
+    "ToolCall",
+    "ToolProtocol",
+    "ToolSpec",
     "Usage",
     "parse_json_output",
 ]

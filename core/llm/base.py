@@ -117,13 +117,92 @@ class LLMConfigError(BenchwrightError):
     The message names the setting and where to set it."""
 
 
+class ToolProtocol(StrEnum):
+    """How an endpoint is offered tools: its SDK's native tool calling, or a text protocol in the prompt
+    (``<tool_call>{"name": ..., "arguments": {...}}</tool_call>`` blocks and one ``<finish>...</finish>`` block;
+    ``tools = "prompt"`` in ``[providers.NAME]``, for local servers without native tools)."""
+
+    NATIVE = "native"
+    PROMPT = "prompt"
+
+
 # ------------------------------------------------------------------------------------------------ values
 @dataclass(frozen=True)
+class ToolSpec:
+    """A tool a model may call.
+
+    Attributes:
+        name: the tool's name (``[A-Za-z0-9_-]{1,64}``, the rule both OpenAI and Anthropic apply).
+        description: what it does, for the model.
+        parameters: JSON Schema of its arguments (an object schema).
+    """
+
+    name: str
+    description: str
+    parameters: dict
+
+    def as_json(self) -> dict:
+        """``{"name", "description", "parameters"}`` (for the request hash and the prompt protocol)."""
+        return {"name": self.name, "description": self.description, "parameters": self.parameters}
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One tool call a model made.
+
+    Attributes:
+        id: the provider's call id (OpenAI ``tool_calls[].id``, Anthropic ``tool_use.id``; ``call_N`` in the prompt
+            protocol), echoed back with the result.
+        name: the tool's name as the model wrote it (may name no offered tool).
+        arguments: the parsed arguments (a dict; ``{}`` when they did not parse).
+        arguments_raw: the arguments' text when it was not a JSON object (else None), kept for the trajectory.
+    """
+
+    id: str
+    name: str
+    arguments: dict = field(default_factory=dict)
+    arguments_raw: str | None = None
+
+    def as_json(self) -> dict:
+        """``{"id", "name", "arguments"[, "arguments_raw"]}`` (ledger, request hash, trajectory)."""
+        out: dict[str, Any] = {"id": self.id, "name": self.name, "arguments": self.arguments}
+        if self.arguments_raw is not None:
+            out["arguments_raw"] = self.arguments_raw
+        return out
+
+    @classmethod
+    def from_json(cls, value: dict) -> ToolCall:
+        """The inverse of :meth:`as_json`."""
+        args = value.get("arguments")
+        return cls(id=str(value.get("id", "")), name=str(value.get("name", "")),
+                   arguments=args if isinstance(args, dict) else {}, arguments_raw=value.get("arguments_raw"))
+
+
+@dataclass(frozen=True)
 class ChatMessage:
-    """One conversation turn: ``role`` is ``user`` or ``assistant`` (the system prompt travels apart)."""
+    """One conversation turn (the system prompt travels apart).
+
+    Attributes:
+        role: ``user``, ``assistant`` or ``tool`` (a tool's result).
+        content: the text (an assistant turn that only calls tools may have ``""``).
+        tool_calls: on an assistant turn, the tool calls it made.
+        tool_call_id: on a ``tool`` turn, the id of the call this is the result of.
+        name: on a ``tool`` turn, the tool's name.
+    """
 
     role: str
     content: str
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str | None = None
+    name: str | None = None
+
+    def as_json(self) -> list | dict:
+        """The message for the request hash: ``[role, content]`` for a plain turn (as before tools existed, so
+        old cache keys stay valid), else a dict with the tool fields."""
+        if not self.tool_calls and self.tool_call_id is None and self.name is None:
+            return [self.role, self.content]
+        return {"role": self.role, "content": self.content, "tool_calls": [c.as_json() for c in self.tool_calls],
+                "tool_call_id": self.tool_call_id, "name": self.name}
 
 
 @dataclass(frozen=True)
@@ -160,7 +239,9 @@ class LLMRequest:
             them to their API and report what they sent.
         template_id, template_hash: the prompt template the messages came from (ledger only).
         repeat: repeat index (0 for the first run); part of the cache key, so run 2 of a judge is a
-            separate call, not a cache hit of run 1.
+            separate call, not a cache hit of run 1 (for an agent: the sample index).
+        tools: tools the model may call (empty: none). A request with tools is not validated against
+            ``json_schema``; its answer is text plus :attr:`LLMResponse.tool_calls`.
     """
 
     model: str
@@ -172,6 +253,7 @@ class LLMRequest:
     template_id: str | None = None
     template_hash: str | None = None
     repeat: int = 0
+    tools: tuple[ToolSpec, ...] = ()
 
     def request_hash(self, provider_kind: str, base_url: str | None) -> str:
         """SHA-256 (hex) of what determines the answer: provider kind, base URL, model, system prompt,
@@ -181,10 +263,12 @@ class LLMRequest:
             "base_url": (base_url or "").rstrip("/"),
             "model": self.model,
             "system": self.system,
-            "messages": [[m.role, m.content] for m in self.messages],
+            "messages": [m.as_json() for m in self.messages],
             "schema": self.json_schema,
             "params": self.params,
         }
+        if self.tools:  # absent for requests without tools, so their hashes are unchanged
+            payload["tools"] = [t.as_json() for t in self.tools]
         text = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
         return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
@@ -206,6 +290,7 @@ class LLMResponse:
         latency_s: wall time of the call including the SDK's retries, in seconds.
         attempts: HTTP attempts the SDK made (1 + retries).
         params_sent: the parameters as they went over the wire (after mapping).
+        tool_calls: the tool calls the model made (stop reason ``tool_use``), in order; empty for none.
     """
 
     text: str
@@ -216,7 +301,7 @@ class LLMResponse:
     latency_s: float = 0.0
     attempts: int = 1
     params_sent: dict = field(default_factory=dict)
-
+    tool_calls: tuple[ToolCall, ...] = ()
 
 
 @runtime_checkable
@@ -229,6 +314,7 @@ class Provider(Protocol):
         base_url: the endpoint URL (None for the SDK default).
         structured_output: how JSON output is requested (:class:`StructuredOutput`).
         concurrency: at most this many calls in flight.
+        tools: how tools are offered (:class:`ToolProtocol`); a provider without the attribute is native.
     """
 
     kind: str

@@ -35,6 +35,7 @@ from .base import (
     Provider,
     StopReason,
     StructuredOutput,
+    ToolCall,
     Usage,
     normalize_stop_reason,
 )
@@ -101,6 +102,8 @@ class CallRecord:
     """The provider's own value (OpenAI ``finish_reason``, Anthropic ``stop_reason``), as sent."""
     text_repaired: bool = False
     """The provider's text held lone surrogates, stored as U+FFFD (the ledger flags the row in ``text_repairs``)."""
+    tool_calls: tuple[ToolCall, ...] = ()
+    """The tool calls the model made in this call (``llm_calls.tool_calls_json``), replayed from the cache."""
 
 
 @dataclass(frozen=True)
@@ -205,6 +208,8 @@ class CallResult:
     """The token budget the output was cut off at, when ``truncated`` (None: the server's own default)."""
     truncation_retried: bool = False
     """A truncated output was retried with a larger budget (once at most)."""
+    tool_calls: tuple[ToolCall, ...] = ()
+    """The tool calls the model made (a request with tools), in order; from the cache too."""
 
     @property
     def truncated(self) -> bool:
@@ -401,7 +406,8 @@ class LLMClient:
                 res = self._evaluate(request, hit.output_text or "", validate)
                 if not isinstance(res, list):
                     return CallResult(status=CallStatus.OK, request_hash=h, parsed=res, text=hit.output_text,
-                                      cached=True, call_ids=[hit.id] if hit.id else [], model=hit.returned_model)
+                                      cached=True, call_ids=[hit.id] if hit.id else [], model=hit.returned_model,
+                                      stop_reason=hit.stop_reason, tool_calls=tuple(hit.tool_calls))
         result = CallResult(status=CallStatus.ERROR, request_hash=h)
         wire = self._wire_request(request)
         repaired = retried = False
@@ -459,7 +465,15 @@ class LLMClient:
             record.parsed = parsed
             result.call_ids.append(self.ledger.record_call(record))
             result.status, result.parsed, result.text, result.problems = CallStatus.OK, parsed, response.text, []
+            result.tool_calls = record.tool_calls
             return result
+
+    def _clean_tool_call(self, call: ToolCall, record: CallRecord) -> ToolCall:
+        """A tool call cleaned like the text: keys scrubbed, lone surrogates replaced, in name and arguments."""
+        args, _ = _scrub.scrub_value(repair_value(call.arguments)[0], self._secrets)
+        clean = functools.partial(_clean_text, secrets=self._secrets, record=record)
+        return ToolCall(id=clean(call.id) or "", name=clean(call.name) or "",
+                        arguments=args if isinstance(args, dict) else {}, arguments_raw=clean(call.arguments_raw))
 
     def _wire_request(self, request: LLMRequest) -> LLMRequest:
         if request.json_schema is None or self.provider.structured_output is StructuredOutput.JSON_SCHEMA:
@@ -541,6 +555,7 @@ class LLMClient:
         record.output_text = response.text
         record.stop_reason_raw = response.stop_reason
         record.stop_reason = str(normalize_stop_reason(response.stop_reason))
+        record.tool_calls = tuple(self._clean_tool_call(c, record) for c in response.tool_calls or ())
         price = self._price(logical.model, response.model)
         # Without reported usage the cost is unknown (None), never a silent $0.
         record.cost_usd = price.cost(record.usage) if price and not record.usage_missing else None

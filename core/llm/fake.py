@@ -13,16 +13,38 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .base import LLMError, LLMRequest, LLMResponse, StructuredOutput, Usage
+from .base import LLMError, LLMRequest, LLMResponse, StructuredOutput, ToolCall, ToolProtocol, Usage
 
 
 @dataclass(frozen=True)
 class Reply:
     """An answer with an explicit stop reason: ``Reply("{\"a\": 1", stop_reason="length")`` is a reply cut off
-    at the token budget (``stop_reason`` is the provider's raw value: ``length``, ``max_tokens``, ``end_turn``...)."""
+    at the token budget (``stop_reason`` is the provider's raw value: ``length``, ``max_tokens``, ``end_turn``...).
 
-    answer: Any
-    stop_reason: str | None = "end_turn"
+    ``tool_calls`` plays tool calls: each a :class:`~.base.ToolCall` or a ``(name, arguments)`` pair (ids
+    ``call_1``, ``call_2``... in order); with tool calls the stop reason defaults to ``tool_use``.
+    ``Reply("", tool_calls=[("search", {"query": "def run"})])`` is a turn that only calls a tool."""
+
+    answer: Any = ""
+    stop_reason: str | None = None
+    tool_calls: tuple = ()
+
+    def calls(self) -> tuple[ToolCall, ...]:
+        """The tool calls as :class:`~.base.ToolCall` values."""
+        out = []
+        for i, c in enumerate(self.tool_calls, 1):
+            if isinstance(c, ToolCall):
+                out.append(c)
+            else:
+                name, args = c
+                out.append(ToolCall(id=f"call_{i}", name=name, arguments=dict(args)))
+        return tuple(out)
+
+    def stop(self) -> str | None:
+        """The stop reason sent: the given one, else ``tool_use`` with tool calls and ``end_turn`` without."""
+        if self.stop_reason is not None:
+            return self.stop_reason
+        return "tool_use" if self.tool_calls else "end_turn"
 
 
 @dataclass(frozen=True)
@@ -41,6 +63,8 @@ class ScriptedProvider:
         name: the configured provider name.
         structured_output: pretend the endpoint has native JSON-Schema output or not.
         concurrency: the limit :class:`~.client.LLMClient` applies.
+        tools: pretend the endpoint has native tool calling (scripted :class:`Reply` tool calls) or not
+            (``prompt``: the script answers with ``<tool_call>`` text, which the client parses).
 
     Raises (from :meth:`complete`):
         LLMError: a scripted error, or the list script ran out (status ``error``).
@@ -50,13 +74,14 @@ class ScriptedProvider:
 
     def __init__(self, script: list | Callable[[LLMRequest], Any], *, name: str = "fake",
                  structured_output: StructuredOutput = StructuredOutput.JSON_SCHEMA, concurrency: int = 4,
-                 model_suffix: str = ""):
+                 model_suffix: str = "", tools: ToolProtocol | str = ToolProtocol.NATIVE):
         self._script = list(script) if isinstance(script, list | tuple) else script
         self.name = name
         self.base_url = None
         self.structured_output = StructuredOutput(structured_output)
         self.concurrency = concurrency
         self.model_suffix = model_suffix
+        self.tools = ToolProtocol(tools)
         self.calls: list[LLMRequest] = []
         self.in_flight = 0
         self.max_in_flight = 0
@@ -81,15 +106,17 @@ class ScriptedProvider:
                 answer = answer.answer
             if isinstance(answer, BaseException):
                 raise answer
-            stop_reason = "end_turn"
+            stop_reason: str | None = "end_turn"
+            tool_calls: tuple[ToolCall, ...] = ()
             if isinstance(answer, Reply):
-                answer, stop_reason = answer.answer, answer.stop_reason
+                tool_calls, stop_reason, answer = answer.calls(), answer.stop(), answer.answer
             text = answer if isinstance(answer, str) else json.dumps(answer)
             n_in = sum(len(m.content.split()) for m in request.messages) + len((request.system or "").split())
             return LLMResponse(
                 text=text, model=request.model + self.model_suffix,
                 usage=Usage(input_tokens=n_in, output_tokens=len(text.split())),
                 request_id=f"fake-{len(self.calls)}", stop_reason=stop_reason, params_sent=dict(request.params),
+                tool_calls=tool_calls,
             )
         finally:
             self.in_flight -= 1
