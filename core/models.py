@@ -52,6 +52,12 @@ class Repository(BaseModel):
         version_label: a release label (``3.1.1``) when there is no commit.
         local_path: absolute path of a local checkout, or ``None`` when it is not available here.
         commit_verified: True when ``commit`` was read from git, False when only declared.
+        derived_from: for a copy made from another registered repository (``repos strip``), that repository's
+            name; ``None`` for a registered checkout.
+        derivation: how the copy was made (``code-only``: documentation stripped, Code-QA-Bench
+            "Methodology 2"); ``None`` for a registered checkout.
+        manifest: for a derived copy, what was removed (the JSON object :mod:`benchwright.core.strip` builds:
+            per-file counts, files deleted, files copied unchanged, totals); ``None`` otherwise.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -64,6 +70,9 @@ class Repository(BaseModel):
     language: str | None = None
     theme: str | None = None
     commit_verified: bool = False
+    derived_from: str | None = None
+    derivation: str | None = None
+    manifest: dict | None = None
 
     @property
     def pin(self) -> str:
@@ -274,3 +283,47 @@ def normalize_qa_type(value: str | None) -> str | None:
         if head == t.lower():
             return t
     raise ValueError(f"unknown QA type {value!r}; expected What, Why, How or Where")
+
+
+class AnswerRun(BaseModel):
+    """One run of a model on one sample of a pair under a condition, finished or failed (``answer_runs`` table,
+    append-only; the latest row of a (pair, model, condition, sample) is its state). A run that was paid for is
+    kept even when it produced no answer (SWE-QA-Pro §3.1: the turn limit, no Finish).
+
+    Attributes:
+        id: row id.
+        qa_pair_id, model, condition, sample_index: what was run.
+        repository: the repository the agent ran in (the registered one, or its code-only copy); None for none.
+        status: ``ok`` (``answer_id`` names the stored answer) or ``failed`` (``reason`` says why; no answer).
+        turns: model calls of the run; trajectory: every turn as JSON (``Turn.as_json``), or None.
+        call_ids: ledger ids (``llm_calls.id``) of the run's calls.
+        input_tokens, output_tokens: totals over the calls made; cost_usd: their cost (None when unknown).
+        settings: the agent settings the run used (``AgentSettings.as_json``).
+        created_at, created_by: when and by whom it was recorded.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    id: int
+    qa_pair_id: str
+    model: str
+    condition: str
+    sample_index: int = 0
+    repository: str | None = None
+    status: str
+    reason: str | None = None
+    answer_id: str | None = None
+    turns: int = 0
+    trajectory: list | dict | None = None
+    call_ids: list[int] = Field(default_factory=list)
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float | None = None
+    settings: dict = Field(default_factory=dict)
+    created_at: str
+    created_by: str
+
+    @property
+    def ok(self) -> bool:
+        """True when the run finished with an answer."""
+        return self.status == "ok"

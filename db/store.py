@@ -57,6 +57,7 @@ from .locking import serialized
 from .migrations import PAIR_TEXT_COLUMNS, migrations, original_text_uid
 from .probes import ProbeStoreMixin
 from .releases import ReleaseStoreMixin
+from .repositories import DerivedRepositoryMixin, derived_columns, derived_fields
 from .results import ResultStoreMixin
 from .reviews import AgreementInputsMixin, ReviewStoreMixin
 from .textguard import GuardedConnection, TextRepairMixin
@@ -209,7 +210,7 @@ class Progress:
 
 
 class Store(ChecklistStoreMixin, ReviewStoreMixin, AgreementInputsMixin, ReleaseStoreMixin, ProbeStoreMixin,
-            LLMStoreMixin, AnswerStoreMixin, TextRepairMixin, ResultStoreMixin):
+            LLMStoreMixin, AnswerStoreMixin, TextRepairMixin, ResultStoreMixin, DerivedRepositoryMixin):
     """A benchwright project database.
 
     Open with :meth:`Store.open`; use as a context manager or call :meth:`close`.
@@ -923,7 +924,7 @@ def _repo_row(repo: Repository, annotator: str) -> dict:
     return {
         "name": repo.name, "url": repo.url, "commit_sha": repo.commit, "commit_verified": int(repo.commit_verified),
         "version_label": repo.version_label, "local_path": repo.local_path, "language": repo.language,
-        "theme": repo.theme, "created_at": utc_now(), "created_by": annotator,
+        "theme": repo.theme, "created_at": utc_now(), "created_by": annotator, **derived_columns(repo),
     }
 
 
@@ -931,7 +932,7 @@ def _repo_from_row(row: dict) -> Repository:
     return Repository(
         name=row["name"], url=row["url"], commit=row["commit_sha"], version_label=row["version_label"],
         local_path=row["local_path"], language=row["language"], theme=row["theme"],
-        commit_verified=bool(row["commit_verified"]),
+        commit_verified=bool(row["commit_verified"]), **derived_fields(row),
     )
 
 
