@@ -24,7 +24,14 @@ from benchwright.core.inspection import JudgmentGrid
 from benchwright.core.text import printable
 from benchwright.db import Store
 
-from ..services.views import InspectorView, inspector_view, judge_runs_view, judges_of
+from ..services.views import (
+    InspectorView,
+    TrajectoryView,
+    inspector_view,
+    judge_runs_view,
+    judges_of,
+    trajectory_view,
+)
 from ..widgets import LiteralInput, LiteralMarkdown, error_text, literal, literal_options, notify
 
 
@@ -39,6 +46,50 @@ def render_cell(row, run: int) -> Text:
     if row.overridden[run]:
         return Text(f"{_fmt(row.scores[run])}→{_fmt(row.effective[run])}*", style="bold cyan")
     return Text(_fmt(row.effective[run]))
+
+
+def render_trajectory(view: TrajectoryView, title: str) -> Text:
+    """An answer's trajectory as literal text: a summary line, then per turn a header (number, tokens, context,
+    cached), the model's text and each tool call (arguments on one line, the output capped with ``N more lines``,
+    refused calls and elisions marked); a trajectory in another format as its JSON."""
+    out = literal(title + "\n", style="bold")
+    if view.turns is None:
+        out.append_text(literal(view.raw or "(no trajectory)", style="" if view.raw else "dim"))
+        return out
+    calls = ", ".join(f"{name} {n}" for name, n in view.tool_counts.items()) or "none"
+    head = f"{len(view.turns)} turn{'' if len(view.turns) == 1 else 's'} · tool calls: {calls}"
+    head += f" · {view.refused} refused or failed · {view.elisions} elided"
+    if view.citations_resolving is not None or view.citations_not is not None:
+        head += f" · citations: {view.citations_resolving or 0} resolving, {view.citations_not or 0} not"
+    out.append_text(literal(head + "\n"))
+    for turn in view.turns:
+        line = (f"\n── turn {turn.index} · {turn.input_tokens:,} in / {turn.output_tokens:,} out tokens"
+                f" · context ≈{turn.context_tokens:,}")
+        out.append(line, style="bold")
+        out.append(" · cached" if turn.cached else "", style="dim")
+        out.append("\n")
+        if turn.elided:
+            out.append_text(literal(f"[{len(turn.elided)} earlier output(s) elided before this turn: "
+                                    f"{', '.join(turn.elided)}]\n", style="yellow"))
+        if turn.text.strip():
+            out.append_text(literal(turn.text.rstrip() + "\n"))
+        for use in turn.tool_uses:
+            out.append("  ✓ " if use.ok else "  ✗ ", style="green" if use.ok else "bold red")
+            out.append_text(literal(use.name, style="bold"))
+            out.append(" ")
+            out.append_text(literal(use.arguments, style="cyan"))
+            if not use.ok:
+                out.append("  refused or failed", style="bold red")
+            if use.truncated:
+                out.append("  (output cut)", style="dim")
+            out.append("\n")
+            for text in use.output:
+                out.append_text(literal("    " + text + "\n", style="" if use.ok else "red"))
+            if use.more_lines:
+                out.append(f"    … {use.more_lines} more line{'' if use.more_lines == 1 else 's'}\n", style="dim")
+            if use.elided_at_turn is not None:
+                out.append(f"    [output elided from the context at turn {use.elided_at_turn}]\n", style="yellow")
+    return out
 
 
 class OverrideScreen(ModalScreen[tuple[float, str] | None]):
@@ -160,7 +211,9 @@ class JudgePanel(Vertical):
 
     def compose(self) -> ComposeResult:
         with Horizontal(classes="panel-selectors"):
-            yield Select(literal_options([(f"{a.model} · {a.condition}", a.id) for a in self.answers.values()]),
+            yield Select(literal_options([(f"{a.model} · {a.condition}" + (f" · sample {a.sample_index}"
+                                                                   if getattr(a, "sample_index", 0) else ""), a.id)
+                                            for a in self.answers.values()]),
                          prompt="answer", allow_blank=not self.answers, id=f"answer-{self.side}")
             yield Select([], prompt="judge", id=f"judge-{self.side}")
         yield Static(id=f"summary-{self.side}")
@@ -339,6 +392,7 @@ class InspectorScreen(Screen):
         with Horizontal(id="inspector-body"):
             with VerticalScroll(id="inspector-answer"):
                 yield LiteralMarkdown(id="answer-text")
+                yield Static(id="trajectory-text")
             yield JudgePanel(self.store, view, "b")
             yield JudgePanel(self.store, view, "a")
         yield Label("Cited files (enter opens)", id="inspector-evidence-title")
@@ -365,6 +419,8 @@ class InspectorScreen(Screen):
         """Show panel a's answer (or its trajectory) and list the files it and the rationales cite."""
         aid = self.panel("a").answer_id
         md = self.query_one("#answer-text", LiteralMarkdown)
+        traj = self.query_one("#trajectory-text", Static)
+        md.display, traj.display = not (self.show_trajectory and aid), bool(self.show_trajectory and aid)
         if not aid:
             md.show("No answers to this pair yet. Import them with `benchwright answers import FILE "
                     "--model NAME --condition C`, or generate direct answers with `benchwright answers generate --model M`.")
@@ -372,10 +428,9 @@ class InspectorScreen(Screen):
             return
         ans = self.view.answers[aid]
         if self.show_trajectory:
-            import json
-
-            body = json.dumps(ans.trajectory, indent=1, ensure_ascii=False) if ans.trajectory else "(no trajectory)"
-            md.show(f"### Trajectory of {ans.model} · {ans.condition}\n\n```\n{body}\n```")
+            sample = getattr(ans, "sample_index", 0)
+            title = f"Trajectory of {ans.model} · {ans.condition}" + (f" · sample {sample}" if sample else "")
+            traj.update(render_trajectory(trajectory_view(ans), title))
         else:
             md.show(ans.text)
         grid = self.panel("a").grid

@@ -7,8 +7,8 @@ render what a view holds.
 
 Views: :func:`review_view`, :func:`queue_progress`, :func:`adjudication_queue`, :func:`adjudication_view`,
 :func:`inspector_view`, :func:`judges_of`, :func:`judge_runs_view`, :func:`checklist_diff_view`,
-:func:`checklist_editor_view`, :func:`curation_view`, :func:`release_view`, :func:`statistics_view` (slow the
-first time: build it in a worker).
+:func:`checklist_editor_view`, :func:`curation_view`, :func:`release_view`, :func:`trajectory_view`,
+:func:`statistics_view` (slow the first time: build it in a worker).
 """
 
 from __future__ import annotations
@@ -401,3 +401,156 @@ class CurationView:
 def curation_view(store: Store, pair_id: str) -> CurationView:
     """The current curation results of ``pair_id`` (read again after every step that finishes)."""
     return CurationView(store.curation_current(pair_id), store.checklist_version(pair_id) is not None)
+
+
+# ------------------------------------------------------------------------------------------ trajectories
+TRAJECTORY_OUTPUT_LINES = 12
+"""Lines of one tool output the trajectory view shows (the rest is counted: ``N more lines``)."""
+
+TRAJECTORY_LINE_CHARS = 400
+"""Characters of one line (the model's text excepted) the trajectory view shows before cutting it with ``…``."""
+
+
+@dataclass(frozen=True)
+class ToolUseView:
+    """One tool call of a turn as the trajectory view shows it.
+
+    Attributes:
+        name: the tool; arguments: its arguments on one line (JSON, or the raw text when they did not parse).
+        output: the first :data:`TRAJECTORY_OUTPUT_LINES` lines of what the tool returned to the model.
+        more_lines: lines of the output not shown.
+        ok: False when the call was refused or failed (``output`` says why).
+        truncated: the agent cut the output before sending it to the model.
+        elided_at_turn: the turn at which the output was elided from the context, or None.
+    """
+
+    name: str
+    arguments: str
+    output: tuple[str, ...]
+    more_lines: int
+    ok: bool
+    truncated: bool
+    elided_at_turn: int | None
+
+
+@dataclass(frozen=True)
+class TurnView:
+    """One turn (model call) of a trajectory.
+
+    Attributes:
+        index: 1-based turn number; text: what the model said.
+        input_tokens, output_tokens: the call's usage; context_tokens: the estimated size of what was sent.
+        cached: the call was replayed from the ledger (a resumed run).
+        elided: call ids of earlier tool outputs elided before this turn was sent.
+        tool_uses: the calls, in order.
+    """
+
+    index: int
+    text: str
+    input_tokens: int
+    output_tokens: int
+    context_tokens: int
+    cached: bool
+    elided: tuple[str, ...]
+    tool_uses: tuple[ToolUseView, ...]
+
+
+@dataclass(frozen=True)
+class TrajectoryView:
+    """An answer's trajectory, readable (benchwright's agent format, :class:`benchwright.core.agent.model.Turn`
+    as JSON) or, for any other format (SWE-QA agent files, anything imported), the JSON as stored.
+
+    Attributes:
+        turns: the turns, or None when the trajectory is not in benchwright's format (or there is none).
+        raw: the trajectory as indented JSON ('' when there is none): what is shown when ``turns`` is None.
+        tool_counts: calls per tool, in first-call order.
+        refused: calls refused or failed; elisions: tool outputs elided to fit the context budget.
+        citations_resolving, citations_not: cited locations in the final answer that resolve in the
+            repository / do not (the answer's ``extra["citations"]``); None when not counted.
+    """
+
+    turns: tuple[TurnView, ...] | None
+    raw: str
+    tool_counts: Mapping[str, int] = field(default_factory=dict)
+    refused: int = 0
+    elisions: int = 0
+    citations_resolving: int | None = None
+    citations_not: int | None = None
+
+
+def _one_line(text: str) -> str:
+    line = text.replace("\r\n", "\n").replace("\n", "\\n")
+    return line if len(line) <= TRAJECTORY_LINE_CHARS else line[:TRAJECTORY_LINE_CHARS] + "…"
+
+
+def _count(value) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _citation_counts(extra) -> tuple[int | None, int | None]:
+    """``(resolving, not)`` from an answer's ``extra["citations"]``: counts under ``resolving`` and
+    ``not_resolving`` (or ``unresolved``), or lists of the items under those names."""
+    cites = extra.get("citations") if isinstance(extra, dict) else None
+    if not isinstance(cites, dict):
+        return None, None
+    counts = []
+    for names in (("resolving", "resolved"), ("not_resolving", "unresolved", "not")):
+        value = next((cites[n] for n in names if n in cites), None)
+        counts.append(len(value) if isinstance(value, list) else _count(value))
+    return counts[0], counts[1]
+
+
+def _turn_view(turn) -> TurnView:
+    """One stored turn as a :class:`TurnView`. Raises KeyError, TypeError or ValueError when it is not in
+    benchwright's format."""
+    import json
+
+    if not isinstance(turn, dict) or not isinstance(turn["index"], int) or not isinstance(turn["tool_uses"], list):
+        raise TypeError("not a turn")
+    uses = []
+    for u in turn["tool_uses"]:
+        raw = u.get("arguments_raw")
+        args = raw if isinstance(raw, str) else json.dumps(u["arguments"], ensure_ascii=False, sort_keys=False)
+        lines = str(u.get("output") or "").splitlines()
+        uses.append(ToolUseView(
+            name=str(u["name"]), arguments=_one_line(args),
+            output=tuple(_one_line(line) for line in lines[:TRAJECTORY_OUTPUT_LINES]),
+            more_lines=max(0, len(lines) - TRAJECTORY_OUTPUT_LINES), ok=bool(u.get("ok", True)),
+            truncated=bool(u.get("truncated")), elided_at_turn=_count(u.get("elided_at_turn"))))
+    usage = turn.get("usage") if isinstance(turn.get("usage"), dict) else {}
+    return TurnView(
+        index=turn["index"], text=str(turn.get("text") or ""),
+        input_tokens=_count(usage.get("input_tokens")) or 0, output_tokens=_count(usage.get("output_tokens")) or 0,
+        context_tokens=_count(turn.get("context_tokens")) or 0, cached=bool(turn.get("cached")),
+        elided=tuple(str(e) for e in turn.get("elided") or ()), tool_uses=tuple(uses))
+
+
+def trajectory_view(answer: Answer) -> TrajectoryView:
+    """The inspector's view of ``answer``'s trajectory (its ``t`` key; SWE-QA-Pro §3.1 trajectories).
+
+    A trajectory in benchwright's agent format (a list of turns, each with ``index`` and ``tool_uses``) gives
+    its turns, each tool output cut at :data:`TRAJECTORY_OUTPUT_LINES` lines, and the totals; any other value
+    (an imported SWE-QA trajectory, a malformed list) gives ``turns=None`` and the JSON as stored. Text is kept
+    as stored: the screen shows it literally.
+    """
+    import json
+
+    traj = answer.trajectory
+    if traj is None:
+        return TrajectoryView(None, "")
+    raw = json.dumps(traj, indent=1, ensure_ascii=False)
+    if not isinstance(traj, list) or not traj:
+        return TrajectoryView(None, raw)
+    try:
+        turns = tuple(_turn_view(t) for t in traj)
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return TrajectoryView(None, raw)
+    counts: dict[str, int] = {}
+    for t in turns:
+        for u in t.tool_uses:
+            counts[u.name] = counts.get(u.name, 0) + 1
+    resolving, unresolved = _citation_counts(answer.extra)
+    return TrajectoryView(
+        turns, raw, counts, refused=sum(not u.ok for t in turns for u in t.tool_uses),
+        elisions=sum(u.elided_at_turn is not None for t in turns for u in t.tool_uses),
+        citations_resolving=resolving, citations_not=unresolved)
