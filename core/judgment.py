@@ -153,10 +153,12 @@ def entries_json_schema() -> dict:
 # ----------------------------------------------------------------------------------------------- records
 @dataclass(frozen=True)
 class Answer:
-    """A model's answer to one Q&A pair under one condition (``answers`` table).
+    """A model's answer to one Q&A pair under one condition, one sample of them (``answers`` table).
 
     Attributes:
-        id: ``ans_`` + 16 hex digits, a content hash of pair id, model, condition and text (:func:`answer_id`).
+        id: ``ans_`` + 16 hex digits, a content hash of pair id, model, condition and text, and the sample index
+            for samples after the first (:func:`answer_id`).
+        sample_index: which of the K samples of (pair, model, condition) this is, from 0 (imports: 0).
         trajectory: the agent's run trace as parsed JSON (a list or object), or ``None``.
         source_format: ``jsonl``, ``swe-qa-agent``, ``swe-qa-error-analysis`` (or a generator's name).
         source_line: 1-based line of the record in ``source_file``.
@@ -175,6 +177,7 @@ class Answer:
     extra: dict
     created_at: str
     created_by: str
+    sample_index: int = 0
 
     @property
     def truncated(self) -> dict | None:
@@ -281,11 +284,14 @@ class FailureModeLabel:
 
 
 # ------------------------------------------------------------------------------------------- functions
-def answer_id(qa_pair_id: str, model: str, condition: str, text: str) -> str:
+def answer_id(qa_pair_id: str, model: str, condition: str, text: str, sample_index: int = 0) -> str:
     """Stable id of an answer: ``ans_`` + the first 16 hex digits of a SHA-256 over pair id, model,
-    condition and the text with white space at its ends stripped (re-importing adds nothing)."""
+    condition and the text with white space at its ends stripped (re-importing adds nothing), and for a sample
+    after the first (``sample_index`` > 0) the sample index too, so two samples with the same text are two
+    answers; the ids of sample 0 are those of before samples existed."""
     h = hashlib.sha256()
-    for part in (qa_pair_id, model, condition, text.strip()):
+    parts = (qa_pair_id, model, condition, text.strip()) + ((f"sample {sample_index}",) if sample_index else ())
+    for part in parts:
         h.update(part.encode("utf-8", "surrogatepass"))
         h.update(b"\x00")
     return "ans_" + h.hexdigest()[:16]

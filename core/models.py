@@ -285,6 +285,10 @@ def normalize_qa_type(value: str | None) -> str | None:
     raise ValueError(f"unknown QA type {value!r}; expected What, Why, How or Where")
 
 
+ANSWER_RUN_STATUSES = ("ok", "failed")
+"""States of an answer run: ``ok`` (it stored an answer) or ``failed`` (it says why, and stored none)."""
+
+
 class AnswerRun(BaseModel):
     """One run of a model on one sample of a pair under a condition, finished or failed (``answer_runs`` table,
     append-only; the latest row of a (pair, model, condition, sample) is its state). A run that was paid for is

@@ -86,35 +86,86 @@ ENTRY_KINDS = Names(ENTRY_KIND_REGISTRY)
 
 
 # ------------------------------------------------------------------------------------------- conditions
-CONDITION_REGISTRY: Registry[Term] = Registry("condition")
-"""Conditions an answer was produced under (RepoProbe §5.1: closed-book, code-only, documented; agentic runs with
-tools, as in the SWE-QA agent files; ``direct``: the single-turn baseline of SWE-QA-Pro §2.3)."""
+ACCESS_NONE = "none"
+"""A condition's repository access: none (the question only; a direct, one-turn answer)."""
+ACCESS_REPOSITORY = "repository"
+"""A condition's repository access: the agent runs on the registered repository (its local checkout, at the
+pinned commit)."""
+ACCESS_CODE_ONLY = "code-only"
+"""A condition's repository access: the agent runs on the repository's stripped, code-only copy
+(``benchwright repos strip NAME``; Code-QA-Bench "Methodology 2")."""
+ACCESSES = (ACCESS_NONE, ACCESS_REPOSITORY, ACCESS_CODE_ONLY)
+
+
+@dataclass(frozen=True)
+class Condition(Term):
+    """A condition an answer is produced under, and what the model may read under it.
+
+    Attributes:
+        access: :data:`ACCESS_NONE` (no repository: a direct answer in one turn), :data:`ACCESS_REPOSITORY`
+            (the agent on the registered repository) or :data:`ACCESS_CODE_ONLY` (the agent on its stripped copy).
+    """
+
+    access: str = ACCESS_NONE
+
+    @property
+    def needs_agent(self) -> bool:
+        """True when answers under this condition are written by the agent inside a repository."""
+        return self.access != ACCESS_NONE
+
+
+CONDITION_REGISTRY: Registry[Condition] = Registry("condition")
+"""Conditions an answer was produced under (Code-QA-Bench "Methodology": closed-book, code-only, documented, as in
+RepoProbe §5.1; agentic runs with tools, as in the SWE-QA agent files and SWE-QA-Pro §3.1; ``direct``: the
+single-turn baseline of SWE-QA-Pro §2.3). Each says what the model may read (:attr:`Condition.access`)."""
 
 for _t in (
-    Term("closed-book", "Closed-book", "the model saw the question only"),
-    Term("code-only", "Code-only", "the model saw the repository's code"),
-    Term("documented", "Documented", "the model saw the code and its documentation"),
-    Term("agentic", "Agentic", "an agent explored the repository with tools"),
-    Term("direct", "Direct", "one turn, no repository access (SWE-QA-Pro §2.3)"),
+    Condition("closed-book", "Closed-book", "the model saw the question only", ACCESS_NONE),
+    Condition("code-only", "Code-only", "an agent explored the repository's code, its documentation stripped",
+              ACCESS_CODE_ONLY),
+    Condition("documented", "Documented", "an agent explored the code and its documentation", ACCESS_REPOSITORY),
+    Condition("agentic", "Agentic", "an agent explored the repository with tools", ACCESS_REPOSITORY),
+    Condition("direct", "Direct", "one turn, no repository access (SWE-QA-Pro §2.3)", ACCESS_NONE),
 ):
     CONDITION_REGISTRY.register(_t)
 
 CONDITIONS = Names(CONDITION_REGISTRY)
 """Names of the conditions, as stored in ``answers.condition`` (a live view of the registry)."""
 
+CONDITION_ACCESS = Attribute(CONDITION_REGISTRY, "access")
+"""Condition -> its repository access (``none``, ``repository``, ``code-only``)."""
+
+AGENT_CONDITIONS = Names(CONDITION_REGISTRY, lambda c: c.needs_agent)
+"""Conditions whose answers the agent writes inside a repository (or its code-only copy)."""
+
+DIRECT_CONDITIONS = Names(CONDITION_REGISTRY, lambda c: not c.needs_agent)
+"""Conditions with no repository access (a direct, one-turn answer)."""
+
+DEFAULT_AGENT_CONDITION = "agentic"
+"""The condition of ``answers generate --agent`` without ``--condition``."""
+
 del _t
 
 __all__ = [
+    "ACCESSES",
+    "ACCESS_CODE_ONLY",
+    "ACCESS_NONE",
+    "ACCESS_REPOSITORY",
+    "AGENT_CONDITIONS",
     "CATEGORIES",
     "CATEGORY_REGISTRY",
     "CONDITIONS",
+    "CONDITION_ACCESS",
     "CONDITION_REGISTRY",
+    "DEFAULT_AGENT_CONDITION",
     "DIMENSION",
+    "DIRECT_CONDITIONS",
     "ENTRY_KINDS",
     "ENTRY_KIND_REGISTRY",
     "FAILURE_MODES",
     "FAILURE_MODE_NAMES",
     "FAILURE_MODE_REGISTRY",
     "FAILURE_THRESHOLD",
+    "Condition",
     "Term",
 ]

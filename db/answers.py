@@ -1,7 +1,8 @@
 """Answers, judgments, score overrides and failure-mode labels in the store (tables of migration m009).
 
 Answers are keyed by a content hash (:func:`benchwright.core.judgment.answer_id`) and unique per
-(pair, model, condition). Judgments, overrides and failure-mode labels are append-only: a new row, never an
+(pair, model, condition, sample index); imported answers are sample 0. Runs of a model on a sample (agent runs in a
+repository, finished or failed) are ``answer_runs`` rows (append-only, m018). Judgments, overrides and failure-mode labels are append-only: a new row, never an
 update; "current" is the latest row (highest id). The domain model and the scores contract live in
 ``benchwright.core.judgment``.
 """
@@ -41,7 +42,7 @@ from benchwright.core.judgment import (
     entries_to_json,
 )
 from benchwright.core.judgment import answer_id as make_answer_id
-from benchwright.core.models import utc_now
+from benchwright.core.models import ANSWER_RUN_STATUSES, AnswerRun, utc_now
 
 from .locking import serialized
 
@@ -114,7 +115,11 @@ class AnswerImportReport:
 
 _ANSWER_COLUMNS = (
     "id, qa_pair_id, model, condition, text, trajectory_json, source_format, source_file, source_line, "
-    "extra_json, created_at, created_by"
+    "extra_json, created_at, created_by, sample_index"
+)
+_RUN_COLUMNS = (
+    "id, qa_pair_id, model, condition, sample_index, repository, status, reason, answer_id, turns, trajectory_json, "
+    "call_ids_json, input_tokens, output_tokens, cost_usd, settings_json, created_at, created_by"
 )
 _JUDGMENT_COLUMNS = (
     "id, answer_id, judge, judge_model, run_index, status, checklist_version, scores_json, score_rate, scale_max, "
@@ -196,7 +201,7 @@ class AnswerStoreMixin:
                         conflicts.append(f"{r.describe()}: a different answer to pair {pid} than line {first_line}")
                     continue
                 row = db.conn.execute(
-                    "SELECT id FROM answers WHERE qa_pair_id = ? AND model = ? AND condition = ?",
+                    "SELECT id FROM answers WHERE qa_pair_id = ? AND model = ? AND condition = ? AND sample_index = 0",
                     [pid, model, condition],
                 ).fetchone()
                 if row is not None and row[0] != aid:
@@ -227,9 +232,9 @@ class AnswerStoreMixin:
             for r, pid, aid, new in planned:
                 if new:
                     cur = db.conn.execute(
-                        f"INSERT INTO answers ({_ANSWER_COLUMNS}) VALUES ({', '.join('?' * 12)})",
+                        f"INSERT INTO answers ({_ANSWER_COLUMNS}) VALUES ({', '.join('?' * 13)})",
                         (aid, pid, model, condition, r.text, _dumps(r.trajectory) if r.trajectory is not None else None,
-                         fmt, file, r.line, _dumps(r.extra), now, created_by),
+                         fmt, file, r.line, _dumps(r.extra), now, created_by, 0),
                     )
                     if getattr(r, "text_repaired", False):
                         self.flag_text_repair("answers", cur.lastrowid, "text", f"import line {r.line}")
@@ -320,11 +325,12 @@ class AnswerStoreMixin:
 
     @serialized
     def answers(self, pair_id: str | None = None, model: str | None = None,
-                condition: str | None = None) -> list[Answer]:
-        """Answers, filtered by pair, model and condition (``None``: any), in queue order, then model and
-        condition."""
+                condition: str | None = None, sample_index: int | None = None) -> list[Answer]:
+        """Answers, filtered by pair, model, condition and sample index (``None``: any), in queue order, then
+        model, condition and sample index."""
         clauses, params = [], []
-        for column, value in (("a.qa_pair_id", pair_id), ("a.model", model), ("a.condition", condition)):
+        for column, value in (("a.qa_pair_id", pair_id), ("a.model", model), ("a.condition", condition),
+                              ("a.sample_index", sample_index)):
             if value is not None:
                 clauses.append(f"{column} = ?")
                 params.append(value)
@@ -332,7 +338,7 @@ class AnswerStoreMixin:
         cols = ", ".join(f"a.{c.strip()}" for c in _ANSWER_COLUMNS.split(","))
         rows = self.db.conn.execute(
             f"""SELECT {cols} FROM answers a JOIN qa_pairs p ON p.id = a.qa_pair_id WHERE {where}
-                ORDER BY p.ordinal, a.model, a.condition""", params,
+                ORDER BY p.ordinal, a.model, a.condition, a.sample_index""", params,
         ).fetchall()
         return [_answer(r) for r in rows]
 
@@ -364,32 +370,105 @@ class AnswerStoreMixin:
             "SELECT id FROM answers WHERE id LIKE ? ESCAPE '\\' ORDER BY id LIMIT ?", [like, limit])]
 
     def add_generated_answer(self, pair_id: str, model: str, condition: str, text: str, *, extra: dict,
-                             by: str) -> str:
-        """Insert an answer ``model`` generated here under ``condition`` (source format ``direct-answer``, no
-        trajectory; ``extra`` stored as JSON) with the id :func:`benchwright.core.judgment.answer_id` gives;
-        returns the id. The same answer again changes nothing.
+                             by: str, sample_index: int = 0, trajectory: Any = None,
+                             source_format: str = "direct-answer") -> str:
+        """Insert sample ``sample_index`` of the answers ``model`` generated here under ``condition`` (source
+        format ``direct-answer``, or ``agent`` for the agent's, with its ``trajectory`` as JSON; ``extra`` stored
+        as JSON) with the id :func:`benchwright.core.judgment.answer_id` gives; returns the id. The same answer
+        again changes nothing.
 
         Raises:
-            BenchwrightError: the pair already has a different answer by ``model`` under ``condition``.
+            BenchwrightError: the pair already has a different answer by ``model`` under ``condition`` for this
+                sample, or ``sample_index`` is negative.
             JudgmentError: unknown condition.
         """
         check_choice(condition, CONDITIONS, "condition")
-        aid = make_answer_id(pair_id, model, condition, text)
+        if sample_index < 0:
+            raise BenchwrightError(f"a sample index counts from 0, not {sample_index}")
+        aid = make_answer_id(pair_id, model, condition, text, sample_index)
         with self.write() as db:
-            row = db.conn.execute("SELECT id FROM answers WHERE qa_pair_id = ? AND model = ? AND condition = ?",
-                                  [pair_id, model, condition]).fetchone()
+            row = db.conn.execute(
+                "SELECT id FROM answers WHERE qa_pair_id = ? AND model = ? AND condition = ? AND sample_index = ?",
+                [pair_id, model, condition, sample_index]).fetchone()
             if row is not None:
                 if row[0] == aid:
                     return aid
-                raise BenchwrightError(f"pair {pair_id} already has an answer by {model} under {condition} "
+                sample = f" (sample {sample_index})" if sample_index else ""
+                raise BenchwrightError(f"pair {pair_id} already has an answer by {model} under {condition}{sample} "
                                        f"({row[0]})")
             db.conn.execute(
-                """INSERT INTO answers (id, qa_pair_id, model, condition, text, trajectory_json, source_format,
-                   source_file, source_line, extra_json, created_at, created_by)
-                   VALUES (?, ?, ?, ?, ?, NULL, 'direct-answer', NULL, NULL, ?, ?, ?)""",
-                (aid, pair_id, model, condition, text, json.dumps(extra), utc_now(), by),
+                f"INSERT INTO answers ({_ANSWER_COLUMNS}) VALUES ({', '.join('?' * 13)})",
+                (aid, pair_id, model, condition, text, _dumps(trajectory) if trajectory is not None else None,
+                 source_format, None, None, json.dumps(extra), utc_now(), by, sample_index),
             )
         return aid
+
+    # ------------------------------------------------------------------------------------ answer runs
+    def record_answer_run(
+        self, pair_id: str, model: str, condition: str, *, status: str, by: str, sample_index: int = 0,
+        repository: str | None = None, reason: str | None = None, answer_id: str | None = None, turns: int = 0,
+        trajectory: Any = None, call_ids: Sequence[int] = (), input_tokens: int = 0, output_tokens: int = 0,
+        cost_usd: float | None = None, settings: dict | None = None,
+    ) -> AnswerRun:
+        """Append one run of ``model`` on sample ``sample_index`` of pair ``pair_id`` under ``condition``
+        (``answer_runs``): ``ok`` with the ``answer_id`` it stored, or ``failed`` with its ``reason`` (and no
+        answer). Returns the row as stored.
+
+        Raises:
+            BenchwrightError: an unknown status, an ok run without its answer, a failed run without a reason or
+                with an answer, a negative sample index.
+            NotFoundError: no such pair, or ``answer_id`` names no answer.
+            JudgmentError: unknown condition.
+        """
+        check_choice(condition, CONDITIONS, "condition")
+        if status not in ANSWER_RUN_STATUSES:
+            raise BenchwrightError(f"unknown run status {status!r}; use one of {', '.join(ANSWER_RUN_STATUSES)}")
+        if status == "ok" and not answer_id:
+            raise BenchwrightError("a finished run names the answer it stored")
+        if status != "ok" and (answer_id or not (reason or "").strip()):
+            raise BenchwrightError("a failed run says why it failed and stores no answer")
+        if sample_index < 0:
+            raise BenchwrightError(f"a sample index counts from 0, not {sample_index}")
+        with self.write() as db:
+            if db.conn.execute("SELECT 1 FROM qa_pairs WHERE id = ?", [pair_id]).fetchone() is None:
+                raise NotFoundError(f"no Q&A pair with id {pair_id}")
+            if answer_id and db.conn.execute("SELECT 1 FROM answers WHERE id = ?", [answer_id]).fetchone() is None:
+                raise NotFoundError(f"no answer with id {answer_id}")
+            cur = db.conn.execute(
+                f"INSERT INTO answer_runs ({_RUN_COLUMNS}) VALUES (NULL{', ?' * 17})",
+                (pair_id, model, condition, sample_index, repository, status, reason, answer_id, turns,
+                 _dumps(trajectory) if trajectory is not None else None, json.dumps([int(c) for c in call_ids]),
+                 input_tokens, output_tokens, cost_usd, _dumps(settings or {}), utc_now(), by),
+            )
+            return self._answer_runs("id = ?", [cur.lastrowid])[0]
+
+    def _answer_runs(self, where: str, params: list) -> list[AnswerRun]:
+        rows = self.db.conn.execute(
+            f"SELECT {_RUN_COLUMNS} FROM answer_runs WHERE {where} ORDER BY id", params).fetchall()
+        return [_answer_run(r) for r in rows]
+
+    @serialized
+    def answer_runs(self, pair_id: str | None = None, model: str | None = None, condition: str | None = None,
+                    sample_index: int | None = None, *, latest_only: bool = False) -> list[AnswerRun]:
+        """Runs, filtered by pair, model, condition and sample index (``None``: any), oldest first.
+        ``latest_only`` keeps the latest run of each (pair, model, condition, sample): its state."""
+        clauses, params = [], []
+        for column, value in (("qa_pair_id", pair_id), ("model", model), ("condition", condition),
+                              ("sample_index", sample_index)):
+            if value is not None:
+                clauses.append(f"{column} = ?")
+                params.append(value)
+        if latest_only:
+            clauses.append("id = (SELECT max(r2.id) FROM answer_runs r2 WHERE r2.qa_pair_id = answer_runs.qa_pair_id"
+                           " AND r2.model = answer_runs.model AND r2.condition = answer_runs.condition"
+                           " AND r2.sample_index = answer_runs.sample_index)")
+        return self._answer_runs(" AND ".join(clauses) or "1", params)
+
+    @serialized
+    def answer_run_for(self, answer_id: str) -> AnswerRun | None:
+        """The run that stored answer ``answer_id`` (its latest), or None (an imported or direct answer)."""
+        runs = self._answer_runs("answer_id = ?", [answer_id])
+        return runs[-1] if runs else None
 
     # -------------------------------------------------------------------------------------- judgments
     @serialized
@@ -599,7 +678,16 @@ def _answer(r: tuple) -> Answer:
     return Answer(
         id=r[0], qa_pair_id=r[1], model=r[2], condition=r[3], text=r[4],
         trajectory=json.loads(r[5]) if r[5] is not None else None, source_format=r[6], source_file=r[7],
-        source_line=r[8], extra=json.loads(r[9]), created_at=r[10], created_by=r[11],
+        source_line=r[8], extra=json.loads(r[9]), created_at=r[10], created_by=r[11], sample_index=r[12],
+    )
+
+
+def _answer_run(r: tuple) -> AnswerRun:
+    return AnswerRun(
+        id=r[0], qa_pair_id=r[1], model=r[2], condition=r[3], sample_index=r[4], repository=r[5], status=r[6],
+        reason=r[7], answer_id=r[8], turns=r[9], trajectory=json.loads(r[10]) if r[10] is not None else None,
+        call_ids=json.loads(r[11]), input_tokens=r[12], output_tokens=r[13], cost_usd=r[14],
+        settings=json.loads(r[15]), created_at=r[16], created_by=r[17],
     )
 
 
