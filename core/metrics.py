@@ -15,6 +15,8 @@ What is computed, and from which paper:
   Table 5), checklist and scalar judges alike.
 - :func:`coverage`: scored and unscored runs, answers without any scored run, overrides used.
 - :func:`failure_breakdown`: failure modes of the answers below 60 % (RepoProbe §5.4 Table 7).
+- :func:`benchwright.core.agent_metrics.agent_gap` and :func:`~benchwright.core.agent_metrics.tool_usage`: direct
+  answers against agent answers (SWE-QA-Pro §4.2 Table 2) and the agents' tool calls (§4.3 Figure 4).
 - :func:`build_report`: all of them at once, as a :class:`Report` with :meth:`Report.to_dict`.
 
 How scores combine (the conventions, also in docs/metrics.md):
@@ -49,6 +51,7 @@ import statistics
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -57,6 +60,9 @@ from .judges import JUDGE_REGISTRY, JUDGES
 from .judges import SCALAR_JUDGES as SCALAR_JUDGES
 from .vocabulary import FAILURE_MODE_NAMES as FAILURE_MODE_NAMES
 from .vocabulary import FAILURE_MODES, FAILURE_THRESHOLD
+
+if TYPE_CHECKING:
+    from .agent_metrics import GapRow, ToolUsageRow, TrajectoryRecord
 
 STRATA = ("language", "category", "theme", "qa_type", "cluster")
 """Axes a report can be stratified by (RepoProbe §5.2.2; SWE-QA-Pro appendix G: QA type, cluster)."""
@@ -229,11 +235,13 @@ class ReportInputs:
         runs: every current judgment (latest row per answer, judge, judge model and run index).
         failure_labels: the current failure-mode label of each labelled answer.
         answer_counts: answers stored per ``(model, condition)``, judged or not.
+        trajectories: the stored agent trajectories (answers' and failed runs'), for the tool-usage section.
     """
 
     runs: tuple[JudgedRun, ...] = ()
     failure_labels: tuple[FailureLabel, ...] = ()
     answer_counts: Mapping[tuple[str, str], int] = field(default_factory=dict)
+    trajectories: tuple[TrajectoryRecord, ...] = ()
 
 
 @dataclass(frozen=True, order=True)
@@ -660,6 +668,8 @@ class Report:
         scalar: :func:`scalar_summary`; stability: :func:`judge_stability`; coverage: :func:`coverage`;
         failures: :func:`failure_breakdown`.
         answer_counts: answers stored per ``(model, condition)``.
+        agent_gap: :func:`~benchwright.core.agent_metrics.agent_gap`; tool_usage:
+            :func:`~benchwright.core.agent_metrics.tool_usage`.
     """
 
     summary: list[SummaryRow]
@@ -669,6 +679,8 @@ class Report:
     coverage: list[CoverageRow]
     failures: list[FailureRow]
     answer_counts: Mapping[tuple[str, str], int]
+    agent_gap: list[GapRow] = field(default_factory=list)
+    tool_usage: list[ToolUsageRow] = field(default_factory=list)
 
     @property
     def is_empty(self) -> bool:
@@ -690,6 +702,13 @@ class Report:
                 "failures": f"answers whose reference score rate is below {100 * FAILURE_THRESHOLD:.0f}% "
                             "(checklist judge first) broken down by their latest failure-mode label "
                             "(RepoProbe §5.4 Table 7)",
+                "agent_gap": "per model and judge, a no-repository condition against an agent condition over the "
+                             "pairs scored under both: per pair the mean over its samples, gap_pct = agent_pct - "
+                             "direct_pct in percentage points, ci_*_pct a paired bootstrap 95% interval "
+                             "(SWE-QA-Pro §4.2 Table 2)",
+                "tool_usage": "per model and condition, tool calls of the answers' trajectories; failed runs (the "
+                              "latest run of a sample without an answer) apart; other trajectory shapes counted "
+                              "as not_ours (SWE-QA-Pro §4.3 Figure 4)",
             },
             "answers": [
                 {"model": m, "condition": c, "answers": n} for (m, c), n in sorted(self.answer_counts.items())
@@ -700,6 +719,8 @@ class Report:
             "stability": [asdict(r) for r in self.stability],
             "coverage": [asdict(r) for r in self.coverage],
             "failures": [asdict(r) for r in self.failures],
+            "agent_gap": [asdict(r) for r in self.agent_gap],
+            "tool_usage": [asdict(r) for r in self.tool_usage],
         }
 
 
@@ -707,8 +728,10 @@ def build_report(inputs: ReportInputs, *, by: Sequence[str] = ()) -> Report:
     """Every section of the report from ``inputs``, stratified by each axis in ``by`` (see :data:`STRATA`).
 
     Methods: RepoProbe §5.1.3 (summary), §5.2.2 (strata), §5.3.1 Table 5 (stability), §5.4 Table 7
-    (failures); SWE-QA-Pro §4.1 and Code-QA-Bench "Evaluation" (scalar). Raises ``ValueError`` for an
-    unknown axis."""
+    (failures); SWE-QA-Pro §4.1 and Code-QA-Bench "Evaluation" (scalar), §4.2 Table 2 (agent gap), §4.3 Figure 4
+    (tool usage). Raises ``ValueError`` for an unknown axis."""
+    from .agent_metrics import agent_gap, tool_usage
+
     for axis in by:
         if axis not in STRATA:
             raise ValueError(f"unknown stratification axis {axis!r}; use one of {', '.join(STRATA)}")
@@ -721,4 +744,6 @@ def build_report(inputs: ReportInputs, *, by: Sequence[str] = ()) -> Report:
         coverage=coverage(runs),
         failures=failure_breakdown(runs, inputs.failure_labels),
         answer_counts=dict(inputs.answer_counts),
+        agent_gap=agent_gap(runs),
+        tool_usage=tool_usage(inputs.trajectories),
     )

@@ -1,7 +1,8 @@
 """Read-only queries that gather the inputs of ``benchwright report`` (see benchwright.core.metrics).
 
 Reads the tables of migration m009 directly (``answers``, ``judgments``, ``score_overrides``,
-``failure_modes``) with ``qa_pairs`` and ``repositories`` for the strata. Nothing is written.
+``failure_modes``) with ``qa_pairs`` and ``repositories`` for the strata, and the trajectories of ``answers`` and
+``answer_runs`` (m018) for the tool-usage section. Nothing is written.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from benchwright.core.agent_metrics import TrajectoryRecord
 from benchwright.core.errors import BenchwrightError
 from benchwright.core.metrics import JUDGES, EffectiveScore, FailureLabel, JudgedRun, PairStrata, ReportInputs
 from benchwright.core.vocabulary import ENTRY_KINDS
@@ -49,6 +51,33 @@ WHERE f.id IN (SELECT MAX(id) FROM failure_modes GROUP BY answer_id)
 {where}
 ORDER BY a.model, a.condition, f.answer_id
 """
+
+# Trajectories for the tool-usage section (SWE-QA-Pro Figure 4): every stored answer's, and the latest run of each
+# sample that has no answer when that run failed (the latest answer_runs row of a sample is its state; an earlier
+# failed attempt is a prefix of the run that finished, so counting it would count its calls twice).
+_ANSWER_TRAJECTORIES_SQL = """
+SELECT a.model, a.condition, a.trajectory_json FROM answers a WHERE a.trajectory_json IS NOT NULL{where}
+ORDER BY a.model, a.condition, a.id
+"""
+
+_FAILED_RUNS_SQL = """
+SELECT a.model, a.condition, a.trajectory_json, a.reason FROM answer_runs a
+WHERE a.id IN (SELECT MAX(id) FROM answer_runs GROUP BY qa_pair_id, model, condition, sample_index)
+  AND a.status != 'ok'
+  AND NOT EXISTS (SELECT 1 FROM answers x WHERE x.qa_pair_id = a.qa_pair_id AND x.model = a.model
+                  AND x.condition = a.condition AND x.sample_index = a.sample_index){where}
+ORDER BY a.model, a.condition, a.id
+"""
+
+
+def _json_or_text(text: str | None):
+    """A stored trajectory parsed, or the text itself when it is not JSON (then counted as not ours)."""
+    if text is None:
+        return None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
 
 
 def _number(value, where: str) -> float | None:
@@ -117,7 +146,10 @@ def report_inputs(store: Store, *, models: Iterable[str] | None = None, judge: s
         row per answer, judge, judge model and run index), its entries' scores replaced by the latest override
         per key (``overrides_used`` counts them; an override of a key the judgment lacks is ignored), the pair's
         strata (language and theme fall back to the repository's when the pair has none); the latest failure
-        label per answer; and the number of answers per model and condition.
+        label per answer; the number of answers per model and condition; and one
+        :class:`~benchwright.core.agent_metrics.TrajectoryRecord` per answer with a trajectory (``ok``) and per
+        sample without an answer whose latest ``answer_runs`` row failed (``failed``, with its reason). A
+        trajectory that is not JSON is passed on as its text (the report counts it as not ours).
 
     Raises:
         BenchwrightError: an unknown ``judge``; a ``scores_json`` that cannot be read (see
@@ -164,4 +196,13 @@ def report_inputs(store: Store, *, models: Iterable[str] | None = None, judge: s
             count_args,
         )
     }
-    return ReportInputs(runs=tuple(runs), failure_labels=tuple(labels), answer_counts=counts)
+    trajectories = [
+        TrajectoryRecord(model, condition, "ok", _json_or_text(text))
+        for model, condition, text in conn.execute(_ANSWER_TRAJECTORIES_SQL.format(where=label_sql), label_args)
+    ]
+    trajectories += [
+        TrajectoryRecord(model, condition, "failed", _json_or_text(text), reason)
+        for model, condition, text, reason in conn.execute(_FAILED_RUNS_SQL.format(where=label_sql), label_args)
+    ]
+    return ReportInputs(runs=tuple(runs), failure_labels=tuple(labels), answer_counts=counts,
+                        trajectories=tuple(trajectories))

@@ -131,8 +131,8 @@ def test_tables_csv_and_json_agree_with_hand_values(tmp_path):
     assert "1 (100.0%)" in text  # edit bias: 1 of 1 classified failure case of m-a
 
     files = sorted(p.name for p in out_dir.iterdir())
-    assert files == ["by_language.csv", "by_qa_type.csv", "coverage.csv", "failure_modes.csv",
-                     "scalar_swe-qa-pro.csv", "stability.csv", "summary.csv"]
+    assert files == ["agent_gap.csv", "by_language.csv", "by_qa_type.csv", "coverage.csv", "failure_modes.csv",
+                     "scalar_swe-qa-pro.csv", "stability.csv", "summary.csv", "tool_usage.csv"]
     data = json.loads(json_file.read_text(encoding="utf-8"))
 
     summary = {(row["model"], row["judge"]): row for row in read_csv(out_dir / "summary.csv")}

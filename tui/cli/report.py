@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from benchwright.core.agent_metrics import GapRow, ToolUsageRow, condition_side
 from benchwright.core.judges import JUDGE_REGISTRY, LLM_JUDGES, SCALAR_JUDGES
 from benchwright.core.metrics import (
     FAILURE_MODE_NAMES,
@@ -116,7 +117,48 @@ def _csv_tables(report: Report) -> dict[str, tuple[list[str], list[list[object]]
           *(r.counts[m] for m in FAILURE_MODES), *(r.pct_of_classified[m] for m in FAILURE_MODES),
           *(r.pct_of_below[m] for m in FAILURE_MODES)] for r in report.failures],
     )
+    tables["agent_gap.csv"] = _gap_csv(report.agent_gap)
+    tables["tool_usage.csv"] = _tool_csv(report.tool_usage)
     return tables
+
+
+_GAP_FIELDS = ("model", "judge", "judge_model", "direct_condition", "agent_condition", "pairs", "direct_only",
+               "agent_only", "direct_samples", "agent_samples", "direct_pct", "agent_pct", "gap_pct", "ci_low_pct",
+               "ci_high_pct", "direct_total", "agent_total", "total_max")
+
+
+def _gap_dimension_keys(rows: Sequence[GapRow]) -> list[str]:
+    return list(dict.fromkeys(d.key for r in rows for d in r.dimensions))
+
+
+def _gap_csv(rows: Sequence[GapRow]) -> tuple[list[str], list[list[object]]]:
+    keys = _gap_dimension_keys(rows)
+    header = [*_GAP_FIELDS, *(f"{k}_{side}" for k in keys for side in ("direct", "agent"))]
+    body = []
+    for r in rows:
+        dims = {d.key: d for d in r.dimensions}
+        body.append([*(asdict(r)[f] for f in _GAP_FIELDS),
+                     *(getattr(dims[k], side) if k in dims else None for k in keys for side in ("direct", "agent"))])
+    return header, body
+
+
+def _tool_names(rows: Sequence[ToolUsageRow]) -> list[str]:
+    return sorted({name for r in rows for name in r.calls})
+
+
+def _tool_csv(rows: Sequence[ToolUsageRow]) -> tuple[list[str], list[list[object]]]:
+    tools = _tool_names(rows)
+    header = ["model", "condition", "answers", *(f"{t}_calls" for t in tools), "calls_total", "calls_per_answer",
+              "turns_per_answer", "refused_calls", "elided_outputs", "failed_runs", "failed_calls",
+              "failed_turns_per_run", "failed_reasons", "not_ours"]
+    body = [[r.model, r.condition, r.answers, *(r.calls.get(t, 0) for t in tools), r.calls_total, r.calls_per_answer,
+             r.turns_per_answer, r.refused_calls, r.elided_outputs, r.failed_runs, r.failed_calls,
+             r.failed_turns_per_run, _reasons(r.failed_reasons), r.not_ours] for r in rows]
+    return header, body
+
+
+def _reasons(reasons) -> str:
+    return "; ".join(f"{k}: {n}" for k, n in reasons.items())
 
 
 # ------------------------------------------------------------------------------------------- terminal
@@ -204,6 +246,81 @@ def _print_tables(console: Console, report: Report) -> None:
             console.print(f"{stray} labelled answer(s) are not below the threshold now and are not counted.",
                           markup=False)
 
+    _print_agent_gap(console, report)
+    _print_tool_usage(console, report)
+
+
+def _no_agent_answers(report: Report) -> bool:
+    return not any(condition_side(c) == "agent" for (_m, c) in report.answer_counts)
+
+
+def _print_agent_gap(console: Console, report: Report) -> None:
+    """SWE-QA-Pro §4.2 Table 2 form, one table per judge: each model's direct row, then its agent row with the
+    gap, over the pairs scored under both (mean over a pair's samples first)."""
+    title = "Direct vs agent (SWE-QA-Pro §4.2 Table 2)"
+    if not report.agent_gap:
+        why = ("no agent answers yet (benchwright answers generate --agent --model M)" if _no_agent_answers(report)
+               else "no model has judged answers both without the repository (direct, closed-book) and inside it "
+                    "(agentic, documented, code-only) yet")
+        console.print(Text(f"{title}: {why}"))
+        return
+    for judge in dict.fromkeys(r.judge for r in report.agent_gap):
+        rows = [r for r in report.agent_gap if r.judge == judge]
+        keys = _gap_dimension_keys(rows)
+        labels = {d.key: d.label for r in rows for d in r.dimensions}
+        t = Table(title=f"{title}, judge {judge}: score rate % over the pairs scored under both conditions "
+                        "(mean over a pair's samples, then over pairs); gap in points, paired bootstrap 95% CI",
+                  title_justify="left")
+        for col in ("model", "condition", "judge model"):
+            t.add_column(col)
+        for col in ("pairs", "samples"):
+            t.add_column(col, justify="right")
+        for k in keys:
+            t.add_column(_t(labels.get(k, k)), justify="right")
+        if keys:
+            t.add_column("Overall", justify="right")
+        for col in ("score %", "gap", "95% CI", "unpaired"):
+            t.add_column(col, justify="right")
+        for r in rows:
+            dims = {d.key: d for d in r.dimensions}
+            for side in ("direct", "agent"):
+                agent = side == "agent"
+                total = r.agent_total if agent else r.direct_total
+                t.add_row(
+                    _t("" if agent else r.model),
+                    _t(("+ " if agent else "") + (r.agent_condition if agent else r.direct_condition)),
+                    _t(r.judge_model), str(r.pairs), str(r.agent_samples if agent else r.direct_samples),
+                    *(_num(getattr(dims[k], side)) if k in dims else "—" for k in keys),
+                    *([f"{total:.2f} / {r.total_max:g}" if total is not None else "—"] if keys else []),
+                    _pct(r.agent_pct if agent else r.direct_pct),
+                    (f"{r.gap_pct:+.1f}" if r.gap_pct is not None else "—") if agent else "",
+                    (f"{r.ci_low_pct:+.1f} to {r.ci_high_pct:+.1f}" if r.ci_low_pct is not None else "—")
+                    if agent else "",
+                    str(r.agent_only if agent else r.direct_only),
+                    end_section=agent,
+                )
+        console.print(t)
+
+
+def _print_tool_usage(console: Console, report: Report) -> None:
+    """SWE-QA-Pro §4.3 Figure 4 form: per model and condition, calls per tool, per answer, and the failed runs."""
+    title = "Tool usage (SWE-QA-Pro §4.3 Figure 4)"
+    rows = report.tool_usage
+    if not rows:
+        console.print(Text(f"{title}: no agent answers yet"))
+        return
+    tools = _tool_names(rows)
+    t = _table(f"{title}: tool calls in the answers' trajectories; failed runs (no answer) apart",
+               ["model", "condition", "answers", *tools, "calls / answer", "turns / answer", "refused", "elided",
+                "failed runs", "failed because", "not ours"], numeric_from=2)
+    for r in rows:
+        t.add_row(_t(r.model), _t(r.condition), str(r.answers), *(str(r.calls.get(x, 0)) for x in tools),
+                  _num(r.calls_per_answer, 1), _num(r.turns_per_answer, 1), str(r.refused_calls),
+                  str(r.elided_outputs), str(r.failed_runs), _t(_reasons(r.failed_reasons) or ""), str(r.not_ours))
+    console.print(t)
+    if any(r.not_ours for r in rows):
+        console.print(Text("not ours: imported trajectories of another shape, not counted"))
+
 
 def _print_stability(console: Console, report: Report) -> None:
     """RepoProbe Table 5 form: per model and condition, each judge's score rate, std and range over runs, the
@@ -260,7 +377,8 @@ def report(ctx, by, models, judge, csv_dir, json_file) -> None:
     """Paper metrics of the judged answers: Overall %, Knowledge %, Clarity %, Perfect Solve Rate (RepoProbe
     §5.1.3), optionally by language, category, theme, QA type or cluster; scalar judges per dimension
     (SWE-QA-Pro §4.1, Code-QA-Bench); judge stability over runs (RepoProbe Table 5); unscored runs and overrides
-    used; failure modes below 60% (RepoProbe Table 7). Percentages are of points; see docs/metrics.md."""
+    used; failure modes below 60% (RepoProbe Table 7); direct against agent answers per model (SWE-QA-Pro Table 2)
+    and the agents' tool calls (SWE-QA-Pro Figure 4). Percentages are of points; see docs/metrics.md."""
     from benchwright.db.report import report_inputs
 
     with open_store(ctx) as store:
@@ -269,6 +387,8 @@ def report(ctx, by, models, judge, csv_dir, json_file) -> None:
     console = Console(highlight=False, soft_wrap=False)
     if rep.is_empty:
         click.echo(_empty_message(rep, models, judge))
+        if rep.tool_usage:
+            _print_tool_usage(console, rep)
     else:
         _print_tables(console, rep)
     if csv_dir:
