@@ -29,6 +29,10 @@ Shape (every key optional unless noted)::
     truncation_retry_factor = 2        # an output cut off at max_tokens is retried once at 2x (default 2)
     retry_max_tokens = 8192            # or: the retry's max_tokens outright (overrides the factor)
 
+    [agent]                            # agent runs (answers generate --agent), SWE-QA-Pro §3.1 defaults
+    max_turns = 25                     # model calls at most; also context_tokens (32000), tool_output_chars
+    command_timeout_s = 10             # (8000), search_max_hits (50)
+
     [prices."gpt-4.1"]                 # US dollars per million tokens, by model name
     input = 2.0
     output = 8.0
@@ -156,6 +160,23 @@ class PriceSettings(BaseModel):
     cache_write: float = Field(0.0, ge=0)
 
 
+class AgentTableSettings(BaseModel):
+    """The ``[agent]`` table: how an agent run goes (unset keys keep the defaults of
+    :class:`benchwright.core.agent.model.AgentSettings`, SWE-QA-Pro §3.1: 25 turns, a 32k-token context)."""
+
+    model_config = _STRICT
+
+    max_turns: int | None = Field(None, ge=1, le=1000)
+    context_tokens: int | None = Field(None, ge=1000)
+    tool_output_chars: int | None = Field(None, ge=100)
+    search_max_hits: int | None = Field(None, ge=1)
+    command_timeout_s: float | None = Field(None, gt=0, le=3600)
+
+    def overrides(self) -> dict:
+        """The keys set, as keyword arguments of ``AgentSettings``."""
+        return {k: v for k, v in self.model_dump().items() if v is not None}
+
+
 class LLMSettings(BaseModel):
     """The whole merged ``benchwright.toml``."""
 
@@ -164,6 +185,7 @@ class LLMSettings(BaseModel):
     providers: dict[str, ProviderSettings] = Field(default_factory=dict)
     roles: RolesSettings = Field(default_factory=RolesSettings)
     prices: dict[str, PriceSettings] = Field(default_factory=dict)
+    agent: AgentTableSettings = Field(default_factory=AgentTableSettings)
 
     @field_validator("providers")
     @classmethod
