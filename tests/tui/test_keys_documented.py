@@ -35,6 +35,7 @@ LABELS = {
     "history": "HistoryScreen",
     "curation of a pair": "CurationScreen",
     "curation of the queue": "CurationRunScreen",
+    "agent answers": "AnswerRunScreen",
     "judge inspector": "InspectorScreen",
     "override a score": "OverrideScreen",
     "failure mode": "FailureModeScreen",

@@ -43,6 +43,7 @@ class QueueScreen(Screen):
         Binding("R", "release", "Release", key_display="R", id="queue.release"),
         Binding("P", "probes", "Probes", key_display="P", id="queue.probes"),
         Binding("G", "curate", "Curate queue", key_display="G", id="queue.curate"),
+        Binding("M", "agent_answers", "Agent answers", key_display="M", id="queue.agent_answers"),
     ]
 
     def __init__(self, store: Store, annotator: str, *, start_at: str | None = None) -> None:
@@ -218,6 +219,13 @@ class QueueScreen(Screen):
         from .curation import CurationRunScreen
 
         self.app.push_screen(CurationRunScreen(self.store, self.annotator, self.flt),
+                             callback=lambda _: self.action_reload())
+
+    def action_agent_answers(self) -> None:
+        """Run the agent over the pairs of the current filter (SWE-QA-Pro §3.1), with progress and cancel."""
+        from .answer_run import AnswerRunScreen
+
+        self.app.push_screen(AnswerRunScreen(self.store, self.annotator, self.flt),
                              callback=lambda _: self.action_reload())
 
     def action_probes(self) -> None:

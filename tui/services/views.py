@@ -554,3 +554,94 @@ def trajectory_view(answer: Answer) -> TrajectoryView:
         turns, raw, counts, refused=sum(not u.ok for t in turns for u in t.tool_uses),
         elisions=sum(u.elided_at_turn is not None for t in turns for u in t.tool_uses),
         citations_resolving=resolving, citations_not=unresolved)
+
+
+# ------------------------------------------------------------------------------------------ agent answer runs
+@dataclass(frozen=True)
+class AnswerRunView:
+    """What the agent-answer run screen offers before a run (SWE-QA-Pro §3.1; Code-QA-Bench's conditions).
+
+    Attributes:
+        model: the answering role's model from benchwright.toml (``[roles.generator]``), '' when none is set.
+        model_problem: why there is no model (the configuration error's text), or None.
+        conditions: ``(name, label)`` of every condition whose answers the agent writes in a repository (core's
+            condition registry), in registry order.
+        matching: pairs the queue filter lets through.
+    """
+
+    model: str
+    model_problem: str | None
+    conditions: tuple[tuple[str, str], ...]
+    matching: int
+
+
+def answer_run_view(store: Store, annotator: str, flt: QueueFilter) -> AnswerRunView:
+    """The run screen's choices for ``annotator``'s queue under filter ``flt``. Builds no provider (no API key
+    is needed to look)."""
+    from benchwright.core.errors import BenchwrightError
+    from benchwright.core.vocabulary import CONDITION_REGISTRY
+
+    from .llm import ANSWER_ROLE, llm_role
+
+    try:
+        model, problem = llm_role(store, ANSWER_ROLE)[1].model, None
+    except BenchwrightError as e:
+        model, problem = "", str(e)
+    conditions = tuple((c.name, f"{c.display}: {c.description}") for c in CONDITION_REGISTRY if c.needs_agent)
+    return AnswerRunView(model, problem, conditions, store.count_filtered(annotator, flt))
+
+
+@dataclass(frozen=True)
+class AnswerRunResult:
+    """One finished (pair, sample) of an agent run, as the run screen's result list shows it.
+
+    Attributes:
+        pair_id, ordinal: the pair and its position (``#N``); sample_index: which sample.
+        status: ``ok`` (an answer was stored), ``failed`` (stored as a failed run, no answer) or ``skipped``
+            (another process had it, or answered it meanwhile); reason: why it failed or was skipped.
+        turns: model calls of the run; calls: of them, sent now (the rest came from the ledger).
+        cost_usd: the known cost of the calls sent now.
+    """
+
+    pair_id: str
+    ordinal: int
+    sample_index: int
+    status: str
+    reason: str | None
+    turns: int
+    calls: int
+    cost_usd: float
+
+    @property
+    def ok(self) -> bool:
+        """True when an answer was stored."""
+        return self.status == "ok"
+
+
+def answer_run_result(store: Store, outcome) -> AnswerRunResult:
+    """The result row of ``outcome`` (an :class:`benchwright.tui.services.agent_runs.AgentAnswerOutcome`)."""
+    return AnswerRunResult(outcome.qa_pair_id, store.ordinal_of(outcome.qa_pair_id), outcome.sample_index,
+                           outcome.status, outcome.reason, outcome.turns, outcome.calls, outcome.cost_usd)
+
+
+@dataclass(frozen=True)
+class RefusalGroup:
+    """Pairs a planned run leaves out for one reason (no repository, no checkout, no code-only copy...).
+
+    Attributes:
+        reason: why (the plan's words, with the remedy); pair_ids: the pairs, in plan order;
+        first_ordinals: the positions (``#N``) of the first :data:`FIRST_EXCLUDED` of them.
+    """
+
+    reason: str
+    pair_ids: tuple[str, ...]
+    first_ordinals: tuple[int, ...]
+
+
+def refusal_groups(store: Store, refused) -> tuple[RefusalGroup, ...]:
+    """``refused`` (``(pair id, reason)`` pairs of a plan) grouped by reason, in order of first appearance."""
+    by_reason: dict[str, list[str]] = {}
+    for pid, reason in refused:
+        by_reason.setdefault(reason, []).append(pid)
+    return tuple(RefusalGroup(reason, tuple(ids), tuple(store.ordinal_of(i) for i in ids[:FIRST_EXCLUDED]))
+                 for reason, ids in by_reason.items())
