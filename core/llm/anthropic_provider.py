@@ -15,6 +15,17 @@ Wire mapping (``LLMRequest.params`` -> request body):
   gets ``additionalProperties: false``. The caller's schema is never modified; the client validates the parsed
   output against it in full, so a bound the API could not enforce is still enforced (a violation is invalid output
   and gets the repair turn).
+- ``tools`` (native tool use): ``tools = [{"name", "description", "input_schema"}]``, the schema as given (tool
+  input schemas are not limited to the structured-output subset). A request with tools sends no
+  ``output_config`` (tools win). An assistant turn with calls goes as content blocks (a ``text`` block when it has
+  text, then one ``{"type": "tool_use", "id", "name", "input"}`` per call); the ``tool`` turns that follow go
+  together as ONE user turn of ``{"type": "tool_result", "tool_use_id", "content"}`` blocks (the API wants every
+  result right after its ``tool_use`` turn, and roles alternating), and a user turn right after them joins that
+  turn as a ``text`` block after the results. The answer's ``tool_use`` blocks become :class:`~.base.ToolCall`
+  values beside the text; the stop reason is ``tool_use``.
+
+An HTTP 400, 422 or 5xx from a server other than api.anthropic.com to a request carrying ``output_config`` or
+``tools`` names the setting that avoids them (``structured_output = "prompt"``, ``tools = "prompt"``).
 
 Retries (408/409/429/5xx, connection errors, timeouts) are the SDK's, honouring ``retry-after-ms``;
 ``LLMResponse.attempts`` is ``retries_taken + 1``.
@@ -29,13 +40,22 @@ from typing import Any
 import anthropic
 import httpx2
 
-from ._sdk_common import SDKErrors, read_api_key, to_llm_error
+from ._sdk_common import (
+    SDKErrors,
+    check_tools,
+    read_api_key,
+    read_arguments,
+    to_llm_error,
+    unsupported_feature_hint,
+)
 from .base import (
+    ChatMessage,
     LLMConfigError,
     LLMRefusalError,
     LLMRequest,
     LLMResponse,
     StructuredOutput,
+    ToolProtocol,
     Usage,
 )
 from .schemas import anthropic_schema_problems
@@ -65,6 +85,37 @@ def wire_schema(schema: dict, name: str = "output") -> dict:
     return converted
 
 
+def wire_messages(messages: tuple[ChatMessage, ...] | list[ChatMessage]) -> list[dict]:
+    """The ``messages`` of a request: plain turns as ``{"role", "content": text}`` (as before tools existed), an
+    assistant turn with calls as ``text`` + ``tool_use`` blocks, and each run of ``tool`` turns as ONE user turn of
+    ``tool_result`` blocks, joined by a user turn that directly follows them (its text as a block after the
+    results), so the results sit right after their ``tool_use`` turn and roles alternate."""
+    out: list[dict] = []
+    grouping = False  # the last entry is a user turn of tool results
+    for m in messages:
+        if m.role == "tool":
+            block = {"type": "tool_result", "tool_use_id": m.tool_call_id or "", "content": m.content}
+            if grouping:
+                out[-1]["content"].append(block)
+            else:
+                out.append({"role": "user", "content": [block]})
+                grouping = True
+            continue
+        if m.role == "user" and grouping:
+            if m.content:
+                out[-1]["content"].append({"type": "text", "text": m.content})
+            grouping = False
+            continue
+        grouping = False
+        if m.role == "assistant" and m.tool_calls:
+            blocks: list[dict] = [{"type": "text", "text": m.content}] if m.content else []
+            blocks += [{"type": "tool_use", "id": c.id, "name": c.name, "input": c.arguments} for c in m.tool_calls]
+            out.append({"role": "assistant", "content": blocks})
+        else:
+            out.append({"role": m.role, "content": m.content})
+    return out
+
+
 _ERRORS = SDKErrors(status=anthropic.APIStatusError, timeout=anthropic.APITimeoutError,
                     connection=anthropic.APIConnectionError, base=anthropic.AnthropicError)
 
@@ -81,6 +132,7 @@ class AnthropicProvider:
         max_retries: SDK retries for 408/409/429/5xx, connection errors and timeouts.
         concurrency: calls in flight at most (applied by :class:`~.client.LLMClient`).
         structured_output: ``json_schema`` (native ``output_config``) or ``prompt``.
+        tools: ``native`` (the ``tools`` field) or ``prompt`` (the client's text protocol, :mod:`.tool_protocol`).
         http_client: an ``httpx2.AsyncClient`` to send through (tests pass one on ``httpx2.MockTransport``).
 
     Raises:
@@ -92,9 +144,10 @@ class AnthropicProvider:
     def __init__(self, name: str = "anthropic", *, base_url: str | None = None,
                  api_key_env: str | None = "ANTHROPIC_API_KEY", timeout_s: float = 60.0, max_retries: int = 2,
                  concurrency: int = 8, structured_output: StructuredOutput | str = StructuredOutput.JSON_SCHEMA,
-                 http_client: httpx2.AsyncClient | None = None):
+                 http_client: httpx2.AsyncClient | None = None, tools: ToolProtocol | str = ToolProtocol.NATIVE):
         self.name = name
         self.structured_output = StructuredOutput(structured_output)
+        self.tools = ToolProtocol(tools)
         self.concurrency = concurrency
         self.timeout_s = timeout_s
         self.max_retries = max_retries
@@ -118,7 +171,7 @@ class AnthropicProvider:
         kwargs: dict[str, Any] = {
             "model": request.model,
             "max_tokens": max_tokens,
-            "messages": [{"role": m.role, "content": m.content} for m in request.messages],
+            "messages": wire_messages(request.messages),
         }
         sent: dict[str, Any] = {"max_tokens": max_tokens}
         if request.system:
@@ -127,7 +180,11 @@ class AnthropicProvider:
         if extra:
             kwargs["extra_body"] = extra
             sent.update(extra)
-        if request.json_schema is not None and self.structured_output is StructuredOutput.JSON_SCHEMA:
+        if request.tools:
+            check_tools(self.name, request.tools)
+            kwargs["tools"] = [{"name": t.name, "description": t.description, "input_schema": t.parameters}
+                               for t in request.tools]
+        elif request.json_schema is not None and self.structured_output is StructuredOutput.JSON_SCHEMA:
             kwargs["output_config"] = {"format": {"type": "json_schema",
                                                   "schema": wire_schema(request.json_schema, request.schema_name)}}
         return kwargs, sent
@@ -150,15 +207,20 @@ class AnthropicProvider:
         except _ERRORS.caught as e:
             # Anthropic's error bodies nest the message; a bare {"error": "text"} body is reported through the
             # SDK's own message (plain_error=False), as this provider always did.
+            hint = unsupported_feature_hint(self.name, self.base_url, "api.anthropic.com", tools="tools" in kwargs,
+                                            json_schema="output_config" in kwargs)
             raise to_llm_error(e, _ERRORS, provider=self.name, base_url=self.base_url, timeout_s=self.timeout_s,
-                               secret=self._key, plain_error=False) from None
+                               secret=self._key, plain_error=False, hint=hint) from None
         latency = time.perf_counter() - t0
         attempts = raw.retries_taken + 1
         request_id = raw.request_id or getattr(message, "id", None)
         model = getattr(message, "model", None) or request.model
         usage = self._usage(getattr(message, "usage", None))
-        text = "".join(getattr(b, "text", "") or "" for b in (getattr(message, "content", None) or [])
-                       if getattr(b, "type", None) == "text")
+        blocks = getattr(message, "content", None) or []
+        text = "".join(getattr(b, "text", "") or "" for b in blocks if getattr(b, "type", None) == "text")
+        calls = tuple(read_arguments(getattr(b, "id", None) or f"call_{i}", getattr(b, "name", None) or "",
+                                     getattr(b, "input", None))
+                      for i, b in enumerate((b for b in blocks if getattr(b, "type", None) == "tool_use"), 1))
         stop = getattr(message, "stop_reason", None)
         if stop == "refusal":
             details = getattr(message, "stop_details", None)
@@ -170,7 +232,7 @@ class AnthropicProvider:
                                   raw=raw_text, request_id=request_id, attempts=attempts, usage=usage,
                                   model=model, stop_reason=stop)
         return LLMResponse(text=text, model=model, usage=usage, request_id=request_id, stop_reason=stop,
-                           latency_s=latency, attempts=attempts, params_sent=sent)
+                           latency_s=latency, attempts=attempts, params_sent=sent, tool_calls=calls)
 
     @staticmethod
     def _usage(u: Any) -> Usage | None:

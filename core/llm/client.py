@@ -25,6 +25,7 @@ from typing import Any, Protocol
 from ..models import utc_now
 from ..text import repair_json_text, repair_text, repair_value
 from . import scrub as _scrub
+from . import tool_protocol as _tool_protocol
 from .base import (
     CallStatus,
     ChatMessage,
@@ -36,6 +37,7 @@ from .base import (
     StopReason,
     StructuredOutput,
     ToolCall,
+    ToolProtocol,
     Usage,
     normalize_stop_reason,
 )
@@ -403,9 +405,13 @@ class LLMClient:
         if not force:
             hit = self.ledger.cached_call(h, request.repeat)
             if hit is not None:
-                res = self._evaluate(request, hit.output_text or "", validate)
+                # Under the prompt protocol the ledger keeps the reply as written; its text is what lies outside
+                # the blocks, as on the first run (the calls are the stored ones).
+                text = (_tool_protocol.parse_reply(hit.output_text or "").text if self._prompt_tools(request)
+                        else hit.output_text)
+                res = self._evaluate(request, text or "", validate)
                 if not isinstance(res, list):
-                    return CallResult(status=CallStatus.OK, request_hash=h, parsed=res, text=hit.output_text,
+                    return CallResult(status=CallStatus.OK, request_hash=h, parsed=res, text=text,
                                       cached=True, call_ids=[hit.id] if hit.id else [], model=hit.returned_model,
                                       stop_reason=hit.stop_reason, tool_calls=tuple(hit.tool_calls))
         result = CallResult(status=CallStatus.ERROR, request_hash=h)
@@ -475,7 +481,22 @@ class LLMClient:
         return ToolCall(id=clean(call.id) or "", name=clean(call.name) or "",
                         arguments=args if isinstance(args, dict) else {}, arguments_raw=clean(call.arguments_raw))
 
+    def _prompt_tools(self, request: LLMRequest) -> bool:
+        """True when ``request`` carries tools and the provider takes them through the prompt protocol
+        (``tools = "prompt"``; a provider without a ``tools`` attribute is native)."""
+        return bool(request.tools) and getattr(self.provider, "tools", ToolProtocol.NATIVE) == ToolProtocol.PROMPT
+
     def _wire_request(self, request: LLMRequest) -> LLMRequest:
+        """What goes to the provider for the logical ``request`` (whose hash stays the cache key): under the prompt
+        protocol the tools go into the system prompt and the calls and results into plain text turns
+        (:mod:`.tool_protocol`); a schema the endpoint cannot enforce goes into the last user turn. A request with
+        tools carries no schema (tools win)."""
+        if request.tools:
+            if not self._prompt_tools(request):
+                return LLMRequest(**{**request.__dict__, "json_schema": None})
+            return LLMRequest(**{**request.__dict__, "json_schema": None, "tools": (),
+                                 "system": _tool_protocol.render_system(request.system, request.tools),
+                                 "messages": _tool_protocol.render_messages(request.messages)})
         if request.json_schema is None or self.provider.structured_output is StructuredOutput.JSON_SCHEMA:
             return request
         msgs = list(request.messages)
@@ -486,7 +507,7 @@ class LLMClient:
     def _evaluate(self, request: LLMRequest, text: str, validate: Validator | None) -> Any:
         """The parsed output, or the list of its problems. Every string of a parsed value is scrubbed of keys and
         lone surrogates again after decoding (a cached output stored before either rule)."""
-        if request.json_schema is None:
+        if request.json_schema is None or request.tools:  # with tools the answer is text and calls (tools win)
             value: Any = text
         else:
             try:
@@ -555,6 +576,10 @@ class LLMClient:
         record.output_text = response.text
         record.stop_reason_raw = response.stop_reason
         record.stop_reason = str(normalize_stop_reason(response.stop_reason))
+        if self._prompt_tools(logical):
+            # The ledger keeps the reply as written (output_text); the turn's text is what lies outside the blocks.
+            reply = _tool_protocol.parse_reply(response.text)
+            response.text, response.tool_calls = reply.text, reply.tool_calls
         record.tool_calls = tuple(self._clean_tool_call(c, record) for c in response.tool_calls or ())
         price = self._price(logical.model, response.model)
         # Without reported usage the cost is unknown (None), never a silent $0.

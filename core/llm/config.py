@@ -17,6 +17,7 @@ Shape (every key optional unless noted)::
     base_url = "http://127.0.0.1:8000/v1"
     api_key_env = "OPENAI_API_KEY"     # NAME of the environment variable holding the key; "" = no key
     structured_output = "json_schema"  # or "prompt" for servers without native JSON-Schema output
+    tools = "native"                   # or "prompt": tool calls as <tool_call> text, for servers without native tools
     concurrency = 16                   # calls in flight at most (default 8)
     timeout_s = 60                     # seconds per HTTP attempt (default 60)
     max_retries = 2                    # SDK retries on 408/409/429/5xx, timeouts (default 2)
@@ -82,6 +83,7 @@ class ProviderSettings(BaseModel):
     base_url: str | None = None
     api_key_env: str | None = None
     structured_output: Literal["json_schema", "prompt"] = "json_schema"
+    tools: Literal["native", "prompt"] = "native"
     concurrency: int = Field(8, ge=1, le=4096)
     timeout_s: float = Field(60.0, gt=0)
     max_retries: int = Field(2, ge=0, le=50)
@@ -497,7 +499,7 @@ def build_provider(config: LLMConfig, role_config: RoleConfig, http_client: Any 
     s = role_config.settings
     kwargs = dict(base_url=s.base_url, api_key_env=s.api_key_env, timeout_s=s.timeout_s,
                   max_retries=s.max_retries, concurrency=s.concurrency, structured_output=s.structured_output,
-                  http_client=http_client)
+                  http_client=http_client, tools=s.tools)
     if s.kind == "anthropic":
         from .anthropic_provider import AnthropicProvider
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .base import LLMError, LLMRequest, LLMResponse, StructuredOutput, ToolCall, ToolProtocol, Usage
+from .tool_protocol import render_calls
 
 
 @dataclass(frozen=True)
@@ -64,7 +65,8 @@ class ScriptedProvider:
         structured_output: pretend the endpoint has native JSON-Schema output or not.
         concurrency: the limit :class:`~.client.LLMClient` applies.
         tools: pretend the endpoint has native tool calling (scripted :class:`Reply` tool calls) or not
-            (``prompt``: the script answers with ``<tool_call>`` text, which the client parses).
+            (``prompt``: the script answers with ``<tool_call>`` text, which the client parses; a :class:`Reply`'s
+            tool calls are then played as that text, a ``finish`` call as a ``<finish>`` block).
 
     Raises (from :meth:`complete`):
         LLMError: a scripted error, or the list script ran out (status ``error``).
@@ -111,6 +113,10 @@ class ScriptedProvider:
             if isinstance(answer, Reply):
                 tool_calls, stop_reason, answer = answer.calls(), answer.stop(), answer.answer
             text = answer if isinstance(answer, str) else json.dumps(answer)
+            if tool_calls and self.tools is ToolProtocol.PROMPT:
+                # No native tools here: the calls are played as the protocol's text blocks, which the client parses.
+                text, tool_calls = render_calls(text, tool_calls), ()
+                stop_reason = "end_turn" if stop_reason == "tool_use" else stop_reason
             n_in = sum(len(m.content.split()) for m in request.messages) + len((request.system or "").split())
             return LLMResponse(
                 text=text, model=request.model + self.model_suffix,

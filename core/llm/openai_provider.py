@@ -15,6 +15,17 @@ Wire mapping (``LLMRequest.params`` -> request body):
   moved into the description) and sent with ``strict: true`` when the result meets every strict-mode rule
   (:func:`~.schemas.openai_strict_problems`); otherwise the schema goes as it is with ``strict: false``. The
   caller's schema is never modified, and the client validates against it in full.
+- ``tools`` (native tool calling): ``tools = [{"type": "function", "function": {"name", "description",
+  "parameters", "strict"}}]``, the parameters converted and ``strict`` decided as for ``response_format``
+  (:func:`wire_schema`). A request with tools sends no ``response_format`` (tools win). An assistant turn with
+  calls goes as ``{"role": "assistant", "content": text or null, "tool_calls": [{"id", "type": "function",
+  "function": {"name", "arguments": JSON text}}]}``, a tool result as ``{"role": "tool", "tool_call_id",
+  "content"}``. The answer's ``message.tool_calls`` become :class:`~.base.ToolCall` values (arguments that are not
+  a JSON object: ``{}`` and ``arguments_raw``; a ``custom`` tool call: its ``input`` text as ``arguments_raw``);
+  the finish reason is ``tool_calls``.
+
+An HTTP 400, 422 or 5xx from a server other than api.openai.com to a request carrying ``response_format`` or
+``tools`` names the setting that avoids them (``structured_output = "prompt"``, ``tools = "prompt"``).
 
 Retries (408/409/429/5xx, connection errors, timeouts) are the SDK's, ``max_retries`` of them, honouring
 ``retry-after``/``retry-after-ms``; ``LLMResponse.attempts`` is ``retries_taken + 1``.
@@ -23,6 +34,7 @@ Retries (408/409/429/5xx, connection errors, timeouts) are the SDK's, ``max_retr
 from __future__ import annotations
 
 import copy
+import json
 import time
 from typing import Any
 from urllib.parse import urlsplit
@@ -32,18 +44,29 @@ import openai
 
 # The key and error helpers are shared with the Anthropic provider; the ones not used here stay importable from
 # this module under their old names.
-from ._sdk_common import SDKErrors, read_api_key, to_llm_error
+from ._sdk_common import (
+    SDKErrors,
+    check_tools,
+    read_api_key,
+    read_arguments,
+    to_llm_error,
+    unsupported_feature_hint,
+)
 from ._sdk_common import error_detail as error_detail
 from ._sdk_common import http_attempts as http_attempts
 from ._sdk_common import is_transient_status as is_transient_status
 from ._sdk_common import scrub as scrub
 from .base import (
+    ChatMessage,
     LLMConfigError,
     LLMError,
     LLMRefusalError,
     LLMRequest,
     LLMResponse,
     StructuredOutput,
+    ToolCall,
+    ToolProtocol,
+    ToolSpec,
     Usage,
 )
 from .schemas import openai_strict_problems, openai_strict_schema
@@ -69,6 +92,38 @@ def strict_compatible(schema: Any) -> bool:
     return not openai_strict_problems(schema)
 
 
+def _tool(spec: ToolSpec) -> dict:
+    """One ``tools`` entry: ``{"type": "function", "function": {"name", "description", "parameters", "strict"}}``."""
+    parameters, strict = wire_schema(spec.parameters)
+    return {"type": "function", "function": {"name": spec.name, "description": spec.description,
+                                             "parameters": parameters, "strict": strict}}
+
+
+def _message(m: ChatMessage) -> dict:
+    """One ``messages`` entry for a :class:`~.base.ChatMessage` (plain, assistant with calls, or tool result)."""
+    if m.role == "tool":
+        return {"role": "tool", "tool_call_id": m.tool_call_id or "", "content": m.content}
+    if m.role == "assistant" and m.tool_calls:
+        return {"role": "assistant", "content": m.content or None, "tool_calls": [
+            {"id": c.id, "type": "function",
+             "function": {"name": c.name, "arguments": c.arguments_raw if c.arguments_raw is not None
+                          else json.dumps(c.arguments, ensure_ascii=False)}}
+            for c in m.tool_calls]}
+    return {"role": m.role, "content": m.content}
+
+
+def _tool_call(c: Any, n: int) -> ToolCall:
+    """A :class:`~.base.ToolCall` from one of ``message.tool_calls`` (a ``function`` call, or a ``custom`` one whose
+    free-text input is kept as ``arguments_raw``); a missing id becomes ``call_N``."""
+    call_id = getattr(c, "id", None) or f"call_{n}"
+    fn = getattr(c, "function", None)
+    if fn is not None:
+        return read_arguments(call_id, getattr(fn, "name", None) or "", getattr(fn, "arguments", None) or "")
+    custom = getattr(c, "custom", None)
+    return ToolCall(id=call_id, name=getattr(custom, "name", None) or "",
+                    arguments_raw=str(getattr(custom, "input", "") or ""))
+
+
 _ERRORS = SDKErrors(status=openai.APIStatusError, timeout=openai.APITimeoutError,
                     connection=openai.APIConnectionError, base=openai.OpenAIError)
 
@@ -86,6 +141,7 @@ class OpenAIProvider:
         max_retries: SDK retries for 408/409/429/5xx, connection errors and timeouts.
         concurrency: calls in flight at most (applied by :class:`~.client.LLMClient`).
         structured_output: ``json_schema`` (native) or ``prompt`` (the client puts the schema in the prompt).
+        tools: ``native`` (the ``tools`` field) or ``prompt`` (the client's text protocol, :mod:`.tool_protocol`).
         http_client: an ``httpx2.AsyncClient`` to send through (tests pass one on ``httpx2.MockTransport``).
 
     Raises:
@@ -97,9 +153,10 @@ class OpenAIProvider:
     def __init__(self, name: str = "openai", *, base_url: str | None = None,
                  api_key_env: str | None = "OPENAI_API_KEY", timeout_s: float = 60.0, max_retries: int = 2,
                  concurrency: int = 8, structured_output: StructuredOutput | str = StructuredOutput.JSON_SCHEMA,
-                 http_client: httpx2.AsyncClient | None = None):
+                 http_client: httpx2.AsyncClient | None = None, tools: ToolProtocol | str = ToolProtocol.NATIVE):
         self.name = name
         self.structured_output = StructuredOutput(structured_output)
+        self.tools = ToolProtocol(tools)
         self.concurrency = concurrency
         self.timeout_s = timeout_s
         self.max_retries = max_retries
@@ -122,7 +179,7 @@ class OpenAIProvider:
         messages: list[dict] = []
         if request.system:
             messages.append({"role": "system", "content": request.system})
-        messages.extend({"role": m.role, "content": m.content} for m in request.messages)
+        messages.extend(_message(m) for m in request.messages)
         kwargs: dict[str, Any] = {"model": request.model, "messages": messages}
         sent: dict[str, Any] = {}
         for key in ("temperature", "top_p", "seed"):
@@ -130,7 +187,10 @@ class OpenAIProvider:
                 kwargs[key] = sent[key] = request.params[key]
         if request.params.get("max_tokens") is not None:
             kwargs[self.max_tokens_field] = sent[self.max_tokens_field] = request.params["max_tokens"]
-        if request.json_schema is not None and self.structured_output is StructuredOutput.JSON_SCHEMA:
+        if request.tools:
+            check_tools(self.name, request.tools)
+            kwargs["tools"] = [_tool(t) for t in request.tools]
+        elif request.json_schema is not None and self.structured_output is StructuredOutput.JSON_SCHEMA:
             schema, strict = wire_schema(request.json_schema)
             kwargs["response_format"] = {
                 "type": "json_schema",
@@ -156,8 +216,10 @@ class OpenAIProvider:
             raw = await self._client.chat.completions.with_raw_response.create(**kwargs)
             completion = raw.parse()
         except _ERRORS.caught as e:
+            hint = unsupported_feature_hint(self.name, self.base_url, "api.openai.com", tools="tools" in kwargs,
+                                            json_schema="response_format" in kwargs)
             raise to_llm_error(e, _ERRORS, provider=self.name, base_url=self.base_url, timeout_s=self.timeout_s,
-                               secret=self._key) from None
+                               secret=self._key, hint=hint) from None
         latency = time.perf_counter() - t0
         attempts = raw.retries_taken + 1
         request_id = raw.request_id or getattr(completion, "id", None)
@@ -178,8 +240,9 @@ class OpenAIProvider:
                                   else f"{self.name}: the answer was withheld by the content filter",
                                   raw=raw_text or None, request_id=request_id, attempts=attempts,
                                   usage=usage, model=model, stop_reason=finish)
+        calls = tuple(_tool_call(c, i) for i, c in enumerate(getattr(message, "tool_calls", None) or [], 1))
         return LLMResponse(text=text, model=model, usage=usage, request_id=request_id, stop_reason=finish,
-                           latency_s=latency, attempts=attempts, params_sent=sent)
+                           latency_s=latency, attempts=attempts, params_sent=sent, tool_calls=calls)
 
     @staticmethod
     def _usage(u: Any) -> Usage | None:
