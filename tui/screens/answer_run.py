@@ -170,9 +170,9 @@ class AnswerRunScreen(Screen):
         self.query_one("#answer-run-progress", ProgressBar).update(total=len(plan.targets), progress=0)
         self._status(f"0/{len(plan.targets)} · escape cancels")
         try:
-            final = await run_agent_answers(self.store, client, plan, _settings(self.store, role), condition=condition,
-                                            by=self.annotator, on_progress=self.on_job_progress,
-                                            on_outcome=self.on_outcome)
+            final = await run_agent_answers(self.store, client, plan, _settings(self.store, config, role),
+                                            condition=condition, by=self.annotator,
+                                            on_progress=self.on_job_progress, on_outcome=self.on_outcome)
             self._status("finished: " + progress_line(final))
         except asyncio.CancelledError:
             self._status("cancelled; finished answers are stored. Run again to continue.")
@@ -201,11 +201,12 @@ class AnswerRunScreen(Screen):
         self.dismiss(None)
 
 
-def _settings(store: Store, role):
-    """The agent's settings for ``role``: the project's ``[agent]`` table with the role's model and parameters."""
+def _settings(store: Store, config, role):
+    """The agent's settings for ``role``: its model and parameters (temperature 0 unless the role sets one) and the
+    project's ``[agent]`` table of benchwright.toml."""
     from benchwright.core.agent.model import AgentSettings
 
     from ..services.llm import project_dir_of
 
     return AgentSettings(model=role.model, params={"temperature": 0, **(role.params or {})},
-                         project_dir=project_dir_of(store))
+                         project_dir=project_dir_of(store), **config.settings.agent.overrides())
