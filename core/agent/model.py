@@ -53,7 +53,8 @@ class ToolUse:
 
     Attributes:
         call_id, name, arguments: the call as the model made it (``arguments_raw`` when they did not parse).
-        output: the text sent back to the model (already capped; ``[elided ...]`` once elided).
+        output: the text sent back to the model when the call was made (already capped); kept whole in the
+            trajectory even after it was elided from later turns' context (see ``elided_at_turn``).
         ok: False when the call was refused or failed (unknown tool, bad arguments, a path outside the
             workspace, a command not allowed, a timeout); ``output`` then says why.
         truncated: the output was cut at ``tool_output_chars`` (or the command's own cap).
@@ -80,7 +81,9 @@ class Turn:
         tool_uses: the tool calls and their results, in call order.
         usage: token counts of the call; cached: it came from the ledger (a resumed run).
         call_ids: ledger ids of the call.
-        elided: call ids of earlier tool outputs elided before this turn was sent (to fit the budget).
+        elided: earlier tool outputs elided before this turn was sent (to fit the budget), each as
+            ``TURN:CALL_ID`` (the turn that made the call and its id: ids repeat across turns in the prompt
+            protocol).
         context_tokens: the estimated size of the conversation sent this turn.
     """
 
