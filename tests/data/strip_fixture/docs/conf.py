@@ -1,0 +1,1 @@
+project = "fixture"  # a Sphinx setting

@@ -1,0 +1,3 @@
+"""The fixture package."""
+
+from .core import Greeter  # re-exported

@@ -1,0 +1,4 @@
+"""This file does not parse; it is copied unchanged."""
+
+def broken(:  # a comment that stays
+    return 1

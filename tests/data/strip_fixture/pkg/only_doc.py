@@ -1,0 +1,4 @@
+"""A module with nothing but its docstring.
+
+It becomes an empty file.
+"""
