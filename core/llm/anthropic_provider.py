@@ -89,10 +89,14 @@ def wire_messages(messages: tuple[ChatMessage, ...] | list[ChatMessage]) -> list
     """The ``messages`` of a request: plain turns as ``{"role", "content": text}`` (as before tools existed), an
     assistant turn with calls as ``text`` + ``tool_use`` blocks, and each run of ``tool`` turns as ONE user turn of
     ``tool_result`` blocks, joined by a user turn that directly follows them (its text as a block after the
-    results), so the results sit right after their ``tool_use`` turn and roles alternate."""
+    results), so the results sit right after their ``tool_use`` turn and roles alternate. An assistant turn with
+    neither text nor calls (a model that replied nothing) is left out before the last turn: the API refuses empty
+    content, and joins the user turns around it into one."""
     out: list[dict] = []
     grouping = False  # the last entry is a user turn of tool results
-    for m in messages:
+    for i, m in enumerate(messages):
+        if m.role == "assistant" and not m.content and not m.tool_calls and i < len(messages) - 1:
+            continue
         if m.role == "tool":
             block = {"type": "tool_result", "tool_use_id": m.tool_call_id or "", "content": m.content}
             if grouping:

@@ -221,6 +221,14 @@ async def test_anthropic_plain_requests_keep_their_body():
     assert "tools" not in server.bodies[0]
 
 
+async def test_anthropic_leaves_out_an_empty_assistant_turn():
+    server = Server(anthropic_reply([{"type": "text", "text": "ok"}], stop="end_turn"))
+    await anthropic(server).complete(request(messages=(ChatMessage("user", "q"), ChatMessage("assistant", ""),
+                                                       ChatMessage("user", "Use a tool or finish."))))
+    assert server.bodies[0]["messages"] == [{"role": "user", "content": "q"},
+                                            {"role": "user", "content": "Use a tool or finish."}]
+
+
 @pytest.mark.parametrize(("blocks", "text", "expected"), [
     ([{"type": "text", "text": "Done."}], "Done.", ()),
     ([{"type": "tool_use", "id": "t1", "name": "search", "input": {"query": "x"}}], "",
