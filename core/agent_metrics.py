@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from .metrics import JUDGES, JudgedRun, answer_scores, scores_checklist
-from .vocabulary import CONDITION_REGISTRY
+from .vocabulary import CONDITION_REGISTRY, DEFAULT_AGENT_CONDITION
 
 BOOTSTRAP_RESAMPLES = 10_000
 """Resamples of the paired bootstrap interval of the gap (percentile method, 95 %)."""
@@ -42,24 +42,17 @@ BOOTSTRAP_RESAMPLES = 10_000
 BOOTSTRAP_SEED = 0
 """Seed of the bootstrap's generator (numpy ``default_rng``): the same data gives the same interval."""
 
-_NO_REPOSITORY = ("direct", "closed-book")
-"""Conditions under which the model saw no repository (Code-QA-Bench; SWE-QA-Pro §2.3 "direct (no-repository)")."""
-
 
 def condition_side(condition: str) -> str | None:
     """Which side of the direct-vs-agent comparison answers of ``condition`` are on.
 
     Returns ``"direct"`` for a condition without repository access (``direct``, ``closed-book``), ``"agent"`` for
-    one whose answers are made inside the repository (``agentic``, ``documented``, ``code-only``), ``None`` for a
-    name that is not a registered condition. The repository access is read from the condition registry
-    (:data:`benchwright.core.vocabulary.CONDITION_REGISTRY`) when its terms declare it (``repository``), else from
-    the names above."""
+    one whose answers the agent writes inside the repository or its code-only copy (``agentic``, ``documented``,
+    ``code-only``), ``None`` for a name that is not a registered condition. The access is the condition
+    registry's (:attr:`benchwright.core.vocabulary.Condition.needs_agent`)."""
     if condition not in CONDITION_REGISTRY:
         return None
-    access = getattr(CONDITION_REGISTRY.get(condition), "repository", None)
-    if access is not None:
-        return "direct" if access in ("none", None, False) else "agent"
-    return "direct" if condition in _NO_REPOSITORY else "agent"
+    return "agent" if CONDITION_REGISTRY.get(condition).needs_agent else "direct"
 
 
 def _condition_rank(condition: str, first: str) -> tuple:
@@ -191,7 +184,7 @@ def agent_gap(runs: Iterable[JudgedRun]) -> list[GapRow]:
         directs = sorted((c for c in by_condition if condition_side(c) == "direct"),
                          key=lambda c: _condition_rank(c, "direct"))
         agents = sorted((c for c in by_condition if condition_side(c) == "agent"),
-                        key=lambda c: _condition_rank(c, "agentic"))
+                        key=lambda c: _condition_rank(c, DEFAULT_AGENT_CONDITION))
         for dc in directs:
             for ac in agents:
                 rows.append(_gap_row(model, judge, judge_model, dc, ac, by_condition[dc], by_condition[ac], labels))
@@ -331,7 +324,7 @@ def tool_usage(records: Iterable[TrajectoryRecord]) -> list[ToolUsageRow]:
     for rec in records:
         grouped[(rec.model, rec.condition)].append(rec)
     rows = []
-    for model, condition in sorted(grouped, key=lambda k: (k[0], _condition_rank(k[1], "agentic"))):
+    for model, condition in sorted(grouped, key=lambda k: (k[0], _condition_rank(k[1], DEFAULT_AGENT_CONDITION))):
         calls: dict[str, int] = defaultdict(int)
         answered: list[TurnCounts] = []
         failed: list[TurnCounts] = []

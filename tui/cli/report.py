@@ -310,9 +310,14 @@ def _print_tool_usage(console: Console, report: Report) -> None:
         console.print(Text(f"{title}: no agent answers yet"))
         return
     tools = _tool_names(rows)
-    t = _table(f"{title}: tool calls in the answers' trajectories; failed runs (no answer) apart",
-               ["model", "condition", "answers", *tools, "calls / answer", "turns / answer", "refused", "elided",
-                "failed runs", "failed because", "not ours"], numeric_from=2)
+    t = Table(title=f"{title}: tool calls in the answers' trajectories; failed runs (no answer) apart",
+              title_justify="left")
+    for col in ("model", "condition"):
+        t.add_column(col)
+    for col in ("answers", *tools, "calls / answer", "turns / answer", "refused", "elided", "failed runs"):
+        t.add_column(_t(col), justify="right")  # tool names come from the trajectories: shown literally
+    t.add_column("failed because")
+    t.add_column("not ours", justify="right")
     for r in rows:
         t.add_row(_t(r.model), _t(r.condition), str(r.answers), *(str(r.calls.get(x, 0)) for x in tools),
                   _num(r.calls_per_answer, 1), _num(r.turns_per_answer, 1), str(r.refused_calls),
