@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from .agent.tools import TOOL_NAMES
 from .metrics import JUDGES, JudgedRun, answer_scores, scores_checklist
 from .vocabulary import CONDITION_REGISTRY, DEFAULT_AGENT_CONDITION
 
@@ -281,7 +282,9 @@ class ToolUsageRow:
     Attributes:
         model, condition: the answering model and the condition.
         answers: answers whose trajectory is ours (the ones counted in ``calls`` and the means).
-        calls: tool calls per tool name over those answers (every tool the trajectories name, sorted by name).
+        calls: tool calls per tool over those answers: every tool of the agent (:data:`TOOL_NAMES
+            <benchwright.core.agent.tools.TOOL_NAMES>`, zero included, in its order), then any other name a
+            trajectory holds, sorted.
         calls_total: their sum; ``calls_per_answer`` and ``turns_per_answer`` the means over ``answers`` (``None``
             with no answer).
         refused_calls: calls the tools refused or that failed (a path outside the workspace, a command not
@@ -343,8 +346,10 @@ def tool_usage(records: Iterable[TrajectoryRecord]) -> list[ToolUsageRow]:
             for name, n in counts.calls.items():
                 calls[name] += n
         total = sum(calls.values())
+        others = sorted(n for n in calls if n not in TOOL_NAMES)
         rows.append(ToolUsageRow(
-            model=model, condition=condition, answers=len(answered), calls=dict(sorted(calls.items())),
+            model=model, condition=condition, answers=len(answered),
+            calls={n: calls.get(n, 0) for n in (*TOOL_NAMES, *others)},
             calls_total=total, calls_per_answer=total / len(answered) if answered else None,
             turns_per_answer=statistics.fmean(c.turns for c in answered) if answered else None,
             refused_calls=sum(c.refused for c in answered), elided_outputs=sum(c.elided for c in answered),

@@ -146,13 +146,18 @@ def test_tool_usage_counts():
     ]
     agentic, code_only = tool_usage(records)
     assert (agentic.model, agentic.condition, agentic.answers, agentic.not_ours) == ("m", "agentic", 2, 2)
-    assert agentic.calls == {"command_line": 1, "finish": 1, "search": 2, "view": 1}
+    assert list(agentic.calls.items()) == [("search", 2), ("view", 1), ("command_line", 1), ("finish", 1)]
     assert (agentic.calls_total, agentic.calls_per_answer, agentic.turns_per_answer) == (5, 2.5, 2.5)
     assert (agentic.refused_calls, agentic.elided_outputs) == (1, 1)
     assert (agentic.failed_runs, agentic.failed_calls, agentic.failed_turns_per_run) == (2, 2, 1.0)
     assert agentic.failed_reasons == {"provider error": 1, "turn limit reached (25) without Finish": 1}
     assert (code_only.condition, code_only.answers, code_only.calls, code_only.turns_per_answer) == (
-        "code-only", 1, {"finish": 1}, 1.0)
+        "code-only", 1, {"search": 0, "view": 0, "command_line": 0, "finish": 1}, 1.0)
+
+
+def test_other_tool_names_come_after_the_agents():
+    (row,) = tool_usage([TrajectoryRecord("m", "agentic", "ok", traj([use("zz"), use("aa"), use("view")]))])
+    assert list(row.calls) == ["search", "view", "command_line", "finish", "aa", "zz"]
 
 
 def test_count_trajectory_shapes():
@@ -168,5 +173,5 @@ def test_report_has_both_sections():
     d = rep.to_dict()
     assert [r["agent_condition"] for r in d["agent_gap"]] == ["agentic", "agentic"]
     assert math.isclose(d["agent_gap"][0]["gap_pct"], 22.5)
-    assert d["tool_usage"][0]["calls"] == {"search": 1}
+    assert d["tool_usage"][0]["calls"] == {"search": 1, "view": 0, "command_line": 0, "finish": 0}
     assert "agent_gap" in d["conventions"] and "tool_usage" in d["conventions"]

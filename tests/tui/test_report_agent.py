@@ -107,9 +107,9 @@ def test_gap_and_tool_usage_in_text_csv_and_json(tmp_path):
         assert cell in agent_line
     usage = next(line for line in lines if MODEL in line and "2.3" in line and "turn limit" in line)
     cells = [c.strip() for c in usage.split("│")[1:-1]]
-    # model, condition, answers, command_line finish search view, calls/answer, turns/answer, refused, elided,
+    # model, condition, answers, search view command_line finish, calls/answer, turns/answer, refused, elided,
     # failed runs, failed because, not ours
-    assert cells == [MODEL, "agentic", "3", "1", "3", "2", "1", "2.3", "2.3", "1", "0", "1",
+    assert cells == [MODEL, "agentic", "3", "2", "1", "1", "3", "2.3", "2.3", "1", "0", "1",
                      "turn limit reached (25) without Finish: 1", "1"]
 
     data = json.loads(json_file.read_text(encoding="utf-8"))

@@ -143,7 +143,7 @@ def _gap_csv(rows: Sequence[GapRow]) -> tuple[list[str], list[list[object]]]:
 
 
 def _tool_names(rows: Sequence[ToolUsageRow]) -> list[str]:
-    return sorted({name for r in rows for name in r.calls})
+    return list(dict.fromkeys(name for r in rows for name in r.calls))
 
 
 def _tool_csv(rows: Sequence[ToolUsageRow]) -> tuple[list[str], list[list[object]]]:
