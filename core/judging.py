@@ -673,6 +673,8 @@ class AnswerOutcome(OutcomeAccounting):
     template_hash: str | None = None
     max_tokens: int | None = None
     """The budget a ``truncated`` answer was cut off at (None: the server's default)."""
+    sample_index: int = 0
+    """Which sample of the pair's answers this is (its request's repeat index, part of the cache key)."""
 
     @property
     def ok(self) -> bool:
@@ -686,20 +688,23 @@ class AnswerOutcome(OutcomeAccounting):
 
 
 def direct_answer_request(qa_pair_id: str, repository: str | None, question: str,
-                          settings: AnswerSettings) -> LLMRequest:
-    """The single-turn, no-repository request of the direct-answer baseline (SWE-QA-Pro §2.3); free text."""
+                          settings: AnswerSettings, sample_index: int = 0) -> LLMRequest:
+    """The single-turn, no-repository request of the direct-answer baseline (SWE-QA-Pro §2.3); free text. Sample
+    ``sample_index`` is the request's repeat index, so each sample is its own ledger entry."""
     return _request("direct_answer", JudgeSettings(settings.model, settings.params, settings.project_dir),
-                    None, "answer", repeat=0, system=ANSWER_SYSTEM, repository=repository or "(unnamed)",
-                    question=delimit("question", question))
+                    None, "answer", repeat=sample_index, system=ANSWER_SYSTEM,
+                    repository=repository or "(unnamed)", question=delimit("question", question))
 
 
 async def direct_answer(client: LLMClient, qa_pair_id: str, repository: str | None, question: str,
-                        settings: AnswerSettings) -> AnswerOutcome:
-    """Ask ``settings.model`` the question with no repository access, in one turn (SWE-QA-Pro §2.3). A refusal,
-    a provider error or an empty reply is a ``failed`` outcome with the reason (nothing to store); a reply cut off
-    at the token budget (after the client's retry with a larger one) is ``truncated``, with the partial text."""
-    req = direct_answer_request(qa_pair_id, repository, question, settings)
-    out = AnswerOutcome(qa_pair_id, template_hash=req.template_hash, model=settings.model)
+                        settings: AnswerSettings, sample_index: int = 0) -> AnswerOutcome:
+    """Ask ``settings.model`` the question with no repository access, in one turn (SWE-QA-Pro §2.3); sample
+    ``sample_index`` of the pair's answers (its request's repeat index). A refusal, a provider error or an empty
+    reply is a ``failed`` outcome with the reason (nothing to store); a reply cut off at the token budget (after
+    the client's retry with a larger one) is ``truncated``, with the partial text."""
+    req = direct_answer_request(qa_pair_id, repository, question, settings, sample_index)
+    out = AnswerOutcome(qa_pair_id, template_hash=req.template_hash, model=settings.model,
+                        sample_index=sample_index)
 
     def not_empty(value: Any) -> list[str]:
         return [] if str(value or "").strip() else ["the model returned an empty answer"]

@@ -19,6 +19,12 @@ from benchwright.core.importers.answers import ANSWER_FORMATS, parse_answers
 from benchwright.core.judging import AnswerSettings
 from benchwright.core.judgment import CONDITIONS, effective_entries, score_rate_of
 from benchwright.core.text import printable
+from benchwright.core.vocabulary import (
+    AGENT_CONDITIONS,
+    CONDITION_REGISTRY,
+    DEFAULT_AGENT_CONDITION,
+    DIRECT_CONDITIONS,
+)
 
 from .common import (
     annotator_option,
@@ -151,7 +157,7 @@ def _print_answer_report(r, scale: int | None, judge_model: str, *, warnings: li
 @click.pass_context
 @friendly
 def answers_list(ctx, model, condition, pair) -> None:
-    """List answers: id, pair position, model, condition, judgments, start of the answer."""
+    """List answers: id, pair position, model, condition, sample, judgments, start of the answer."""
     with open_store(ctx) as store:
         pid = store.resolve_pair(pair) if pair else None
         rows = store.answers(pair_id=pid, model=model, condition=condition)
@@ -164,7 +170,7 @@ def answers_list(ctx, model, condition, pair) -> None:
         return
     for a in rows:
         start = ("[TRUNCATED] " if a.truncated else "") + " ".join(a.text.split())[:60]
-        click.echo(f"{a.id}\t#{ordinals[a.qa_pair_id]}\t{printable(a.model)}\t{a.condition}\t"
+        click.echo(f"{a.id}\t#{ordinals[a.qa_pair_id]}\t{printable(a.model)}\t{a.condition}\tsample {a.sample_index}\t"
                    f"{plural(counts[a.id], 'judgment')}\t{printable(start)}")
     cut = sum(1 for a in rows if a.truncated)
     if cut:
@@ -175,7 +181,8 @@ def answers_list(ctx, model, condition, pair) -> None:
 
 @answers.command("show")
 @click.argument("answer_id")
-@click.option("--trajectory", "with_trajectory", is_flag=True, help="Print the agent's trajectory (JSON).")
+@click.option("--trajectory", "with_trajectory", is_flag=True,
+              help="Print the agent's trajectory: every turn, tool call and output (other formats: the JSON).")
 @click.pass_context
 @friendly
 def answers_show(ctx, answer_id, with_trajectory) -> None:
@@ -190,9 +197,15 @@ def answers_show(ctx, answer_id, with_trajectory) -> None:
         overrides = {j.id: store.overrides(j.id) for j in judgments}
         label = store.failure_mode(a.id)
         ordinal = store.ordinal_of(a.qa_pair_id)
+        run = store.answer_run_for(a.id)
     where = f"{printable(a.source_file or '?')}, line {a.source_line}" if a.source_line else printable(a.source_file or "")
     click.echo(f"{a.id} · pair #{ordinal} {a.qa_pair_id} · {printable(a.model)} · {a.condition} · "
-               f"{a.source_format} ({where})")
+               f"sample {a.sample_index} · {a.source_format}{f' ({where})' if where else ''}")
+    if run is not None:
+        cost = "cost unknown" if run.cost_usd is None else f"${run.cost_usd:.4f}"
+        click.echo(f"--- run {run.id}: {plural(run.turns, 'turn')} in {printable(run.repository or '?')}, "
+                   f"{run.input_tokens + run.output_tokens:,} tokens, {cost}, by {printable(run.created_by)} "
+                   f"at {run.created_at}")
     cut = a.truncated
     if cut:
         budget = cut.get("max_tokens")
@@ -204,12 +217,7 @@ def answers_show(ctx, answer_id, with_trajectory) -> None:
             click.echo("--- trajectory")
             click.echo("(no trajectory)")
     else:
-        steps = len(a.trajectory) if isinstance(a.trajectory, list) else 1
-        if with_trajectory:
-            click.echo("--- trajectory")
-            click.echo(printable(json.dumps(a.trajectory, indent=2, ensure_ascii=False)))
-        else:
-            click.echo(f"--- trajectory: {plural(steps, 'step')} (print it with --trajectory)")
+        _echo_trajectory(a, with_trajectory)
     for j in judgments:
         entries, used = effective_entries(j, overrides[j.id])
         if j.score_rate is None:
@@ -236,24 +244,98 @@ def answers_show(ctx, answer_id, with_trajectory) -> None:
 
 
 
+def _echo_trajectory(answer, full: bool) -> None:
+    """``answers show``'s trajectory: for benchwright's agent format a summary (turns, calls per tool, refused
+    calls, elisions, cited locations resolving / not) and with ``full`` every turn; any other format: its step
+    count, and with ``full`` the JSON. All text literal (:func:`printable`)."""
+    from ..services.views import trajectory_view
+
+    view = trajectory_view(answer)
+    if view.turns is None:
+        steps = len(answer.trajectory) if isinstance(answer.trajectory, list) else 1
+        if full:
+            click.echo("--- trajectory")
+            click.echo(printable(json.dumps(answer.trajectory, indent=2, ensure_ascii=False)))
+        else:
+            click.echo(f"--- trajectory: {plural(steps, 'step')} (print it with --trajectory)")
+        return
+    tools = ", ".join(f"{printable(name)} {n}" for name, n in view.tool_counts.items()) or "none"
+    summary = [plural(len(view.turns), "turn"), f"tool calls: {tools}"]
+    if view.refused:
+        summary.append(f"{view.refused} refused or failed")
+    summary.append(plural(view.elisions, "elision"))
+    if view.citations_resolving is not None or view.citations_not is not None:
+        summary.append(f"cited locations: {view.citations_resolving or 0} resolving, {view.citations_not or 0} not")
+    click.echo(f"--- trajectory: {'; '.join(summary)}{'' if full else ' (print it with --trajectory)'}")
+    if not full:
+        return
+    for t in view.turns:
+        notes = [f"{t.input_tokens:,} in / {t.output_tokens:,} out tokens", f"context ~{t.context_tokens:,}"]
+        if t.cached:
+            notes.append("cached")
+        if t.elided:
+            notes.append(f"elided before it: {', '.join(printable(e) for e in t.elided)}")
+        click.echo(f"turn {t.index} · {' · '.join(notes)}")
+        for line in t.text.splitlines():
+            click.echo(f"  {printable(line)}")
+        for u in t.tool_uses:
+            marks = "".join(m for m, on in ((" [refused]", not u.ok), (" [output cut]", u.truncated),
+                                            (f" [elided at turn {u.elided_at_turn}]", u.elided_at_turn is not None))
+                            if on)
+            click.echo(f"  > {printable(u.name)} {printable(u.arguments)}{marks}")
+            for line in u.output:
+                click.echo(f"    {printable(line)}")
+            if u.more_lines:
+                click.echo(f"    ... {plural(u.more_lines, 'more line')}")
+
+
 # --------------------------------------------------------------------------------------------- answer
 @answers.command("generate")
 @click.option("--model", required=True, help="The answering model (MODEL or PROVIDER:MODEL on the generator "
                                                "role's provider); stored as the answers' model.")
-@click.option("--condition", type=click.Choice(CONDITIONS), default="closed-book", show_default=True,
-              help="Condition recorded with the answers.")
+@click.option("--condition", type=click.Choice(CONDITIONS),
+              help="Condition of the answers: without --agent closed-book (default) or direct (no repository); "
+                   f"{', '.join(AGENT_CONDITIONS)} run the agent (implies --agent; default with --agent: "
+                   f"{DEFAULT_AGENT_CONDITION}).")
+@click.option("--agent", "agent", is_flag=True,
+              help="Answer with the agent inside the pair's repository (read-only tools; SWE-QA-Pro §3.1).")
+@click.option("--samples", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Answers per pair (sample indices 0..K-1; each its own ledger entry).")
+@click.option("--max-turns", "max_turns", type=click.IntRange(min=1),
+              help="Agent: model calls per run at most (default: [agent] max_turns, else 25).")
 @click.option("--limit", type=click.IntRange(min=1), help="At most this many pairs.")
 @where_option
 @click.option("--as", "annotator", help="Who runs it (recorded with each answer).")
 @click.pass_context
 @friendly
-def answers_generate(ctx, model, condition, limit, where, annotator) -> None:
-    """Generate single-turn answers without repository access (the direct-answer baseline, SWE-QA-Pro §2.3).
+def answers_generate(ctx, model, condition, agent, samples, max_turns, limit, where, annotator) -> None:
+    """Generate answers: direct, single-turn answers without repository access (closed-book, direct; the
+    direct-answer baseline, SWE-QA-Pro §2.3), or with --agent (or an agent condition) the agent's answers inside
+    the repository: documented and agentic on the registered checkout at its pinned commit, code-only on its
+    stripped copy (benchwright repos strip NAME).
 
-    Pairs that already have an answer by the model under the condition are skipped; finished calls are reused, so
-    running the same command again makes no calls. An answer cut off at max_tokens is retried once with a larger
-    budget; if it is still cut off it is stored flagged truncated and the command exits 1.
+    Samples that already have an answer are skipped; finished calls (every agent turn) are reused, so running the
+    same command again makes no calls and a killed run resumes at the turn it reached. A direct answer cut off at
+    max_tokens is retried once with a larger budget; if it is still cut off it is stored flagged truncated. An
+    agent run that fails (turn limit, no Finish, provider error) is stored as a failed run with its reason, never
+    as an answer. Exits 1 when any sample failed or any pair was refused.
     """
+    if agent or (condition is not None and CONDITION_REGISTRY.get(condition).needs_agent):
+        _generate_agent_answers(ctx, model, condition, samples=samples, max_turns=max_turns, limit=limit,
+                                where=where, annotator=annotator)
+        return
+    if max_turns is not None:
+        raise click.UsageError("--max-turns is for agent runs (--agent)")
+    _generate_direct_answers(ctx, model, condition or DIRECT_CONDITIONS[0], samples=samples, limit=limit,
+                             where=where, annotator=annotator)
+
+
+def _already(n: int, samples: int) -> str:
+    return f"{n} {'pairs' if samples == 1 else 'samples'} already answered"
+
+
+def _generate_direct_answers(ctx, model, condition, *, samples, limit, where, annotator) -> None:
+    """``answers generate`` without the agent: one direct answer per (pair, sample)."""
     from benchwright.tui.services.judge_runs import plan_direct_answers, run_direct_answers
 
     from ..services.llm import ANSWER_ROLE, make_llm_client, project_dir_of
@@ -263,33 +345,105 @@ def answers_generate(ctx, model, condition, limit, where, annotator) -> None:
     with open_store(ctx) as store:
         flt = parse_where(where, facets=store.facets() if where else None)
         client, role = make_llm_client(store, ANSWER_ROLE, model, provider_factory=ctx.obj.get("provider_factory"))
-        plan = plan_direct_answers(store, role.model, condition, where=flt, limit=limit)
-        if not plan.pair_ids:
+        plan = plan_direct_answers(store, role.model, condition, where=flt, limit=limit, samples=samples)
+        if not plan.targets:
             close_unused(client)
             out.print(Text(f"answer ({role.model}, {condition}): nothing to do; "
-                           f"{plan.already_answered} pairs already answered"))
+                           f"{_already(plan.already_answered, samples)}"))
             return
         settings = AnswerSettings(model=role.model, params=role.params, project_dir=project_dir_of(store))
         final, outcomes = run_closing(
-            client, functools.partial(run_direct_answers, store, client, plan.pair_ids, settings,
+            client, functools.partial(run_direct_answers, store, client, plan.targets, settings,
                                       condition=condition, by=by),
-            len(plan.pair_ids), f"answer ({role.model}, {condition})")
+            len(plan.targets), f"answer ({role.model}, {condition})")
         ok = [o for o in outcomes if o.ok]
         truncated = [o for o in outcomes if o.truncated]
         failed = [o for o in outcomes if not o.ok and not o.truncated]
         if final is None:
-            out.print(Text(f"answer: cancelled; {len(outcomes)} of {len(plan.pair_ids)} finished and saved."))
+            out.print(Text(f"answer: cancelled; {len(outcomes)} of {len(plan.targets)} finished and saved."))
         out.print(Text(f"answer ({role.model}, {condition}): {plural(len(ok), 'answer')} stored, {len(failed)} failed"
                        f"{f', {len(truncated)} truncated (stored flagged)' if truncated else ''}"
-                       f"{f', {plan.already_answered} pairs already answered' if plan.already_answered else ''}; "
+                       f"{f', {_already(plan.already_answered, samples)}' if plan.already_answered else ''}; "
                        f"{money(outcomes)}"))
         for o in failed[:10]:
-            out.print(Text(f"  failed #{store.ordinal_of(o.qa_pair_id)} {o.qa_pair_id}: {printable(o.reason or '')}"))
-        for o in truncated[:10]:
-            out.print(Text(f"  truncated #{store.ordinal_of(o.qa_pair_id)} {o.qa_pair_id}: "
+            out.print(Text(f"  failed #{store.ordinal_of(o.qa_pair_id)} {o.qa_pair_id}{_sample(o.sample_index)}: "
                            f"{printable(o.reason or '')}"))
+        for o in truncated[:10]:
+            out.print(Text(f"  truncated #{store.ordinal_of(o.qa_pair_id)} {o.qa_pair_id}"
+                           f"{_sample(o.sample_index)}: {printable(o.reason or '')}"))
         if truncated:
             out.print(Text("  truncated answers are stored flagged as cut off (answers show says so), not as "
                            "complete ones"))
     exit_unfinished(final is None, failed + truncated)
 
+
+def _sample(index: int) -> str:
+    return f" sample {index}" if index else ""
+
+
+def _generate_agent_answers(ctx, model, condition, *, samples, max_turns, limit, where, annotator) -> None:
+    """``answers generate --agent``: the agent on every (pair, sample) without an answer, in the folder the
+    condition gives it (:mod:`benchwright.tui.services.agent_runs`)."""
+    from benchwright.tui.services.agent_runs import (
+        agent_settings,
+        check_agent_condition,
+        plan_agent_answers,
+        run_agent_answers,
+    )
+
+    from ..services.llm import ANSWER_ROLE, client_for_role, llm_role, project_dir_of
+
+    condition = check_agent_condition(condition)
+    by = resolve_annotator(annotator)
+    out = out_console()
+    with open_store(ctx) as store:
+        flt = parse_where(where, facets=store.facets() if where else None)
+        config, role = llm_role(store, ANSWER_ROLE, model)
+        plan = plan_agent_answers(store, role.model, condition, samples=samples, where=flt, limit=limit)
+        label = f"agent ({role.model}, {condition})"
+        for pid, reason in plan.refused[:LIST_LIMIT]:
+            out.print(Text(f"  refused #{store.ordinal_of(pid)} {pid}: {printable(reason)}"))
+        if len(plan.refused) > LIST_LIMIT:
+            out.print(Text(f"  ... and {len(plan.refused) - LIST_LIMIT} more refused"))
+        if not plan.targets:
+            refused = f"; {plural(len(plan.refused), 'pair')} refused" if plan.refused else ""
+            out.print(Text(f"{label}: nothing to do; {_already(plan.already_answered, samples)}{refused}"))
+            exit_unfinished(False, plan.refused)
+            return
+        client = client_for_role(store, config, role, provider_factory=ctx.obj.get("provider_factory"))
+        settings = agent_settings(config, role, project_dir=project_dir_of(store), max_turns=max_turns)
+        final, outcomes = run_closing(
+            client, functools.partial(run_agent_answers, store, client, plan, settings, condition=condition, by=by),
+            len(plan.targets), label)
+        ok = [o for o in outcomes if o.ok]
+        failed = [o for o in outcomes if o.status == "failed"]
+        skipped = [o for o in outcomes if o.skipped]
+        if final is None:
+            out.print(Text(f"agent: cancelled; {len(outcomes)} of {len(plan.targets)} finished and saved (the "
+                           "turns of the others are in the ledger: run the command again to resume them)."))
+        parts = [f"{plural(len(ok), 'answer')} stored", f"{len(failed)} failed"]
+        if skipped:
+            parts.append(f"{len(skipped)} skipped (another run had them)")
+        if plan.already_answered:
+            parts.append(_already(plan.already_answered, samples))
+        if plan.refused:
+            parts.append(f"{plural(len(plan.refused), 'pair')} refused")
+        out.print(Text(f"{label}: {', '.join(parts)}; {money(outcomes)}"))
+        resolving = sum(_cited(o, "resolving") for o in ok)
+        unresolved = sum(_cited(o, "not_resolving") for o in ok)
+        if ok:
+            out.print(Text(f"  {sum(o.turns for o in ok)} turns over {plural(len(ok), 'answer')}; cited locations: "
+                           f"{resolving} resolving, {unresolved} not"))
+        for o in failed[:LIST_LIMIT]:
+            out.print(Text(f"  failed #{store.ordinal_of(o.qa_pair_id)} {o.qa_pair_id} sample {o.sample_index} "
+                           f"after {plural(o.turns, 'turn')}: {printable(o.reason or '')}"))
+        if failed:
+            out.print(Text("  failed runs are stored with their trajectories (no answer); the next run tries them "
+                           "again, replaying their finished turns from the ledger"))
+    exit_unfinished(final is None, failed + plan.refused)
+
+
+def _cited(outcome, key: str) -> int:
+    """How many cited locations of an agent answer resolve (``key`` resolving) or not (``not_resolving``)."""
+    value = (outcome.citations or {}).get(key, 0)
+    return len(value) if isinstance(value, list) else int(value or 0)

@@ -67,6 +67,17 @@ def check_agent_condition(condition: str | None) -> str:
     return condition
 
 
+def agent_settings(config, role, *, project_dir: Path | None = None, max_turns: int | None = None) -> AgentSettings:
+    """The agent's settings for a resolved answering role: its model and sampling parameters (temperature 0 unless
+    the role sets one, SWE-QA-Pro §3.1), the ``[agent]`` table of benchwright.toml (``config`` is an
+    :class:`~benchwright.core.llm.config.LLMConfig`), and ``max_turns`` (``--max-turns``) over both."""
+    overrides = config.settings.agent.overrides()
+    if max_turns is not None:
+        overrides["max_turns"] = max_turns
+    return AgentSettings(model=role.model, params={"temperature": 0, **role.params}, project_dir=project_dir,
+                         **overrides)
+
+
 # ------------------------------------------------------------------------------------------------- plan
 @dataclass
 class AgentPlan:
@@ -243,16 +254,11 @@ class AgentAnswerOutcome:
                          usage=self.usage, cost_usd=self.cost_usd, cost_unknown=self.cost_unknown)
 
 
-def _citations_json(root: str, text: str) -> dict | None:
+def _citations_json(root: str, text: str) -> dict:
     """The cited locations of ``text`` resolved in ``root`` as JSON (resolving / not, with the items)."""
     from benchwright.core.agent.citations import resolve_citations
 
-    count = resolve_citations(Path(root), text)
-    if hasattr(count, "as_json"):
-        return count.as_json()
-    from dataclasses import asdict, is_dataclass
-
-    return asdict(count) if is_dataclass(count) else dict(count)
+    return resolve_citations(Path(root), text).as_json()
 
 
 def save_agent_outcome(store: Store, plan: AgentPlan, outcome: AgentOutcome, *, condition: str, by: str,

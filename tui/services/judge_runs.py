@@ -44,11 +44,13 @@ from benchwright.core.judgment import (
     Answer,
     FailureModeLabel,
     Judgment,
+    JudgmentError,
     check_choice,
     effective_score_rate,
 )
 from benchwright.core.llm.client import LLMClient
 from benchwright.core.llm.jobs import ItemTally, Job, JobProgress
+from benchwright.core.vocabulary import CONDITION_REGISTRY, DIRECT_CONDITIONS
 from benchwright.db import QueueFilter, Store
 from benchwright.db.llm import claim_owner
 
@@ -263,34 +265,42 @@ async def run_judging(store: Store, client: LLMClient, judge: str, targets: list
 # ------------------------------------------------------------------------------------------ direct answers
 @dataclass
 class AnswerPlan:
-    """Pairs to answer, and how many were left out because they already have an answer by the model under the
+    """The direct answers to write: ``targets`` ``(pair id, sample index)``, pair by pair; ``pair_ids`` the pairs
+    with work; ``already_answered`` the (pair, sample) left out because the model has an answer there under the
     condition."""
 
     pair_ids: list[str] = field(default_factory=list)
     already_answered: int = 0
+    targets: list[tuple[str, int]] = field(default_factory=list)
 
 
 def plan_direct_answers(store: Store, model: str, condition: str, *, where: QueueFilter | None = None,
-                        limit: int | None = None, annotator: str = "") -> AnswerPlan:
-    """Pairs (matching ``where``, in queue order) without an answer by ``model`` under ``condition``; at most
-    ``limit``. A pair has at most one answer per model and condition (``answers`` UNIQUE), so answered pairs are
-    skipped.
+                        limit: int | None = None, annotator: str = "", samples: int = 1) -> AnswerPlan:
+    """Every (pair matching ``where``, in queue order; sample 0..samples-1) without an answer by ``model`` under
+    ``condition``; at most ``limit`` pairs with work. An answer is (pair, model, condition, sample index)
+    (``answers`` UNIQUE), so answered samples are skipped.
 
     Raises:
-        JudgmentError: unknown condition.
+        JudgmentError: unknown condition, or a condition whose answers the agent writes in a repository
+            (``CONDITION_ACCESS``): a direct answer under it would claim an access it did not have.
+        BenchwrightError: samples below 1.
     """
     check_choice(condition, CONDITIONS, "condition")
+    if CONDITION_REGISTRY.get(condition).needs_agent:
+        raise JudgmentError(f"condition {condition} means the agent reads the repository; a direct answer has no "
+                            f"repository access: use --condition {' or '.join(DIRECT_CONDITIONS)}, or --agent")
+    if samples < 1:
+        raise BenchwrightError(f"samples per pair must be at least 1, not {samples}")
     wanted = _pair_ids_matching(store, where, annotator)
     ids = wanted if wanted is not None else store.filtered_pair_ids(annotator)
-    have = {a.qa_pair_id for a in store.answers(model=model, condition=condition)}
+    have = {(a.qa_pair_id, a.sample_index) for a in store.answers(model=model, condition=condition)}
     plan = AnswerPlan()
     for pid in ids:
-        if pid in have:
-            plan.already_answered += 1
-        else:
+        todo = [(pid, s) for s in range(samples) if (pid, s) not in have]
+        plan.already_answered += samples - len(todo)
+        if todo and (limit is None or len(plan.pair_ids) < limit):
             plan.pair_ids.append(pid)
-    if limit is not None:
-        plan.pair_ids = plan.pair_ids[:limit]
+            plan.targets.extend(todo)
     return plan
 
 
@@ -306,29 +316,33 @@ def save_direct_answer(store: Store, outcome: AnswerOutcome, *, model: str, cond
              "call_ids": outcome.call_ids}
     if outcome.truncated:
         extra["truncated"] = {"max_tokens": outcome.max_tokens, "reason": outcome.reason}
-    return store.add_generated_answer(outcome.qa_pair_id, model, condition, outcome.text, extra=extra, by=by)
+    return store.add_generated_answer(outcome.qa_pair_id, model, condition, outcome.text, extra=extra, by=by,
+                                      sample_index=outcome.sample_index)
 
 
-async def run_direct_answers(store: Store, client: LLMClient, pair_ids: list[str], settings: AnswerSettings, *,
-                             condition: str, by: str, on_progress: Callable[[JobProgress], object] | None = None,
+async def run_direct_answers(store: Store, client: LLMClient, pair_ids: list[str] | list[tuple[str, int]],
+                             settings: AnswerSettings, *, condition: str, by: str,
+                             on_progress: Callable[[JobProgress], object] | None = None,
                              on_outcome: Callable[[AnswerOutcome], object] | None = None) -> JobProgress:
-    """Generate a direct answer (no repository access, one turn; SWE-QA-Pro §2.3) for every pair and store each as
-    an answer by ``settings.model`` under ``condition`` as soon as it arrives. Failed ones are not stored; one cut
-    off at the token budget (after the retry with a larger one) is stored flagged ``truncated`` in its extra.
+    """Generate a direct answer (no repository access, one turn; SWE-QA-Pro §2.3) for every pair (a pair id: sample
+    0; or a ``(pair id, sample index)`` target of :func:`plan_direct_answers`) and store each as an answer by
+    ``settings.model`` under ``condition`` as soon as it arrives. Failed ones are not stored; one cut off at the
+    token budget (after the retry with a larger one) is stored flagged ``truncated`` in its extra.
 
     Raises:
         asyncio.CancelledError: the run was cancelled (what finished is stored).
     """
+    targets = [(t, 0) if isinstance(t, str) else (t[0], int(t[1])) for t in pair_ids]
 
-    async def work(pair_id: str) -> AnswerOutcome:
-        pin = build_input(store, pair_id, "checklist")
-        return await direct_answer(client, pair_id, pin.pair.repository, pin.question, settings)
+    async def work(target: tuple[str, int]) -> AnswerOutcome:
+        pin = build_input(store, target[0], "checklist")
+        return await direct_answer(client, target[0], pin.pair.repository, pin.question, settings, target[1])
 
-    def save(pair_id: str, outcome: AnswerOutcome) -> None:
+    def save(target: tuple[str, int], outcome: AnswerOutcome) -> None:
         if outcome.ok or outcome.truncated:
             save_direct_answer(store, outcome, model=settings.model, condition=condition, by=by)
 
-    return await _run_and_store(client, pair_ids, work, AnswerOutcome.tally, save, on_progress, on_outcome)
+    return await _run_and_store(client, targets, work, AnswerOutcome.tally, save, on_progress, on_outcome)
 
 
 # ------------------------------------------------------------------------------------------ failure modes
