@@ -44,7 +44,6 @@ from ._sdk_common import (
     SDKErrors,
     check_tools,
     read_api_key,
-    read_arguments,
     to_llm_error,
     unsupported_feature_hint,
 )
@@ -59,6 +58,7 @@ from .base import (
     Usage,
 )
 from .schemas import anthropic_schema_problems
+from .tool_protocol import read_arguments
 
 DEFAULT_MAX_TOKENS = 4096
 """``max_tokens`` sent when the role configures none (the API requires one)."""

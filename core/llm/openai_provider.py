@@ -48,7 +48,6 @@ from ._sdk_common import (
     SDKErrors,
     check_tools,
     read_api_key,
-    read_arguments,
     to_llm_error,
     unsupported_feature_hint,
 )
@@ -70,6 +69,7 @@ from .base import (
     Usage,
 )
 from .schemas import openai_strict_problems, openai_strict_schema
+from .tool_protocol import read_arguments
 
 NO_KEY_PLACEHOLDER = "not-needed"
 """The key sent to an OpenAI-compatible server configured without ``api_key_env`` (local servers need none)."""

@@ -20,7 +20,8 @@ Parsing rules (:func:`parse_reply`):
 
 - every ``<tool_call>JSON</tool_call>`` whose JSON is an object with a string ``name`` becomes a ToolCall; its
   ``arguments`` is the object's ``arguments`` (an object, or a string holding a JSON object; absent: ``{}``).
-  ``arguments`` of any other kind gives ``arguments={}`` and ``arguments_raw`` = that value as JSON text.
+  ``arguments`` of any other kind gives ``arguments={}`` and ``arguments_raw`` = that text (a value that is not
+  text: as JSON), as for native calls (:func:`read_arguments`).
 - a ``<tool_call>`` block that is not such an object (bad JSON, no ``name``), or that is never closed, is a
   **malformed call**: a ToolCall with ``name=""`` and ``arguments_raw`` = the block's text as the model wrote it
   (tags included), so the caller can answer it with an error instead of losing it.
@@ -37,6 +38,7 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from .base import ChatMessage, ToolCall, ToolSpec
 
@@ -144,6 +146,23 @@ def render_messages(messages: Sequence[ChatMessage]) -> tuple[ChatMessage, ...]:
     return tuple(out)
 
 
+def read_arguments(call_id: str, name: str, value: Any) -> ToolCall:
+    """A :class:`~.base.ToolCall` from a model's arguments (OpenAI sends their text, Anthropic the object, the
+    prompt protocol either): a JSON object is ``arguments``; anything else (bad JSON, a list, a number, empty text)
+    gives ``arguments={}`` with ``arguments_raw`` = the text as sent (a value that is not text: as JSON)."""
+    if isinstance(value, dict):
+        return ToolCall(id=call_id, name=name, arguments=value)
+    if isinstance(value, str):
+        try:
+            parsed = json.loads(value)
+        except json.JSONDecodeError:
+            parsed = None
+        if isinstance(parsed, dict):
+            return ToolCall(id=call_id, name=name, arguments=parsed)
+        return ToolCall(id=call_id, name=name, arguments_raw=value)
+    return ToolCall(id=call_id, name=name, arguments_raw=json.dumps(value, ensure_ascii=False, default=str))
+
+
 def _read_call(body: str, n: int, raw: str) -> ToolCall:
     """The call in one ``<tool_call>`` block's ``body`` (``raw``: the block with its tags, kept when malformed)."""
     text = body.strip()
@@ -156,18 +175,7 @@ def _read_call(body: str, n: int, raw: str) -> ToolCall:
         return ToolCall(id=f"call_{n}", name="", arguments_raw=raw)
     if not isinstance(value, dict) or not isinstance(value.get("name"), str) or not value["name"].strip():
         return ToolCall(id=f"call_{n}", name="", arguments_raw=raw)
-    args = value.get("arguments", {})
-    if isinstance(args, str):
-        try:
-            decoded = json.loads(args)
-        except json.JSONDecodeError:
-            decoded = None
-        if isinstance(decoded, dict):
-            args = decoded
-    if isinstance(args, dict):
-        return ToolCall(id=f"call_{n}", name=value["name"].strip(), arguments=args)
-    return ToolCall(id=f"call_{n}", name=value["name"].strip(),
-                    arguments_raw=json.dumps(args, ensure_ascii=False))
+    return read_arguments(f"call_{n}", value["name"].strip(), value.get("arguments", {}))
 
 
 def parse_reply(text: str) -> ParsedReply:
