@@ -133,7 +133,11 @@ def paired_bootstrap_ci(differences: Sequence[float], *, resamples: int = BOOTST
     if len(values) < 2:
         return None
     rng = np.random.default_rng(seed)
-    means = values[rng.integers(0, len(values), size=(resamples, len(values)))].mean(axis=1)
+    chunk = max(1, 1_000_000 // len(values))  # at most a million indices in memory at once (8 MB)
+    means = np.concatenate([
+        values[rng.integers(0, len(values), size=(min(chunk, resamples - done), len(values)))].mean(axis=1)
+        for done in range(0, resamples, chunk)
+    ])
     low, high = np.quantile(means, [(1 - level) / 2, (1 + level) / 2])
     return float(low), float(high)
 

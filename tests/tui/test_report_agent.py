@@ -160,3 +160,48 @@ def test_tool_names_from_data_print_literally(tmp_path):
     r = run("--db", str(db), "report")
     assert r.exit_code == 0, r.output
     assert "[red]grep[/red]" in r.output
+
+
+def test_tool_usage_of_real_agent_runs(tmp_path):
+    """The trajectories the agent runner stores (tui/services/agent_runs.py over the scripted fake) are read as ours:
+    a run that searches, views and finishes is an answer with 3 turns; a run that never finishes fails at the turn
+    limit and is counted as a failed run with its reason."""
+    import asyncio
+
+    from benchwright.core.llm import ScriptedProvider
+    from benchwright.core.llm.client import LLMClient
+    from benchwright.core.llm.fake import Reply
+    from benchwright.core.metrics import build_report
+    from benchwright.db.report import report_inputs
+    from benchwright.tui.services.agent_runs import AgentSettings, plan_agent_answers, run_agent_answers
+
+    repo = tmp_path / "repo"
+    (repo / "pkg").mkdir(parents=True)
+    (repo / "pkg" / "app.py").write_text("".join(f"line_{i} = {i}\n" for i in range(1, 21)))
+    data = tmp_path / "pairs.jsonl"
+    data.write_text(json.dumps({"question": "Where is line_12?", "answer": "app.py"}) + "\n"
+                    + json.dumps({"question": "Loop forever?", "answer": "no"}) + "\n")
+
+    def reply(req):
+        forever = "forever" in req.messages[0].content
+        tools_seen = sum(1 for m in req.messages if m.role == "tool")
+        if tools_seen == 0:
+            return Reply("Looking.", tool_calls=[("search", {"query": "line_12"})])
+        if tools_seen == 1 or forever:
+            return Reply("Reading.", tool_calls=[("view", {"path": "pkg/app.py", "start_line": 10,
+                                                           "end_line": 12 + tools_seen})])
+        return Reply("", tool_calls=[("finish", {"answer": "In pkg/app.py: line 12-12."})])
+
+    with Store.open(tmp_path / "p.db") as store:
+        store.add_repository(Repository(name="pkg", version_label="1.0", local_path=str(repo)), "setup")
+        store.apply_import(parse("jsonl", data, repository="pkg"), annotator="setup", file_path=data)
+        plan = plan_agent_answers(store, "m-agent", "agentic")
+        client = LLMClient(ScriptedProvider(reply), store)
+        asyncio.run(run_agent_answers(store, client, plan, AgentSettings(model="m-agent", max_turns=3),
+                                      condition="agentic", by="setup"))
+        (row,) = build_report(report_inputs(store)).tool_usage
+    assert (row.model, row.condition, row.answers, row.not_ours) == ("m-agent", "agentic", 1, 0)
+    assert row.calls == {"search": 1, "view": 1, "command_line": 0, "finish": 1}
+    assert row.turns_per_answer == 3
+    assert (row.failed_runs, row.failed_calls, row.failed_turns_per_run) == (1, 3, 3)
+    assert list(row.failed_reasons) == ["turn limit reached (3) without Finish"]
