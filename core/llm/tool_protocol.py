@@ -18,7 +18,8 @@ or, when done, exactly one ``<finish>the final answer</finish>`` block.
 
 Parsing rules (:func:`parse_reply`):
 
-- every ``<tool_call>JSON</tool_call>`` whose JSON is an object with a string ``name`` becomes a ToolCall; its
+- every ``<tool_call>JSON</tool_call>`` whose JSON is an object with a string ``name`` becomes a ToolCall (a list
+  of such objects, as some chat templates write, one ToolCall each); its
   ``arguments`` is the object's ``arguments`` (an object, or a string holding a JSON object; absent: ``{}``).
   ``arguments`` of any other kind gives ``arguments={}`` and ``arguments_raw`` = that text (a value that is not
   text: as JSON), as for native calls (:func:`read_arguments`).
@@ -163,8 +164,14 @@ def read_arguments(call_id: str, name: str, value: Any) -> ToolCall:
     return ToolCall(id=call_id, name=name, arguments_raw=json.dumps(value, ensure_ascii=False, default=str))
 
 
-def _read_call(body: str, n: int, raw: str) -> ToolCall:
-    """The call in one ``<tool_call>`` block's ``body`` (``raw``: the block with its tags, kept when malformed)."""
+def _named(value: Any) -> bool:
+    return isinstance(value, dict) and isinstance(value.get("name"), str) and bool(value["name"].strip())
+
+
+def _read_calls(body: str, n: int, raw: str) -> list[ToolCall]:
+    """The call(s) in one ``<tool_call>`` block's ``body``, ids from ``call_N`` on (``raw``: the block with its
+    tags, kept when malformed). A JSON list of call objects (as some chat templates write) is
+    one call per element."""
     text = body.strip()
     m = _FENCE.match(text)
     if m:
@@ -172,10 +179,11 @@ def _read_call(body: str, n: int, raw: str) -> ToolCall:
     try:
         value = json.loads(text)
     except json.JSONDecodeError:
-        return ToolCall(id=f"call_{n}", name="", arguments_raw=raw)
-    if not isinstance(value, dict) or not isinstance(value.get("name"), str) or not value["name"].strip():
-        return ToolCall(id=f"call_{n}", name="", arguments_raw=raw)
-    return read_arguments(f"call_{n}", value["name"].strip(), value.get("arguments", {}))
+        value = None
+    values = value if isinstance(value, list) and value else [value]
+    if not all(_named(v) for v in values):
+        return [ToolCall(id=f"call_{n}", name="", arguments_raw=raw)]
+    return [read_arguments(f"call_{n + i}", v["name"].strip(), v.get("arguments", {})) for i, v in enumerate(values)]
 
 
 def parse_reply(text: str) -> ParsedReply:
@@ -201,5 +209,5 @@ def parse_reply(text: str) -> ParsedReply:
         if kind == FINISH:
             calls.append(ToolCall(id=f"call_{n}", name=FINISH, arguments={"answer": body.strip()}))
         else:
-            calls.append(_read_call(body, n, text[m.start():pos]))
+            calls.extend(_read_calls(body, n, text[m.start():pos]))
     return ParsedReply(text="".join(outside).strip(), tool_calls=tuple(calls))

@@ -88,6 +88,17 @@ def test_argument_forms(body, expected):
     assert parse_reply(f"<tool_call>{body}</tool_call>").tool_calls == (expected,)
 
 
+def test_a_list_of_calls_in_one_block_is_one_call_each():
+    reply = parse_reply('<tool_call>[{"name": "search", "arguments": {"query": "a"}}, {"name": "view", "arguments":'
+                        ' {"path": "b"}}]</tool_call><tool_call>{"name": "search", "arguments": {"query": "c"}}'
+                        "</tool_call>")
+    assert reply.tool_calls == (ToolCall("call_1", "search", {"query": "a"}), ToolCall("call_2", "view", {"path": "b"}),
+                                ToolCall("call_3", "search", {"query": "c"}))
+    bad = '<tool_call>[{"name": "search"}, 3]</tool_call>'
+    assert parse_reply(bad).tool_calls == (ToolCall("call_1", "", arguments_raw=bad),)
+    assert parse_reply("<tool_call>[]</tool_call>").malformed != ()
+
+
 def test_plain_text_has_no_calls():
     reply = parse_reply("  Just talking. <b>bold</b> <tool_result>x</tool_result>\n")
     assert (reply.text, reply.tool_calls) == ("Just talking. <b>bold</b> <tool_result>x</tool_result>", ())
