@@ -102,9 +102,16 @@ def check_compiles(text: str, filename: str = "<source>") -> None:
         SyntaxError: it does not compile (``lineno`` and ``msg`` name the place).
         ValueError: it contains NUL bytes.
     """
+    _compiled(text, filename)
+
+
+def _compiled(text: str, filename: str) -> ast.Module:
+    """The AST of ``text``, after compiling it (once parsed, the tree itself is compiled)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        compile(text, filename, "exec", dont_inherit=True)
+        tree = ast.parse(text, filename)
+        compile(tree, filename, "exec", dont_inherit=True)
+    return tree
 
 
 def strip_python_source(text: str, *, keep_lines: bool = False, filename: str = "<source>") -> StrippedSource:
@@ -114,8 +121,7 @@ def strip_python_source(text: str, *, keep_lines: bool = False, filename: str = 
         SyntaxError: ``text`` does not compile.
         ValueError: ``text`` contains NUL bytes.
     """
-    check_compiles(text, filename)
-    tree = ast.parse(text, filename)
+    tree = _compiled(text, filename)
     lines = []
     for raw in _LINES.findall(text):
         m = _ENDING.search(raw)
@@ -175,7 +181,12 @@ def _kept_comment(comment: str, row: int, original: list[str]) -> bool:
 def _docstring_groups(tree: ast.Module) -> list[tuple[list[ast.stmt], bool]]:
     """``(leading string statements, body left empty)`` of every body with a docstring."""
     groups = []
-    for node in ast.walk(tree):
+    todo: list[ast.AST] = [tree]
+    while todo:  # statements only: a class or function is always a statement of some body
+        node = todo.pop()
+        for name in ("body", "orelse", "finalbody", "handlers", "cases"):
+            todo.extend(child for child in getattr(node, name, ()) if isinstance(child, ast.stmt | ast.excepthandler
+                                                                                     | ast.match_case))
         if not isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
             continue
         leading = []
