@@ -249,10 +249,10 @@ def test_a_run_at_the_turn_limit_is_a_failed_run_never_an_answer_and_replays_fro
     final, seen = run(store, replay, again, settings=settings(max_turns=3))
     assert replay.calls == [] and final.calls == 0 and final.cached == 3 and seen[0].cached == 3
     assert len(store.answer_runs(ids[0], "m-agent", "agentic")) == 1
-    # with more turns allowed the run goes on from the cache and finishes
-    more = agent_script(finish=True)
-    final, seen = run(store, more, again, settings=settings(max_turns=6))
+    # with more turns allowed it is a new run (the prompt states the limit), which finishes
+    final, seen = run(store, agent_script(finish=True), again, settings=settings(max_turns=6))
     assert seen[0].ok, seen[0].reason
+    assert [r.status for r in store.answer_runs(ids[0])] == ["failed", "ok"]
 
 
 def test_a_provider_error_is_a_failed_run_with_the_reason(project):
