@@ -1,0 +1,191 @@
+"""``benchwright repos strip`` and ``repos manifest``: exit codes and messages, the registered copy, all or
+nothing on failure, refusals; and the real flask 3.1.1 source stripped with every file still compiling."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from benchwright.core.strip import check_compiles, strip_tree
+from benchwright.db import Store
+from benchwright.tui.cli import main
+from benchwright.tui.services.strip import strip_repository
+
+FIXTURE = Path(__file__).resolve().parents[1] / "data" / "strip_fixture"
+DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
+FLASK_SRC = Path("/tmp/flask-src")
+
+
+def run(*args):
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+@pytest.fixture
+def project(tmp_path) -> str:
+    db = str(tmp_path / "p.db")
+    assert run("--db", db, "init").exit_code == 0
+    assert run("--db", db, "repos", "add", "fix", str(FIXTURE), "--version", "1.0").exit_code == 0
+    return db
+
+
+def test_strip_makes_and_registers_the_copy(project, tmp_path):
+    r = run("--db", project, "repos", "strip", "fix")
+    assert r.exit_code == 0, r.output
+    copy = tmp_path / "repos" / "fix-code-only"
+    assert r.output.startswith(f"made fix-code-only from fix@1.0 at {copy} in ")
+    assert "python files: 6 (5 stripped); docstrings removed: 12; comments removed: 9 (type comments kept: 2)" \
+        in r.output
+    assert "files deleted (documentation): 6; files copied: 8" in r.output
+    assert "copied unchanged (does not parse): pkg/broken.py: line 3: invalid syntax" in r.output
+    assert (copy / "pkg" / "core.py").is_file() and not (copy / "README.md").exists()
+    with Store.open(project) as store:
+        saved = store.derived_repository("fix")
+    assert (saved.name, saved.derived_from, saved.derivation, saved.version_label, saved.local_path) == (
+        "fix-code-only", "fix", "code-only", "1.0", str(copy))
+    assert saved.manifest["totals"]["docstrings"] == 12
+    listed = run("--db", project, "repos", "list").output
+    assert f"fix-code-only@1.0\t{copy}\t\t(code-only copy of fix)" in listed
+    manifest = run("--db", project, "repos", "manifest", "fix-code-only")
+    assert manifest.exit_code == 0 and json.loads(manifest.output) == saved.manifest
+    # Nothing of the copy's manifest is written into the copy itself.
+    assert sorted(p.name for p in copy.iterdir()) == ["pkg", "setup.cfg"]
+
+
+def test_strip_again_says_it_exists_and_force_rebuilds(project, tmp_path):
+    assert run("--db", project, "repos", "strip", "fix").exit_code == 0
+    again = run("--db", project, "repo", "strip", "fix")  # the singular spelling the issue uses
+    assert again.exit_code == 0
+    assert "fix-code-only, the code-only copy of fix@1.0, already exists at" in again.output
+    assert "(made without --keep-lines); --force rebuilds it" in again.output
+    copy = tmp_path / "repos" / "fix-code-only"
+    (copy / "stray.txt").write_text("left by hand\n")
+    r = run("--db", project, "repos", "strip", "fix", "--force", "--keep-lines")
+    assert r.exit_code == 0 and r.output.startswith("rebuilt fix-code-only") and "line numbers kept" in r.output
+    assert not (copy / "stray.txt").exists()
+    assert sorted(p.name for p in copy.parent.iterdir()) == ["fix-code-only"]  # no temporary folder left
+    with Store.open(project) as store:
+        assert store.get_repository("fix-code-only").manifest["keep_lines"] is True
+
+
+def test_refusals_exit_1_with_the_reason(project, tmp_path):
+    cases = {
+        ("nope",): "error: repository 'nope' is not registered",
+        ("fix", "--as", "fix"): "error: the name 'fix' is already used by the repository fix@1.0; choose another "
+                                "with --as",
+        ("fix", "--to", str(FIXTURE / "pkg" / "copy")): "the copy cannot be written inside fix",
+        ("fix", "--to", str(FIXTURE.parent)): "the copy cannot be written inside fix",
+    }
+    (tmp_path / "taken").mkdir()
+    cases[("fix", "--to", str(tmp_path / "taken"))] = "taken already exists; choose another place with --to"
+    for args, message in cases.items():
+        r = run("--db", project, "repos", "strip", *args)
+        assert r.exit_code == 1 and message in r.output, (args, r.output)
+        assert "Traceback" not in r.output
+    assert run("--db", project, "repos", "strip", "fix").exit_code == 0
+    r = run("--db", project, "repos", "strip", "fix-code-only")
+    assert r.exit_code == 1 and "'fix-code-only' is the code-only copy of 'fix'; strip 'fix' instead" in r.output
+    r = run("--db", project, "repos", "manifest", "fix")
+    assert r.exit_code == 1 and "has no manifest" in r.output
+    assert not (FIXTURE / "pkg" / "copy").exists()
+
+
+def test_a_failure_leaves_no_copy_and_no_registration(project, tmp_path, monkeypatch):
+    def fail(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    with Store.open(project) as store:
+        monkeypatch.setattr(store, "add_derived_repository", fail)
+        with pytest.raises(KeyboardInterrupt):
+            strip_repository(store, "fix", annotator="ada")
+        assert store.get_repository("fix-code-only", missing_ok=True) is None
+    assert list((tmp_path / "repos").iterdir()) == []
+
+
+def test_a_failed_rebuild_puts_the_old_copy_back(project, tmp_path, monkeypatch):
+    assert run("--db", project, "repos", "strip", "fix").exit_code == 0
+    copy = tmp_path / "repos" / "fix-code-only"
+    before = sorted(str(p.relative_to(copy)) for p in copy.rglob("*"))
+
+    def fail(*args, **kwargs):
+        raise RuntimeError("disk full")
+
+    with Store.open(project) as store:
+        monkeypatch.setattr("benchwright.tui.services.strip.strip_tree", fail)
+        with pytest.raises(RuntimeError):
+            strip_repository(store, "fix", annotator="ada", force=True)
+        assert store.get_repository("fix-code-only").manifest["keep_lines"] is False
+    assert sorted(str(p.relative_to(copy)) for p in copy.rglob("*")) == before
+    assert sorted(p.name for p in copy.parent.iterdir()) == ["fix-code-only"]
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_a_checkout_moved_off_its_commit_is_refused(tmp_path):
+    code = tmp_path / "code"
+    shutil.copytree(FIXTURE, code)
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@e", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@e",
+           "HOME": str(tmp_path), "PATH": "/usr/bin:/bin:/usr/local/bin"}
+    for cmd in (["init", "-q"], ["add", "."], ["commit", "-qm", "c"]):
+        subprocess.run(["git", "-C", str(code), *cmd], check=True, env=env)
+    db = str(tmp_path / "p.db")
+    assert run("--db", db, "init").exit_code == 0
+    assert run("--db", db, "repos", "add", "code", str(code)).exit_code == 0
+    r = run("--db", db, "repos", "strip", "code")
+    assert r.exit_code == 0
+    with Store.open(db) as store:
+        original, copy = store.get_repository("code"), store.derived_repository("code")
+    assert copy.commit == original.commit and copy.commit_verified
+    assert not (Path(copy.local_path) / ".git").exists()
+    subprocess.run(["git", "-C", str(code), "commit", "-qm", "again", "--allow-empty"], check=True, env=env)
+    r = run("--db", db, "repos", "strip", "code", "--as", "other")
+    assert r.exit_code == 1 and f"but 'code' is registered at {original.commit[:12]}" in r.output
+
+
+@pytest.fixture(scope="module")
+def flask_tree() -> Path:
+    if not (FLASK_SRC / "src" / "flask" / "app.py").is_file():
+        script = DATA / "get-flask-repo"
+        if not script.is_file():
+            pytest.skip(f"no flask tree at {FLASK_SRC} and no {script} to fetch it")
+        try:
+            subprocess.run(["bash", str(script), str(FLASK_SRC)], check=True, capture_output=True, timeout=180)
+        except (OSError, subprocess.SubprocessError) as e:
+            pytest.skip(f"could not fetch the flask 3.1.1 sources: {e}")
+    if not (FLASK_SRC / "src" / "flask" / "app.py").is_file():
+        pytest.skip(f"flask sources not available at {FLASK_SRC}")
+    return FLASK_SRC
+
+
+@pytest.mark.slow
+def test_the_real_flask_source_strips_and_every_file_compiles(flask_tree, tmp_path):
+    started = time.perf_counter()
+    manifest = strip_tree(flask_tree, tmp_path / "copy")
+    seconds = time.perf_counter() - started
+    totals = manifest["totals"]
+    print(f"flask 3.1.1: {json.dumps(totals)} in {seconds:.1f} s")
+    assert manifest["unchanged"] == [] and totals["python_files"] > 50 and totals["docstrings"] > 200
+    assert totals["comments"] > 500
+    copy = tmp_path / "copy"
+    for path in copy.rglob("*.py"):
+        check_compiles(path.read_text(encoding="utf-8"), str(path))
+    assert not (copy / "docs").exists() and not list(copy.rglob("*.rst")) and not list(copy.rglob("*.md"))
+    assert not list(copy.rglob("README*"))
+    app = (copy / "src" / "flask" / "app.py").read_text()
+    assert '"""' not in app.split("\n", 30)[0] and "class Flask(App):" in app
+    # Idempotent on real code.
+    again = strip_tree(copy, tmp_path / "again")
+    assert again["files"] == {} and again["deleted"] == []
+    # --keep-lines: every non-blank line of the copy is its original line, less a comment, or a pass.
+    strip_tree(flask_tree, tmp_path / "kept", keep_lines=True)
+    for rel in manifest["files"]:
+        before = (flask_tree / rel).read_text(encoding="utf-8").splitlines()
+        after = (tmp_path / "kept" / rel).read_text(encoding="utf-8").splitlines()
+        assert len(after) == len(before), rel
+        for n, line in enumerate(after, 1):
+            assert line == "" or line == before[n - 1] or before[n - 1].startswith(line) \
+                or line.strip() == "pass", (rel, n, line)
