@@ -49,6 +49,14 @@ def _t(value: object) -> Text:
     return Text("—" if value is None else str(value))
 
 
+def _add_columns(table: Table, left: Sequence[str | Text] = (), right: Sequence[str | Text] = ()) -> None:
+    """Add the ``left`` (text) columns, then the ``right``-justified (number) ones."""
+    for col in left:
+        table.add_column(col)
+    for col in right:
+        table.add_column(col, justify="right")
+
+
 def _table(title: str, columns: Sequence[str], *, numeric_from: int) -> Table:
     table = Table(title=title, title_justify="left")
     for i, col in enumerate(columns):
@@ -194,14 +202,9 @@ def _print_tables(console: Console, report: Report) -> None:
         labels = {d.key: d.label for r in rows for d in r.dimensions}
         source = JUDGE_REGISTRY.get(judge).scale_note()
         t = Table(title=f"Scalar judge {judge} ({source})", title_justify="left")
-        for col in ("model", "condition", "judge model"):
-            t.add_column(col)
-        for col in ("answers", "runs"):
-            t.add_column(col, justify="right")
-        for k in keys:
-            t.add_column(_t(labels.get(k, k)), justify="right")
-        for col in ("total", "final %", "unscored runs", "overrides used"):
-            t.add_column(col, justify="right")
+        _add_columns(t, ("model", "condition", "judge model"),
+                     ("answers", "runs", *(_t(labels.get(k, k)) for k in keys), "total", "final %", "unscored runs",
+                      "overrides used"))
         for r in rows:
             means = {d.key: d.mean for d in r.dimensions}
             unscored, overrides = cov(r)
@@ -271,16 +274,9 @@ def _print_agent_gap(console: Console, report: Report) -> None:
         t = Table(title=f"{title}, judge {judge}: score rate % over the pairs scored under both conditions "
                         "(mean over a pair's samples, then over pairs); gap in points, paired bootstrap 95% CI",
                   title_justify="left")
-        for col in ("model", "condition", "judge model"):
-            t.add_column(col)
-        for col in ("pairs", "samples"):
-            t.add_column(col, justify="right")
-        for k in keys:
-            t.add_column(_t(labels.get(k, k)), justify="right")
-        if keys:
-            t.add_column("Overall", justify="right")
-        for col in ("score %", "gap", "95% CI", "unpaired"):
-            t.add_column(col, justify="right")
+        _add_columns(t, ("model", "condition", "judge model"),
+                     ("pairs", "samples", *(_t(labels.get(k, k)) for k in keys), *(["Overall"] if keys else []),
+                      "score %", "gap", "95% CI", "unpaired"))
         for r in rows:
             dims = {d.key: d for d in r.dimensions}
             for side in ("direct", "agent"):
@@ -312,12 +308,10 @@ def _print_tool_usage(console: Console, report: Report) -> None:
     tools = _tool_names(rows)
     t = Table(title=f"{title}: tool calls in the answers' trajectories; failed runs (no answer) apart",
               title_justify="left")
-    for col in ("model", "condition"):
-        t.add_column(col)
-    for col in ("answers", *tools, "calls / answer", "turns / answer", "refused", "elided", "failed runs"):
-        t.add_column(_t(col), justify="right")  # tool names come from the trajectories: shown literally
-    t.add_column("failed because")
-    t.add_column("not ours", justify="right")
+    # tool names come from the trajectories: shown literally
+    _add_columns(t, ("model", "condition"), ("answers", *map(_t, tools), "calls/answer", "turns/answer", "refused",
+                                             "elided", "failed runs"))
+    _add_columns(t, ("failed because",), ("not ours",))
     for r in rows:
         t.add_row(_t(r.model), _t(r.condition), str(r.answers), *(str(r.calls.get(x, 0)) for x in tools),
                   _num(r.calls_per_answer, 1), _num(r.turns_per_answer, 1), str(r.refused_calls),
