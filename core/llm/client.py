@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import hashlib
 import json
 import math
 import re
@@ -382,8 +383,14 @@ class LLMClient:
         return self.prices.get(returned or "") or self.prices.get(requested)
 
     def request_hash(self, request: LLMRequest) -> str:
-        """The cache key's hash for ``request`` on this provider."""
-        return request.request_hash(self.provider.kind, self.provider.base_url)
+        """The cache key's hash for ``request`` on this provider: :meth:`~.base.LLMRequest.request_hash` of the
+        logical request; under the prompt tool protocol (``tools = "prompt"``) that hash joined with the protocol's
+        name, so turns made natively are not replayed for the text protocol or the other way round (a server that
+        ignored native tools would otherwise replay its call-less replies after the switch)."""
+        h = request.request_hash(self.provider.kind, self.provider.base_url)
+        if self._prompt_tools(request):
+            h = hashlib.sha256(f"{h}|tools={ToolProtocol.PROMPT}".encode()).hexdigest()
+        return h
 
     async def call(self, request: LLMRequest, *, validate: Validator | None = None, repair: bool = True,
                    force: bool = False, purpose: str | None = None, qa_pair_id: str | None = None) -> CallResult:

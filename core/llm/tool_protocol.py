@@ -86,10 +86,11 @@ def render_system(system: str | None, tools: Sequence[ToolSpec]) -> str:
              "JSON Schema. You may make several calls in one reply, one block each. Stop after your calls: their "
              "results come back in the next message, each in a <tool_result> block. Never write a "
              "<tool_result> block yourself.", "",
-             "When you have the final answer, reply with exactly one block"
-             + (f" ({finish.description.strip()})" if finish and finish.description.strip() else "") + ":", "",
-             "<finish>", "your final answer", "</finish>", "",
-             "and make no tool call in that reply.", ""]
+             "When you have the final answer, give it with `finish`: write exactly one block of this form (not a "
+             "<tool_call>), and make no other call in that reply:", "",
+             "<finish>", "your final answer", "</finish>", ""]
+    if finish and finish.description.strip():
+        parts += [f"finish: {finish.description.strip()}", ""]
     if listed:
         parts += ["Available tools:", ""]
         for t in listed:

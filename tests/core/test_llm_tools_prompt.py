@@ -159,7 +159,24 @@ async def test_client_renders_the_protocol_and_parses_the_reply():
     [record] = ledger.records
     assert record.output_text == reply  # the reply as written is kept
     assert record.tool_calls == result.tool_calls
-    assert result.request_hash == req.request_hash("fake", None)  # the logical request's hash
+    # the logical request's hash (not the rendered text's), marked with the protocol
+    assert result.request_hash == client.request_hash(req) != req.request_hash("fake", None)
+
+
+async def test_switching_the_tools_mode_does_not_replay_the_other_modes_turns():
+    ledger = MemoryLedger()
+    native = ScriptedProvider(["I cannot call tools."])  # a server that ignores native tools: text, no calls
+    first = await LLMClient(native, ledger).call(request())
+    assert first.ok and first.tool_calls == ()
+    prompt = ScriptedProvider(['<tool_call>{"name": "search", "arguments": {"query": "x"}}</tool_call>'],
+                              tools="prompt")
+    second = await LLMClient(prompt, ledger).call(request())
+    assert not second.cached and second.calls == 1
+    assert second.tool_calls == (ToolCall("call_1", "search", {"query": "x"}),)
+    again = await LLMClient(ScriptedProvider([], tools="prompt"), ledger).call(request())
+    assert again.cached and again.tool_calls == second.tool_calls
+    back = await LLMClient(ScriptedProvider([]), ledger).call(request())
+    assert back.cached and back.tool_calls == ()  # the native turn is still there for native
 
 
 async def test_client_renders_tool_turns_for_the_endpoint():
