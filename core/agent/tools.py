@@ -190,7 +190,7 @@ def execute(workspace: Workspace, name: str, arguments: dict, *, search_max_hits
     Never raises for the model's mistakes: an unknown tool, arguments that are not a JSON object or do not fit,
     a path outside the workspace, a refused command, a timeout all come back as a result with ``ok`` False whose
     output says why (SWE-QA-Pro §3.1: the run goes on)."""
-    if name not in _RUNNERS:
+    if name not in _RUNNERS and name != FINISH:
         known = ", ".join(TOOL_NAMES)
         return ToolResult(f"unknown tool {name!r}; the tools are: {known}", ok=False)
     if arguments_raw is not None:
@@ -198,6 +198,8 @@ def execute(workspace: Workspace, name: str, arguments: dict, *, search_max_hits
     problems = argument_problems(name, arguments)
     if problems:
         return ToolResult("bad arguments: " + "; ".join(problems), ok=False)
+    if name == FINISH:
+        return ToolResult("finish ends the run; the agent loop takes its answer", ok=False)
     args = {k: v for k, v in arguments.items() if v is not None}
     try:
         result = _RUNNERS[name](workspace, args, search_max_hits=search_max_hits, max_chars=tool_output_chars,
@@ -545,7 +547,24 @@ def check_command(workspace: Workspace, command: str) -> list[str]:
         if problem:
             hint = "; if it is the pattern, give it as -e PATTERN" if program in ("grep", "rg") else ""
             raise CommandRefused(problem + hint)
-    return argv
+    return _ls_almost_all(argv) if program == "ls" else argv
+
+
+def _ls_almost_all(argv: list[str]) -> list[str]:
+    """``ls -a`` as ``ls -A`` (``--all`` as ``--almost-all``): the ``..`` entry is the folder above the
+    repository, outside it, and its times change with whatever happens beside the repository (so a replayed run
+    would see other output)."""
+    out = [argv[0]]
+    for k, arg in enumerate(argv[1:], 1):
+        if arg == "--":
+            return out + argv[k:]
+        if arg == "--all":
+            arg = "--almost-all"
+        elif arg.startswith("-") and not arg.startswith("--"):
+            cut = next((i for i, ch in enumerate(arg) if i and ch in _VALUE_SHORT["ls"]), len(arg))
+            arg = arg[:cut].replace("a", "A") + arg[cut:]
+        out.append(arg)
+    return out
 
 
 def _check_sed(options: list[tuple[str, str]], positionals: list[str]) -> list[str]:

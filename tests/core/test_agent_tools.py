@@ -245,6 +245,13 @@ def test_allowed_commands_run_in_the_workspace(ws):
     assert r.ok and r.output == "(no output)\n[exit status 1]"
 
 
+def test_ls_all_leaves_out_the_folder_above(ws):
+    assert T.check_command(ws, "ls -la pkg") == ["ls", "-lA", "pkg"]
+    assert T.check_command(ws, "ls --all -I a*") == ["ls", "--almost-all", "-I", "a*"]
+    lines = run(ws, "command_line", command="ls -la").output.splitlines()
+    assert not any(line.endswith((" ..", " .")) for line in lines) and any(line.endswith(" pkg") for line in lines)
+
+
 def test_recursive_commands_do_not_follow_links_out(ws):
     r = run(ws, "command_line", command="grep -rn TOP .")
     assert SECRET not in r.output
