@@ -167,6 +167,30 @@ def _set(selector: str, value: str):
     return step
 
 
+async def _agent_answer(pilot) -> None:
+    """A step that stores an agent answer with a trajectory (a search with long output, a refused command, an
+    elision, the finish) on the first pair, before the inspector opens."""
+    from benchwright.core.agent.model import AgentOutcome, ToolUse, Turn
+    from benchwright.core.llm.base import Usage
+
+    hits = "\n".join(f"src/pkg/app.py:{i}: line_{i} = {i}" for i in range(118, 140))
+    outcome = AgentOutcome(qa_pair_id="", model="agent-model", status="ok", turns=[
+        Turn(1, "Search for the name first. [bold]not bold[/bold]", usage=Usage(900, 40), context_tokens=950,
+             tool_uses=[ToolUse("c1", "search", {"query": "line_120", "path": None}, hits, elided_at_turn=3),
+                        ToolUse("c2", "command_line", {"command": "rm -rf src"},
+                                "refused: rm is not an allowed command", ok=False)]),
+        Turn(2, "", usage=Usage(1400, 30), cached=True, context_tokens=1450,
+             tool_uses=[ToolUse("c3", "view", {"path": "src/pkg/app.py", "start_line": 119, "end_line": 121},
+                                "119 line_119 = 119\n120 line_120 = 120\n121 line_121 = 121")]),
+        Turn(3, "", usage=Usage(700, 25), elided=["c1"], context_tokens=720,
+             tool_uses=[ToolUse("c4", "finish", {"answer": "src/pkg/app.py: line 120 sets it."}, "")]),
+    ])
+    pilot.app.store.add_generated_answer(
+        pilot.app.store.queue_page(VIEWER, limit=1)[0].id, "agent-model", "agentic",
+        "src/pkg/app.py: line 120 sets it.", extra={"citations": {"resolving": 1, "not_resolving": 0}},
+        by="setup", trajectory=outcome.trajectory_json(), source_format="agent")
+
+
 REVIEW = ("enter", "ReviewScreen")
 """From the queue, the first pair: reviewed by both annotators (accept against reject), their checklist edits,
 a note, a flagged curation step, an answer judged twice."""
@@ -191,6 +215,8 @@ SHOTS = {
     "override": [REVIEW, INSPECTOR, ("o", "OverrideScreen")],
     "failure-mode": [REVIEW, INSPECTOR, ("m", "FailureModeScreen")],
     "curation-run": [("G", "CurationRunScreen")],
+    "inspector-trajectory": [_agent_answer, REVIEW, INSPECTOR, ("t", "InspectorScreen")],
+    "answer-run": [("M", "AnswerRunScreen")],
     "statistics": [("S", "StatisticsScreen")],
     "release": [("R", "ReleaseScreen")],
     "probes": [PROBES],

@@ -42,7 +42,9 @@ def _seed(store: Store, pair_id: str, trajectory, extra=None) -> str:
 def test_view_of_agent_trajectory(project):
     db, ids = project
     with Store.open(db) as store:
-        _seed(store, ids[1], _trajectory(), {"citations": {"resolving": 2, "not_resolving": 1}})
+        _seed(store, ids[1], _trajectory(), {"citations": {"resolving": 2, "not_resolving": 1, "items": [
+            {"cited": "src/pkg/app.py:1-3", "status": "found", "path": "src/pkg/app.py", "resolves": True},
+            {"cited": "src/gone.py:9", "status": "missing", "path": None, "resolves": False}]}})
         (ans,) = store.answers(pair_id=ids[1])
     view = trajectory_view(ans)
     assert view.turns is not None and [t.index for t in view.turns] == [1, 2, 3]
@@ -56,7 +58,7 @@ def test_view_of_agent_trajectory(project):
     assert view.turns[2].elided == ("c1",)
     text = render_trajectory(view, "T").plain
     assert "3 turns · tool calls: search 1, command_line 1, view 1, finish 1 · 1 refused or failed · 1 elided" in text
-    assert "citations: 2 resolving, 1 not" in text
+    assert "citations: 2 resolving, 1 not" in text and "not resolving: src/gone.py:9 (missing)" in text
     assert "── turn 1 · 1,200 in / 80 out tokens · context ≈1,300" in text
     assert "── turn 2 · 1,500 in / 40 out tokens · context ≈1,600 · cached" in text
     assert f"… {30 - TRAJECTORY_OUTPUT_LINES} more lines" in text

@@ -24,7 +24,13 @@ from benchwright.core.errors import BenchwrightError
 from benchwright.core.llm.jobs import JobProgress
 from benchwright.db import QueueFilter, Store
 
-from ..services.views import AnswerRunResult, answer_run_result, answer_run_view, refusal_groups
+from ..services.views import (
+    AnswerRunResult,
+    AnswerRunView,
+    answer_run_result,
+    answer_run_view,
+    refusal_groups,
+)
 from ..widgets import LiteralInput, error_text, literal, literal_options, notify
 from .curation import progress_line
 
@@ -61,9 +67,10 @@ class AnswerRunScreen(Screen):
         self.running = False
         self._worker = None
         self._stored: dict[str, str] = {}  # result option id -> pair id, for stored answers
+        self.view: AnswerRunView  # read in compose
 
     def compose(self) -> ComposeResult:
-        view = answer_run_view(self.store, self.annotator, self.flt)
+        view = self.view = answer_run_view(self.store, self.annotator, self.flt)
         yield Header()
         yield Static(literal(
             f"Agent answers over the {view.matching} pairs of the current queue filter: the model explores each "
@@ -73,11 +80,13 @@ class AnswerRunScreen(Screen):
             yield Label("model")
             yield LiteralInput(value=view.model, placeholder="MODEL or PROVIDER:MODEL", id="answer-run-model")
             yield Label("condition")
-            yield Select(literal_options(view.conditions), value=view.conditions[0][0] if view.conditions else Select.NULL,
+            yield Select(literal_options([(title, name) for name, title, _ in view.conditions]),
+                         value=_default_condition(view),
                          allow_blank=not view.conditions, id="answer-run-condition")
             yield Label("samples")
             yield Input(value="1", type="integer", id="answer-run-samples")
-        yield Static(literal(view.model_problem or "", style="yellow"), id="answer-run-plan")
+        yield Static(literal(view.model_problem or "", style="yellow"), id="answer-run-model-problem")
+        yield Static(id="answer-run-plan")
         yield ProgressBar(total=None, show_eta=False, id="answer-run-progress")
         yield Static(literal("enter or ctrl+r runs · escape cancels a run, else goes back", style="dim"),
                      id="answer-run-status")
@@ -86,6 +95,15 @@ class AnswerRunScreen(Screen):
 
     def on_mount(self) -> None:
         self.query_one("#answer-run-model", Input).focus()
+        self.query_one("#answer-run-model-problem").display = bool(self.view.model_problem)
+        self._describe()
+
+    @on(Select.Changed, "#answer-run-condition")
+    def _describe(self) -> None:
+        """Say what the chosen condition lets the model read (until a run plans)."""
+        chosen = self.query_one("#answer-run-condition", Select).value
+        about = next((d for name, _, d in self.view.conditions if name == chosen), "")
+        self.query_one("#answer-run-plan", Static).update(literal(f"{chosen}: {about}" if about else "", style="dim"))
 
     def _status(self, text: str) -> None:
         self.query_one("#answer-run-status", Static).update(literal(text))
@@ -210,3 +228,11 @@ def _settings(store: Store, config, role):
 
     return AgentSettings(model=role.model, params={"temperature": 0, **(role.params or {})},
                          project_dir=project_dir_of(store), **config.settings.agent.overrides())
+
+
+def _default_condition(view: AnswerRunView):
+    """The condition chosen first: core's default for agent runs (agentic) when offered, else the first one."""
+    from benchwright.core.vocabulary import DEFAULT_AGENT_CONDITION
+
+    names = [name for name, _, _ in view.conditions]
+    return DEFAULT_AGENT_CONDITION if DEFAULT_AGENT_CONDITION in names else (names[0] if names else Select.NULL)

@@ -62,6 +62,8 @@ def render_trajectory(view: TrajectoryView, title: str) -> Text:
     if view.citations_resolving is not None or view.citations_not is not None:
         head += f" · citations: {view.citations_resolving or 0} resolving, {view.citations_not or 0} not"
     out.append_text(literal(head + "\n"))
+    if view.unresolved:
+        out.append_text(literal("not resolving: " + "; ".join(view.unresolved) + "\n", style="yellow"))
     for turn in view.turns:
         line = (f"\n── turn {turn.index} · {turn.input_tokens:,} in / {turn.output_tokens:,} out tokens"
                 f" · context ≈{turn.context_tokens:,}")

@@ -43,7 +43,7 @@ class QueueScreen(Screen):
         Binding("R", "release", "Release", key_display="R", id="queue.release"),
         Binding("P", "probes", "Probes", key_display="P", id="queue.probes"),
         Binding("G", "curate", "Curate queue", key_display="G", id="queue.curate"),
-        Binding("M", "agent_answers", "Agent answers", key_display="M", id="queue.agent_answers"),
+        Binding("M", "agent_answers", "Agent", key_display="M", id="queue.agent_answers"),
     ]
 
     def __init__(self, store: Store, annotator: str, *, start_at: str | None = None) -> None:

@@ -467,6 +467,7 @@ class TrajectoryView:
         refused: calls refused or failed; elisions: tool outputs elided to fit the context budget.
         citations_resolving, citations_not: cited locations in the final answer that resolve in the
             repository / do not (the answer's ``extra["citations"]``); None when not counted.
+        unresolved: the citations that do not resolve, each ``CITED (STATUS)``.
     """
 
     turns: tuple[TurnView, ...] | None
@@ -476,6 +477,7 @@ class TrajectoryView:
     elisions: int = 0
     citations_resolving: int | None = None
     citations_not: int | None = None
+    unresolved: tuple[str, ...] = ()
 
 
 def _one_line(text: str) -> str:
@@ -487,17 +489,16 @@ def _count(value) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _citation_counts(extra) -> tuple[int | None, int | None]:
-    """``(resolving, not)`` from an answer's ``extra["citations"]``: counts under ``resolving`` and
-    ``not_resolving`` (or ``unresolved``), or lists of the items under those names."""
+def _citations(extra) -> tuple[int | None, int | None, tuple[str, ...]]:
+    """``(resolving, not resolving, the cited text of those not resolving)`` from an answer's
+    ``extra["citations"]`` (:meth:`benchwright.core.agent.citations.CitationCount.as_json`); Nones when absent."""
     cites = extra.get("citations") if isinstance(extra, dict) else None
     if not isinstance(cites, dict):
-        return None, None
-    counts = []
-    for names in (("resolving", "resolved"), ("not_resolving", "unresolved", "not")):
-        value = next((cites[n] for n in names if n in cites), None)
-        counts.append(len(value) if isinstance(value, list) else _count(value))
-    return counts[0], counts[1]
+        return None, None, ()
+    items = cites.get("items") if isinstance(cites.get("items"), list) else []
+    unresolved = tuple(f"{i.get('cited')} ({i.get('status')})" for i in items
+                       if isinstance(i, dict) and not i.get("resolves"))
+    return _count(cites.get("resolving")), _count(cites.get("not_resolving")), unresolved
 
 
 def _turn_view(turn) -> TurnView:
@@ -549,11 +550,11 @@ def trajectory_view(answer: Answer) -> TrajectoryView:
     for t in turns:
         for u in t.tool_uses:
             counts[u.name] = counts.get(u.name, 0) + 1
-    resolving, unresolved = _citation_counts(answer.extra)
+    resolving, unresolved, not_resolving = _citations(answer.extra)
     return TrajectoryView(
         turns, raw, counts, refused=sum(not u.ok for t in turns for u in t.tool_uses),
         elisions=sum(u.elided_at_turn is not None for t in turns for u in t.tool_uses),
-        citations_resolving=resolving, citations_not=unresolved)
+        citations_resolving=resolving, citations_not=unresolved, unresolved=not_resolving)
 
 
 # ------------------------------------------------------------------------------------------ agent answer runs
@@ -564,14 +565,14 @@ class AnswerRunView:
     Attributes:
         model: the answering role's model from benchwright.toml (``[roles.generator]``), '' when none is set.
         model_problem: why there is no model (the configuration error's text), or None.
-        conditions: ``(name, label)`` of every condition whose answers the agent writes in a repository (core's
-            condition registry), in registry order.
+        conditions: ``(name, title, description)`` of every condition whose answers the agent writes in a
+            repository (core's condition registry), in registry order.
         matching: pairs the queue filter lets through.
     """
 
     model: str
     model_problem: str | None
-    conditions: tuple[tuple[str, str], ...]
+    conditions: tuple[tuple[str, str, str], ...]
     matching: int
 
 
@@ -587,7 +588,7 @@ def answer_run_view(store: Store, annotator: str, flt: QueueFilter) -> AnswerRun
         model, problem = llm_role(store, ANSWER_ROLE)[1].model, None
     except BenchwrightError as e:
         model, problem = "", str(e)
-    conditions = tuple((c.name, f"{c.display}: {c.description}") for c in CONDITION_REGISTRY if c.needs_agent)
+    conditions = tuple((c.name, c.display, c.description) for c in CONDITION_REGISTRY if c.needs_agent)
     return AnswerRunView(model, problem, conditions, store.count_filtered(annotator, flt))
 
 
