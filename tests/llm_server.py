@@ -60,6 +60,8 @@ class Reply:
         delay_s: wait this long before answering (None: the server's ``delay_s``).
         refusal: send a refusal message instead of content.
         model: the model the answer claims (default: the requested one).
+        tool_calls: native tool calls to send, each ``(name, arguments)``: ``message.tool_calls`` with ids
+            ``call_1``... and finish reason ``tool_calls`` (as OpenAI's Chat Completions does).
     """
 
     content: Any = ""
@@ -71,6 +73,7 @@ class Reply:
     refusal: str | None = None
     model: str | None = None
     error_message: str = "scripted error"
+    tool_calls: list = field(default_factory=list)
 
 
 def question_of(body: dict) -> str | None:
@@ -275,10 +278,15 @@ class LLMServer:
             content = json.dumps(content)
         prompt_words = sum(len(str(m.get("content", "")).split()) for m in body.get("messages") or [])
         message = {"role": "assistant", "content": None if reply.refusal else content, "refusal": reply.refusal}
+        if reply.tool_calls:
+            message["tool_calls"] = [
+                {"id": f"call_{i}", "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
+                for i, (name, args) in enumerate(reply.tool_calls, 1)]
         doc = {
             "id": f"chatcmpl-{n}", "object": "chat.completion", "created": int(time.time()),
             "model": reply.model or body.get("model", "unknown"),
-            "choices": [{"index": 0, "message": message, "finish_reason": "stop", "logprobs": None}],
+            "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if reply.tool_calls else "stop",
+                         "logprobs": None}],
             "usage": {"prompt_tokens": prompt_words, "completion_tokens": len(content.split()),
                       "total_tokens": prompt_words + len(content.split())},
         }

@@ -331,7 +331,7 @@ def answers_generate(ctx, model, condition, agent, samples, max_turns, limit, wh
 
 
 def _already(n: int, samples: int) -> str:
-    return f"{n} {'pairs' if samples == 1 else 'samples'} already answered"
+    return f"{plural(n, 'pair' if samples == 1 else 'sample')} already answered"
 
 
 def _generate_direct_answers(ctx, model, condition, *, samples, limit, where, annotator) -> None:
