@@ -48,6 +48,8 @@ ELIDED = "[output elided to fit the context budget: {n:,} characters]"
 NUDGE = ("You replied without calling a tool. Go on investigating with a tool, or give your final answer with "
          "finish. Another reply without either ends the run without an answer.")
 """The one reminder a run gets after a reply with no tool call."""
+EMPTY_REPLY = "(no reply)"
+"""What stands in the conversation for an empty reply without a tool call (before the reminder)."""
 
 
 def question_turn(question: str) -> str:
@@ -186,7 +188,8 @@ async def run_agent(client: LLMClient, workspace: Workspace, question: str, sett
                 return fail("no parseable Finish block: the model replied without a tool call or Finish twice "
                             "(after one reminder)")
             nudged = True
-            conv.messages.append(ChatMessage("assistant", turn.text))
+            # an empty assistant turn is refused by some APIs (Anthropic): the placeholder keeps the turn valid
+            conv.messages.append(ChatMessage("assistant", turn.text or EMPTY_REPLY))
             conv.messages.append(ChatMessage("user", NUDGE))
             continue
         conv.messages.append(ChatMessage("assistant", turn.text, tool_calls=calls))

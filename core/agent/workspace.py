@@ -24,6 +24,9 @@ MAX_TEXT_BYTES = 2_000_000
 """Files larger than this are not searched and not viewed (the tool says so)."""
 BINARY_SNIFF_BYTES = 8192
 """A file with a NUL byte in its first this-many bytes is binary (not searched, not viewed)."""
+TEXT_CACHE_CHARS = 64_000_000
+"""Search keeps the texts it read in memory up to this many characters in all (the workspace does not change
+during a run), so a second search does not read every file again."""
 
 
 class Workspace:
@@ -44,6 +47,8 @@ class Workspace:
             raise RepositoryError(f"{root}: not a directory (the agent's workspace)")
         self.root = path.resolve()
         self.name = self.root.name
+        self._texts: dict[str, str | None] = {}
+        self._cached_chars = 0
 
     def __repr__(self) -> str:
         return f"Workspace({str(self.root)!r})"
@@ -166,11 +171,18 @@ class Workspace:
         return data.decode("utf-8", errors="replace")
 
     def text_of(self, relative: str) -> str | None:
-        """:meth:`read_text`, or None for a file that cannot be read as text (Search skips those)."""
+        """:meth:`read_text`, or None for a file that cannot be read as text (Search skips those); kept in memory
+        up to :data:`TEXT_CACHE_CHARS` in all."""
+        if relative in self._texts:
+            return self._texts[relative]
         try:
-            return self.read_text(relative)
+            text: str | None = self.read_text(relative)
         except RepositoryError:
-            return None
+            text = None
+        if self._cached_chars + len(text or "") <= TEXT_CACHE_CHARS:
+            self._texts[relative] = text
+            self._cached_chars += len(text or "")
+        return text
 
 
 def clean_path(relative: str | None) -> str:

@@ -8,7 +8,7 @@ import asyncio
 import pytest
 from test_agent_fixture import make_repo
 
-from benchwright.core.agent.loop import ELIDED, NUDGE, estimate_tokens, run_agent
+from benchwright.core.agent.loop import ELIDED, EMPTY_REPLY, NUDGE, estimate_tokens, run_agent
 from benchwright.core.agent.model import AgentSettings
 from benchwright.core.agent.tools import TOOLS
 from benchwright.core.agent.workspace import Workspace
@@ -119,8 +119,10 @@ async def test_a_reply_without_a_tool_gets_one_reminder_then_fails(ws):
 
 
 async def test_after_the_reminder_a_finish_counts(ws):
-    out = await agent(ws, ScriptedProvider(["thinking", Reply("", tool_calls=[("finish", {"answer": ANSWER})])]))
+    p = ScriptedProvider(["", Reply("", tool_calls=[("finish", {"answer": ANSWER})])])
+    out = await agent(ws, p)
     assert out.ok and out.answer == ANSWER and len(out.turns) == 2
+    assert p.calls[1].messages[1].content == EMPTY_REPLY  # never an empty assistant turn (Anthropic refuses one)
 
 
 @pytest.mark.parametrize(("answer", "reason"), [
