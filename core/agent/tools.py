@@ -208,6 +208,8 @@ def execute(workspace: Workspace, name: str, arguments: dict, *, search_max_hits
         return refused(str(e))
     except RepositoryError as e:
         return ToolResult(str(e), ok=False)
+    except (OSError, ValueError) as e:  # a name too long for the file system, and the like
+        return ToolResult(f"{name} could not run: {getattr(e, 'strerror', None) or type(e).__name__}", ok=False)
     text, cut = cap(result.output, tool_output_chars)
     return ToolResult(text, result.ok, result.truncated or cut)
 
@@ -616,7 +618,7 @@ def command_line(workspace: Workspace, command: str, *, timeout_s: float = 10.0,
         hint = " (use grep -rn instead)" if argv[0] == "rg" else ""
         return ToolResult(f"{argv[0]} is not installed on this machine{hint}", ok=False)
     try:
-        proc = subprocess.run([exe, *argv[1:]], cwd=workspace.root, env=command_environment(),
+        proc = subprocess.run(argv, executable=exe, cwd=workspace.root, env=command_environment(),
                               stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout_s, check=False)
     except subprocess.TimeoutExpired as e:
         partial = (e.stdout or b"").decode("utf-8", errors="replace")

@@ -7,6 +7,8 @@ import os
 import subprocess
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from test_agent_fixture import SECRET, make_repo
 
 from benchwright.core.agent import tools as T
@@ -270,12 +272,13 @@ def test_a_command_past_its_timeout_is_stopped(ws, monkeypatch):
 
     def fake_run(argv, **kw):
         seen.update(kw)
-        raise subprocess.TimeoutExpired(argv, kw["timeout"], output=b"partial")
+        raise subprocess.TimeoutExpired(argv, kw["timeout"], output=b"partial")  # argv[0] is the bare name
 
     monkeypatch.setattr(subprocess, "run", fake_run)
     r = T.execute(ws, "command_line", {"command": "find ."}, command_timeout_s=2.5)
     assert not r.ok and "stopped after 2.5 seconds (the time limit)" in r.output and r.output.startswith("partial")
     assert seen["timeout"] == 2.5 and seen["cwd"] == ws.root and seen["stdin"] is subprocess.DEVNULL
+    assert seen["executable"].endswith("/find")
     assert "shell" not in seen
 
 
@@ -296,3 +299,32 @@ def test_the_command_environment_holds_no_keys(ws, monkeypatch):
     monkeypatch.setattr(subprocess, "run", spy)
     assert run(ws, "command_line", command="ls").ok
     assert seen["env"] == env and not any("KEY" in k for k in seen["env"]) and os.environ["OPENAI_API_KEY"]
+
+
+# ------------------------------------------------------------------------------------------------ hostile input
+_json = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=40),
+                     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner,
+                                                                                 max_size=3), max_leaves=6)
+_paths = st.sampled_from(["", ".", "/", "..", "../x", "~", "leak", "leak.txt", "leak/secret.txt", "pkg/",
+                          "pkg/engine.py", "a" * 5000, "pkg/\x00x", "*.py", "[", "pkg/engine.py/x"])
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(name=st.sampled_from(["search", "view", "command_line", "finish", "nope", ""]),
+       args=st.dictionaries(st.sampled_from(["query", "path", "start_line", "end_line", "outline", "command",
+                                             "answer", "extra"]), _json | _paths, max_size=4))
+def test_no_argument_makes_a_tool_raise_or_leak(ws, name, args):
+    r = T.execute(ws, name, args)
+    assert isinstance(r, T.ToolResult) and isinstance(r.output, str) and SECRET not in r.output
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(words=st.lists(st.sampled_from(["ls", "grep", "sed", "find", "head", "sort", "uniq", "du", "-n", "-r", "-R",
+                                       "-e", "-i", "-o", "-L", "-exec", "-delete", "--out=x", "1p", "1w", "TOP", ".",
+                                       "..", "/etc", "leak", "leak.txt", "leak/", "pkg", "pkg/util.py", "'", "--",
+                                       "-f", "--files0-from=x", "a" * 300]), min_size=1, max_size=6))
+def test_no_command_reads_outside_or_writes(ws, words):
+    before = sorted(str(p) for p in ws.root.rglob("*"))
+    r = T.execute(ws, "command_line", {"command": " ".join(words)}, command_timeout_s=5)
+    assert SECRET not in r.output
+    assert sorted(str(p) for p in ws.root.rglob("*")) == before
