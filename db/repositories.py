@@ -12,6 +12,7 @@ import json
 
 from benchwright.core.errors import NotFoundError, RepositoryError
 from benchwright.core.models import Repository
+from benchwright.core.strip import CODE_ONLY
 
 from .locking import serialized
 
@@ -80,7 +81,7 @@ class DerivedRepositoryMixin:
         return self.get_repository(repo.name)
 
     @serialized
-    def derived_repository(self, of: str, derivation: str = "code-only") -> Repository | None:
+    def derived_repository(self, of: str, derivation: str = CODE_ONLY) -> Repository | None:
         """The latest repository made from ``of`` by ``derivation`` (by registration time), or ``None``.
 
         Raises:
