@@ -39,22 +39,28 @@ VIEW = "view"
 COMMAND_LINE = "command_line"
 FINISH = "finish"
 
+
+def _arg(kind: str, description: str, *, optional: bool = False) -> dict:
+    """A parameter's schema; an optional one may be null (OpenAI strict mode requires every property)."""
+    return {"type": [kind, "null"] if optional else kind, "description": description}
+
+
+def _args(**properties: dict) -> dict:
+    """An object schema in OpenAI's strict subset (every property required, no others), which Anthropic's
+    ``input_schema`` takes as it is."""
+    return {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
+
+
 SEARCH_SPEC = ToolSpec(
     name=SEARCH,
     description=(
         "Find a plain substring (case-sensitive, not a regular expression) in the repository's text files. Returns "
         "how many lines match in each file, then the matching lines as 'path:line: text'. Give 'path' to search "
         "one file or folder only, or a glob such as '*.py' or 'src/*/views.py' (null: the whole repository)."),
-    parameters={
-        "type": "object",
-        "properties": {
-            "query": {"type": "string", "description": "The text to find (at least one character)."},
-            "path": {"type": ["string", "null"],
-                     "description": "A file, a folder or a glob, relative to the repository root; null for all."},
-        },
-        "required": ["query", "path"],
-        "additionalProperties": False,
-    },
+    parameters=_args(
+        query=_arg("string", "The text to find (at least one character)."),
+        path=_arg("string", "A file, a folder or a glob, relative to the repository root; null for all.",
+                  optional=True)),
 )
 VIEW_SPEC = ToolSpec(
     name=VIEW,
@@ -62,19 +68,12 @@ VIEW_SPEC = ToolSpec(
         "Read a file with numbered lines (optionally only lines start_line to end_line, 1-based, inclusive; "
         "end_line -1 means the last line), or list a folder's entries. With outline true, a Python file is shown "
         "as its classes and functions with their line ranges instead of its text."),
-    parameters={
-        "type": "object",
-        "properties": {
-            "path": {"type": "string",
-                     "description": "A file or folder relative to the repository root ('.' is the root)."},
-            "start_line": {"type": ["integer", "null"], "description": "First line to show (1-based); null: 1."},
-            "end_line": {"type": ["integer", "null"], "description": "Last line to show; null or -1: the end."},
-            "outline": {"type": ["boolean", "null"],
-                        "description": "True: the outline of a Python file (classes, functions, line ranges)."},
-        },
-        "required": ["path", "start_line", "end_line", "outline"],
-        "additionalProperties": False,
-    },
+    parameters=_args(
+        path=_arg("string", "A file or folder relative to the repository root ('.' is the root)."),
+        start_line=_arg("integer", "First line to show (1-based); null: 1.", optional=True),
+        end_line=_arg("integer", "Last line to show; null or -1: the end.", optional=True),
+        outline=_arg("boolean", "True: the outline of a Python file (classes, functions, line ranges).",
+                     optional=True)),
 )
 COMMAND_LINE_SPEC = ToolSpec(
     name=COMMAND_LINE,
@@ -82,26 +81,14 @@ COMMAND_LINE_SPEC = ToolSpec(
         "Run ONE read-only inspection command in the repository root: ls, find, grep, rg, head, tail, sed -n, wc, "
         "sort, uniq, stat, file or du. There is no shell: no pipes, redirections, ';', '&', '$(...)' or "
         "backquotes. Paths must stay inside the repository (relative, no '..'). Nothing can be written."),
-    parameters={
-        "type": "object",
-        "properties": {
-            "command": {"type": "string", "description": "The command line, e.g. grep -rn \"def route\" src"},
-        },
-        "required": ["command"],
-        "additionalProperties": False,
-    },
+    parameters=_args(command=_arg("string", "The command line, e.g. grep -rn \"def route\" src")),
 )
 FINISH_SPEC = ToolSpec(
     name=FINISH,
     description=(
         "End the investigation with the final answer to the question. Cite evidence as 'path: line a-b' with "
         "paths relative to the repository root."),
-    parameters={
-        "type": "object",
-        "properties": {"answer": {"type": "string", "description": "The complete final answer."}},
-        "required": ["answer"],
-        "additionalProperties": False,
-    },
+    parameters=_args(answer=_arg("string", "The complete final answer.")),
 )
 TOOLS: tuple[ToolSpec, ...] = (SEARCH_SPEC, VIEW_SPEC, COMMAND_LINE_SPEC, FINISH_SPEC)
 """The tools every agent turn offers, in this order (part of every turn's request hash)."""
@@ -153,32 +140,30 @@ def _line(text: str) -> str:
 
 
 # ------------------------------------------------------------------------------------------------ arguments
-_STR, _INT, _BOOL = (str,), (int,), (bool,)
-_PARAMS: dict[str, dict[str, tuple[tuple[type, ...], bool]]] = {
-    SEARCH: {"query": (_STR, True), "path": (_STR, False)},
-    VIEW: {"path": (_STR, True), "start_line": (_INT, False), "end_line": (_INT, False), "outline": (_BOOL, False)},
-    COMMAND_LINE: {"command": (_STR, True)},
-    FINISH: {"answer": (_STR, True)},
-}
-_TYPE_NAMES = {str: "a string", int: "an integer", bool: "true or false"}
+_PY_TYPES = {"string": (str,), "integer": (int,), "boolean": (bool,)}
+_TYPE_NAMES = {"string": "a string", "integer": "an integer", "boolean": "true or false"}
+_SPECS = {t.name: t for t in TOOLS}
 
 
 def argument_problems(name: str, arguments: dict) -> list[str]:
-    """Why ``arguments`` do not fit tool ``name``'s parameters (empty when they do): a missing required argument,
-    a wrong type, an argument the tool does not take. ``null`` counts as not given."""
-    params = _PARAMS[name]
+    """Why ``arguments`` do not fit tool ``name``'s parameters (empty when they do), read from its spec's schema: a
+    missing argument that may not be null, a wrong type, an argument the tool does not take. ``null`` counts as not
+    given."""
+    params = _SPECS[name].parameters["properties"]
     out = []
     for key in sorted(set(arguments) - set(params)):
         out.append(f"{name} takes no argument {key!r} (its arguments: {', '.join(params)})")
-    for key, (types, required) in params.items():
+    for key, schema in params.items():
+        kinds = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
+        kind = kinds[0]
         value = arguments.get(key)
         if value is None:
-            if required:
+            if "null" not in kinds:
                 out.append(f"{name} needs the argument {key!r}")
             continue
-        bad_bool = isinstance(value, bool) and bool not in types
-        if not isinstance(value, types) or bad_bool:
-            out.append(f"{name}: {key!r} must be {_TYPE_NAMES[types[0]]}, not {type(value).__name__}")
+        bad_bool = isinstance(value, bool) and kind != "boolean"
+        if not isinstance(value, _PY_TYPES[kind]) or bad_bool:
+            out.append(f"{name}: {key!r} must be {_TYPE_NAMES[kind]}, not {type(value).__name__}")
     return out
 
 
