@@ -73,6 +73,20 @@ def test_strip_again_says_it_exists_and_force_rebuilds(project, tmp_path):
         assert store.get_repository("fix-code-only").manifest["keep_lines"] is True
 
 
+def test_a_copy_whose_folder_went_missing_is_rebuilt_with_force(project, tmp_path):
+    from benchwright.tui.services.agent_runs import repository_for_condition
+
+    assert run("--db", project, "repos", "strip", "fix").exit_code == 0
+    copy = tmp_path / "repos" / "fix-code-only"
+    with Store.open(project) as store:  # the code-only condition reads the copy
+        assert repository_for_condition(store, "fix", "code-only") == (str(copy), "fix-code-only")
+    shutil.rmtree(copy)
+    r = run("--db", project, "repos", "strip", "fix")
+    assert r.exit_code == 1 and "but that folder is missing; --force rebuilds it" in r.output
+    assert run("--db", project, "repos", "strip", "fix", "--force").exit_code == 0
+    assert (copy / "pkg" / "core.py").is_file()
+
+
 def test_refusals_exit_1_with_the_reason(project, tmp_path):
     cases = {
         ("nope",): "error: repository 'nope' is not registered",

@@ -57,7 +57,7 @@ def strip_repository(
     Raises:
         NotFoundError: ``name`` is not registered.
         RepositoryError: ``name`` is itself a derived copy, has no local path here, or its git checkout has moved
-            off the registered commit; ``as_name`` is taken by another repository; the place is inside the
+            off the registered commit; the copy is registered but its folder is missing (without ``force``); ``as_name`` is taken by another repository; the place is inside the
             original (or holds it) or already exists and is not this copy; a file cannot be read or written.
     """
     original = store.get_repository(name)
@@ -74,6 +74,10 @@ def strip_repository(
                 else f"the repository {existing.pin}")
         raise RepositoryError(f"the name '{copy_name}' is already used by {what}; choose another with --as")
     if existing is not None and not force:
+        if not existing.local_path or not Path(existing.local_path).is_dir():
+            raise RepositoryError(f"'{copy_name}', the code-only copy of '{name}', is registered at "
+                                  f"{existing.local_path or '(no folder)'}, but that folder is missing; --force "
+                                  "rebuilds it")
         return StripOutcome(existing, original, existed=True)
     if to is not None:
         dest = Path(to).expanduser().absolute()
