@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from benchwright.core.evidence import gather_evidence
 from benchwright.core.strip import check_compiles, strip_tree
 from benchwright.db import Store
 from benchwright.tui.cli import main
@@ -203,3 +204,17 @@ def test_the_real_flask_source_strips_and_every_file_compiles(flask_tree, tmp_pa
         for n, line in enumerate(after, 1):
             assert line == "" or line == before[n - 1] or before[n - 1].startswith(line) \
                 or line.strip() == "pass", (rel, n, line)
+    # The SWE-QA flask answers' citations of Python code resolve in the --keep-lines copy as in the original:
+    # the same file, the same line count, so the same lines.
+    answers = DATA / "swe-qa" / "Benchmark__flask.jsonl"
+    if answers.is_file():
+        texts = [json.loads(line)["answer"] for line in answers.read_text(encoding="utf-8").splitlines() if line]
+        same = 0
+        for text in texts:
+            for full, code in zip(gather_evidence(flask_tree, text), gather_evidence(tmp_path / "kept", text),
+                                  strict=True):
+                if full.path and full.path.endswith(".py"):
+                    assert (code.status, code.path, code.line_count) == (full.status, full.path, full.line_count)
+                    same += 1
+        assert same > 100
+        print(f"{same} citations of Python files resolve alike in the --keep-lines copy")
