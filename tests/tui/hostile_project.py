@@ -99,8 +99,17 @@ def make_hostile_project(root: Path, text: str = HOSTILE) -> dict:
         store.add_note(ids[0], "ann", hostile("pair note", text))
 
         # Answers, judgments, an override, a failure mode.
+        trajectory = [  # benchwright's agent format (core/agent/model.py Turn.as_json), hostile everywhere
+            {"index": 1, "text": hostile("turn text", text), "usage": {"input_tokens": 10, "output_tokens": 2},
+             "cached": False, "elided": [hostile("elided id", text)], "context_tokens": 12, "call_ids": [],
+             "tool_uses": [{"call_id": "c1", "name": hostile("tool", text), "arguments": {"q": hostile("arg", text)},
+                            "output": hostile("tool output", text) + "\n" + text, "ok": False, "truncated": True,
+                            "arguments_raw": None, "elided_at_turn": 1}]}]
         store.import_answers([AnswerRecord(line=1, text=hostile("model answer", text) + " `src/pkg/app.py:3`",
-                                           pair_ref=ids[0])],
+                                           pair_ref=ids[0], trajectory=trajectory,
+                                           extra={"citations": {"resolving": 0, "not_resolving": 1, "items": [
+                                               {"cited": hostile("cited", text), "status": "missing",
+                                                "path": None, "resolves": False}]}})],
                              model=hostile("model", text), condition="agentic", created_by="t")
         (answer,) = store.answers(pair_id=ids[0])
         entries = [

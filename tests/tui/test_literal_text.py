@@ -23,6 +23,7 @@ from benchwright.db import QueueFilter, Store
 from benchwright.tui.app import BenchwrightApp
 from benchwright.tui.screens import EvidenceScreen, HelpScreen, NotesScreen, QueueScreen, ReviewScreen
 from benchwright.tui.screens.adjudication import AdjudicationScreen
+from benchwright.tui.screens.answer_run import AnswerRunScreen
 from benchwright.tui.screens.checklist_diff import ChecklistDiffScreen
 from benchwright.tui.screens.checklist_editor import ChecklistEditorScreen
 from benchwright.tui.screens.criteria_notes import CriteriaNotesScreen
@@ -151,6 +152,7 @@ async def walk(tmp_path, monkeypatch, text: str, marks: tuple[str, ...]) -> None
                 ("rules editor", lambda: RulesEditorScreen(store, made["probe_id"], ada)),
                 ("curation", lambda: CurationScreen(store, ids[0], ada)),
                 ("release", lambda: ReleaseScreen(store, ada, out=tmp_path / "releases")),
+                ("agent answers", lambda: AnswerRunScreen(store, ada, QueueFilter())),
             ]
             for where, make in screens:
                 await app.push_screen(make())
@@ -183,6 +185,14 @@ async def walk(tmp_path, monkeypatch, text: str, marks: tuple[str, ...]) -> None
                     assert_literal(app, "override dialog", marks=())
                     await pilot.press("escape")
                     await settle(app, pilot)
+                    await pilot.press("t")  # the agent's trajectory: turn text, tool, arguments, output, citations
+                    await settle(app, pilot)
+                    assert_literal(app, "trajectory", marks=marks)
+                if where == "agent answers":  # no code-only copy: every pair refused, naming the repository
+                    app.screen.query_one("#answer-run-condition", Select).value = "code-only"
+                    await pilot.press("ctrl+r")
+                    await settle(app, pilot)
+                    assert_literal(app, "agent answers refused", marks=marks)
                 if where == "probes":
                     table = app.screen.query_one("#probe-matrix", DataTable)
                     table.focus()
