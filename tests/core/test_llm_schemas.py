@@ -8,11 +8,15 @@ conversion removes stay in the descriptions and in benchwright's own validation.
 from __future__ import annotations
 
 import json
+import tempfile
 
 import anthropic
 import httpx2
 import pytest
 
+from benchwright.core.agent.loop import run_agent
+from benchwright.core.agent.model import AgentSettings
+from benchwright.core.agent.workspace import Workspace
 from benchwright.core.checklist import Checklist, ChecklistItem, binary_rubric, clarity_item
 from benchwright.core.curation import STEP_FUNCTIONS, PairInput, StepSettings, generate_checklist
 from benchwright.core.judging import (
@@ -26,6 +30,7 @@ from benchwright.core.judging import (
     run_judge,
 )
 from benchwright.core.llm import LLMClient, LLMRequest, MemoryLedger, ScriptedProvider
+from benchwright.core.llm._sdk_common import check_tools
 from benchwright.core.llm.anthropic_provider import AnthropicProvider
 from benchwright.core.llm.anthropic_provider import wire_schema as anthropic_wire
 from benchwright.core.llm.base import LLMConfigError
@@ -103,7 +108,8 @@ def _answer(req: LLMRequest):
 
 
 async def _every_request() -> list[LLMRequest]:
-    """The requests of every step, judge, the direct answer and the failure-mode classifier (first turns)."""
+    """The requests of every step, judge, the direct answer, the failure-mode classifier and the agent (first
+    turns)."""
     provider = ScriptedProvider(_answer)
     client = LLMClient(provider, MemoryLedger())
     pair = QAPair(id="p1", question="Where is it defined? See https://example.com/doc", reference_answer="In app.py.",
@@ -118,6 +124,8 @@ async def _every_request() -> list[LLMRequest]:
     await direct_answer(client, "p1", "flask", pair.question, AnswerSettings("m"))
     await classify_failure(client, FailureInput("ans_1", "p1", "flask", pair.question, "In app.py.", "elsewhere",
                                                 "1: 0/9", 0.1), JudgeSettings("j"))
+    with tempfile.TemporaryDirectory() as repo:
+        await run_agent(client, Workspace(repo), pair.question, AgentSettings("m", max_turns=1), qa_pair_id="p1")
     return [c for c in provider.calls if len(c.messages) == 1]
 
 
@@ -134,7 +142,7 @@ def test_every_packaged_prompt_is_covered(every_request):
 
 def test_every_schema_converts_to_both_providers_rules(every_request):
     schemas = {r.template_id: r.json_schema for r in every_request if r.json_schema is not None}
-    assert len(schemas) == len(template_ids()) - 1  # all but the free-text direct answer
+    assert len(schemas) == len(template_ids()) - 2  # all but the free-text direct answer and the agent (tools)
     refused_as_is = {t for t, s in schemas.items() if anthropic_schema_problems(s)}
     assert {"judge_swe_qa_pro", "judge_code_qa_bench", "checklist"} <= refused_as_is  # what Anthropic refused
     for template, schema in schemas.items():
@@ -251,3 +259,12 @@ async def test_bounds_anthropic_cannot_enforce_are_still_validated(monkeypatch):
     repair = server.bodies[1]["messages"][-1]["content"]
     assert "items: " in repair and "is too short" in repair  # jsonschema's minItems message, on the full schema
     assert callable(anthropic.transform_schema)  # the SDK's own helper does the conversion (anthropic >= 2)
+
+
+def test_every_tool_meets_both_providers_rules(every_request):
+    tools = [t for r in every_request for t in r.tools]
+    assert {t.name for t in tools} >= {"search", "view", "command_line", "finish"}
+    check_tools("p", tools)  # names and object schemas, as both APIs want them
+    for t in tools:
+        schema, strict = openai_wire(t.parameters)
+        assert strict and schema == t.parameters, t.name  # goes strict to OpenAI, unchanged
