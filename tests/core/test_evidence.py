@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
+from flask_source import DATA, flask_tree_or_skip
 
 from benchwright.core.evidence import Citation, Evidence, extract_citations, gather_evidence, resolve_citation
 from benchwright.core.repository import read_repository_file
 
-DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 FLASK_ANSWERS = DATA / "swe-qa" / "Benchmark__flask.jsonl"
-FLASK_SRC = Path("/tmp/flask-src")
 
 
 def C(path: str, start: int | None = None, end: int | None = None) -> Citation:
@@ -29,17 +27,7 @@ def flask_answers() -> list[str]:
 
 @pytest.fixture(scope="module")
 def flask_tree() -> Path:
-    if not (FLASK_SRC / "src" / "flask" / "app.py").is_file():
-        script = DATA / "get-flask-repo"
-        if not script.is_file():
-            pytest.skip(f"no flask tree at {FLASK_SRC} and no {script} to fetch it")
-        try:
-            subprocess.run(["bash", str(script), str(FLASK_SRC)], check=True, capture_output=True, timeout=180)
-        except (OSError, subprocess.SubprocessError) as e:
-            pytest.skip(f"could not fetch the flask 3.1.1 sources: {e}")
-    if not (FLASK_SRC / "src" / "flask" / "app.py").is_file():
-        pytest.skip(f"flask sources not available at {FLASK_SRC}")
-    return FLASK_SRC
+    return flask_tree_or_skip()
 
 
 # ------------------------------------------------------------------------------------- extract_citations

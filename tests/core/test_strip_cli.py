@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from flask_source import DATA, flask_tree_or_skip
 
 from benchwright.core.evidence import gather_evidence
 from benchwright.core.strip import check_compiles, strip_tree
@@ -19,8 +20,6 @@ from benchwright.tui.cli import main
 from benchwright.tui.services.strip import strip_repository
 
 FIXTURE = Path(__file__).resolve().parents[1] / "data" / "strip_fixture"
-DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
-FLASK_SRC = Path("/tmp/flask-src")
 
 
 def run(*args):
@@ -163,17 +162,7 @@ def test_a_checkout_moved_off_its_commit_is_refused(tmp_path):
 
 @pytest.fixture(scope="module")
 def flask_tree() -> Path:
-    if not (FLASK_SRC / "src" / "flask" / "app.py").is_file():
-        script = DATA / "get-flask-repo"
-        if not script.is_file():
-            pytest.skip(f"no flask tree at {FLASK_SRC} and no {script} to fetch it")
-        try:
-            subprocess.run(["bash", str(script), str(FLASK_SRC)], check=True, capture_output=True, timeout=180)
-        except (OSError, subprocess.SubprocessError) as e:
-            pytest.skip(f"could not fetch the flask 3.1.1 sources: {e}")
-    if not (FLASK_SRC / "src" / "flask" / "app.py").is_file():
-        pytest.skip(f"flask sources not available at {FLASK_SRC}")
-    return FLASK_SRC
+    return flask_tree_or_skip()
 
 
 @pytest.mark.slow
