@@ -172,3 +172,33 @@ async def test_escape_mid_run_cancels_and_keeps_finished(project):
         assert {a.qa_pair_id for a in kept} == {ids[0], ids[1]}
         cancelled = [r for r in store.llm_calls() if str(r.status) == "cancelled"]
         assert len(cancelled) == 1
+
+
+async def test_run_screen_says_what_is_missing(project, monkeypatch):
+    """No model configured: the screen says so and a run is refused with the configuration error; a model but
+    no API key: the plan is shown, then the run stops naming the variable to set. Nothing is stored."""
+    db, ids = project
+    monkeypatch.setenv("BENCHWRIGHT_CONFIG", str(db.parent / "no-user-config.toml"))
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with Store.open(db) as store:
+        app = BenchwrightApp(store, "ann", resume=False)
+        async with app.run_test(size=(150, 50)) as pilot:
+            screen = AnswerRunScreen(store, "ann", app.screen.flt)
+            await app.push_screen(screen)
+            await pilot.pause()
+            problem = screen.query_one("#answer-run-model-problem")
+            assert problem.display and "no model configured for the generator role" in str(problem.render())
+            await pilot.press("ctrl+r")
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            assert "not run: no model configured for the generator role" in str(
+                screen.query_one("#answer-run-status").render())
+            screen.query_one("#answer-run-model").value = "some-model"
+            await pilot.press("ctrl+r")
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            assert "6 runs to do" in str(screen.query_one("#answer-run-plan").render())
+            status = str(screen.query_one("#answer-run-status").render())
+            assert status.startswith("not run: ") and "OPENAI_API_KEY" in status
+            assert not screen.running
+        assert store.answers(condition="agentic") == []
