@@ -217,6 +217,8 @@ def search(workspace: Workspace, query: str, path: str | None = None, *, max_hit
     """
     if not query:
         raise RepositoryError("search needs a non-empty query")
+    if "\n" in query or "\r" in query:
+        raise RepositoryError("search matches within one line: the query holds a line break; search for one line")
     text = clean_path(path)
     if text and _is_glob(text):
         if text.startswith("/") or ".." in text.split("/"):

@@ -123,6 +123,8 @@ def test_search_never_reads_through_a_link_out(ws):
     assert not r.ok and "without '..'" in r.output
     r = run(ws, "search", query="")
     assert not r.ok and "non-empty query" in r.output
+    r = run(ws, "search", query="class Engine:\n    def")
+    assert not r.ok and "within one line" in r.output
 
 
 # ------------------------------------------------------------------------------------------------ view
