@@ -36,6 +36,14 @@ def _results(screen) -> list[str]:
     return [str(ol.get_option_at_index(i).prompt) for i in range(ol.option_count)]
 
 
+async def _open(app, pilot) -> AnswerRunScreen:
+    """The run screen over the queue's filter, mounted."""
+    screen = AnswerRunScreen(app.store, "ann", app.screen.flt)
+    await app.push_screen(screen)
+    await pilot.pause()
+    return screen
+
+
 async def _wait(app, pilot, predicate, steps: int = 500) -> None:
     for _ in range(steps):
         if predicate():
@@ -101,9 +109,7 @@ async def test_run_screen_samples_refusals_and_nothing_to_do(project):
     with Store.open(db) as store:
         app = BenchwrightApp(store, "ann", resume=False, provider_factory=lambda c, r: provider)
         async with app.run_test(size=(150, 50)) as pilot:
-            screen = AnswerRunScreen(store, "ann", app.screen.flt)
-            await app.push_screen(screen)
-            await pilot.pause()
+            screen = await _open(app, pilot)
             # code-only without a stripped copy: every pair refused, with the remedy; nothing is called.
             screen.query_one("#answer-run-condition").value = "code-only"
             await pilot.pause()
@@ -150,9 +156,7 @@ async def test_escape_mid_run_cancels_and_keeps_finished(project):
     with Store.open(db) as store:
         app = BenchwrightApp(store, "ann", resume=False, provider_factory=lambda c, r: provider)
         async with app.run_test(size=(150, 50)) as pilot:
-            screen = AnswerRunScreen(store, "ann", app.screen.flt)
-            await app.push_screen(screen)
-            await pilot.pause()
+            screen = await _open(app, pilot)
             await pilot.press("ctrl+r")
             await _wait(app, pilot, lambda: len(store.answers(condition="agentic")) == 2)
             await _wait(app, pilot, lambda: "2/6" in str(screen.query_one("#answer-run-status").render()))
@@ -177,15 +181,13 @@ async def test_escape_mid_run_cancels_and_keeps_finished(project):
 async def test_run_screen_says_what_is_missing(project, monkeypatch):
     """No model configured: the screen says so and a run is refused with the configuration error; a model but
     no API key: the plan is shown, then the run stops naming the variable to set. Nothing is stored."""
-    db, ids = project
+    db, _ids = project
     monkeypatch.setenv("BENCHWRIGHT_CONFIG", str(db.parent / "no-user-config.toml"))
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     with Store.open(db) as store:
         app = BenchwrightApp(store, "ann", resume=False)
         async with app.run_test(size=(150, 50)) as pilot:
-            screen = AnswerRunScreen(store, "ann", app.screen.flt)
-            await app.push_screen(screen)
-            await pilot.pause()
+            screen = await _open(app, pilot)
             problem = screen.query_one("#answer-run-model-problem")
             assert problem.display and "no model configured for the generator role" in str(problem.render())
             await pilot.press("ctrl+r")
