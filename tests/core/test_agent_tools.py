@@ -209,6 +209,7 @@ def test_view_refuses_binary_files(ws):
     ("find . -name '*.py' -exec rm {} +", "find -exec runs a command"),
     ("find . -fprint out.txt", "find -fprint writes a file"),
     ("find -L .", "follows symlinks"),
+    ("find -files0-from names.txt", "find -files0-from reads its starting points from a file"),
     ("sort -o out.txt README.md", "sort -o writes a file"),
     ("sort --out=out.txt README.md", "sort --out writes a file"),
     ("uniq README.md out.txt", "uniq INPUT OUTPUT writes OUTPUT"),
