@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ast
 import fnmatch
+import glob
 import os
 import re
 import shlex
@@ -105,6 +106,8 @@ LINE_CHARS = 300
 """Search and View show at most this many characters of one line (the rest is marked cut)."""
 MAX_LISTING = 1000
 """View lists at most this many entries of one folder."""
+MAX_GLOB_MATCHES = 1000
+"""An unquoted pattern in a CommandLine command (``src/*.py``) may match at most this many paths."""
 
 
 @dataclass
@@ -491,6 +494,7 @@ def check_command(workspace: Workspace, command: str) -> list[str]:
 
     - one program of :data:`ALLOWED_COMMANDS`, named without a path; no shell, so ``; | & > < $(``, backquotes and
       line breaks are refused wherever they appear;
+    - unquoted glob arguments are expanded inside the workspace first (:func:`_expand_globs`);
     - no argument may be an absolute path, hold ``..``, or name a symlink leading outside the workspace (a grep or
       rg pattern is not a path; a sed script is checked as a script);
     - options that write, delete, run programs, follow symlinks out or never end are refused (``find -exec``,
@@ -518,6 +522,7 @@ def check_command(workspace: Workspace, command: str) -> list[str]:
     if program not in ALLOWED_COMMANDS:
         raise CommandRefused(f"{program!r} is not an allowed command; allowed (read-only inspection): "
                              f"{', '.join(ALLOWED_COMMANDS)}. Nothing in the repository can be written")
+    argv = _expand_globs(workspace, command, argv)
     options, positionals = _split_options(program, argv[1:])
     forbidden = _FORBIDDEN.get(program, {})
     for name, _ in options:
@@ -538,6 +543,35 @@ def check_command(workspace: Workspace, command: str) -> list[str]:
             hint = "; if it is the pattern, give it as -e PATTERN" if program in ("grep", "rg") else ""
             raise CommandRefused(problem + hint)
     return _ls_almost_all(argv) if program == "ls" else argv
+
+
+def _expand_globs(workspace: Workspace, command: str, argv: list[str]) -> list[str]:
+    """``argv`` with each unquoted argument holding ``*``, ``?`` or ``[`` replaced by the workspace paths it matches,
+    sorted, as a shell would (no match: the argument stays as written; names starting with a dot only for a
+    pattern that does). Unlike a shell: absolute patterns and patterns with ``..`` are never expanded (the path rules
+    refuse them), matches that are symlinks leading outside are dropped, and a match starting with ``-`` is given
+    as ``./-name`` so it cannot pose as an option. The rules of :func:`check_command` then apply to the result.
+
+    Raises:
+        CommandRefused: a pattern matches more than :data:`MAX_GLOB_MATCHES` paths.
+    """
+    try:
+        raw = shlex.split(command, posix=False)  # keeps the quotes, to tell quoted arguments apart
+    except ValueError:
+        return argv
+    if len(raw) != len(argv):
+        return argv  # a form where the two splits differ (escapes): nothing is expanded
+    out = [argv[0]]
+    for arg, written in zip(argv[1:], raw[1:], strict=True):
+        quoted = any(q in written for q in "'\\\"")
+        if quoted or not any(c in arg for c in "*?[") or arg.startswith(("-", "/", "~")) or ".." in arg.split("/"):
+            out.append(arg)
+            continue
+        matches = sorted(m for m in glob.glob(arg, root_dir=workspace.root) if _path_problem(workspace, m) is None)
+        if len(matches) > MAX_GLOB_MATCHES:
+            raise CommandRefused(f"{arg!r} matches {len(matches):,} paths (at most {MAX_GLOB_MATCHES:,}); narrow it")
+        out += [f"./{m}" if m.startswith("-") else m for m in matches] or [arg]
+    return out
 
 
 def _ls_almost_all(argv: list[str]) -> list[str]:

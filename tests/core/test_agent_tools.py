@@ -250,6 +250,20 @@ def test_allowed_commands_run_in_the_workspace(ws):
     assert r.ok and r.output == "(no output)\n[exit status 1]"
 
 
+def test_unquoted_globs_expand_inside_the_workspace_only(ws):
+    assert T.check_command(ws, "ls pkg/*.py") == ["ls", "pkg/__init__.py", "pkg/alias.py", "pkg/engine.py",
+                                                  "pkg/util.py"]
+    assert T.check_command(ws, "ls 'pkg/*.py'") == ["ls", "pkg/*.py"]  # quoted: as written
+    assert T.check_command(ws, "ls *") == ["ls", "README.md", "docs", "pkg"]  # the links out are dropped
+    assert T.check_command(ws, "ls leak*") == ["ls", "leak*"]  # only links out match: nothing is expanded
+    assert T.check_command(ws, "grep -n def pkg/u*.py") == ["grep", "-n", "def", "pkg/util.py"]
+    (ws.root / "-delete").write_text("")
+    assert T.check_command(ws, "find *") == ["find", "./-delete", "README.md", "docs", "pkg"]  # never an option
+    r = run(ws, "command_line", command="wc -l pkg/*.py")
+    assert r.ok and r.output.splitlines()[-1].endswith(" total") and (ws.root / "-delete").exists()
+    assert "'/etc/*' is an absolute path" in run(ws, "command_line", command="ls /etc/*").output
+
+
 def test_ls_all_leaves_out_the_folder_above(ws):
     assert T.check_command(ws, "ls -la pkg") == ["ls", "-lA", "pkg"]
     assert T.check_command(ws, "ls --all -I a*") == ["ls", "--almost-all", "-I", "a*"]
