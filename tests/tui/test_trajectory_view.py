@@ -9,7 +9,7 @@ from benchwright.core.llm.base import Usage
 from benchwright.db import Store
 from benchwright.tui.app import BenchwrightApp
 from benchwright.tui.screens.inspector import InspectorScreen, render_trajectory
-from benchwright.tui.services.views import TRAJECTORY_OUTPUT_LINES, trajectory_view
+from benchwright.tui.services.views import TRAJECTORY_OUTPUT_LINES, TRAJECTORY_TEXT_CHARS, trajectory_view
 
 HOSTILE = "[bold]loud[/bold] \x1b[31mred\x1b[0m [@click=app.quit]quit[/]"
 
@@ -80,6 +80,8 @@ def test_other_formats_fall_back_to_json(project):
     # A list that is not benchwright's turns (SWE-QA style steps) is JSON too, never an error.
     bad = trajectory_view(type(ans)(**{**ans.__dict__, "trajectory": [{"step": 1, "action": "ls"}]}))
     assert bad.turns is None and '"action": "ls"' in bad.raw
+    huge = trajectory_view(type(ans)(**{**ans.__dict__, "trajectory": {"log": "y" * (TRAJECTORY_TEXT_CHARS * 3)}}))
+    assert len(huge.raw) < TRAJECTORY_TEXT_CHARS + 200 and "more characters" in huge.raw
     none = trajectory_view(type(ans)(**{**ans.__dict__, "trajectory": None}))
     assert none.turns is None and "(no trajectory)" in render_trajectory(none, "T").plain
 

@@ -410,6 +410,17 @@ TRAJECTORY_OUTPUT_LINES = 12
 TRAJECTORY_LINE_CHARS = 400
 """Characters of one line (the model's text excepted) the trajectory view shows before cutting it with ``…``."""
 
+TRAJECTORY_TEXT_CHARS = 20_000
+"""Characters of a trajectory in another format (shown as JSON) the view keeps; the rest is counted
+(``answers show ID --trajectory`` prints all of it)."""
+
+
+def _capped(text: str) -> str:
+    if len(text) <= TRAJECTORY_TEXT_CHARS:
+        return text
+    return (text[:TRAJECTORY_TEXT_CHARS] + f"\n… {len(text) - TRAJECTORY_TEXT_CHARS:,} more characters "
+            "(benchwright answers show ANSWER_ID --trajectory prints them)")
+
 
 @dataclass(frozen=True)
 class ToolUseView:
@@ -462,7 +473,8 @@ class TrajectoryView:
 
     Attributes:
         turns: the turns, or None when the trajectory is not in benchwright's format (or there is none).
-        raw: the trajectory as indented JSON ('' when there is none): what is shown when ``turns`` is None.
+        raw: the trajectory as indented JSON ('' when there is none; cut at :data:`TRAJECTORY_TEXT_CHARS`):
+            what is shown when ``turns`` is None.
         tool_counts: calls per tool, in first-call order.
         refused: calls refused or failed; elisions: tool outputs elided to fit the context budget.
         citations_resolving, citations_not: cited locations in the final answer that resolve in the
@@ -539,7 +551,7 @@ def trajectory_view(answer: Answer) -> TrajectoryView:
     traj = answer.trajectory
     if traj is None:
         return TrajectoryView(None, "")
-    raw = json.dumps(traj, indent=1, ensure_ascii=False)
+    raw = _capped(json.dumps(traj, indent=1, ensure_ascii=False))
     if not isinstance(traj, list) or not traj:
         return TrajectoryView(None, raw)
     try:
