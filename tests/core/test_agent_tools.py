@@ -339,7 +339,8 @@ def test_no_argument_makes_a_tool_raise_or_leak(ws, name, args):
 @given(words=st.lists(st.sampled_from(["ls", "grep", "sed", "find", "head", "sort", "uniq", "du", "-n", "-r", "-R",
                                        "-e", "-i", "-o", "-L", "-exec", "-delete", "--out=x", "1p", "1w", "TOP", ".",
                                        "..", "/etc", "leak", "leak.txt", "leak/", "pkg", "pkg/util.py", "'", "--",
-                                       "-f", "--files0-from=x", "a" * 300]), min_size=1, max_size=6))
+                                       "-f", "--files0-from=x", "a" * 300, "*", "leak*", "*/*"]), min_size=1,
+                      max_size=6))
 def test_no_command_reads_outside_or_writes(ws, words):
     before = sorted(str(p) for p in ws.root.rglob("*"))
     r = T.execute(ws, "command_line", {"command": " ".join(words)}, command_timeout_s=5)
