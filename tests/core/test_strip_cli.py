@@ -207,3 +207,28 @@ def test_the_real_flask_source_strips_and_every_file_compiles(flask_tree, tmp_pa
                     same += 1
         assert same > 100
         print(f"{same} citations of Python files resolve alike in the --keep-lines copy")
+
+
+@pytest.mark.slow
+def test_sigterm_while_stripping_leaves_nothing_behind(flask_tree, tmp_path):
+    import signal
+    import sys
+
+    db = str(tmp_path / "p.db")
+    assert run("--db", db, "init").exit_code == 0
+    assert run("--db", db, "repos", "add", "flask", str(flask_tree), "--version", "3.1.1").exit_code == 0
+    benchwright = Path(sys.executable).parent / "benchwright"
+    proc = subprocess.Popen([str(benchwright), "--db", db, "repos", "strip", "flask"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    place = tmp_path / "repos"
+    deadline = time.monotonic() + 60
+    while not (place.is_dir() and any(place.glob(".flask-code-only.strip-*/src"))):
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "the copy never started"
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143, err
+    assert list(place.iterdir()) == []
+    with Store.open(db) as store:
+        assert store.get_repository("flask-code-only", missing_ok=True) is None
