@@ -107,6 +107,9 @@ def test_failed_runs_exit_1_with_their_reasons_and_are_not_answers(project):
         assert store.answers(model="m-ag") == []
         (run,) = store.answer_runs(model="m-ag")
         assert run.status == "failed" and run.turns == 2 and run.settings["max_turns"] == 2
+    listed = invoke(db, ["answers", "runs", "--failed"]).output.splitlines()
+    assert listed[0].startswith(f"run {run.id}\t#1\tm-ag\tagentic\tsample 0\t2 turns\t")
+    assert "\tfailed: turn limit reached (2) without Finish" in listed[0] and listed[-1] == "1 run: 0 ok, 1 failed"
     # the [agent] table gives the turn limit when --max-turns is not given; a failed run is tried again, its
     # finished turns replayed from the ledger (the same limit: the same requests), and the same failure is not
     # stored twice
@@ -122,6 +125,8 @@ def test_failed_runs_exit_1_with_their_reasons_and_are_not_answers(project):
     assert r.exit_code == 0 and "1 answer stored, 0 failed; 3 calls made" in r.output
     with Store.open(db) as store:
         assert [x.status for x in store.answer_runs(model="m-ag")] == ["failed", "ok"]
+    assert invoke(db, ["answers", "runs", "--failed"]).output == "no runs match\n"
+    assert invoke(db, ["answers", "runs", "--all"]).output.splitlines()[-1] == "2 runs: 1 ok, 1 failed"
 
 
 def test_conditions_that_mean_what_they_say(project, tmp_path):

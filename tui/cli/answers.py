@@ -46,7 +46,7 @@ LIST_LIMIT = 50
 
 @click.group()
 def answers() -> None:
-    """Model answers to Q&A pairs: generate, import, list, show (with trajectory and judgments)."""
+    """Model answers to Q&A pairs: generate, import, list, runs, show (with trajectory and judgments)."""
 
 
 @answers.command("import")
@@ -177,6 +177,37 @@ def answers_list(ctx, model, condition, pair) -> None:
         click.echo(f"{plural(cut, 'answer')} cut off at the token budget (stored flagged, incomplete; see answers show)")
     if not (model or condition or pair):
         click.echo("; ".join(f"{printable(m)} / {c}: {n}" for m, c, n in models))
+
+
+@answers.command("runs")
+@click.option("--model", help="Only this model's runs.")
+@click.option("--condition", type=click.Choice(CONDITIONS), help="Only runs under this condition.")
+@click.option("--pair", "pair", help="Only runs on this pair (an id or #N).")
+@click.option("--failed", "failed_only", is_flag=True, help="Only samples whose latest run failed.")
+@click.option("--all", "every", is_flag=True, help="Every run, not only the latest of each sample.")
+@click.pass_context
+@friendly
+def answers_runs(ctx, model, condition, pair, failed_only, every) -> None:
+    """List agent runs (answer_runs): per (pair, model, condition, sample) its latest run, ok with the answer it
+    stored or failed with the reason; turns, tokens and cost."""
+    with open_store(ctx) as store:
+        pid = store.resolve_pair(pair) if pair else None
+        runs = store.answer_runs(pid, model, condition, latest_only=not every)
+        ordinals = {r.qa_pair_id: store.ordinal_of(r.qa_pair_id) for r in runs}
+    if failed_only:
+        runs = [r for r in runs if not r.ok]
+    if not runs:
+        click.echo("no runs" + (" match" if (model or condition or pair or failed_only) else
+                                "; run the agent with: benchwright answers generate --agent --model M"))
+        return
+    runs.sort(key=lambda r: (ordinals[r.qa_pair_id], r.model, r.condition, r.sample_index, r.id))
+    for r in runs:
+        cost = "cost unknown" if r.cost_usd is None else f"${r.cost_usd:.4f}"
+        outcome = r.answer_id if r.ok else f"failed: {printable(r.reason or '')}"
+        click.echo(f"run {r.id}\t#{ordinals[r.qa_pair_id]}\t{printable(r.model)}\t{r.condition}\tsample {r.sample_index}\t"
+                   f"{plural(r.turns, 'turn')}\t{r.input_tokens + r.output_tokens:,} tokens\t{cost}\t{outcome}")
+    failed = sum(1 for r in runs if not r.ok)
+    click.echo(f"{plural(len(runs), 'run')}: {len(runs) - failed} ok, {failed} failed")
 
 
 @answers.command("show")
