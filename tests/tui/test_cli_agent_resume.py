@@ -23,6 +23,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from llm_server import LLMServer, Reply, question_of
+from test_generate_resume import KEY_ENV, env_for
 
 from benchwright.core.importers import parse
 from benchwright.core.models import Repository
@@ -31,7 +32,6 @@ from benchwright.db import Store
 pytestmark = pytest.mark.slow
 
 BENCHWRIGHT = Path(sys.executable).parent / "benchwright"
-KEY_ENV = "BW_TEST_AGENT_KEY"
 TURNS = 3
 
 
@@ -74,15 +74,6 @@ def agent_reply(body: dict, n: int) -> Reply:
         return Reply("Reading it.", tool_calls=[("view", {"path": "src/app.py", "start_line": 1, "end_line": 4,
                                                           "outline": False})])
     return Reply("", tool_calls=[("finish", {"answer": f"{fn} is defined in src/app.py: line 1-2."})])
-
-
-def env_for(tmp_path: Path) -> dict:
-    env = dict(os.environ)
-    for k in ("BENCHWRIGHT_DB", "OPENAI_BASE_URL", "OPENAI_API_KEY", "ANTHROPIC_API_KEY"):
-        env.pop(k, None)
-    env.update({KEY_ENV: "dummy-key-for-tests", "BENCHWRIGHT_CONFIG": str(tmp_path / "user" / "config.toml"),
-                "BENCHWRIGHT_ANNOTATOR": "tester", "COLUMNS": "200"})
-    return env
 
 
 def command(db: Path, *args: str) -> list[str]:
