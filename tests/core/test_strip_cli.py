@@ -87,6 +87,14 @@ def test_a_copy_whose_folder_went_missing_is_rebuilt_with_force(project, tmp_pat
     assert (copy / "pkg" / "core.py").is_file()
 
 
+def test_a_copy_name_is_never_a_path(project, tmp_path):
+    for name, folder in (("../../escape", "_._.._escape"), ("acme/widget", "acme_widget"), (".hidden", "_hidden")):
+        r = run("--db", project, "repos", "strip", "fix", "--as", name)
+        assert r.exit_code == 0, r.output
+        assert (tmp_path / "repos" / folder / "pkg" / "core.py").is_file()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["p.db", "repos"]
+
+
 def test_refusals_exit_1_with_the_reason(project, tmp_path):
     cases = {
         ("nope",): "error: repository 'nope' is not registered",

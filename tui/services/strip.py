@@ -5,6 +5,7 @@ the work all-or-nothing, and records it in the store. The CLI calls it; the app 
 
 from __future__ import annotations
 
+import re
 import shutil
 import time
 import uuid
@@ -42,6 +43,14 @@ def default_copy_name(name: str) -> str:
     return f"{name}-{CODE_ONLY}"
 
 
+def copy_folder_name(name: str) -> str:
+    """The folder ``repos/`` holds the copy ``name`` in: one path segment, the name with every character other
+    than letters, digits, ``.``, ``_`` and ``-`` made ``_`` (``acme/widget-code-only`` ->
+    ``acme_widget-code-only``), never ``.``, ``..`` or hidden."""
+    folder = re.sub(r"[^A-Za-z0-9._-]", "_", name)
+    return "_" + folder[1:] if folder.startswith(".") else folder
+
+
 def strip_repository(
     store: Store, name: str, *, annotator: str, as_name: str | None = None, to: str | Path | None = None,
     keep_lines: bool = False, force: bool = False,
@@ -49,8 +58,8 @@ def strip_repository(
     """Make the code-only copy of repository ``name`` and register it as ``as_name`` (default ``NAME-code-only``),
     derived from ``name``, derivation ``code-only``, at the original's commit or version, ``local_path`` the copy.
 
-    The copy goes to ``to``, else to ``<project folder>/repos/<as_name>`` (the project folder holds the database
-    file). It is written into a temporary folder beside its place and renamed into place; then it is registered.
+    The copy goes to ``to``, else to ``<project folder>/repos/<folder>`` (the project folder holds the database
+    file; the folder is :func:`copy_folder_name` of the copy's name). It is written into a temporary folder beside its place and renamed into place; then it is registered.
     Any failure (or an interrupt) removes what was written and leaves the store as it was; with ``force``, the
     copy it replaces is put back.
 
@@ -84,7 +93,7 @@ def strip_repository(
     elif existing is not None and existing.local_path:
         dest = Path(existing.local_path)
     else:
-        dest = Path(store.path).absolute().parent / "repos" / copy_name
+        dest = Path(store.path).absolute().parent / "repos" / copy_folder_name(copy_name)
     ours = existing is not None and existing.local_path and Path(existing.local_path) == dest
     resolved = dest.resolve()
     if resolved == root or root in resolved.parents or resolved in root.parents:
