@@ -304,3 +304,16 @@ def test_cancelling_keeps_the_finished_runs_and_the_next_run_resumes_from_the_le
     assert final.failed == 0 and {o.qa_pair_id for o in seen} == {ids[1], ids[2]}
     # the second pair's finished turns came from the ledger: fewer than 3 + 3 new calls
     assert len(resumed.calls) < 6 and final.cached >= 1 and before >= 5
+
+
+def test_a_checkout_gone_since_the_plan_fails_that_pair_only(project):
+    import shutil
+
+    store, ids, where = project
+    plan = plan_agent_answers(store, "m-agent", "agentic")
+    shutil.rmtree(where["gitrepo"])
+    final, seen = run(store, agent_script(), plan)
+    by_pair = {o.qa_pair_id: o for o in seen}
+    assert by_pair[ids[2]].status == "failed" and by_pair[ids[2]].reason.startswith("not run: ")
+    assert final.failed == 1 and {a.qa_pair_id for a in store.answers(model="m-agent")} == {ids[0], ids[1]}
+    assert store.answer_runs(ids[2]) == []  # nothing ran, nothing was paid: no run row

@@ -335,7 +335,11 @@ async def run_agent_answers(store: Store, client: LLMClient, plan: AgentPlan, se
                 return AgentAnswerOutcome(pid, sample, "skipped", reason="answered meanwhile by another run")
             if pid not in questions:
                 questions[pid] = build_input(store, pid, "checklist").question
-            workspace = Workspace(Path(plan.workspaces[pid]))
+            try:
+                workspace = Workspace(Path(plan.workspaces[pid]))
+            except BenchwrightError as e:  # the folder went away since the plan: this pair only, nothing paid
+                store.release(work_key, item, owner)
+                return AgentAnswerOutcome(pid, sample, "failed", reason=f"not run: {e}")
             return await run_agent(client, workspace, questions[pid], settings, qa_pair_id=pid,
                                    sample_index=sample, purpose=AGENT_PURPOSE)
         except BaseException:
@@ -351,7 +355,7 @@ async def run_agent_answers(store: Store, client: LLMClient, plan: AgentPlan, se
         return result.tally()
 
     def save(target: tuple[str, int], result: AgentAnswerOutcome | AgentOutcome) -> None:
-        if isinstance(result, AgentAnswerOutcome):  # skipped
+        if isinstance(result, AgentAnswerOutcome):  # skipped, or not run (nothing to store)
             results[target] = result
             return
         item = f"{target[0]}:{target[1]}"
