@@ -77,8 +77,14 @@ async def test_run_screen_runs_agent_and_lists_results(project):
             assert sum(line.startswith("✓") and "stored · 2 turns" in line for line in lines) == 5
             (failed,) = [line for line in lines if line.startswith("✗")]
             assert "#3 sample 0 · failed: " in failed and "turn limit" in failed
-            # enter on a stored result opens the inspector; t shows its trajectory, hostile text literal.
+            # The highlighted run's trajectory is beside the list: a failed run's too, its turns literal.
             ol = screen.query_one("#answer-run-results")
+            ol.highlighted = lines.index(failed)
+            await pilot.pause()
+            detail = str(screen.query_one("#answer-run-trajectory").render())
+            assert detail.startswith("#3 sample 0 · failed: ") and "3 turns · tool calls: search 3" in detail
+            assert "still looking [bold]x[/bold] ␛[31mred [@click=app.quit]q[/]" in detail and "\x1b" not in detail
+            # enter on a stored result opens the inspector; t shows its trajectory, hostile text literal.
             ol.focus()
             ol.highlighted = 0
             await pilot.press("enter")

@@ -5,7 +5,8 @@ registry: ``documented`` and ``agentic`` on the registered checkout, ``code-only
 number of samples, then ``enter`` (or ``ctrl+r``) runs. The run is an async worker on the app's loop, so the UI
 never blocks; ``escape`` cancels it and keeps every answer that finished (a cancelled pair's finished turns are in
 the ledger, so running again goes on from there). Finished runs are listed (stored, or failed with the reason);
-``enter`` on a stored one opens the judge inspector, where ``t`` shows its trajectory. All text is literal."""
+the highlighted one's trajectory is shown beside the list (a failed run's too: the inspector shows answers only),
+and ``enter`` on a stored one opens the judge inspector. All text is literal."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal
+from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, Label, OptionList, ProgressBar, Select, Static
 from textual.widgets.option_list import Option
@@ -30,6 +31,7 @@ from ..services.views import (
     answer_run_result,
     answer_run_view,
     refusal_groups,
+    run_trajectory_view,
 )
 from ..widgets import LiteralInput, error_text, literal, literal_options, notify
 from .curation import progress_line
@@ -40,7 +42,8 @@ def render_run_result(r: AnswerRunResult) -> Text:
     head = f"#{r.ordinal} sample {r.sample_index} · "
     if r.ok:
         t = Text("✓ ", style="bold green")
-        t.append_text(literal(f"{head}stored · {r.turns} turns, {r.calls} calls sent"))
+        t.append_text(literal(f"{head}stored · {r.turns} turn{'' if r.turns == 1 else 's'}, "
+                              f"{r.calls} call{'' if r.calls == 1 else 's'} sent"))
         return t
     if r.status == "skipped":
         t = Text("· ", style="dim")
@@ -66,7 +69,8 @@ class AnswerRunScreen(Screen):
         self.flt = flt
         self.running = False
         self._worker = None
-        self._stored: dict[str, str] = {}  # result option id -> pair id, for stored answers
+        self._results: dict[str, AnswerRunResult] = {}  # result option id -> the finished run
+        self._running_as: tuple[str, str] = ("", "")  # (model, condition) of the current run
         self.view: AnswerRunView  # read in compose
 
     def compose(self) -> ComposeResult:
@@ -90,7 +94,10 @@ class AnswerRunScreen(Screen):
         yield ProgressBar(total=None, show_eta=False, id="answer-run-progress")
         yield Static(literal("enter or ctrl+r runs · escape cancels a run, else goes back", style="dim"),
                      id="answer-run-status")
-        yield OptionList(id="answer-run-results")
+        with Horizontal(id="answer-run-body"):
+            yield OptionList(id="answer-run-results")
+            with VerticalScroll(id="answer-run-detail"):
+                yield Static(id="answer-run-trajectory")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -142,11 +149,13 @@ class AnswerRunScreen(Screen):
 
     def on_outcome(self, outcome) -> None:
         """List one finished run (stored, or failed with its reason)."""
-        result = answer_run_result(self.store, outcome)
-        option_id = f"r{self.query_one('#answer-run-results', OptionList).option_count}"
-        if result.ok:
-            self._stored[option_id] = result.pair_id
-        self.query_one("#answer-run-results", OptionList).add_option(Option(render_run_result(result), id=option_id))
+        result = answer_run_result(self.store, outcome, *self._running_as)
+        results = self.query_one("#answer-run-results", OptionList)
+        option_id = f"r{results.option_count}"
+        self._results[option_id] = result
+        results.add_option(Option(render_run_result(result), id=option_id))
+        if results.highlighted is None:
+            results.highlighted = results.get_option_index(option_id)
 
     def _show_plan(self, plan, condition: str, samples: int) -> None:
         groups = refusal_groups(self.store, plan.refused)
@@ -166,7 +175,8 @@ class AnswerRunScreen(Screen):
         from ..services.llm import ANSWER_ROLE, client_for_role, llm_role
 
         self.query_one("#answer-run-results", OptionList).clear_options()
-        self._stored = {}
+        self.query_one("#answer-run-trajectory", Static).update("")
+        self._results = {}
         try:
             config, role = llm_role(self.store, ANSWER_ROLE, model or None)
             plan = plan_agent_answers(self.store, role.model, condition, samples=samples, where=self.flt,
@@ -185,6 +195,7 @@ class AnswerRunScreen(Screen):
             self._status("not run: " + error_text(e))
             return
         self.running = True
+        self._running_as = (role.model, condition)
         self.query_one("#answer-run-progress", ProgressBar).update(total=len(plan.targets), progress=0)
         self._status(f"0/{len(plan.targets)} · escape cancels")
         try:
@@ -201,13 +212,26 @@ class AnswerRunScreen(Screen):
             self.running = False
             await client.provider.aclose()
 
+    @on(OptionList.OptionHighlighted, "#answer-run-results")
+    def _show_trajectory(self, event: OptionList.OptionHighlighted) -> None:
+        """Show the highlighted run's trajectory (a failed run's too: the inspector shows answers only)."""
+        from .inspector import render_trajectory
+
+        result = self._results.get(event.option_id or "")
+        if result is None:
+            return
+        head = f"#{result.ordinal} sample {result.sample_index} · " + (
+            "stored" if result.ok else f"{result.status}: {result.reason or ''}")
+        self.query_one("#answer-run-trajectory", Static).update(
+            render_trajectory(run_trajectory_view(self.store, result), head))
+
     @on(OptionList.OptionSelected, "#answer-run-results")
     def _open(self, event: OptionList.OptionSelected) -> None:
-        pair_id = self._stored.get(event.option_id or "")
-        if pair_id is not None:
+        result = self._results.get(event.option_id or "")
+        if result is not None and result.ok:
             from .inspector import InspectorScreen
 
-            self.app.push_screen(InspectorScreen(self.store, pair_id, self.annotator))
+            self.app.push_screen(InspectorScreen(self.store, result.pair_id, self.annotator))
 
     def action_back(self) -> None:
         """Cancel a running run (finished answers stay), or go back."""

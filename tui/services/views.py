@@ -546,9 +546,13 @@ def trajectory_view(answer: Answer) -> TrajectoryView:
     (an imported SWE-QA trajectory, a malformed list) gives ``turns=None`` and the JSON as stored. Text is kept
     as stored: the screen shows it literally.
     """
+    return _trajectory_view(answer.trajectory, answer.extra)
+
+
+def _trajectory_view(traj, extra) -> TrajectoryView:
+    """:func:`trajectory_view` of a stored trajectory and the extra fields holding its answer's citations."""
     import json
 
-    traj = answer.trajectory
     if traj is None:
         return TrajectoryView(None, "")
     raw = _capped(json.dumps(traj, indent=1, ensure_ascii=False))
@@ -562,7 +566,7 @@ def trajectory_view(answer: Answer) -> TrajectoryView:
     for t in turns:
         for u in t.tool_uses:
             counts[u.name] = counts.get(u.name, 0) + 1
-    resolving, unresolved, not_resolving = _citations(answer.extra)
+    resolving, unresolved, not_resolving = _citations(extra)
     return TrajectoryView(
         turns, raw, counts, refused=sum(not u.ok for t in turns for u in t.tool_uses),
         elisions=sum(u.elided_at_turn is not None for t in turns for u in t.tool_uses),
@@ -609,7 +613,8 @@ class AnswerRunResult:
     """One finished (pair, sample) of an agent run, as the run screen's result list shows it.
 
     Attributes:
-        pair_id, ordinal: the pair and its position (``#N``); sample_index: which sample.
+        pair_id, ordinal: the pair and its position (``#N``); sample_index: which sample; model, condition: of the
+            run.
         status: ``ok`` (an answer was stored), ``failed`` (stored as a failed run, no answer) or ``skipped``
             (another process had it, or answered it meanwhile); reason: why it failed or was skipped.
         turns: model calls of the run; calls: of them, sent now (the rest came from the ledger).
@@ -619,6 +624,8 @@ class AnswerRunResult:
     pair_id: str
     ordinal: int
     sample_index: int
+    model: str
+    condition: str
     status: str
     reason: str | None
     turns: int
@@ -631,10 +638,23 @@ class AnswerRunResult:
         return self.status == "ok"
 
 
-def answer_run_result(store: Store, outcome) -> AnswerRunResult:
-    """The result row of ``outcome`` (an :class:`benchwright.tui.services.agent_runs.AgentAnswerOutcome`)."""
-    return AnswerRunResult(outcome.qa_pair_id, store.ordinal_of(outcome.qa_pair_id), outcome.sample_index,
-                           outcome.status, outcome.reason, outcome.turns, outcome.calls, outcome.cost_usd)
+def answer_run_result(store: Store, outcome, model: str, condition: str) -> AnswerRunResult:
+    """The result row of ``outcome`` (an :class:`benchwright.tui.services.agent_runs.AgentAnswerOutcome`) of a
+    run of ``model`` under ``condition``."""
+    return AnswerRunResult(outcome.qa_pair_id, store.ordinal_of(outcome.qa_pair_id), outcome.sample_index, model,
+                           condition, outcome.status, outcome.reason, outcome.turns, outcome.calls, outcome.cost_usd)
+
+
+def run_trajectory_view(store: Store, result: AnswerRunResult) -> TrajectoryView:
+    """The trajectory of ``result``'s (pair, model, condition, sample) as stored by its latest run, failed runs
+    included (a failed run has no answer, so the inspector cannot show it); the citation counts of the answer an
+    ok run stored. ``TrajectoryView(None, "")`` when nothing is stored (a skipped item)."""
+    runs = store.answer_runs(result.pair_id, result.model, result.condition, result.sample_index, latest_only=True)
+    if not runs:
+        return TrajectoryView(None, "")
+    answers = store.answers(pair_id=result.pair_id, model=result.model, condition=result.condition,
+                            sample_index=result.sample_index) if runs[-1].ok else []
+    return _trajectory_view(runs[-1].trajectory, answers[0].extra if answers else None)
 
 
 @dataclass(frozen=True)
