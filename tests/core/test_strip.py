@@ -254,3 +254,27 @@ def test_the_copy_is_never_written_inside_the_original_or_over_something(tmp_pat
         strip_tree(FIXTURE, tmp_path / "there")
     with pytest.raises(RepositoryError, match="not a directory"):
         strip_tree(FIXTURE / "setup.cfg", tmp_path / "x")
+
+
+@pytest.mark.slow
+def test_stripped_code_still_runs(tmp_path):
+    """Executable code is kept: the installed click, stripped, runs a command as before (its help texts, which
+    click reads from docstrings, are the one thing stripping takes away)."""
+    import subprocess
+    import sys
+
+    import click
+
+    manifest = strip_tree(Path(click.__file__).parent, tmp_path / "click")
+    assert manifest["unchanged"] == [] and manifest["totals"]["docstrings"] > 100
+    program = (
+        "import click\n"
+        "@click.command()\n@click.option('--n', type=int, default=2)\n@click.argument('who')\n"
+        "def hello(n, who):\n    '''Say hello.'''\n    click.echo(' '.join([f'hi {who}'] * n))\n"
+        "hello(['--n', '3', 'ada'], standalone_mode=False)\n"
+        "print(click.__file__)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=60,
+                         env={"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin"}, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == ["hi ada hi ada hi ada", str(tmp_path / "click" / "__init__.py")]
