@@ -317,3 +317,30 @@ def test_a_checkout_gone_since_the_plan_fails_that_pair_only(project):
     assert by_pair[ids[2]].status == "failed" and by_pair[ids[2]].reason.startswith("not run: ")
     assert final.failed == 1 and {a.qa_pair_id for a in store.answers(model="m-agent")} == {ids[0], ids[1]}
     assert store.answer_runs(ids[2]) == []  # nothing ran, nothing was paid: no run row
+
+
+def test_the_store_keeps_runs_append_only_and_refuses_inconsistent_ones(project):
+    store, ids, _ = project
+    with pytest.raises(BenchwrightError, match="says why it failed"):
+        store.record_answer_run(ids[0], "m", "agentic", status="failed", by="a")
+    with pytest.raises(BenchwrightError, match="names the answer it stored"):
+        store.record_answer_run(ids[0], "m", "agentic", status="ok", by="a")
+    with pytest.raises(BenchwrightError, match="unknown run status"):
+        store.record_answer_run(ids[0], "m", "agentic", status="done", by="a", reason="x")
+    with pytest.raises(JudgmentError):
+        store.record_answer_run(ids[0], "m", "open-book", status="failed", by="a", reason="x")
+    first = store.record_answer_run(ids[0], "m", "agentic", status="failed", by="a", reason="turn limit", turns=2,
+                                    trajectory=[{"index": 1}], call_ids=[1, 2], settings={"max_turns": 2})
+    aid = store.add_generated_answer(ids[0], "m", "agentic", "An answer.", extra={}, by="a", sample_index=1,
+                                     trajectory=[{"index": 1}], source_format="agent")
+    second = store.record_answer_run(ids[0], "m", "agentic", status="ok", by="a", answer_id=aid, sample_index=1)
+    assert (first.trajectory, first.call_ids, first.settings, first.cost_usd) == ([{"index": 1}], [1, 2],
+                                                                                   {"max_turns": 2}, None)
+    assert [r.id for r in store.answer_runs(ids[0], latest_only=True)] == [first.id, second.id]
+    assert store.answer_run_for(aid) == second and store.get_answer(aid).sample_index == 1
+    with pytest.raises(BenchwrightError, match="already has an answer by m under agentic \\(sample 1\\)"):
+        store.add_generated_answer(ids[0], "m", "agentic", "Another.", extra={}, by="a", sample_index=1)
+    import sqlite3
+
+    with pytest.raises(sqlite3.DatabaseError):  # append-only: a run is never rewritten
+        store.db.conn.execute("UPDATE answer_runs SET status = 'ok' WHERE id = ?", [first.id])
