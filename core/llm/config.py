@@ -383,7 +383,8 @@ class LLMConfig:
         """The effective configuration with where each value came from, secrets masked.
 
         Shape: ``{"files": [{"scope", "path", "found"}], "providers": {NAME: {KEY: {"value", "source"}}},
-        "roles": {ROLE: {KEY: {"value", "source"}}}, "prices": {MODEL: {KEY: {"value", "source"}}}}``.
+        "roles": {ROLE: {KEY: {"value", "source"}}}, "prices": {MODEL: {KEY: {"value", "source"}}},
+        "agent": {KEY: {"value", "source"}}}`` (``agent``: the ``[agent]`` table; None = the built-in default).
         Each provider has an extra ``api_key`` entry whose value is ``(set)``, ``(not set)`` or
         ``(not needed)`` (source ``environment``); the key itself is never included.
         """
@@ -408,6 +409,8 @@ class LLMConfig:
         for model in sorted(self.settings.prices):
             out["prices"][model] = {k: {"value": v, "source": self._source(("prices", model, k))}
                                     for k, v in self.settings.prices[model].model_dump().items()}
+        out["agent"] = {k: {"value": v, "source": self._source(("agent", k))}
+                        for k, v in self.settings.agent.model_dump().items()}
         return out
 
 

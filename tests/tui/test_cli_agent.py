@@ -159,3 +159,13 @@ def test_conditions_that_mean_what_they_say(project, tmp_path):
     # a direct answer under an agent condition is no longer possible, with or without --agent
     r = invoke(db, ["answers", "generate", "--max-turns", "3", "--model", "m"], agent())
     assert r.exit_code == 2 and "--max-turns is for agent runs" in r.output
+
+
+def test_config_show_lists_the_agent_table(project):
+    db, _ = project
+    (db.parent / "benchwright.toml").write_text("[agent]\nmax_turns = 12\n", encoding="utf-8")
+    out = invoke(db, ["config", "show"]).output
+    assert "\n[agent]\nmax_turns = 12  # project file\n# context_tokens (not set)\n" in out
+    (db.parent / "benchwright.toml").write_text("[agent]\nmax_turn = 12\n", encoding="utf-8")
+    r = invoke(db, ["config", "show"])
+    assert r.exit_code == 1 and "agent.max_turn" in r.output

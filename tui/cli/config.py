@@ -33,22 +33,25 @@ def render_config(shown: dict) -> str:
     lines = []
     for f in shown["files"]:
         lines.append(f"# {f['scope']} file: {f['path']}{'' if f['found'] else ' (not found)'}")
-    for section in ("providers", "roles", "prices"):
-        for name, entries in shown[section].items():
-            lines.append("")
-            lines.append(f"[{section}.{_toml_key(name)}]")
-            rows: list[tuple[str, str]] = []
-            for key, entry in entries.items():
-                value, source = entry["value"], entry["source"]
-                if key == "api_key":
-                    env = entries.get("api_key_env", {}).get("value")
-                    rows.append((f"# API key: {f'${env} ' if env else ''}{value}", ""))
-                elif value is None:
-                    rows.append((f"# {key} (not set)", ""))
-                else:
-                    rows.append((f"{key} = {_toml_value(value)}", source))
-            width = max((len(left) for left, source in rows if source), default=0)
-            lines.extend(f"{left:<{width}}  # {source}" if source else left for left, source in rows)
+    tables = [(f"{section}.{_toml_key(name)}", entries) for section in ("providers", "roles", "prices")
+              for name, entries in shown[section].items()]
+    if "agent" in shown:
+        tables.append(("agent", shown["agent"]))
+    for title, entries in tables:
+        lines.append("")
+        lines.append(f"[{title}]")
+        rows: list[tuple[str, str]] = []
+        for key, entry in entries.items():
+            value, source = entry["value"], entry["source"]
+            if key == "api_key":
+                env = entries.get("api_key_env", {}).get("value")
+                rows.append((f"# API key: {f'${env} ' if env else ''}{value}", ""))
+            elif value is None:
+                rows.append((f"# {key} (not set)", ""))
+            else:
+                rows.append((f"{key} = {_toml_value(value)}", source))
+        width = max((len(left) for left, source in rows if source), default=0)
+        lines.extend(f"{left:<{width}}  # {source}" if source else left for left, source in rows)
     return "\n".join(lines)
 
 
