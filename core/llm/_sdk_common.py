@@ -165,15 +165,17 @@ def to_llm_error(e: Exception, errors: SDKErrors, *, provider: str, base_url: st
 
     ``secret`` (the API key) is scrubbed from the HTTP, connection and unusable-answer messages. The caller raises
     the result ``from None`` so the SDK's traceback, which may quote request headers, is not chained. ``hint``
-    (:func:`unsupported_feature_hint`) is appended to the message of an HTTP 400, 422 or 5xx.
+    (:func:`unsupported_feature_hint`) goes into the message of an HTTP 400, 422 or 5xx before the server's own
+    text, which can be a long traceback (llama_cpp.server's is): front ends that show the first few hundred
+    characters of a reason still show the setting to change.
     """
     if isinstance(e, errors.status):
         attempts = http_attempts(e.request)
         status = e.status_code
-        extra = f". {hint}" if hint and (status in (400, 422) or status >= 500) else ""
+        extra = f". {hint}. The server said" if hint and (status in (400, 422) or status >= 500) else ""
         return LLMError(
-            scrub(f"{provider}: HTTP {status} from {base_url} after {attempts} attempt(s): "
-                  f"{error_detail(e.body, e.message, plain_error=plain_error)}{extra}", secret),
+            scrub(f"{provider}: HTTP {status} from {base_url} after {attempts} attempt(s){extra}: "
+                  f"{error_detail(e.body, e.message, plain_error=plain_error)}", secret),
             http_status=status, request_id=e.request_id, transient=is_transient_status(status), attempts=attempts,
         )
     if isinstance(e, errors.timeout):

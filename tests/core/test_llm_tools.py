@@ -287,6 +287,20 @@ async def test_json_schema_500_from_a_compatible_server_names_structured_output_
     assert "benchwright.toml" in msg and e.value.http_status == 500
 
 
+async def test_the_hint_comes_before_a_long_server_traceback():
+    # llama_cpp.server 0.3.36's answer to json_schema (seen by tests/e2e/real_model.sh): a pydantic error and a
+    # traceback; the judge CLI shows a reason's first 300 characters, which must still name the setting
+    body = {"error": {"message": "1 validation error:\n  {'type': 'literal_error', 'loc': ('body', "
+                      "'response_format', 'type'), 'msg': \"Input should be 'text' or 'json_object'\"}\n\n"
+                      + '  File "llama_cpp/server/app.py", line 376, in create_chat_completion\n' * 20}}
+    provider = openai(Server(httpx2.Response(500, json=body)))
+    with pytest.raises(LLMError) as e:
+        await provider.complete(request(tools=(), schema=SCHEMA, messages=HISTORY[:1]))
+    msg = str(e.value)
+    assert 'structured_output = "prompt"' in msg[:300] and "[providers.local]" in msg[:300]
+    assert msg.index("benchwright.toml") < msg.index("validation error") and "line 376" in msg
+
+
 async def test_tools_rejected_by_a_compatible_server_names_tools_prompt():
     provider = openai(Server(httpx2.Response(400, json={"error": {"message": "tools not supported"}})))
     with pytest.raises(LLMError) as e:
