@@ -165,7 +165,7 @@ async def run_agent(client: LLMClient, workspace: Workspace, question: str, sett
                         f"elided (budget {settings.context_tokens:,})")
         request = LLMRequest(model=settings.model, messages=tuple(conv.messages), system=system,
                              params=dict(settings.params), template_id=TEMPLATE_ID, template_hash=template.sha256,
-                             repeat=sample_index, tools=TOOLS)
+                             repeat=sample_index, tools=TOOLS, cache_scope=workspace.scope)
         try:
             result = await client.call(request, purpose=purpose, qa_pair_id=qa_pair_id)
         except LLMError as e:  # the client returns provider failures; this is a safety net, never a crash

@@ -34,12 +34,15 @@ class Workspace:
 
     Args:
         root: the repository's folder.
+        scope: what the runs in it belong to, for the ledger's cache key (``LLMRequest.cache_scope``): the
+            condition and repository (``code-only:flask-code-only``), so runs under two conditions never share a
+            cached turn. None: no scope.
 
     Raises:
         RepositoryError: ``root`` does not exist or is not a folder.
     """
 
-    def __init__(self, root: str | Path):
+    def __init__(self, root: str | Path, *, scope: str | None = None):
         path = Path(root).expanduser()
         if not path.exists():
             raise RepositoryError(f"{root}: no such directory (the agent's workspace)")
@@ -47,6 +50,7 @@ class Workspace:
             raise RepositoryError(f"{root}: not a directory (the agent's workspace)")
         self.root = path.resolve()
         self.name = self.root.name
+        self.scope = scope
         self._texts: dict[str, str | None] = {}
         self._cached_chars = 0
 

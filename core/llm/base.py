@@ -242,6 +242,9 @@ class LLMRequest:
             separate call, not a cache hit of run 1 (for an agent: the sample index).
         tools: tools the model may call (empty: none). A request with tools is not validated against
             ``json_schema``; its answer is text plus :attr:`LLMResponse.tool_calls`.
+        cache_scope: what else the answer belongs to that the messages do not show (never sent): an agent's
+            condition and workspace (``agentic:flask``), so two conditions never share a cached draw even when a
+            turn's messages are the same (the first turn always is). None: no scope (the hash is as before).
     """
 
     model: str
@@ -254,6 +257,7 @@ class LLMRequest:
     template_hash: str | None = None
     repeat: int = 0
     tools: tuple[ToolSpec, ...] = ()
+    cache_scope: str | None = None
 
     def request_hash(self, provider_kind: str, base_url: str | None) -> str:
         """SHA-256 (hex) of what determines the answer: provider kind, base URL, model, system prompt,
@@ -269,6 +273,8 @@ class LLMRequest:
         }
         if self.tools:  # absent for requests without tools, so their hashes are unchanged
             payload["tools"] = [t.as_json() for t in self.tools]
+        if self.cache_scope is not None:
+            payload["scope"] = self.cache_scope
         text = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
         return hashlib.sha256(text.encode("utf-8")).hexdigest()
 

@@ -344,3 +344,16 @@ def test_the_store_keeps_runs_append_only_and_refuses_inconsistent_ones(project)
 
     with pytest.raises(sqlite3.DatabaseError):  # append-only: a run is never rewritten
         store.db.conn.execute("UPDATE answer_runs SET status = 'ok' WHERE id = ?", [first.id])
+
+
+def test_two_conditions_never_share_a_cached_turn(project):
+    """The first turn's messages are the same under every condition (the question alone); the cache key holds the
+    condition and the workspace, so a documented run after an agentic one asks the model again, every turn."""
+    store, _, _ = project
+    first = agent_script()
+    run(store, first, plan_agent_answers(store, "m-agent", "agentic", limit=1))
+    assert len(first.calls) == 3
+    second = agent_script()
+    final, _ = run(store, second, plan_agent_answers(store, "m-agent", "documented", limit=1), condition="documented")
+    assert final.done == 1 and len(second.calls) == 3
+    assert store.answers(model="m-agent", condition="documented")[0].trajectory[0]["cached"] is False

@@ -244,14 +244,11 @@ class AnswerRunScreen(Screen):
 
 
 def _settings(store: Store, config, role):
-    """The agent's settings for ``role``: its model and parameters (temperature 0 unless the role sets one) and the
-    project's ``[agent]`` table of benchwright.toml."""
-    from benchwright.core.agent.model import AgentSettings
-
+    """The agent's settings for ``role`` (the service's :func:`agent_settings`, as the CLI uses)."""
+    from ..services.agent_runs import agent_settings
     from ..services.llm import project_dir_of
 
-    return AgentSettings(model=role.model, params={"temperature": 0, **(role.params or {})},
-                         project_dir=project_dir_of(store), **config.settings.agent.overrides())
+    return agent_settings(config, role, project_dir=project_dir_of(store))
 
 
 def _default_condition(view: AnswerRunView):

@@ -336,7 +336,9 @@ async def run_agent_answers(store: Store, client: LLMClient, plan: AgentPlan, se
             if pid not in questions:
                 questions[pid] = build_input(store, pid, "checklist").question
             try:
-                workspace = Workspace(Path(plan.workspaces[pid]))
+                # The scope keeps each condition's draws apart in the cache (the first turn's messages are the
+                # same under every condition).
+                workspace = Workspace(Path(plan.workspaces[pid]), scope=f"{condition}:{plan.repositories[pid]}")
             except BenchwrightError as e:  # the folder went away since the plan: this pair only, nothing paid
                 store.release(work_key, item, owner)
                 return AgentAnswerOutcome(pid, sample, "failed", reason=f"not run: {e}")
