@@ -17,27 +17,20 @@ The mode comes from ``BENCHWRIGHT_PROBE_SANDBOX``, else ``[probes] sandbox`` in 
 
 from __future__ import annotations
 
-import functools
 import os
-import shutil
-import subprocess
-from dataclasses import dataclass
 from pathlib import Path
 
 from ..config import load_user_config
-from ..errors import BenchwrightError
+from ..sandbox import DEFAULT_SANDBOX_MODE, MISSING, SANDBOX_MODES, Sandbox, checked_mode, working_bwrap
 
-SANDBOX_MODES = ("auto", "required", "off")
-"""The values of the ``sandbox`` setting."""
+__all__ = ["DEFAULT_SANDBOX_MODE", "ENV_SANDBOX", "MISSING", "OFF", "SANDBOXED", "SANDBOX_MODES", "UNAVAILABLE",
+           "Sandbox", "bubblewrap", "sandbox_for", "sandbox_mode"]
 
-DEFAULT_SANDBOX_MODE = "auto"
 ENV_SANDBOX = "BENCHWRIGHT_PROBE_SANDBOX"
 
 SANDBOXED = "sandboxed (bubblewrap: only the workspace is writable)"
 UNAVAILABLE = "not sandboxed (bubblewrap unavailable)"
 OFF = "not sandboxed (probes sandbox = \"off\")"
-MISSING = "bubblewrap"
-"""What a ``required`` sandbox lacks when bubblewrap does not work here ("cannot run here: missing bubblewrap")."""
 
 
 _PRIVATE = (Path("/tmp"), Path("/var/tmp"))
@@ -63,21 +56,6 @@ def _options(writable: Path) -> list[str]:
             "--tmpfs", "/tmp", "--tmpfs", "/var/tmp", *kept, "--bind", str(writable), str(writable)]
 
 
-@dataclass(frozen=True)
-class Sandbox:
-    """How a run's commands are confined.
-
-    Attributes:
-        prefix: the argv put before each command (empty: unconfined).
-        note: :data:`SANDBOXED`, :data:`UNAVAILABLE` or :data:`OFF`; shown with the run and in each log.
-        missing: :data:`MISSING` when the mode is ``required`` and bubblewrap does not work here, else None.
-    """
-
-    prefix: tuple[str, ...] = ()
-    note: str = ""
-    missing: str | None = None
-
-
 def sandbox_mode(explicit: str | None = None) -> str:
     """The sandbox mode: ``explicit``, else ``$BENCHWRIGHT_PROBE_SANDBOX``, else ``[probes] sandbox`` of the user
     configuration, else ``auto``.
@@ -94,25 +72,12 @@ def sandbox_mode(explicit: str | None = None) -> str:
         probes = load_user_config().get("probes", {})
         value = probes.get("sandbox", DEFAULT_SANDBOX_MODE) if isinstance(probes, dict) else DEFAULT_SANDBOX_MODE
         source = "[probes] sandbox in the user configuration"
-    if value not in SANDBOX_MODES:
-        raise BenchwrightError(f"{source}: {value!r} is not a sandbox mode; use one of {', '.join(SANDBOX_MODES)}")
-    return value
-
-
-@functools.cache
-def _bwrap_works(bwrap: str) -> bool:
-    try:
-        trial = subprocess.run([bwrap, *_options(Path("/")), "true"], stdin=subprocess.DEVNULL,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=10, check=False)
-    except (OSError, subprocess.SubprocessError):
-        return False
-    return trial.returncode == 0
+    return checked_mode(value, source)
 
 
 def bubblewrap() -> str | None:
     """The path of a working ``bwrap`` on PATH (tried once per path with ``true``), or None."""
-    found = shutil.which("bwrap")
-    return found if found is not None and _bwrap_works(found) else None
+    return working_bwrap(tuple(_options(Path("/"))))
 
 
 def sandbox_for(workspace_root: Path, mode: str | None = None) -> Sandbox:
