@@ -95,7 +95,9 @@ def wire_messages(messages: tuple[ChatMessage, ...] | list[ChatMessage]) -> list
     out: list[dict] = []
     grouping = False  # the last entry is a user turn of tool results
     for i, m in enumerate(messages):
-        if m.role == "assistant" and not m.content and not m.tool_calls and i < len(messages) - 1:
+        # (blank counts as empty: the API refuses a text block of white space only, e.g. the "\n\n" a model
+        # wrote before its tool_use blocks, with "text content blocks must contain non-whitespace text")
+        if m.role == "assistant" and not m.content.strip() and not m.tool_calls and i < len(messages) - 1:
             continue
         if m.role == "tool":
             block = {"type": "tool_result", "tool_use_id": m.tool_call_id or "", "content": m.content}
@@ -106,13 +108,13 @@ def wire_messages(messages: tuple[ChatMessage, ...] | list[ChatMessage]) -> list
                 grouping = True
             continue
         if m.role == "user" and grouping:
-            if m.content:
+            if m.content.strip():
                 out[-1]["content"].append({"type": "text", "text": m.content})
             grouping = False
             continue
         grouping = False
         if m.role == "assistant" and m.tool_calls:
-            blocks: list[dict] = [{"type": "text", "text": m.content}] if m.content else []
+            blocks: list[dict] = [{"type": "text", "text": m.content}] if m.content.strip() else []
             blocks += [{"type": "tool_use", "id": c.id, "name": c.name, "input": c.arguments} for c in m.tool_calls]
             out.append({"role": "assistant", "content": blocks})
         else:

@@ -229,6 +229,24 @@ async def test_anthropic_leaves_out_an_empty_assistant_turn():
                                             {"role": "user", "content": "Use a tool or finish."}]
 
 
+async def test_anthropic_never_sends_a_blank_text_block():
+    # Claude may write "\n\n" before its tool_use blocks; the API refuses a text block of white space only
+    # ("text content blocks must contain non-whitespace text"), so the next turn must leave it out.
+    server = Server(anthropic_reply([{"type": "text", "text": "ok"}], stop="end_turn"))
+    await anthropic(server).complete(request(messages=(
+        ChatMessage("user", "q"),
+        ChatMessage("assistant", "\n\n", tool_calls=(ToolCall("t1", "search", {"query": "x"}),)),
+        ChatMessage("tool", "no match", tool_call_id="t1", name="search"),
+        ChatMessage("user", " \n"),
+        ChatMessage("assistant", " \n"),
+        ChatMessage("user", "Use a tool or finish."))))
+    assert server.bodies[0]["messages"] == [
+        {"role": "user", "content": "q"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "search", "input": {"query": "x"}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "no match"}]},
+        {"role": "user", "content": "Use a tool or finish."}]
+
+
 @pytest.mark.parametrize(("blocks", "text", "expected"), [
     ([{"type": "text", "text": "Done."}], "Done.", ()),
     ([{"type": "tool_use", "id": "t1", "name": "search", "input": {"query": "x"}}], "",
