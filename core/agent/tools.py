@@ -32,6 +32,7 @@ from dataclasses import dataclass
 
 from ..errors import RepositoryError, UnsafePathError
 from ..llm.base import ToolSpec
+from ..text import repair_text
 from .workspace import Workspace, clean_path
 
 # ------------------------------------------------------------------------------------------------ the specs
@@ -193,12 +194,13 @@ def execute(workspace: Workspace, name: str, arguments: dict, *, search_max_hits
         result = _RUNNERS[name](workspace, args, search_max_hits=search_max_hits, max_chars=tool_output_chars,
                                 timeout_s=command_timeout_s)
     except UnsafePathError as e:
-        return refused(str(e))
+        return refused(repair_text(str(e))[0])
     except RepositoryError as e:
-        return ToolResult(str(e), ok=False)
+        return ToolResult(repair_text(str(e))[0], ok=False)
     except (OSError, ValueError) as e:  # a name too long for the file system, and the like
         return ToolResult(f"{name} could not run: {getattr(e, 'strerror', None) or type(e).__name__}", ok=False)
-    text, cut = cap(result.output, tool_output_chars)
+    # A file name that is not UTF-8 comes from the OS with surrogate escapes, which no request can carry: U+FFFD.
+    text, cut = cap(repair_text(result.output)[0], tool_output_chars)
     return ToolResult(text, result.ok, result.truncated or cut)
 
 

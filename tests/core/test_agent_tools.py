@@ -346,3 +346,18 @@ def test_no_command_reads_outside_or_writes(ws, words):
     r = T.execute(ws, "command_line", {"command": " ".join(words)}, command_timeout_s=5)
     assert SECRET not in r.output
     assert sorted(str(p) for p in ws.root.rglob("*")) == before
+
+
+def test_a_file_name_that_is_not_utf8_never_puts_a_surrogate_in_an_output(tmp_path):
+    # A name holding bytes that are not UTF-8 is decoded by the OS layer with surrogateescape; such text cannot be
+    # encoded as UTF-8, so hashing or sending the next request would raise (it stopped the whole answers run).
+    root = make_repo(tmp_path)
+    bad = os.path.join(os.fsencode(root), b"pkg", b"bad\xff\xfename.py")
+    with open(bad, "wb") as f:
+        f.write(b"NEEDLE = 1\n")
+    ws = Workspace(root)
+    outputs = [run(ws, "view", path="pkg").output, run(ws, "search", query="NEEDLE", path=None).output,
+               run(ws, "search", query="NEEDLE", path="pkg/*.py").output]
+    for out in outputs:
+        out.encode("utf-8")
+        assert "bad\ufffd\ufffdname.py" in out
