@@ -49,7 +49,7 @@ FINISH = "finish"
 _OPEN = re.compile(r"<(tool_call|finish)>")
 _CLOSE = {"tool_call": "</tool_call>", "finish": "</finish>"}
 _OUR_TAGS = re.compile(r"<(/?)(tool_call|tool_result|finish)>", re.I)
-_FENCE = re.compile(r"^```[A-Za-z0-9_-]*\s*\n?(.*?)\n?```$", re.S)
+_FENCE_TAG = re.compile(r"[A-Za-z0-9_-]*")
 
 
 @dataclass(frozen=True)
@@ -169,14 +169,21 @@ def _named(value: Any) -> bool:
     return isinstance(value, dict) and isinstance(value.get("name"), str) and bool(value["name"].strip())
 
 
+def _unfence(text: str) -> str:
+    """``text`` without a Markdown code fence around it (```` ```json ... ``` ````), else as it is. Done by hand, in
+    linear time: a regular expression with a lazy body between white space and the closing fence backtracks
+    cubically on a long run of white space, so a hostile reply would stall the parse."""
+    if len(text) < 6 or not (text.startswith("```") and text.endswith("```")):
+        return text
+    inner = text[3:-3]
+    return inner[_FENCE_TAG.match(inner).end():].strip()
+
+
 def _read_calls(body: str, n: int, raw: str) -> list[ToolCall]:
     """The call(s) in one ``<tool_call>`` block's ``body``, ids from ``call_N`` on (``raw``: the block with its
     tags, kept when malformed). A JSON list of call objects (as some chat templates write) is
     one call per element."""
-    text = body.strip()
-    m = _FENCE.match(text)
-    if m:
-        text = m.group(1).strip()
+    text = _unfence(body.strip())
     try:
         value = json.loads(text)
     except json.JSONDecodeError:

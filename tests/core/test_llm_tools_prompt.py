@@ -88,6 +88,17 @@ def test_argument_forms(body, expected):
     assert parse_reply(f"<tool_call>{body}</tool_call>").tool_calls == (expected,)
 
 
+def test_a_hostile_fence_parses_in_linear_time():
+    import time
+    t0 = time.perf_counter()
+    for body in ("```" + " " * 15_000 + "x", "```" + " " * 15_000 + "```", "```" + "\n" * 15_000):
+        [call] = parse_reply(f"<tool_call>{body}</tool_call>").tool_calls
+        assert call.name == ""
+    assert time.perf_counter() - t0 < 5
+    assert parse_reply('<tool_call>```\n{"name": "search"}```</tool_call>').tool_calls == (
+        ToolCall("call_1", "search", {}),)
+
+
 def test_a_list_of_calls_in_one_block_is_one_call_each():
     reply = parse_reply('<tool_call>[{"name": "search", "arguments": {"query": "a"}}, {"name": "view", "arguments":'
                         ' {"path": "b"}}]</tool_call><tool_call>{"name": "search", "arguments": {"query": "c"}}'
