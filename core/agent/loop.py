@@ -34,8 +34,10 @@ from collections.abc import Callable
 from ..llm.base import CallStatus, ChatMessage, LLMError, LLMRequest, ToolCall
 from ..llm.client import CallResult, LLMClient, truncation_reason
 from ..llm.prompts import delimit, load_template
+from ..sandbox import Sandbox
 from .model import AgentOutcome, AgentSettings, ToolUse, Turn
-from .tools import FINISH, TOOLS, argument_problems, execute
+from .sandbox import REQUIRED_MISSING
+from .tools import FINISH, TOOLS, argument_problems, command_sandbox, execute
 from .workspace import Workspace
 
 TEMPLATE_ID = "agent"
@@ -138,23 +140,29 @@ async def run_agent(client: LLMClient, workspace: Workspace, question: str, sett
         on_turn: called with each finished turn (its tools run); may return an awaitable, which is awaited.
 
     Returns:
-        The outcome: ``ok`` with the answer, or ``failed`` with the reason; the trajectory and totals either way.
+        The outcome: ``ok`` with the answer, or ``failed`` with the reason; the trajectory and totals either way;
+        ``sandbox`` says how its commands were confined (a ``required`` sandbox that does not work here fails the
+        run before its first turn, :data:`~benchwright.core.agent.sandbox.REQUIRED_MISSING`).
 
     Raises:
         asyncio.CancelledError: the run was cancelled (the turns finished so far are in the ledger).
-        BenchwrightError: the prompt template cannot be loaded (a bad project override).
+        BenchwrightError: the prompt template cannot be loaded (a bad project override); an unknown sandbox mode.
         LLMConfigError: the provider is misconfigured (from the client, before any request).
     """
     template = load_template(TEMPLATE_ID, settings.project_dir)
     system = template.render(max_turns=str(settings.max_turns))
     conv = _Conversation(system, question, settings.context_tokens)
     outcome = AgentOutcome(qa_pair_id=qa_pair_id, model=settings.model, sample_index=sample_index)
+    confinement = command_sandbox(workspace, settings.sandbox)
+    outcome.sandbox = confinement.note
     nudged = False
 
     def fail(reason: str) -> AgentOutcome:
         outcome.status, outcome.reason, outcome.answer = "failed", reason, None
         return outcome
 
+    if confinement.missing:
+        return fail(REQUIRED_MISSING)
     for index in range(1, settings.max_turns + 1):
         turn = Turn(index=index)
         turn.context_tokens = conv.fit(turn)
@@ -206,7 +214,7 @@ async def run_agent(client: LLMClient, workspace: Workspace, question: str, sett
                                               "final answer recorded" if text else "empty answer", ok=bool(text)))
                 answer, empty_finish = (text, False) if text else (None, True)
                 continue
-            use = await _run_tool(workspace, call, settings)
+            use = await _run_tool(workspace, call, settings, confinement)
             turn.tool_uses.append(use)
             conv.add_tool_output(index, use)
         await _notify(on_turn, turn)
@@ -218,7 +226,7 @@ async def run_agent(client: LLMClient, workspace: Workspace, question: str, sett
     return fail(f"turn limit reached ({settings.max_turns}) without Finish")
 
 
-async def _run_tool(workspace: Workspace, call: ToolCall, settings: AgentSettings) -> ToolUse:
+async def _run_tool(workspace: Workspace, call: ToolCall, settings: AgentSettings, sandbox: Sandbox) -> ToolUse:
     """One non-finish call run off the event loop (a command may take up to its timeout)."""
     if not call.name:
         raw = (call.arguments_raw or "")[:300]
@@ -228,6 +236,6 @@ async def _run_tool(workspace: Workspace, call: ToolCall, settings: AgentSetting
     res = await asyncio.to_thread(
         execute, workspace, call.name, dict(call.arguments), search_max_hits=settings.search_max_hits,
         tool_output_chars=settings.tool_output_chars, command_timeout_s=settings.command_timeout_s,
-        arguments_raw=call.arguments_raw)
+        arguments_raw=call.arguments_raw, sandbox=sandbox)
     return ToolUse(call.id, call.name, dict(call.arguments), res.output, ok=res.ok, truncated=res.truncated,
                    arguments_raw=call.arguments_raw)

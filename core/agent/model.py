@@ -29,6 +29,8 @@ class AgentSettings:
         search_max_hits: Search lists at most this many matching lines.
         command_timeout_s: a CommandLine command is killed after this many seconds.
         project_dir: the project folder (prompt overrides in ``prompts/``), or None.
+        sandbox: the CommandLine sandbox mode (``[agent] sandbox``: ``auto``, ``required`` or ``off``;
+            ``$BENCHWRIGHT_AGENT_SANDBOX`` wins; None: ``auto``), see :mod:`benchwright.core.agent.sandbox`.
     """
 
     model: str
@@ -39,6 +41,7 @@ class AgentSettings:
     search_max_hits: int = 50
     command_timeout_s: float = 10.0
     project_dir: Any = None
+    sandbox: str | None = None
 
     def as_json(self) -> dict:
         """The settings as stored in ``answer_runs.settings_json`` (no project folder)."""
@@ -116,6 +119,8 @@ class AgentOutcome:
         usage, cost_usd, calls: totals over the run (calls made now; cached turns cost 0).
         cost_unknown: calls whose cost is unknown (no price or no usage).
         call_ids: ledger ids of every turn's call.
+        sandbox: how the run's commands were confined (:data:`benchwright.core.agent.sandbox.SANDBOXED`, or a
+            ``not sandboxed (...)`` note saying they ran unconfined); "" before the run began.
     """
 
     qa_pair_id: str
@@ -130,6 +135,7 @@ class AgentOutcome:
     calls: int = 0
     cost_unknown: int = 0
     call_ids: list[int] = field(default_factory=list)
+    sandbox: str = ""
 
     @property
     def ok(self) -> bool:

@@ -32,7 +32,9 @@ from dataclasses import dataclass
 
 from ..errors import RepositoryError, UnsafePathError
 from ..llm.base import ToolSpec
+from ..sandbox import Sandbox
 from ..text import repair_text
+from .sandbox import REQUIRED_MISSING, agent_sandbox
 from .workspace import Workspace, clean_path
 
 # ------------------------------------------------------------------------------------------------ the specs
@@ -173,8 +175,9 @@ def argument_problems(name: str, arguments: dict) -> list[str]:
 
 def execute(workspace: Workspace, name: str, arguments: dict, *, search_max_hits: int = 50,
             tool_output_chars: int = 8000, command_timeout_s: float = 10.0,
-            arguments_raw: str | None = None) -> ToolResult:
-    """Run one tool call (not ``finish``, which the loop handles) and cap its output at ``tool_output_chars``.
+            arguments_raw: str | None = None, sandbox: Sandbox | None = None) -> ToolResult:
+    """Run one tool call (not ``finish``, which the loop handles) and cap its output at ``tool_output_chars``;
+    a command runs confined by ``sandbox`` (None: :func:`command_sandbox` of the workspace, decided now).
 
     Never raises for the model's mistakes: an unknown tool, arguments that are not a JSON object or do not fit,
     a path outside the workspace, a refused command, a timeout all come back as a result with ``ok`` False whose
@@ -192,7 +195,7 @@ def execute(workspace: Workspace, name: str, arguments: dict, *, search_max_hits
     args = {k: v for k, v in arguments.items() if v is not None}
     try:
         result = _RUNNERS[name](workspace, args, search_max_hits=search_max_hits, max_chars=tool_output_chars,
-                                timeout_s=command_timeout_s)
+                                timeout_s=command_timeout_s, sandbox=sandbox)
     except UnsafePathError as e:
         return refused(repair_text(str(e))[0])
     except RepositoryError as e:
@@ -626,23 +629,47 @@ def _check_sed(options: list[tuple[str, str]], positionals: list[str]) -> list[s
     return files
 
 
+def command_sandbox(workspace: Workspace, mode: str | None = None) -> Sandbox:
+    """How CommandLine commands in ``workspace`` are confined under ``mode`` (``[agent] sandbox``; the
+    environment variable wins): :func:`benchwright.core.agent.sandbox.agent_sandbox` with
+    :func:`command_environment` and the programs of :data:`ALLOWED_COMMANDS`.
+
+    Raises:
+        BenchwrightError: an unknown mode.
+    """
+    return agent_sandbox(workspace.root, mode, command_environment(), programs=ALLOWED_COMMANDS, path=COMMAND_PATH)
+
+
 def command_line(workspace: Workspace, command: str, *, timeout_s: float = 10.0,
-                 max_chars: int = 8000) -> ToolResult:
-    """Run ``command`` when :func:`check_command` allows it: as an argument vector (no shell), in the workspace
-    root, with :func:`command_environment`, standard input empty, killed after ``timeout_s`` seconds. The output
-    is standard output, then standard error (marked), then the exit status when it is not 0; cut at
-    ``max_chars``. A refused command is not run (``ok`` False, the reason); so is one whose program is not
-    installed here."""
+                 max_chars: int = 8000, sandbox: Sandbox | None = None) -> ToolResult:
+    """Run ``command`` when :func:`check_command` allows it, with :func:`run_argv`. A refused command is not run
+    (``ok`` False, the reason)."""
     try:
         argv = check_command(workspace, command)
     except CommandRefused as e:
         return refused(str(e))
+    return run_argv(workspace, argv, timeout_s=timeout_s, max_chars=max_chars, sandbox=sandbox)
+
+
+def run_argv(workspace: Workspace, argv: list[str], *, timeout_s: float = 10.0, max_chars: int = 8000,
+             sandbox: Sandbox | None = None) -> ToolResult:
+    """Run ``argv`` as it is (no checks: :func:`command_line` checks first) as an argument vector (no shell), in
+    the workspace root, with :func:`command_environment`, standard input empty, killed after ``timeout_s``
+    seconds, confined by ``sandbox`` (None: :func:`command_sandbox`, decided now; an unconfined one runs the
+    program directly). The output is standard output, then standard error (marked), then the exit status when it
+    is not 0; cut at ``max_chars``. Not run (``ok`` False, saying why): a program not installed here, a
+    ``required`` sandbox without bubblewrap (:data:`~benchwright.core.agent.sandbox.REQUIRED_MISSING`)."""
+    sandbox = command_sandbox(workspace) if sandbox is None else sandbox
+    if sandbox.missing:
+        return ToolResult(REQUIRED_MISSING, ok=False)
     exe = shutil.which(argv[0], path=COMMAND_PATH)
     if exe is None:
         hint = " (use grep -rn instead)" if argv[0] == "rg" else ""
         return ToolResult(f"{argv[0]} is not installed on this machine{hint}", ok=False)
+    # confined, bwrap finds the program on the same PATH inside; it keeps the name as written (argv[0])
+    full, exe = ([*sandbox.prefix, *argv], sandbox.prefix[0]) if sandbox.confined else (argv, exe)
     try:
-        proc = subprocess.run(argv, executable=exe, cwd=workspace.root, env=command_environment(),
+        proc = subprocess.run(full, executable=exe, cwd=workspace.root, env=command_environment(),
                               stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout_s, check=False)
     except subprocess.TimeoutExpired as e:
         partial = (e.stdout or b"").decode("utf-8", errors="replace")
@@ -674,7 +701,8 @@ def _run_view(ws: Workspace, args: dict, **kw) -> ToolResult:
 
 
 def _run_command(ws: Workspace, args: dict, **kw) -> ToolResult:
-    return command_line(ws, args["command"], timeout_s=kw["timeout_s"], max_chars=kw["max_chars"])
+    return command_line(ws, args["command"], timeout_s=kw["timeout_s"], max_chars=kw["max_chars"],
+                        sandbox=kw["sandbox"])
 
 
 _RUNNERS: dict[str, Callable[..., ToolResult]] = {SEARCH: _run_search, VIEW: _run_view, COMMAND_LINE: _run_command}

@@ -33,6 +33,7 @@ Shape (every key optional unless noted)::
     [agent]                            # agent runs (answers generate --agent), SWE-QA-Pro §3.1 defaults
     max_turns = 25                     # model calls at most; also context_tokens (32000), tool_output_chars
     command_timeout_s = 10             # (8000), search_max_hits (50)
+    sandbox = "auto"                   # command_line under bubblewrap; "required" or "off" (default auto)
 
     [prices."gpt-4.1"]                 # US dollars per million tokens, by model name
     input = 2.0
@@ -59,6 +60,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from ..config import config_path
 from ..errors import Remedy, with_remedy
+from ..sandbox import SANDBOX_MODES
 from .base import LLMConfigError, Provider
 from .client import Price, TruncationPolicy
 
@@ -173,6 +175,15 @@ class AgentTableSettings(BaseModel):
     tool_output_chars: int | None = Field(None, ge=100)
     search_max_hits: int | None = Field(None, ge=1)
     command_timeout_s: float | None = Field(None, gt=0, le=3600)
+    sandbox: str | None = None
+    """CommandLine under bubblewrap (core/agent/sandbox.py); $BENCHWRIGHT_AGENT_SANDBOX wins."""
+
+    @field_validator("sandbox")
+    @classmethod
+    def _sandbox_mode(cls, v: str | None) -> str | None:
+        if v is not None and v not in SANDBOX_MODES:
+            raise ValueError(f"{v!r} is not a sandbox mode; use one of {', '.join(SANDBOX_MODES)}")
+        return v
 
     def overrides(self) -> dict:
         """The keys set, as keyword arguments of ``AgentSettings``."""

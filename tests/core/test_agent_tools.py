@@ -285,6 +285,7 @@ def test_command_output_is_capped(ws):
 
 
 def test_a_command_past_its_timeout_is_stopped(ws, monkeypatch):
+    monkeypatch.setenv("BENCHWRIGHT_AGENT_SANDBOX", "off")  # the direct spawn (bwrap's: test_agent_sandbox.py)
     seen = {}
 
     def fake_run(argv, **kw):

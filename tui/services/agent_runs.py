@@ -277,12 +277,13 @@ def save_agent_outcome(store: Store, plan: AgentPlan, outcome: AgentOutcome, *, 
     common = dict(sample_index=sample, repository=repository, turns=len(outcome.turns),
                   trajectory=outcome.trajectory_json(), call_ids=outcome.call_ids,
                   input_tokens=outcome.usage.input_tokens, output_tokens=outcome.usage.output_tokens,
-                  cost_usd=None if outcome.cost_unknown else outcome.cost_usd, settings=settings.as_json())
+                  cost_usd=None if outcome.cost_unknown else outcome.cost_usd,
+                  settings={**settings.as_json(), "sandbox_note": outcome.sandbox})
     with store.write():
         if outcome.ok:
             result.citations = _citations_json(plan.workspaces[pid], outcome.answer or "")
             extra = {"generated_by": "benchwright answers generate --agent", "repository": repository,
-                     "citations": result.citations, "call_ids": outcome.call_ids, "settings": settings.as_json(),
+                     "citations": result.citations, "call_ids": outcome.call_ids, "settings": common["settings"],
                      "turns": len(outcome.turns), "tool_counts": outcome.tool_counts()}
             result.answer_id = store.add_generated_answer(
                 pid, settings.model, condition, outcome.answer or "", extra=extra, by=by, sample_index=sample,
@@ -313,9 +314,13 @@ async def run_agent_answers(store: Store, client: LLMClient, plan: AgentPlan, se
     Raises:
         asyncio.CancelledError: the run was cancelled (finished runs are stored; the turns of unfinished ones are
             in the ledger, so the next invocation resumes them).
+        BenchwrightError: the agent sandbox is ``required`` and bubblewrap does not work here (before any run).
     """
     from benchwright.core.agent.loop import run_agent
+    from benchwright.core.agent.sandbox import require_sandbox
     from benchwright.core.agent.workspace import Workspace
+
+    require_sandbox(settings.sandbox)
 
     owner = claim_owner()
     work_key = f"agent:{condition}:{settings.model}"
