@@ -29,11 +29,12 @@ import asyncio
 import inspect
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from ..llm.base import CallStatus, ChatMessage, LLMError, LLMRequest, ToolCall
 from ..llm.client import CallResult, LLMClient, truncation_reason
 from ..llm.prompts import delimit, load_template
+from ..llm.scrub import scrub_text
 from ..sandbox import Sandbox
 from .model import AgentOutcome, AgentSettings, ToolUse, Turn
 from .sandbox import REQUIRED_MISSING
@@ -214,7 +215,7 @@ async def run_agent(client: LLMClient, workspace: Workspace, question: str, sett
                                               "final answer recorded" if text else "empty answer", ok=bool(text)))
                 answer, empty_finish = (text, False) if text else (None, True)
                 continue
-            use = await _run_tool(workspace, call, settings, confinement)
+            use = await _run_tool(workspace, call, settings, confinement, getattr(client, "secrets", ()))
             turn.tool_uses.append(use)
             conv.add_tool_output(index, use)
         await _notify(on_turn, turn)
@@ -226,8 +227,11 @@ async def run_agent(client: LLMClient, workspace: Workspace, question: str, sett
     return fail(f"turn limit reached ({settings.max_turns}) without Finish")
 
 
-async def _run_tool(workspace: Workspace, call: ToolCall, settings: AgentSettings, sandbox: Sandbox) -> ToolUse:
-    """One non-finish call run off the event loop (a command may take up to its timeout)."""
+async def _run_tool(workspace: Workspace, call: ToolCall, settings: AgentSettings, sandbox: Sandbox,
+                    secrets: Sequence[str] = ()) -> ToolUse:
+    """One non-finish call run off the event loop (a command may take up to its timeout). Its output is scrubbed of
+    ``secrets`` (API keys), like everything a model sends: a repository file holding a key must not put it into
+    the trajectory (answers, answer runs) nor send it to the model."""
     if not call.name:
         raw = (call.arguments_raw or "")[:300]
         return ToolUse(call.id, call.name, dict(call.arguments),
@@ -237,5 +241,5 @@ async def _run_tool(workspace: Workspace, call: ToolCall, settings: AgentSetting
         execute, workspace, call.name, dict(call.arguments), search_max_hits=settings.search_max_hits,
         tool_output_chars=settings.tool_output_chars, command_timeout_s=settings.command_timeout_s,
         arguments_raw=call.arguments_raw, sandbox=sandbox)
-    return ToolUse(call.id, call.name, dict(call.arguments), res.output, ok=res.ok, truncated=res.truncated,
-                   arguments_raw=call.arguments_raw)
+    return ToolUse(call.id, call.name, dict(call.arguments), scrub_text(res.output, secrets) or res.output, ok=res.ok,
+                   truncated=res.truncated, arguments_raw=call.arguments_raw)

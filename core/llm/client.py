@@ -372,6 +372,12 @@ class LLMClient:
             weakref.WeakKeyDictionary())
         self._secrets = _scrub.env_secrets([getattr(provider, "_key", None)])
 
+    @property
+    def secrets(self) -> list[str]:
+        """The key values scrubbed from whatever comes back (the provider's own key and :func:`.scrub.env_secrets`);
+        the agent scrubs its tool outputs with them too (a repository file that holds a key)."""
+        return list(self._secrets)
+
     def _semaphore(self) -> asyncio.Semaphore:
         loop = asyncio.get_running_loop()
         sem = self._semaphores.get(loop)

@@ -247,3 +247,22 @@ async def test_a_project_override_of_the_prompt_is_used(ws, tmp_path):
     client = LLMClient(p, MemoryLedger())
     await run_agent(client, ws, QUESTION, settings(project_dir=tmp_path / "proj", max_turns=7), qa_pair_id="p1")
     assert p.calls[0].system == "Our own agent prompt, 7 turns."
+
+
+async def test_a_key_in_a_repository_file_is_scrubbed_from_tool_outputs(ws, monkeypatch):
+    # The model reads a file that holds the OpenAI key: neither the trajectory (stored in answers and answer runs)
+    # nor the next request (sent to the model) may hold it; the model's own arguments are scrubbed by the client.
+    key = "sk-live-0123456789abcdefSECRET"
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    (ws.root / "leak.cfg").write_text(f"token = {key}\n")
+    p = ScriptedProvider([
+        Reply("", tool_calls=[("view", {"path": "leak.cfg", "start_line": None, "end_line": None}),
+                              ("command_line", {"command": "grep -rn token ."}),
+                              ("search", {"query": "token", "path": None})]),
+        Reply("", tool_calls=[("finish", {"answer": "leak.cfg: line 1"})]),
+    ])
+    out = await agent(ws, p)
+    assert out.ok
+    outputs = [u.output for t in out.turns for u in t.tool_uses]
+    assert all(key not in o for o in outputs) and sum("token = ***" in o for o in outputs) == 3
+    assert key not in repr(p.calls[1].messages) and key not in repr(out.trajectory_json())
