@@ -155,7 +155,16 @@ def strip_python_source(text: str, *, keep_lines: bool = False, filename: str = 
         if m:
             suffix = suffix[m.end():]
         head = lines[first - 1]
-        head.content, head.touched = head.content[:c0] + replacement + suffix, True
+        prefix = head.content[:c0]
+        if keep_lines and last > first and suffix.strip() and not prefix.strip():
+            # Code after a multi-line docstring's closing quotes stays on its own line (at the docstring's
+            # indentation), so --keep-lines keeps its number: `"""a\n   b"""; return 2` -> `\n   return 2`.
+            head.content, head.touched = prefix + replacement, True
+            for line in lines[first:last - 1]:
+                line.content, line.touched = "", True
+            lines[last - 1].content, lines[last - 1].touched = prefix + suffix, True
+            continue
+        head.content, head.touched = prefix + replacement + suffix, True
         for line in lines[first:last]:
             line.content, line.touched = "", True
 

@@ -182,6 +182,14 @@ def test_one_source_rules():
     assert strip_python_source(other).text == other
 
 
+def test_keep_lines_keeps_code_after_a_multi_line_docstring_on_its_line():
+    source = '"""a\nb"""; import os\ndef n():\n    """multi\n    line"""; return 2\n'
+    kept = strip_python_source(source, keep_lines=True).text
+    assert kept == "\nimport os\ndef n():\n\n    return 2\n"
+    assert strip_python_source(source).text == "import os\ndef n():\n    return 2\n"
+    assert strip_python_source(kept, keep_lines=True).text == kept
+
+
 def test_comments_that_are_read_by_tools_are_kept_and_others_removed():
     source = "#!/usr/bin/env python\n# coding: utf-8\nx = []  # type: list[int]\ny = 1  # noqa: E501\n"
     result = strip_python_source(source)
