@@ -464,17 +464,20 @@ class LLMClient:
                 retried = result.truncation_retried = True
                 wire = LLMRequest(**{**wire.__dict__, "params": {**wire.params, "max_tokens": nxt}})
                 continue
-            if len(response.text) > MAX_OUTPUT_CHARS:
-                parsed = [f"output too long ({len(response.text):,} characters; at most {MAX_OUTPUT_CHARS:,})"]
+            written = self._output_chars(request, response, record)
+            if written > MAX_OUTPUT_CHARS:
+                parsed = [f"output too long ({written:,} characters; at most {MAX_OUTPUT_CHARS:,})"]
             else:
                 parsed = self._evaluate(request, response.text, validate)
             if isinstance(parsed, list):
                 record.status, record.error = CallStatus.INVALID, "; ".join(parsed)[:2000]
                 record.output_text = _cut(record.output_text, STORED_FAILURE_CHARS)
+                record.tool_calls = ()  # an unusable reply's calls are neither run nor kept (they may be huge)
                 result.call_ids.append(self.ledger.record_call(record))
                 result.status, result.problems = CallStatus.INVALID, parsed
                 result.text = _cut(response.text, STORED_FAILURE_CHARS)
-                if not repair or repaired:
+                # The repair turn asks for a corrected JSON object: a request with tools has none to correct.
+                if not repair or repaired or request.tools:
                     return result
                 repaired = True
                 wire = wire.with_messages((*wire.messages,
@@ -486,6 +489,17 @@ class LLMClient:
             result.status, result.parsed, result.text, result.problems = CallStatus.OK, parsed, response.text, []
             result.tool_calls = record.tool_calls
             return result
+
+    def _output_chars(self, request: LLMRequest, response: LLMResponse, record: CallRecord) -> int:
+        """How much the model wrote: the reply as written (under the prompt protocol its call blocks are in it) and
+        each native tool call's name and arguments, so a reply cannot pass the size limit by putting it all into a
+        tool call."""
+        n = len(record.output_text or "")
+        if not self._prompt_tools(request):
+            n += sum(len(c.name) + len(c.arguments_raw if c.arguments_raw is not None
+                                       else json.dumps(c.arguments, ensure_ascii=False))
+                     for c in record.tool_calls)
+        return n
 
     def _clean_tool_call(self, call: ToolCall, record: CallRecord) -> ToolCall:
         """A tool call cleaned like the text: keys scrubbed, lone surrogates replaced, in name and arguments."""

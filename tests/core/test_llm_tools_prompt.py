@@ -265,3 +265,20 @@ async def test_cache_replay_through_the_store_returns_the_same_calls_with_no_cal
         assert again.stop_reason == first.stop_reason
         [row] = store.llm_calls()
         assert row.tool_calls == first.tool_calls
+
+
+@pytest.mark.parametrize("tools", ["prompt", "native"])
+async def test_a_reply_too_long_inside_its_tool_call_is_invalid_and_not_kept(tools):
+    # More than 1,000,000 characters is "output too long" however the model wrote them: in a <tool_call> block
+    # (prompt protocol) or in a native call's arguments. The calls are not run, the ledger keeps at most the
+    # failure's share of the text and none of the calls, and there is no JSON repair turn for a tool request.
+    huge = "A" * 1_100_000
+    reply = (f'<tool_call>{{"name": "search", "arguments": {{"query": "{huge}"}}}}</tool_call>' if tools == "prompt"
+             else Reply("", tool_calls=[("search", {"query": huge})]))
+    fake = ScriptedProvider([reply, "<finish>never asked</finish>"], tools=tools)
+    ledger = MemoryLedger()
+    result = await LLMClient(fake, ledger).call(request())
+    assert result.status == "invalid" and result.tool_calls == () and len(fake.calls) == 1
+    assert result.problems[0].startswith("output too long (1,1")
+    [record] = ledger.records
+    assert record.tool_calls == () and len(record.output_text or "") <= 100_100
