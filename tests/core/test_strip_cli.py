@@ -95,6 +95,16 @@ def test_a_copy_name_is_never_a_path(project, tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["p.db", "repos"]
 
 
+def test_a_copy_name_too_long_for_a_folder_name_is_cut_and_a_too_long_to_is_refused(project, tmp_path):
+    long = "N" * 300
+    r = run("--db", project, "repos", "strip", "fix", "--as", long)
+    assert r.exit_code == 0 and "Traceback" not in r.output, r.output
+    (folder,) = [p for p in (tmp_path / "repos").iterdir()]
+    assert len(folder.name) == 200 and folder.name.startswith("N" * 191 + "-") and (folder / "pkg").is_dir()
+    r = run("--db", project, "repos", "strip", "fix", "--as", "other", "--to", str(tmp_path / ("T" * 300)))
+    assert r.exit_code == 1 and "cannot be used for the copy (File name too long)" in r.output, r.output
+
+
 def test_refusals_exit_1_with_the_reason(project, tmp_path):
     cases = {
         ("nope",): "error: repository 'nope' is not registered",

@@ -5,6 +5,7 @@ the work all-or-nothing, and records it in the store. The CLI calls it; the app 
 
 from __future__ import annotations
 
+import hashlib
 import re
 import shutil
 import time
@@ -43,12 +44,19 @@ def default_copy_name(name: str) -> str:
     return f"{name}-{CODE_ONLY}"
 
 
+_FOLDER_MAX = 200
+"""The longest folder name :func:`copy_folder_name` gives (longer ones are cut and end in a hash of the name)."""
+
+
 def copy_folder_name(name: str) -> str:
     """The folder ``repos/`` holds the copy ``name`` in: one path segment, the name with every character other
     than letters, digits, ``.``, ``_`` and ``-`` made ``_`` (``acme/widget-code-only`` ->
     ``acme_widget-code-only``), never ``.``, ``..`` or hidden."""
     folder = re.sub(r"[^A-Za-z0-9._-]", "_", name)
-    return "_" + folder[1:] if folder.startswith(".") else folder
+    folder = "_" + folder[1:] if folder.startswith(".") else folder
+    if len(folder) > _FOLDER_MAX:  # a file name holds 255 bytes, and the temporary folder adds 15 characters
+        folder = folder[: _FOLDER_MAX - 9] + "-" + hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    return folder
 
 
 def strip_repository(
@@ -95,10 +103,14 @@ def strip_repository(
     else:
         dest = Path(store.path).absolute().parent / "repos" / copy_folder_name(copy_name)
     ours = existing is not None and existing.local_path and Path(existing.local_path) == dest
-    resolved = dest.resolve()
+    try:
+        resolved = dest.resolve()
+        taken = dest.exists() or dest.is_symlink()
+    except OSError as e:  # a --to whose name is too long, a folder that cannot be searched
+        raise RepositoryError(f"{dest}: cannot be used for the copy ({e.strerror or e})") from None
     if resolved == root or root in resolved.parents or resolved in root.parents:
         raise RepositoryError(f"{dest}: the copy cannot be written inside {name} ({root}) or around it")
-    if (dest.exists() or dest.is_symlink()) and not ours:
+    if taken and not ours:
         raise RepositoryError(f"{dest} already exists; choose another place with --to, or remove it")
 
     started = time.perf_counter()
