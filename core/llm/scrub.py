@@ -34,18 +34,24 @@ def is_secret_name(name: str) -> bool:
 
 
 MIN_SECRET_CHARS = 12
-"""Shorter values are not secrets worth hunting (and would blank out ordinary words)."""
+"""Shorter values of variables found by their name's shape are not secrets worth hunting (and would blank out
+ordinary words)."""
+MIN_KEY_CHARS = 8
+"""The provider's own key and the values of :data:`SECRET_ENV_VARS` are keys by definition: scrubbed from this
+length (a test key such as ``sk-test-123`` is 11 characters), so only placeholders like ``EMPTY`` stay."""
 MASK = "***"
 
 
 def env_secrets(extra: Iterable[str | None] = ()) -> list[str]:
-    """The secret values to scrub: ``extra`` (e.g. a provider's own key) and the values of :data:`SECRET_ENV_VARS`
-    and of every variable ending in one of :data:`SECRET_ENV_SUFFIXES`, at least :data:`MIN_SECRET_CHARS` long
-    (surrounding white space dropped), longest first, without repeats. Variables :func:`is_secret_name` names
-count too (``DB_PASSWORD``, ``GH_TOKEN``): the same rule that keeps them from probe commands."""
-    values = [*extra, *(os.environ.get(v) for v in SECRET_ENV_VARS)]
-    values += [v for k, v in os.environ.items() if k.upper().endswith(SECRET_ENV_SUFFIXES) or is_secret_name(k)]
-    found = {v.strip() for v in values if isinstance(v, str) and len(v.strip()) >= MIN_SECRET_CHARS}
+    """The secret values to scrub: ``extra`` (e.g. a provider's own key) and the values of :data:`SECRET_ENV_VARS`,
+    at least :data:`MIN_KEY_CHARS` long, and the values of every variable ending in one of
+    :data:`SECRET_ENV_SUFFIXES`, at least :data:`MIN_SECRET_CHARS` long (surrounding white space dropped), longest
+    first, without repeats. Variables :func:`is_secret_name` names count too (``DB_PASSWORD``, ``GH_TOKEN``): the
+    same rule that keeps them from probe commands."""
+    keys = [*extra, *(os.environ.get(v) for v in SECRET_ENV_VARS)]
+    values = [v for k, v in os.environ.items() if k.upper().endswith(SECRET_ENV_SUFFIXES) or is_secret_name(k)]
+    found = {v.strip() for v in keys if isinstance(v, str) and len(v.strip()) >= MIN_KEY_CHARS}
+    found |= {v.strip() for v in values if isinstance(v, str) and len(v.strip()) >= MIN_SECRET_CHARS}
     return sorted(found, key=lambda s: (-len(s), s))
 
 

@@ -429,3 +429,16 @@ def test_one_rule_for_secret_variables_scrubs_what_probes_withhold(monkeypatch):
     monkeypatch.setenv("DB_PASSWORD", "hunter2-but-longer-than-12")
     assert is_secret_name("DB_PASSWORD") and "DB_PASSWORD" not in scrubbed_environment()
     assert "hunter2" not in scrub_text("pw is hunter2-but-longer-than-12.", env_secrets())
+
+
+def test_a_short_api_key_is_still_scrubbed_but_not_a_placeholder(monkeypatch):
+    """OPENAI_API_KEY=sk-test-123 (11 characters) is a key: a model echoing it never gets it stored; a placeholder
+    such as EMPTY (vLLM's) is not hunted, nor is a short value of a variable only named like a secret."""
+    from benchwright.core.llm.scrub import env_secrets, scrub_text
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-123")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "EMPTY")
+    monkeypatch.setenv("GH_TOKEN", "short-tok")
+    secrets = env_secrets(["prov-key-1"])
+    assert scrub_text("done sk-test-123 prov-key-1", secrets) == "done *** ***"
+    assert scrub_text("EMPTY short-tok", secrets) == "EMPTY short-tok"
