@@ -47,14 +47,22 @@ class Sandbox:
         return bool(self.prefix)
 
 
+def mode_problem(value: object) -> str | None:
+    """Why ``value`` is not a sandbox mode (naming the modes), or None when it is one of :data:`SANDBOX_MODES`."""
+    if value in SANDBOX_MODES:
+        return None
+    return f"{value!r} is not a sandbox mode; use one of {', '.join(SANDBOX_MODES)}"
+
+
 def checked_mode(value: object, source: str) -> str:
     """``value`` when it is one of :data:`SANDBOX_MODES`.
 
     Raises:
         BenchwrightError: it is not; the message names ``source`` (where the value came from) and the modes.
     """
-    if value not in SANDBOX_MODES:
-        raise BenchwrightError(f"{source}: {value!r} is not a sandbox mode; use one of {', '.join(SANDBOX_MODES)}")
+    problem = mode_problem(value)
+    if problem:
+        raise BenchwrightError(f"{source}: {problem}")
     return str(value)
 
 

@@ -60,7 +60,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from ..config import config_path
 from ..errors import Remedy, with_remedy
-from ..sandbox import SANDBOX_MODES
+from ..sandbox import mode_problem
 from .base import LLMConfigError, Provider
 from .client import Price, TruncationPolicy
 
@@ -181,8 +181,9 @@ class AgentTableSettings(BaseModel):
     @field_validator("sandbox")
     @classmethod
     def _sandbox_mode(cls, v: str | None) -> str | None:
-        if v is not None and v not in SANDBOX_MODES:
-            raise ValueError(f"{v!r} is not a sandbox mode; use one of {', '.join(SANDBOX_MODES)}")
+        problem = None if v is None else mode_problem(v)
+        if problem:
+            raise ValueError(problem)
         return v
 
     def overrides(self) -> dict:
