@@ -503,7 +503,9 @@ class LLMClient:
 
     def _clean_tool_call(self, call: ToolCall, record: CallRecord) -> ToolCall:
         """A tool call cleaned like the text: keys scrubbed, lone surrogates replaced, in name and arguments."""
-        args, _ = _scrub.scrub_value(repair_value(call.arguments)[0], self._secrets)
+        args, repaired = repair_value(call.arguments)  # a JSON \udc81 escape in the arguments decodes to one
+        record.text_repaired = record.text_repaired or repaired
+        args, _ = _scrub.scrub_value(args, self._secrets)
         clean = functools.partial(_clean_text, secrets=self._secrets, record=record)
         return ToolCall(id=clean(call.id) or "", name=clean(call.name) or "",
                         arguments=args if isinstance(args, dict) else {}, arguments_raw=clean(call.arguments_raw))

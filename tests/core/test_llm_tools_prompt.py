@@ -282,3 +282,16 @@ async def test_a_reply_too_long_inside_its_tool_call_is_invalid_and_not_kept(too
     assert result.problems[0].startswith("output too long (1,1")
     [record] = ledger.records
     assert record.tool_calls == () and len(record.output_text or "") <= 100_100
+
+
+@pytest.mark.parametrize("tools", ["prompt", "native"])
+async def test_a_lone_surrogate_in_tool_arguments_is_replaced_and_flagged(tools):
+    # The model's JSON escape \udc81 decodes to a lone surrogate inside the arguments: stored as U+FFFD, and the
+    # ledger row flagged (text_repairs) as for one in the text.
+    reply = ('<tool_call>{"name": "search", "arguments": {"query": "a\\udc81b"}}</tool_call>' if tools == "prompt"
+             else Reply("", tool_calls=[("search", json.loads('{"query": "a\\udc81b"}'))]))
+    ledger = MemoryLedger()
+    result = await LLMClient(ScriptedProvider([reply], tools=tools), ledger).call(request())
+    assert result.tool_calls[0].arguments == {"query": "a\ufffdb"}
+    [record] = ledger.records
+    assert record.text_repaired
