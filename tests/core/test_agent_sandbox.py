@@ -188,29 +188,28 @@ async def test_a_run_under_required_without_bubblewrap_fails_before_any_call(ws,
     assert provider.calls == []
 
 
-async def test_off_runs_unconfined_and_the_run_says_so(ws):
+async def ls_then_finish(ws, **settings):
+    """A run whose one command is ``ls pkg``."""
     script = [Reply("", tool_calls=[("command_line", {"command": "ls pkg"})]),
-              Reply("", tool_calls=[("finish", {"answer": "pkg holds engine.py (pkg/engine.py: line 1-2)."})])]
-    out = await run_agent(LLMClient(ScriptedProvider(script), MemoryLedger()), ws, "Q?",
-                          AgentSettings(model="m", sandbox="off"), qa_pair_id="p1")
+              Reply("", tool_calls=[("finish", {"answer": "pkg holds engine.py."})])]
+    return await run_agent(LLMClient(ScriptedProvider(script), MemoryLedger()), ws, "Q?",
+                           AgentSettings(model="m", **settings), qa_pair_id="p1")
+
+
+async def test_off_runs_unconfined_and_the_run_says_so(ws):
+    out = await ls_then_finish(ws, sandbox="off")
     assert out.ok and out.sandbox == S.OFF and "unconfined" in out.sandbox
     assert "engine.py" in out.turns[0].tool_uses[0].output
 
 
 async def test_auto_without_bubblewrap_runs_and_says_it_ran_unconfined(ws, no_bwrap):
-    script = [Reply("", tool_calls=[("command_line", {"command": "ls pkg"})]),
-              Reply("", tool_calls=[("finish", {"answer": "engine.py"})])]
-    out = await run_agent(LLMClient(ScriptedProvider(script), MemoryLedger()), ws, "Q?", AgentSettings(model="m"),
-                          qa_pair_id="p1")
+    out = await ls_then_finish(ws)
     assert out.ok and out.sandbox == S.UNAVAILABLE and "engine.py" in out.turns[0].tool_uses[0].output
 
 
 @needs_bwrap
 async def test_a_confined_run_records_it(ws):
-    script = [Reply("", tool_calls=[("command_line", {"command": "ls pkg"})]),
-              Reply("", tool_calls=[("finish", {"answer": "engine.py"})])]
-    out = await run_agent(LLMClient(ScriptedProvider(script), MemoryLedger()), ws, "Q?", AgentSettings(model="m"),
-                          qa_pair_id="p1")
+    out = await ls_then_finish(ws)
     assert out.ok and out.sandbox == S.SANDBOXED and "engine.py" in out.turns[0].tool_uses[0].output
 
 
