@@ -165,12 +165,12 @@ def run_with_progress(coro_factory, total: int, label: str, *, console: Console 
     Returns the final progress, or None when the user pressed Ctrl+C (what finished is already stored)."""
     console = console or Console(stderr=True)
     progress = Progress(
-        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+        TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(),
         TextColumn("{task.fields[rate]}"), TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(),
         TextColumn("{task.fields[tokens]}"), TextColumn("{task.fields[cost]}"), TextColumn("{task.fields[calls]}"),
         console=console, transient=False, disable=not console.is_terminal and total == 0,
     )
-    task = progress.add_task(label, total=total, rate="", tokens="0 tok", cost="", calls="")
+    task = progress.add_task(printable(label), total=total, rate="", tokens="0 tok", cost="", calls="")
     last: dict[str, JobProgress] = {}
 
     def on_progress(p: JobProgress) -> None:
