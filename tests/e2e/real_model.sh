@@ -13,15 +13,15 @@
 #  3. two probes of the server with curl: OpenAI's json_schema response_format, and native tools;
 #  4. a fresh benchwright project with a few SWE-QA flask pairs and the flask 3.1.1 source
 #     (../shared/data/get-flask-repo), [providers.local] kind openai at the server, no key;
-#  5. with structured_output = "json_schema" (what an OpenAI-compatible endpoint gets by default): a direct
-#     answer, a curation step and a judge, to show what benchwright says when the server refuses the schema;
+#  5. with structured_output = "json_schema" and tools = "native" (the defaults): a direct answer, a curation
+#     step, a judge (to show what benchwright says when the server refuses the schema) and one agent run;
 #  6. with structured_output = "prompt" and tools = "prompt": the same, plus agent answers
 #     (`answers generate --agent`) on the flask checkout (twice: the second run replays the ledger), a judge of
 #     them, `repos strip flask` and a code-only agent answer on the stripped copy, then the report.
 # Every command is printed with its exit code, its duration and its output; logs stay in $E2E_DIR/logs.
 #
 # Settings (environment): E2E_DIR, E2E_PAIRS (pairs per command, default 2), E2E_THREADS (server threads,
-# default 2), E2E_CTX (the server's context in tokens, default 8192, SmolLM2's maximum), E2E_AGENT_CTX (the
+# default 1: on 2 busy cores, 2 threads ran at 1-2 tokens a second), E2E_CTX (the server's context in tokens, default 8192, SmolLM2's maximum), E2E_AGENT_CTX (the
 # agent's context budget, [agent] context_tokens, default 5000 estimated tokens, to fit the server's),
 # E2E_MAX_TURNS ([agent] max_turns, default 10 rather than 25, to spare the CPU), BENCHWRIGHT (the
 # benchwright executable, default the checkout's .venv/bin/benchwright), SHARED_DATA (default ../shared/data
@@ -34,7 +34,7 @@ set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 E2E_DIR=${E2E_DIR:-/tmp/e2e}
 PAIRS=${E2E_PAIRS:-2}
-THREADS=${E2E_THREADS:-2}
+THREADS=${E2E_THREADS:-1}
 CTX=${E2E_CTX:-8192}
 MAX_TURNS=${E2E_MAX_TURNS:-10}
 AGENT_CTX=${E2E_AGENT_CTX:-5000}
@@ -55,7 +55,9 @@ die() { printf 'real_model.sh: %s\n' "$*" >&2; exit 1; }
 
 cleanup() {
   if [[ -n $SERVER_PID ]] && kill -0 "$SERVER_PID" 2>/dev/null; then
-    kill "$SERVER_PID" 2>/dev/null
+    kill "$SERVER_PID" 2>/dev/null   # uvicorn finishes the request in flight first: 10 s, then SIGKILL
+    for _ in $(seq 1 10); do kill -0 "$SERVER_PID" 2>/dev/null || break; sleep 1; done
+    kill -KILL "$SERVER_PID" 2>/dev/null
     wait "$SERVER_PID" 2>/dev/null
   fi
 }
@@ -223,6 +225,8 @@ say "5. structured_output = \"json_schema\": what benchwright says when the serv
 run 10-direct answers generate --model "$MODEL" --condition closed-book --limit "$PAIRS"
 run 11-classify curation run classify --limit "$PAIRS"
 run 12-judge judgments run swe-qa-pro --runs 1 --limit "$PAIRS"
+# native tools (tools = "native", the default): the server answers 200 and ignores them (step 3)
+run 13-agent-native answers generate --agent --model "$MODEL" --condition agentic --limit 1
 
 # --- 6. structured_output = "prompt", tools = "prompt" --------------------------------------------------------
 say "6. structured_output = \"prompt\", tools = \"prompt\""
