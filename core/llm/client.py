@@ -588,6 +588,8 @@ class LLMClient:
                     record.usage = e.usage
                     price = self._price(logical.model, e.model)
                     record.cost_usd = price.cost(e.usage) if price else None
+                elif isinstance(e, LLMRefusalError):
+                    record.usage_missing = True  # a refusal is an answer (billed) that reported no usage: cost unknown
                 return None, record
         # Whatever the server sent back is cleaned of API keys before anything is parsed, stored or shown.
         # Lone surrogates (which no store or terminal takes) become U+FFFD, and the record says so.

@@ -410,6 +410,18 @@ async def test_refusal_through_the_client_is_recorded_and_not_cached(kind):
     assert len(server.requests) == 2
 
 
+async def test_a_refusal_without_usage_has_an_unknown_cost_not_zero(kind):
+    body = kind.refusal("No.")
+    body.pop("usage", None)
+    server = Server(httpx2.Response(200, json=body))
+    ledger = MemoryLedger()
+    client = LLMClient(kind.build(server), ledger, prices={"model-x": Price(input=1.0, output=2.0)})
+    result = await client.call(request())
+    [rec] = ledger.records
+    assert result.status is CallStatus.REFUSED and rec.usage_missing and rec.cost_usd is None
+    assert result.usage_missing == 1 and result.cost_unknown == 1
+
+
 async def test_end_to_end_cache_second_call_sends_nothing(kind):
     server = Server(ok(kind, '{"category": "a", "score": 5}'))
     ledger = MemoryLedger()
