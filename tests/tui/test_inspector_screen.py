@@ -151,3 +151,31 @@ async def test_inspector_cycles_judges_and_labels_failure_mode(project):
         label = store.failure_mode(aid)
         assert (label.mode, label.origin, label.annotator, label.rationale) == (
             "shallow-explanation", "annotator", "ann", "thin")
+
+
+async def test_a_code_only_answers_cited_files_are_found_in_the_stripped_copy_it_was_made_in(project, tmp_path):
+    from benchwright.core.models import Repository
+
+    db, ids = project
+    copy = tmp_path / "copy"
+    (copy / "src" / "pkg").mkdir(parents=True)
+    (copy / "src" / "pkg" / "app.py").write_text("a = 1\nb = 2\n")
+    (tmp_path / "repo" / "src" / "pkg" / "notes.py").write_text('"""Only in the original."""\n')  # not in the copy
+    with Store.open(db) as store:
+        store.add_derived_repository(Repository(name="pkg-code-only", version_label="1.0", local_path=str(copy),
+                                                derived_from="pkg", derivation="code-only", manifest={}), "t")
+        store.add_generated_answer(ids[1], "m", "code-only", "See src/pkg/notes.py:1 and src/pkg/app.py:2.",
+                                   extra={"repository": "pkg-code-only"}, by="t", source_format="agent")
+        app = BenchwrightApp(store, "ann", resume=False)
+        async with app.run_test(size=(160, 50)) as pilot:
+            await app.push_screen(InspectorScreen(store, ids[1], "ann"))
+            await pilot.pause()
+            screen = app.screen
+            ol = screen.query_one("#inspector-evidence")
+            labels = [str(ol.get_option_at_index(i).prompt) for i in range(ol.option_count)]
+            assert labels == ["✗ src/pkg/notes.py:1", "✓ src/pkg/app.py:2"]  # resolved in the copy, not the original
+            await pilot.press("e")
+            await pilot.press("enter")
+            await pilot.pause()
+            assert isinstance(app.screen, EvidenceScreen)
+            assert app.screen.repository.name == "pkg-code-only"

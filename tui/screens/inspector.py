@@ -439,8 +439,21 @@ class InspectorScreen(Screen):
         rationales = "\n".join(r for row in (grid.rows if grid else []) for r in row.rationales)
         self._list_evidence(ans.text + "\n" + rationales)
 
+    def _evidence_repository(self):
+        """Where panel a's answer's cited files are found: the repository the agent read (a code-only answer's
+        stripped copy, named in the answer's ``repository``), else the pair's repository."""
+        aid = self.panel("a").answer_id
+        ans = self.view.answers.get(aid) if aid else None
+        name = (ans.extra or {}).get("repository") if ans is not None else None
+        original = self.view.repository
+        if isinstance(name, str) and original is not None and name != original.name:
+            copy = self.store.get_repository(name, missing_ok=True)
+            if copy is not None and copy.derived_from == original.name:
+                return copy
+        return original
+
     def _list_evidence(self, text: str) -> None:
-        repo = self.view.repository
+        repo = self._evidence_repo = self._evidence_repository()
         root = repo.local_path if repo is not None else None
         options: list[Option] = []
         self._openable = {}
@@ -463,7 +476,7 @@ class InspectorScreen(Screen):
         ev = self._openable.get(event.option_id or "")
         if ev is None:
             return
-        self.app.push_screen(EvidenceScreen(self.view.repository, ev))
+        self.app.push_screen(EvidenceScreen(getattr(self, "_evidence_repo", self.view.repository), ev))
 
     def action_focus_evidence(self) -> None:
         """Move to the list of cited files."""
