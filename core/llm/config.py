@@ -461,13 +461,22 @@ def load_llm_config(project_dir: str | os.PathLike | None = None) -> LLMConfig:
                 return " and ".join(hits)
         return " and ".join(str(p) for p in by_scope.values()) or "benchwright.toml"
 
+    def line(loc: tuple) -> str:
+        """`` (line N)``: where ``loc`` (or its longest prefix) is written, when one file sets it."""
+        for n in range(len(loc), 0, -1):
+            hits = [by_scope[s] for s, d in layers.items() if _has(d, loc[:n])]
+            if hits:
+                found = _line_of(hits[0], loc) if len(hits) == 1 else None
+                return f" (line {found})" if found else ""
+        return ""
+
     try:
         settings = LLMSettings.model_validate(merged)
     except ValidationError as e:
         lines = []
         for err in e.errors():
             loc = tuple(err["loc"])
-            lines.append(f"{where(loc)}: {_key_path(loc)}: {_message(err)}")
+            lines.append(f"{where(loc)}: {_key_path(loc)}: {_message(err)}{line(loc)}")
         raise LLMConfigError("invalid LLM configuration:\n  " + "\n  ".join(lines)) from None
     for role in ROLES:
         rs: RoleSettings = getattr(settings.roles, role)
@@ -475,8 +484,53 @@ def load_llm_config(project_dir: str | os.PathLike | None = None) -> LLMConfig:
             loc = ("roles", role, "provider")
             known = ", ".join(sorted(settings.providers))
             raise LLMConfigError(f"{where(loc)}: roles.{role}.provider: no provider named '{rs.provider}' "
-                                 f"(configured: {known}); add a [providers.{rs.provider}] table")
+                                 f"(configured: {known}); add a [providers.{rs.provider}] table{line(loc)}")
     return LLMConfig(settings, files, origins)
+
+
+_TOML_HEADER = re.compile(r"^\s*\[(?!\[)(.+?)\]\s*(?:#.*)?$")
+_TOML_KEY = re.compile(r"^\s*((?:\"(?:[^\"\\]|\\.)*\"|'[^']*'|[A-Za-z0-9_-]+)"
+                       r"(?:\s*\.\s*(?:\"(?:[^\"\\]|\\.)*\"|'[^']*'|[A-Za-z0-9_-]+))*)\s*=")
+
+
+def _toml_key(text: str) -> tuple:
+    """The path of a TOML key as written (``providers."gpt-4.1"``), or () when it is not one."""
+    try:
+        value: Any = tomllib.loads(f"{text} = 0")
+    except tomllib.TOMLDecodeError:
+        return ()
+    path: list[str] = []
+    while isinstance(value, dict) and len(value) == 1:
+        k, value = next(iter(value.items()))
+        path.append(k)
+    return tuple(path)
+
+
+def _line_of(path: Path, loc: tuple) -> int | None:
+    """The 1-based line of ``path`` that writes the longest prefix of ``loc`` (a ``key = `` line, or the table's
+    header), best effort for the error message; None when none is found or the file cannot be read."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    loc = tuple(str(p) for p in loc)
+    table: tuple = ()
+    best, best_len = None, 0
+    for i, raw in enumerate(text.splitlines(), 1):
+        m = _TOML_HEADER.match(raw)
+        if m:
+            table = full = _toml_key(m.group(1).strip())
+        else:
+            k = _TOML_KEY.match(raw)
+            if not k:
+                continue
+            key = _toml_key(k.group(1))
+            if not key:
+                continue
+            full = table + key
+        if full and loc[:len(full)] == full and len(full) > best_len:
+            best, best_len = i, len(full)
+    return best
 
 
 def _has(data: Any, loc: tuple) -> bool:

@@ -155,6 +155,26 @@ def test_validation_errors_name_file_and_key(dirs, text, where, key, what):
     assert f"{path}: {key}: " in msg and what in msg, msg
 
 
+@pytest.mark.parametrize("text,key,line", [
+    ('# tools\n[providers.x]\nkind = "openai"\ntools = "native-ish"\n', "providers.x.tools", 4),
+    ('[agent]\ncommand_timeout_s = 5\n\nmax_turns = 0  # none\n', "agent.max_turns", 4),
+    ('[roles.judge]\nmodel = "m"\n[agent]\nmax_turn = 3\n', "agent.max_turn", 4),
+    ('# top\nagent.max_turns = 0\n', "agent.max_turns", 2),
+    ('\nagent = {max_turns = "25"}\n', "agent.max_turns", 2),
+    ('[agent.sub]\nx = 1\n', "agent.sub", 1),
+    ('[prices."gpt-4.1"]\ninput = "2"\n', 'prices."gpt-4.1".input', 2),
+    ('[providers.local]\nbase_url = "http://x"\n', "providers.local.kind", 1),
+    ('[roles.generator]\nmodel = "m"\nprovider = "locl"\n', "roles.generator.provider", 3),
+])
+def test_validation_errors_name_the_line(dirs, text, key, line):
+    _, project = dirs
+    path = write(project, text)
+    with pytest.raises(LLMConfigError) as info:
+        load_llm_config(project)
+    msg = str(info.value)
+    assert f"{path}: {key}: " in msg and msg.endswith(f" (line {line})"), msg
+
+
 def test_error_in_user_file_names_the_user_file(dirs):
     user, project = dirs
     path = write(user, '[providers.openai]\ntimeout_s = -1\n')
