@@ -205,3 +205,21 @@ def test_tool_usage_of_real_agent_runs(tmp_path):
     assert row.turns_per_answer == 3
     assert (row.failed_runs, row.failed_calls, row.failed_turns_per_run) == (1, 3, 3)
     assert list(row.failed_reasons) == ["turn limit reached (3) without Finish"]
+
+
+def test_many_made_up_tool_names_share_one_column_and_are_listed_below(tmp_path):
+    # a model that calls 40 tools of its own invention made one column each: the table squeezed every cell to nothing
+    db = make_project(tmp_path, agent=False)
+    made_up = [f"bogus{i:02d}" for i in range(40)]
+    with Store.open(db) as store:
+        pair = store.queue_page("x", limit=1)[0].id
+        store.add_generated_answer(pair, "m2", "agentic", "a", extra={}, by="setup", source_format="agent",
+                                   trajectory=traj(["search", "\x1b[31mevil", *made_up, "finish"]))
+    r = run("--db", str(db), "report")
+    assert r.exit_code == 0, r.output
+    header = next(line for line in r.output.splitlines() if "search" in line and "view" in line)
+    assert "bogus" not in header and "other" in header
+    row = next(line for line in r.output.splitlines() if "│ m2" in line)
+    cells = [c.strip() for c in row.split("│")[1:-1]]
+    assert cells[:8] == ["m2", "agentic", "1", "1", "0", "0", "1", "41"]  # search, view, command_line, finish, other
+    assert "other tools: ␛[31mevil 1, bogus00 1, bogus01 1" in r.output and "and 31 more" in r.output

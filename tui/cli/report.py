@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from benchwright.core.agent.tools import TOOL_NAMES
 from benchwright.core.agent_metrics import GapRow, ToolUsageRow, condition_side
 from benchwright.core.judges import JUDGE_REGISTRY, LLM_JUDGES, SCALAR_JUDGES
 from benchwright.core.metrics import (
@@ -27,6 +28,7 @@ from benchwright.core.metrics import (
     build_report,
     scores_checklist,
 )
+from benchwright.core.text import printable
 
 from .common import RegistryChoice, friendly, open_store, write_csv_tables, write_json_file
 
@@ -148,6 +150,14 @@ def _gap_csv(rows: Sequence[GapRow]) -> tuple[list[str], list[list[object]]]:
         body.append([*(asdict(r)[f] for f in _GAP_FIELDS),
                      *(getattr(dims[k], side) if k in dims else None for k in keys for side in ("direct", "agent"))])
     return header, body
+
+
+_OTHER_TOOLS_SHOWN = 10
+"""The report lists at most this many of the tool names a model made up (most called first)."""
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit] + "…"
 
 
 def _tool_names(rows: Sequence[ToolUsageRow]) -> list[str]:
@@ -305,18 +315,30 @@ def _print_tool_usage(console: Console, report: Report) -> None:
     if not rows:
         console.print(Text(f"{title}: no agent answers yet"))
         return
-    tools = _tool_names(rows)
+    # the agent's tools get a column each; names a model made up (any number of them) share one "other" column,
+    # listed below the table, so they cannot crowd the table out (names come from data: shown literally)
+    others: dict[str, int] = {}
+    for r in rows:
+        for name, n in r.calls.items():
+            if name not in TOOL_NAMES:
+                others[name] = others.get(name, 0) + n
+    other_column = ("other",) if others else ()
     t = Table(title=f"{title}: tool calls in the answers' trajectories; failed runs (no answer) apart",
               title_justify="left")
-    # tool names come from the trajectories: shown literally
-    _add_columns(t, ("model", "condition"), ("answers", *map(_t, tools), "calls/answer", "turns/answer", "refused",
-                                             "elided", "failed runs"))
+    _add_columns(t, ("model", "condition"), ("answers", *TOOL_NAMES, *other_column, "calls/answer", "turns/answer",
+                                             "refused", "elided", "failed runs"))
     _add_columns(t, ("failed because",), ("not ours",))
     for r in rows:
-        t.add_row(_t(r.model), _t(r.condition), str(r.answers), *(str(r.calls.get(x, 0)) for x in tools),
-                  _num(r.calls_per_answer, 1), _num(r.turns_per_answer, 1), str(r.refused_calls),
+        other = (str(sum(n for name, n in r.calls.items() if name not in TOOL_NAMES)),) if others else ()
+        t.add_row(_t(r.model), _t(r.condition), str(r.answers), *(str(r.calls.get(x, 0)) for x in TOOL_NAMES),
+                  *other, _num(r.calls_per_answer, 1), _num(r.turns_per_answer, 1), str(r.refused_calls),
                   str(r.elided_outputs), str(r.failed_runs), _t(_reasons(r.failed_reasons) or ""), str(r.not_ours))
     console.print(t)
+    if others:
+        shown = sorted(others.items(), key=lambda kv: (-kv[1], kv[0]))[:_OTHER_TOOLS_SHOWN]
+        names = ", ".join(f"{printable(_cut(name, 60)) or '(no name)'} {n}" for name, n in shown)
+        more = f", and {len(others) - len(shown)} more" if len(others) > len(shown) else ""
+        console.print(Text(f"other tools: {names}{more} (names the models called that the agent does not have)"))
     if any(r.not_ours for r in rows):
         console.print(Text("not ours: imported trajectories of another shape, not counted"))
 
