@@ -210,3 +210,18 @@ async def test_run_screen_says_what_is_missing(project, monkeypatch):
             assert status.startswith("not run: ") and "OPENAI_API_KEY" in status
             assert not screen.running
         assert store.answers(condition="agentic") == []
+
+
+async def test_every_field_of_the_form_fits_an_80_column_terminal(project):
+    db, _ids = project
+    _config(db)
+    with Store.open(db) as store:
+        app = BenchwrightApp(store, "ann", resume=False)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.press("M")
+            await pilot.pause()
+            screen = app.screen
+            assert isinstance(screen, AnswerRunScreen)
+            for wid in ("#answer-run-model", "#answer-run-condition", "#answer-run-samples"):
+                region = screen.query_one(wid).region
+                assert region.width > 0 and region.right <= 80, (wid, region)
