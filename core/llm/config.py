@@ -73,7 +73,7 @@ SOURCE_DEFAULT = "default"
 SOURCE_USER = "user file"
 SOURCE_PROJECT = "project file"
 
-_STRICT = ConfigDict(extra="forbid", strict=True)
+_STRICT = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)  # nan and inf are no setting
 
 
 class ProviderSettings(BaseModel):

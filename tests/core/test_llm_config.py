@@ -175,6 +175,21 @@ def test_validation_errors_name_the_line(dirs, text, key, line):
     assert f"{path}: {key}: " in msg and msg.endswith(f" (line {line})"), msg
 
 
+@pytest.mark.parametrize("text,key", [
+    ('[providers.openai]\ntimeout_s = inf\n', "providers.openai.timeout_s"),
+    ('[agent]\ncommand_timeout_s = nan\n', "agent.command_timeout_s"),
+    ('[roles.judge]\ntemperature = nan\n', "roles.judge.temperature"),
+    ('[prices.m]\ninput = inf\n', "prices.m.input"),
+])
+def test_nan_and_inf_are_refused_as_not_finite(dirs, text, key):
+    # (inf passed as a timeout; nan was reported as "less than or equal to 3600", which it is not either)
+    _, project = dirs
+    path = write(project, text)
+    with pytest.raises(LLMConfigError) as info:
+        load_llm_config(project)
+    assert f"{path}: {key}: Input should be a finite number" in str(info.value)
+
+
 def test_error_in_user_file_names_the_user_file(dirs):
     user, project = dirs
     path = write(user, '[providers.openai]\ntimeout_s = -1\n')
