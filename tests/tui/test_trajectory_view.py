@@ -131,3 +131,19 @@ async def test_inspector_t_imported_json(project):
             await pilot.pause()
             shown = _shown(app.screen)
             assert '"role": "assistant"' in shown and "[bold]loud[/bold]" in shown and "\x1b" not in shown
+
+
+def test_the_full_view_keeps_every_output_line_whole(project):
+    # `answers show --trajectory` promises every output: the inspector's 12-line cap cut the CLI's too
+    db, ids = project
+    with Store.open(db) as store:
+        _seed(store, ids[1], _trajectory())
+        (ans,) = store.answers(pair_id=ids[1])
+    search = trajectory_view(ans, full=True).turns[0].tool_uses[0]
+    assert len(search.output) == 30 and search.more_lines == 0
+    assert search.output[-1] == "src/pkg/app.py:30: line_30 = 30"
+    long_line = "x" * 1000
+    traj = _trajectory()
+    traj[0]["tool_uses"][0]["output"] = long_line
+    assert trajectory_view(type(ans)(**{**ans.__dict__, "trajectory": traj}), full=True).turns[0].tool_uses[0].output \
+        == (long_line,)

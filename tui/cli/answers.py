@@ -281,7 +281,7 @@ def _echo_trajectory(answer, full: bool) -> None:
     count, and with ``full`` the JSON. All text literal (:func:`printable`)."""
     from ..services.views import trajectory_view
 
-    view = trajectory_view(answer)
+    view = trajectory_view(answer, full=full)
     if view.turns is None:
         steps = len(answer.trajectory) if isinstance(answer.trajectory, list) else 1
         if full:

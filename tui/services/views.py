@@ -513,9 +513,9 @@ def _citations(extra) -> tuple[int | None, int | None, tuple[str, ...]]:
     return _count(cites.get("resolving")), _count(cites.get("not_resolving")), unresolved
 
 
-def _turn_view(turn) -> TurnView:
-    """One stored turn as a :class:`TurnView`. Raises KeyError, TypeError or ValueError when it is not in
-    benchwright's format."""
+def _turn_view(turn, *, full: bool = False) -> TurnView:
+    """One stored turn as a :class:`TurnView` (``full``: every output line, whole). Raises KeyError, TypeError or
+    ValueError when it is not in benchwright's format."""
     import json
 
     if not isinstance(turn, dict) or not isinstance(turn["index"], int) or not isinstance(turn["tool_uses"], list):
@@ -525,10 +525,10 @@ def _turn_view(turn) -> TurnView:
         raw = u.get("arguments_raw")
         args = raw if isinstance(raw, str) else json.dumps(u["arguments"], ensure_ascii=False, sort_keys=False)
         lines = str(u.get("output") or "").splitlines()
+        shown = lines if full else [_one_line(line) for line in lines[:TRAJECTORY_OUTPUT_LINES]]
         uses.append(ToolUseView(
-            name=str(u["name"]), arguments=_one_line(args),
-            output=tuple(_one_line(line) for line in lines[:TRAJECTORY_OUTPUT_LINES]),
-            more_lines=max(0, len(lines) - TRAJECTORY_OUTPUT_LINES), ok=bool(u.get("ok", True)),
+            name=str(u["name"]), arguments=args if full else _one_line(args), output=tuple(shown),
+            more_lines=len(lines) - len(shown), ok=bool(u.get("ok", True)),
             truncated=bool(u.get("truncated")), elided_at_turn=_count(u.get("elided_at_turn"))))
     usage = turn.get("usage") if isinstance(turn.get("usage"), dict) else {}
     return TurnView(
@@ -538,18 +538,18 @@ def _turn_view(turn) -> TurnView:
         elided=tuple(str(e) for e in turn.get("elided") or ()), tool_uses=tuple(uses))
 
 
-def trajectory_view(answer: Answer) -> TrajectoryView:
+def trajectory_view(answer: Answer, *, full: bool = False) -> TrajectoryView:
     """The inspector's view of ``answer``'s trajectory (its ``t`` key; SWE-QA-Pro §3.1 trajectories).
 
     A trajectory in benchwright's agent format (a list of turns, each with ``index`` and ``tool_uses``) gives
     its turns, each tool output cut at :data:`TRAJECTORY_OUTPUT_LINES` lines, and the totals; any other value
     (an imported SWE-QA trajectory, a malformed list) gives ``turns=None`` and the JSON as stored. Text is kept
-    as stored: the screen shows it literally.
+    as stored: the screen shows it literally. ``full`` (``answers show --trajectory``): every output line, whole.
     """
-    return _trajectory_view(answer.trajectory, answer.extra)
+    return _trajectory_view(answer.trajectory, answer.extra, full=full)
 
 
-def _trajectory_view(traj, extra) -> TrajectoryView:
+def _trajectory_view(traj, extra, *, full: bool = False) -> TrajectoryView:
     """:func:`trajectory_view` of a stored trajectory and the extra fields holding its answer's citations."""
     import json
 
@@ -559,7 +559,7 @@ def _trajectory_view(traj, extra) -> TrajectoryView:
     if not isinstance(traj, list) or not traj:
         return TrajectoryView(None, raw)
     try:
-        turns = tuple(_turn_view(t) for t in traj)
+        turns = tuple(_turn_view(t, full=full) for t in traj)
     except (KeyError, TypeError, ValueError, AttributeError):
         return TrajectoryView(None, raw)
     counts: dict[str, int] = {}
