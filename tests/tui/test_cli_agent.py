@@ -169,3 +169,17 @@ def test_config_show_lists_the_agent_table(project):
     (db.parent / "benchwright.toml").write_text("[agent]\nmax_turn = 12\n", encoding="utf-8")
     r = invoke(db, ["config", "show"])
     assert r.exit_code == 1 and "agent.max_turn" in r.output
+
+
+def test_a_long_provider_error_is_cut_in_the_summaries(project):
+    # A server's error can be a whole traceback (llama_cpp.server's is): each failure is listed with the first 300
+    # characters of its reason (the setting to change comes first), never the traceback's 200 lines.
+    from benchwright.core.llm import LLMError
+    db, _ = project
+    long = "loc: HTTP 500 from http://x/v1. set tools = \"prompt\". The server said: Traceback\n" + "  File x\n" * 200
+    for args in (["answers", "generate", "--agent", "--model", "m-err", "--limit", "1"],
+                 ["answers", "generate", "--model", "m-err", "--limit", "1"],
+                 ["curation", "run", "classify", "--model", "m-err", "--limit", "1"]):
+        r = invoke(db, args, ScriptedProvider(lambda req: LLMError(long)))
+        assert r.exit_code == 1 or "1 failed" in r.output, r.output
+        assert "tools = \"prompt\"" in r.output and r.output.count("File x") < 40, (args, r.output)

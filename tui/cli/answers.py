@@ -398,7 +398,7 @@ def _generate_direct_answers(ctx, model, condition, *, samples, limit, where, an
                        f"{money(outcomes)}"))
         for o in failed[:10]:
             out.print(Text(f"  failed #{store.ordinal_of(o.qa_pair_id)} {o.qa_pair_id}{_sample(o.sample_index)}: "
-                           f"{printable(o.reason or '')}"))
+                           f"{printable(o.reason or '')[:300]}"))
         for o in truncated[:10]:
             out.print(Text(f"  truncated #{store.ordinal_of(o.qa_pair_id)} {o.qa_pair_id}"
                            f"{_sample(o.sample_index)}: {printable(o.reason or '')}"))
@@ -467,7 +467,7 @@ def _generate_agent_answers(ctx, model, condition, *, samples, max_turns, limit,
                            f"{resolving} resolving, {unresolved} not"))
         for o in failed[:LIST_LIMIT]:
             out.print(Text(f"  failed #{store.ordinal_of(o.qa_pair_id)} {o.qa_pair_id} sample {o.sample_index} "
-                           f"after {plural(o.turns, 'turn')}: {printable(o.reason or '')}"))
+                           f"after {plural(o.turns, 'turn')}: {printable(o.reason or '')[:300]}"))
         if failed:
             out.print(Text("  failed runs are stored with their trajectories (no answer); the next run tries them "
                            "again, replaying their finished turns from the ledger"))

@@ -13,6 +13,7 @@ from rich.text import Text
 from benchwright.core.config import resolve_annotator
 from benchwright.core.curation import STEPS, StepOutcome, StepSettings
 from benchwright.core.llm.jobs import JobProgress, describe_cost
+from benchwright.core.text import printable
 
 from ..signals import interrupt_exit_code
 from .common import (
@@ -146,7 +147,8 @@ def _summary(step: str, ids: list[str], outcomes: list[tuple[str, StepOutcome]],
         out.print(Text(f"  note: asked for model {requested}, the server answered as {', '.join(other)} "
                        "(recorded in the ledger as the returned model)"))
     for pid, o in failed[:20]:
-        out.print(Text(f"  failed #{store.ordinal_of(pid)} {pid}: {o.reason}"))
+        # the first 300 characters, as the judge's summary: a server's error can be a whole traceback
+        out.print(Text(f"  failed #{store.ordinal_of(pid)} {pid}: {printable(o.reason or '')[:300]}"))
     if len(failed) > 20:
         out.print(Text(f"  ... and {len(failed) - 20} more (see: benchwright calls --pair ID, or "
                        "benchwright review with the curation filter step-failed)"))
