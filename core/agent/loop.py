@@ -31,6 +31,7 @@ import json
 import math
 from collections.abc import Callable, Sequence
 
+from ..llm._sdk_common import silent_tools_hint
 from ..llm.base import CallStatus, ChatMessage, LLMError, LLMRequest, ToolCall
 from ..llm.client import CallResult, LLMClient, truncation_reason
 from ..llm.prompts import delimit, load_template
@@ -194,8 +195,10 @@ async def run_agent(client: LLMClient, workspace: Workspace, question: str, sett
         if not calls:
             await _notify(on_turn, turn)
             if nudged:
-                return fail("no parseable Finish block: the model replied without a tool call or Finish twice "
-                            "(after one reminder)")
+                reason = ("no parseable Finish block: the model replied without a tool call or Finish twice "
+                          "(after one reminder)")
+                hint = None if any(t.tool_uses for t in outcome.turns) else silent_tools_hint(client.provider)
+                return fail(f"{reason}; {hint}" if hint else reason)
             nudged = True
             # an empty assistant turn is refused by some APIs (Anthropic): the placeholder keeps the turn valid
             conv.messages.append(ChatMessage("assistant", turn.text or EMPTY_REPLY))

@@ -154,6 +154,24 @@ def unsupported_feature_hint(provider: str, base_url: str | None, official_host:
             f"[providers.{provider}] in benchwright.toml")
 
 
+OFFICIAL_HOSTS = {"openai": "api.openai.com", "anthropic": "api.anthropic.com"}
+"""The provider kind -> the host of the provider's own API (where native features are known to work)."""
+
+
+def silent_tools_hint(provider: Any) -> str | None:
+    """What to set when a run offered native tools and the model never called one: a compatible server (llama.cpp's
+    ``llama_cpp.server`` answers ``tools`` with HTTP 200 and plain text) may ignore native tools. None for the
+    provider's own API, a provider already on the prompt protocol, or a kind without an official host (the fake).
+    ``provider`` is any :class:`~.base.Provider` (``kind``, ``name``, ``base_url``, ``tools``)."""
+    official = OFFICIAL_HOSTS.get(getattr(provider, "kind", ""))
+    if official is None or str(getattr(provider, "tools", "native")) == "prompt":
+        return None
+    if (urlsplit(getattr(provider, "base_url", None) or "").hostname or "") == official:
+        return None
+    return (f"the server answered with no tool call at all; it may ignore native tools: if so, set "
+            f'tools = "prompt" under [providers.{provider.name}] in benchwright.toml')
+
+
 def to_llm_error(e: Exception, errors: SDKErrors, *, provider: str, base_url: str | None, timeout_s: float,
                  secret: str | None, plain_error: bool = True, hint: str | None = None) -> LLMError:
     """The :class:`~.base.LLMError` reporting the SDK exception ``e`` (one of ``errors.caught``).

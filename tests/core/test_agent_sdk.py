@@ -93,3 +93,31 @@ async def test_the_agent_over_the_anthropic_sdk(tmp_path):
     result = last["content"][0]["content"]
     text = result if isinstance(result, str) else "".join(b.get("text", "") for b in result)
     assert "pkg/util.py:4: def normalize" in text
+
+
+def _plain_text_server(bodies: list[dict]):
+    """A compatible server that ignores native tools (llama.cpp's llama_cpp.server does): plain text, no calls."""
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        bodies.append(json.loads(request.content))
+        return httpx2.Response(200, json={
+            "id": "c", "object": "chat.completion", "created": 1, "model": "m",
+            "choices": [{"index": 0, "finish_reason": "stop",
+                         "message": {"role": "assistant", "content": "I think it lower-cases names."}}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}})
+    return handler
+
+
+@pytest.mark.parametrize("base_url, hinted", [("http://127.0.0.1:8000/v1", True),
+                                              ("https://api.openai.com/v1", False)])
+async def test_a_server_that_never_calls_a_native_tool_gets_the_prompt_protocol_hint(tmp_path, monkeypatch,
+                                                                                     base_url, hinted):
+    if not hinted:
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test-0123456789")
+    bodies: list[dict] = []
+    provider = OpenAIProvider("local", base_url=base_url, api_key_env=None if hinted else "OPENAI_API_KEY",
+                              max_retries=0, timeout_s=5,
+                              http_client=httpx2.AsyncClient(transport=httpx2.MockTransport(_plain_text_server(bodies))))
+    out = await run_agent(LLMClient(provider, MemoryLedger()), Workspace(make_repo(tmp_path)),
+                          "What does normalize do?", AgentSettings(model="m"), qa_pair_id="p1")
+    assert not out.ok and out.reason.startswith("no parseable Finish block") and len(bodies) == 2
+    assert ('tools = "prompt" under [providers.local]' in out.reason) is hinted
