@@ -455,6 +455,7 @@ class LLMClient:
                            f"tokens; stop reason {record.stop_reason_raw})")
                 record.status, record.error = CallStatus.TRUNCATED, problem
                 record.output_text = _cut(record.output_text, MAX_OUTPUT_CHARS)
+                record.tool_calls = ()  # a cut-off reply's calls are never run (nor kept: their text is cut too)
                 result.call_ids.append(self.ledger.record_call(record))
                 result.status, result.problems, result.max_tokens = CallStatus.TRUNCATED, [problem], cut_at
                 result.text = _cut(response.text, MAX_OUTPUT_CHARS)

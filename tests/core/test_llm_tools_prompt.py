@@ -295,3 +295,18 @@ async def test_a_lone_surrogate_in_tool_arguments_is_replaced_and_flagged(tools)
     assert result.tool_calls[0].arguments == {"query": "a\ufffdb"}
     [record] = ledger.records
     assert record.text_repaired
+
+
+@pytest.mark.parametrize("tools", ["prompt", "native"])
+async def test_a_cut_off_reply_keeps_no_tool_calls(tools):
+    # A reply cut off at max_tokens mid-call: its calls are not returned, nor kept in the ledger (their text may be
+    # huge and is cut); the retry at a larger budget is the call's result.
+    huge = "A" * 1_100_000
+    cut = (Reply(f'<tool_call>{{"name": "search", "arguments": {{"query": "{huge}"}}}}</tool_call>',
+                 stop_reason="length") if tools == "prompt"
+           else Reply("", tool_calls=[("search", {"query": huge})], stop_reason="length"))
+    ledger = MemoryLedger()
+    fake = ScriptedProvider([cut, cut], tools=tools)
+    result = await LLMClient(fake, ledger).call(request(params={"max_tokens": 10}))
+    assert result.status == "truncated" and result.tool_calls == () and len(fake.calls) == 2
+    assert all(r.tool_calls == () and len(r.output_text or "") <= 1_000_100 for r in ledger.records)
