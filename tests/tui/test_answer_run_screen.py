@@ -225,3 +225,31 @@ async def test_every_field_of_the_form_fits_an_80_column_terminal(project):
             for wid in ("#answer-run-model", "#answer-run-condition", "#answer-run-samples"):
                 region = screen.query_one(wid).region
                 assert region.width > 0 and region.right <= 80, (wid, region)
+
+
+async def test_enter_on_a_stored_result_opens_the_inspector_on_that_answer(project):
+    from benchwright.core.importers.answers import AnswerRecord
+
+    db, ids = project
+    _config(db, "[agent]\nmax_turns = 3\n")
+    provider = ScriptedProvider(agent)
+    with Store.open(db) as store:
+        # Another answer of the pair that the inspector would show first (its model sorts first).
+        store.import_answers([AnswerRecord(line=1, text="imported", pair_ref=ids[0])], model="aaa-imported",
+                             condition="closed-book", created_by="t")
+        app = BenchwrightApp(store, "ann", resume=False, provider_factory=lambda c, r: provider)
+        async with app.run_test(size=(150, 50)) as pilot:
+            await pilot.press("M")
+            await pilot.pause()
+            screen = app.screen
+            await pilot.press("ctrl+r")
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            ol = screen.query_one("#answer-run-results")
+            (oid,) = [oid for oid, r in screen._results.items() if r.ok and r.pair_id == ids[0]]
+            ol.focus()
+            ol.highlighted = ol.get_option_index(oid)
+            await pilot.press("enter")
+            await pilot.pause()
+            assert isinstance(app.screen, InspectorScreen)
+            assert app.screen.panel("a").answer_id == screen._results[oid].answer_id

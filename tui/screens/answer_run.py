@@ -231,7 +231,7 @@ class AnswerRunScreen(Screen):
         if result is not None and result.ok:
             from .inspector import InspectorScreen
 
-            self.app.push_screen(InspectorScreen(self.store, result.pair_id, self.annotator))
+            self.app.push_screen(InspectorScreen(self.store, result.pair_id, self.annotator, result.answer_id))
 
     def action_back(self) -> None:
         """Cancel a running run (finished answers stay), or go back."""

@@ -377,9 +377,10 @@ class InspectorScreen(Screen):
         Binding("m", "failure_mode", "Failure mode", id="inspector.failure_mode"),
     ]
 
-    def __init__(self, store: Store, pair_id: str, annotator: str) -> None:
+    def __init__(self, store: Store, pair_id: str, annotator: str, answer_id: str | None = None) -> None:
         super().__init__()
         self.store = store
+        self.initial_answer = answer_id
         self.pair_id = pair_id
         self.annotator = annotator
         self.comparing = False
@@ -404,7 +405,7 @@ class InspectorScreen(Screen):
     def on_mount(self) -> None:
         self.query_one("#panel-b").display = False
         a = self.query_one("#panel-a", JudgePanel)
-        first = next(iter(a.answers), None)
+        first = self.initial_answer if self.initial_answer in a.answers else next(iter(a.answers), None)
         a.select(first)
         self.query_one("#panel-b", JudgePanel).select(first)
         self.show_answer()

@@ -619,6 +619,7 @@ class AnswerRunResult:
             (another process had it, or answered it meanwhile); reason: why it failed or was skipped.
         turns: model calls of the run; calls: of them, sent now (the rest came from the ledger).
         cost_usd: the known cost of the calls sent now.
+        answer_id: the answer an ok run stored (enter on it opens the inspector there), else None.
     """
 
     pair_id: str
@@ -631,6 +632,7 @@ class AnswerRunResult:
     turns: int
     calls: int
     cost_usd: float
+    answer_id: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -642,7 +644,8 @@ def answer_run_result(store: Store, outcome, model: str, condition: str) -> Answ
     """The result row of ``outcome`` (an :class:`benchwright.tui.services.agent_runs.AgentAnswerOutcome`) of a
     run of ``model`` under ``condition``."""
     return AnswerRunResult(outcome.qa_pair_id, store.ordinal_of(outcome.qa_pair_id), outcome.sample_index, model,
-                           condition, outcome.status, outcome.reason, outcome.turns, outcome.calls, outcome.cost_usd)
+                           condition, outcome.status, outcome.reason, outcome.turns, outcome.calls, outcome.cost_usd,
+                           getattr(outcome, "answer_id", None))
 
 
 def run_trajectory_view(store: Store, result: AnswerRunResult) -> TrajectoryView:
