@@ -104,10 +104,12 @@ def _message(m: ChatMessage) -> dict:
     if m.role == "tool":
         return {"role": "tool", "tool_call_id": m.tool_call_id or "", "content": m.content}
     if m.role == "assistant" and m.tool_calls:
+        # Arguments that were not a JSON object go back as {} (as to Anthropic): vLLM and SGLang parse the history's
+        # arguments and answer HTTP 400 to text that is not one, which would fail every later turn of the run. The
+        # call keeps its id, and its result (the agent's error) quotes the text as the model wrote it.
         return {"role": "assistant", "content": m.content or None, "tool_calls": [
             {"id": c.id, "type": "function",
-             "function": {"name": c.name, "arguments": c.arguments_raw if c.arguments_raw is not None
-                          else json.dumps(c.arguments, ensure_ascii=False)}}
+             "function": {"name": c.name, "arguments": json.dumps(c.arguments, ensure_ascii=False)}}
             for c in m.tool_calls]}
     return {"role": m.role, "content": m.content}
 

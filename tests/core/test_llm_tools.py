@@ -119,9 +119,10 @@ async def test_openai_sends_tools_calls_and_results():
         {"role": "tool", "tool_call_id": "c1", "content": "app.py: 3 matches"},
         {"role": "tool", "tool_call_id": "c2", "content": "1 import os"},
         {"role": "user", "content": "You have 3 turns left."},
-        # a call-only turn has null content; unreadable arguments go back as the model wrote them
+        # a call-only turn has null content; unreadable arguments go back as {} (vLLM and SGLang answer HTTP 400 to
+        # history arguments that are not a JSON object), the call keeping its id
         {"role": "assistant", "content": None, "tool_calls": [
-            {"id": "c3", "type": "function", "function": {"name": "search", "arguments": "{bad"}}]},
+            {"id": "c3", "type": "function", "function": {"name": "search", "arguments": "{}"}}]},
         {"role": "tool", "tool_call_id": "c3", "content": "error: arguments are not JSON"},
     ]
     assert body["temperature"] == 0 and "response_format" not in body and "tool_choice" not in body
