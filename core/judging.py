@@ -656,6 +656,9 @@ class AnswerSettings:
     params: dict = field(default_factory=dict)
     project_dir: Path | None = None
     force: bool = False
+    condition: str | None = None
+    """The condition the answers are stored under (``direct``, ``closed-book``): the request's cache scope, so
+    two conditions never share a cached draw (their prompts are the same text)."""
 
 
 @dataclass
@@ -690,10 +693,12 @@ class AnswerOutcome(OutcomeAccounting):
 def direct_answer_request(qa_pair_id: str, repository: str | None, question: str,
                           settings: AnswerSettings, sample_index: int = 0) -> LLMRequest:
     """The single-turn, no-repository request of the direct-answer baseline (SWE-QA-Pro §2.3); free text. Sample
-    ``sample_index`` is the request's repeat index, so each sample is its own ledger entry."""
-    return _request("direct_answer", JudgeSettings(settings.model, settings.params, settings.project_dir),
-                    None, "answer", repeat=sample_index, system=ANSWER_SYSTEM,
-                    repository=repository or "(unnamed)", question=delimit("question", question))
+    ``sample_index`` is the request's repeat index, so each sample is its own ledger entry; ``settings.condition``
+    is its cache scope (a closed-book answer never reuses the direct answer's draw)."""
+    req = _request("direct_answer", JudgeSettings(settings.model, settings.params, settings.project_dir),
+                   None, "answer", repeat=sample_index, system=ANSWER_SYSTEM,
+                   repository=repository or "(unnamed)", question=delimit("question", question))
+    return replace(req, cache_scope=settings.condition) if settings.condition else req
 
 
 async def direct_answer(client: LLMClient, qa_pair_id: str, repository: str | None, question: str,

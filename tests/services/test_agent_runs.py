@@ -144,6 +144,27 @@ def test_direct_samples_are_answers_with_their_own_sample_index_and_ledger_entry
     assert again.already_answered == 3 and again.targets == [(ids[1], s) for s in range(3)]
 
 
+def test_closed_book_and_direct_answers_never_share_a_cached_draw(project):
+    from benchwright.core.judging import AnswerSettings
+    from benchwright.tui.services.judge_runs import run_direct_answers
+
+    store, ids, _ = project
+    provider = ScriptedProvider(lambda req: f"draw {len(provider.calls)}")
+    client = LLMClient(provider, store)
+    for condition in ("direct", "closed-book"):
+        asyncio.run(run_direct_answers(store, client, [ids[0]], AnswerSettings(model="m-d"), condition=condition,
+                                       by="alice"))
+    assert len(provider.calls) == 2  # the closed-book answer was drawn, not replayed from the direct one
+    texts = {a.condition: a.text for a in store.answers(model="m-d")}
+    assert texts["direct"] != texts["closed-book"]
+    rows = [c for c in store.llm_calls() if c.purpose == "answer:direct"]
+    assert len({c.request_hash for c in rows}) == 2
+    for condition in ("direct", "closed-book"):  # a rerun of either replays its own draw
+        asyncio.run(run_direct_answers(store, client, [ids[0]], AnswerSettings(model="m-d"), condition=condition,
+                                       by="alice"))
+    assert len(provider.calls) == 2
+
+
 # ------------------------------------------------------------------------------------------------------ plan
 def test_plan_refuses_pairs_the_agent_cannot_read_with_the_reason(project, tmp_path):
     store, ids, where = project

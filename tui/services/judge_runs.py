@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from benchwright.core.errors import BenchwrightError, NotFoundError, Remedy, with_remedy
@@ -333,6 +333,7 @@ async def run_direct_answers(store: Store, client: LLMClient, pair_ids: list[str
         asyncio.CancelledError: the run was cancelled (what finished is stored).
     """
     targets = [(t, 0) if isinstance(t, str) else (t[0], int(t[1])) for t in pair_ids]
+    settings = replace(settings, condition=condition)  # the cache scope: conditions never share a draw
 
     async def work(target: tuple[str, int]) -> AnswerOutcome:
         pin = build_input(store, target[0], "checklist")
