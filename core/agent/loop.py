@@ -128,7 +128,8 @@ async def _notify(on_turn: Callable[[Turn], object] | None, turn: Turn) -> None:
 
 async def run_agent(client: LLMClient, workspace: Workspace, question: str, settings: AgentSettings, *,
                     qa_pair_id: str, sample_index: int = 0, purpose: str = "agent",
-                    on_turn: Callable[[Turn], object] | None = None) -> AgentOutcome:
+                    on_turn: Callable[[Turn], object] | None = None,
+                    outcome: AgentOutcome | None = None) -> AgentOutcome:
     """Run the agent on ``question`` in ``workspace`` (SWE-QA-Pro §3.1; see the module docstring for the turns,
     the budget and how a run ends).
 
@@ -140,6 +141,8 @@ async def run_agent(client: LLMClient, workspace: Workspace, question: str, sett
         qa_pair_id, purpose: recorded with every call in the ledger.
         sample_index: the sample (the ledger's repeat index): sample k is cached apart from sample 0.
         on_turn: called with each finished turn (its tools run); may return an awaitable, which is awaited.
+        outcome: an empty outcome to fill in place (returned), so a caller still has the turns and totals so far
+            when the run raises; None: a new one.
 
     Returns:
         The outcome: ``ok`` with the answer, or ``failed`` with the reason; the trajectory and totals either way;
@@ -154,7 +157,8 @@ async def run_agent(client: LLMClient, workspace: Workspace, question: str, sett
     template = load_template(TEMPLATE_ID, settings.project_dir)
     system = template.render(max_turns=str(settings.max_turns))
     conv = _Conversation(system, question, settings.context_tokens)
-    outcome = AgentOutcome(qa_pair_id=qa_pair_id, model=settings.model, sample_index=sample_index)
+    if outcome is None:
+        outcome = AgentOutcome(qa_pair_id=qa_pair_id, model=settings.model, sample_index=sample_index)
     confinement = command_sandbox(workspace, settings.sandbox)
     outcome.sandbox = confinement.note
     nudged = False
@@ -206,6 +210,7 @@ async def run_agent(client: LLMClient, workspace: Workspace, question: str, sett
             continue
         conv.messages.append(ChatMessage("assistant", turn.text, tool_calls=calls))
         answer, empty_finish = None, False
+        run_here = 0
         for call in calls:
             if answer is not None or empty_finish:
                 turn.tool_uses.append(ToolUse(call.id, call.name, dict(call.arguments),
@@ -218,7 +223,13 @@ async def run_agent(client: LLMClient, workspace: Workspace, question: str, sett
                                               "final answer recorded" if text else "empty answer", ok=bool(text)))
                 answer, empty_finish = (text, False) if text else (None, True)
                 continue
-            use = await _run_tool(workspace, call, settings, confinement, getattr(client, "secrets", ()))
+            run_here += 1
+            if run_here > settings.max_tool_calls_per_turn:
+                use = ToolUse(call.id, call.name, dict(call.arguments),
+                              f"not run: at most {settings.max_tool_calls_per_turn} tool calls a turn; call it again "
+                              "in the next turn", ok=False, arguments_raw=call.arguments_raw)
+            else:
+                use = await _run_tool(workspace, call, settings, confinement, getattr(client, "secrets", ()))
             turn.tool_uses.append(use)
             conv.add_tool_output(index, use)
         await _notify(on_turn, turn)

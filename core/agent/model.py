@@ -27,6 +27,8 @@ class AgentSettings:
         tool_output_chars: at most this many characters of one tool's output go back to the model (the rest is
             cut, and the cut says how much).
         search_max_hits: Search lists at most this many matching lines.
+        max_tool_calls_per_turn: a turn runs at most this many tool calls (Finish aside); the rest get a "not run"
+            result saying so (ours: one reply could otherwise ask for thousands of commands).
         command_timeout_s: a CommandLine command is killed after this many seconds.
         project_dir: the project folder (prompt overrides in ``prompts/``), or None.
         sandbox: the CommandLine sandbox mode (``[agent] sandbox``: ``auto``, ``required`` or ``off``;
@@ -39,6 +41,7 @@ class AgentSettings:
     context_tokens: int = 32_000
     tool_output_chars: int = 8_000
     search_max_hits: int = 50
+    max_tool_calls_per_turn: int = 16
     command_timeout_s: float = 10.0
     project_dir: Any = None
     sandbox: str | None = None

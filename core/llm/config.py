@@ -174,6 +174,7 @@ class AgentTableSettings(BaseModel):
     context_tokens: int | None = Field(None, ge=1000)
     tool_output_chars: int | None = Field(None, ge=100)
     search_max_hits: int | None = Field(None, ge=1)
+    max_tool_calls_per_turn: int | None = Field(None, ge=1, le=1000)
     command_timeout_s: float | None = Field(None, gt=0, le=3600)
     sandbox: str | None = None
     """CommandLine under bubblewrap (core/agent/sandbox.py); $BENCHWRIGHT_AGENT_SANDBOX wins."""

@@ -266,3 +266,18 @@ async def test_a_key_in_a_repository_file_is_scrubbed_from_tool_outputs(ws, monk
     outputs = [u.output for t in out.turns for u in t.tool_uses]
     assert all(key not in o for o in outputs) and sum("token = ***" in o for o in outputs) == 3
     assert key not in repr(p.calls[1].messages) and key not in repr(out.trajectory_json())
+
+
+async def test_a_turn_runs_at_most_max_tool_calls_per_turn_and_answers_the_rest(ws):
+    """One reply asking for 40 searches runs 4 of them; the other 36 are answered "not run" (every call still gets
+    its result in the next request, as both APIs require), and a Finish after them still ends the run."""
+    many = [("search", {"query": f"def{i}"}) for i in range(40)]
+    p = ScriptedProvider([Reply("", tool_calls=many),
+                          Reply("", tool_calls=[*many[:5], ("finish", {"answer": ANSWER})])])
+    out = await agent(ws, p, max_tool_calls_per_turn=4)
+    assert out.ok and out.answer == ANSWER
+    first = out.turns[0].tool_uses
+    assert len(first) == 40 and [u.ok for u in first[:4]] == [True] * 4
+    assert all(not u.ok and u.output.startswith("not run: at most 4 tool calls a turn") for u in first[4:])
+    assert sum(1 for m in p.calls[1].messages if m.role == "tool") == 40
+    assert [u.ok for u in out.turns[1].tool_uses] == [True] * 4 + [False, True]
