@@ -129,6 +129,33 @@ def test_failed_runs_exit_1_with_their_reasons_and_are_not_answers(project):
     assert invoke(db, ["answers", "runs", "--all"]).output.splitlines()[-1] == "2 runs: 1 ok, 1 failed"
 
 
+def test_an_unexpected_error_in_one_run_fails_that_run_only(project, monkeypatch):
+    import benchwright.core.agent.loop as loop
+
+    db, _ = project
+    real, raised = loop.execute, []
+
+    def flaky(*args, **kwargs):  # the first tool call of the job meets a bug; every other one works
+        if not raised:
+            raised.append(1)
+            raise KeyError("boom")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(loop, "execute", flaky)
+    r = invoke(db, ["answers", "generate", "--agent", "--model", "m-ag", "--limit", "2"], agent())
+    assert r.exit_code == 1, r.output
+    assert "agent (m-ag, agentic): 1 answer stored, 1 failed" in r.output
+    assert "internal error: KeyError: 'boom' (please report)" in r.output and "Traceback" not in r.output
+    with Store.open(db) as store:
+        assert len(store.answers(model="m-ag")) == 1
+        (failed,) = [x for x in store.answer_runs(model="m-ag") if x.status == "failed"]
+        assert failed.reason == "internal error: KeyError: 'boom' (please report)"
+        assert failed.turns == 1 and failed.trajectory[0]["index"] == 1  # the paid turn is kept
+    # the rerun replays that paid turn from the ledger and finishes
+    r = invoke(db, ["answers", "generate", "--agent", "--model", "m-ag", "--limit", "1"], agent())
+    assert r.exit_code == 0 and "1 answer stored, 0 failed" in r.output and "1 cached" in r.output, r.output
+
+
 def test_conditions_that_mean_what_they_say(project, tmp_path):
     db, ids = project
     for direct in ("closed-book", "direct"):

@@ -304,6 +304,25 @@ def save_agent_outcome(store: Store, plan: AgentPlan, outcome: AgentOutcome, *, 
     return result
 
 
+def internal_error_reason(error: Exception) -> str:
+    """The failed-run reason of an unexpected exception: ``internal error: TYPE: message (please report)``."""
+    return f"internal error: {type(error).__name__}: {error} (please report)"
+
+
+def _internal_failure(partial: AgentOutcome, error: Exception,
+                      release: Callable[[], object]) -> AgentAnswerOutcome | AgentOutcome:
+    """One (pair, sample) met an unexpected exception: the run fails with :func:`internal_error_reason`. When
+    calls were made (paid), the outcome so far (its turns, the trajectory) goes back to be stored as a failed
+    ``answer_runs`` row (the claim is released after saving); otherwise nothing is stored and the claim is released
+    now."""
+    partial.status, partial.reason, partial.answer = "failed", internal_error_reason(error), None
+    if partial.calls:
+        return partial
+    release()
+    return AgentAnswerOutcome(partial.qa_pair_id, partial.sample_index, "failed", reason=partial.reason,
+                              outcome=partial)
+
+
 async def run_agent_answers(store: Store, client: LLMClient, plan: AgentPlan, settings: AgentSettings, *,
                             condition: str, by: str, on_progress: Callable[[JobProgress], object] | None = None,
                             on_outcome: Callable[[AgentAnswerOutcome], object] | None = None) -> JobProgress:
@@ -314,7 +333,9 @@ async def run_agent_answers(store: Store, client: LLMClient, plan: AgentPlan, se
     Raises:
         asyncio.CancelledError: the run was cancelled (finished runs are stored; the turns of unfinished ones are
             in the ledger, so the next invocation resumes them).
-        BenchwrightError: the agent sandbox is ``required`` and bubblewrap does not work here (before any run).
+        BenchwrightError: the agent sandbox is ``required`` and bubblewrap does not work here (before any run); a
+            configuration error met by a run (LLMConfigError, a bad prompt override). Any other exception in one
+            (pair, sample) is that item's failed run (:func:`internal_error_reason`); the others go on.
     """
     from benchwright.core.agent.loop import run_agent
     from benchwright.core.agent.sandbox import require_sandbox
@@ -332,6 +353,7 @@ async def run_agent_answers(store: Store, client: LLMClient, plan: AgentPlan, se
     async def work(target: tuple[str, int]) -> AgentAnswerOutcome | AgentOutcome:
         pid, sample = target
         item = f"{pid}:{sample}"
+        partial = AgentOutcome(qa_pair_id=pid, model=settings.model, sample_index=sample)
         if not store.claim(work_key, item, owner):
             return AgentAnswerOutcome(pid, sample, "skipped", reason="another run is answering it")
         try:
@@ -348,7 +370,12 @@ async def run_agent_answers(store: Store, client: LLMClient, plan: AgentPlan, se
                 store.release(work_key, item, owner)
                 return AgentAnswerOutcome(pid, sample, "failed", reason=f"not run: {e}")
             return await run_agent(client, workspace, questions[pid], settings, qa_pair_id=pid,
-                                   sample_index=sample, purpose=AGENT_PURPOSE)
+                                   sample_index=sample, purpose=AGENT_PURPOSE, outcome=partial)
+        except BenchwrightError:  # a configuration error (LLMConfigError, a bad prompt override): every pair's
+            store.release(work_key, item, owner)
+            raise
+        except Exception as e:  # a bug met by this pair only: a failed run, and the job goes on
+            return _internal_failure(partial, e, lambda: store.release(work_key, item, owner))
         except BaseException:
             store.release(work_key, item, owner)
             raise
