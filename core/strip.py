@@ -139,7 +139,7 @@ def strip_python_source(text: str, *, keep_lines: bool = False, filename: str = 
                 kept.append(row)
             continue
         line = lines[row - 1]
-        line.content, line.touched = line.content[:col], True
+        line.content, line.touched = line.content[:col].rstrip(), True  # no string is open before a comment
         comments.append(row)
 
     spans = []
@@ -159,21 +159,21 @@ def strip_python_source(text: str, *, keep_lines: bool = False, filename: str = 
         if keep_lines and last > first and suffix.strip() and not prefix.strip():
             # Code after a multi-line docstring's closing quotes stays on its own line (at the docstring's
             # indentation), so --keep-lines keeps its number: `"""a\n   b"""; return 2` -> `\n   return 2`.
-            head.content, head.touched = prefix + replacement, True
+            head.content, head.touched = (prefix + replacement).rstrip(), True
             for line in lines[first:last - 1]:
                 line.content, line.touched = "", True
             lines[last - 1].content, lines[last - 1].touched = prefix + suffix, True
             continue
-        head.content, head.touched = prefix + replacement + suffix, True
+        # The code after the docstring is kept as it is: its trailing blanks may be inside a string it opens.
+        head.content = prefix + replacement + suffix if suffix.strip() else (prefix + replacement).rstrip()
+        head.touched = True
         for line in lines[first:last]:
             line.content, line.touched = "", True
 
     out = []
     for line in lines:
-        if line.touched:
-            line.content = line.content.rstrip()
-            if not line.content.strip() and not keep_lines:
-                continue
+        if line.touched and not line.content.strip() and not keep_lines:
+            continue
         out.append(line.content + line.ending)
     docstrings = tuple(sorted((s[0], s[2]) for s in spans))
     return StrippedSource("".join(out), docstrings, tuple(comments), tuple(kept))

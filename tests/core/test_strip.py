@@ -190,6 +190,16 @@ def test_keep_lines_keeps_code_after_a_multi_line_docstring_on_its_line():
     assert strip_python_source(kept, keep_lines=True).text == kept
 
 
+def test_code_after_a_docstring_is_kept_byte_for_byte_even_its_trailing_blanks_inside_a_string():
+    source = 'def f():\n    """doc"""; x = """a   \nb"""\n    return x  # why   \n'
+    for keep_lines in (False, True):
+        out = strip_python_source(source, keep_lines=keep_lines).text
+        assert out == 'def f():\n    x = """a   \nb"""\n    return x\n'
+        namespace: dict = {}
+        exec(compile(out, "<stripped>", "exec"), namespace)
+        assert namespace["f"]() == "a   \nb"
+
+
 def test_comments_that_are_read_by_tools_are_kept_and_others_removed():
     source = "#!/usr/bin/env python\n# coding: utf-8\nx = []  # type: list[int]\ny = 1  # noqa: E501\n"
     result = strip_python_source(source)
