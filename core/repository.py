@@ -30,6 +30,36 @@ def git_head(path: Path) -> str | None:
     return sha if out.returncode == 0 and sha else None
 
 
+def git_changed_files(path: Path) -> list[str] | None:
+    """The tracked files of the git work tree at ``path`` that differ from its checked-out commit (modified, staged,
+    deleted, renamed; ``git status --porcelain --untracked-files=no``, run without taking git's optional locks),
+    in git's order; None when ``path`` is not the top of a git work tree or git fails. Untracked files are not
+    listed: they are allowed (the pinned commit's files are all there, unchanged)."""
+    if not (path / ".git").exists():
+        return None
+    try:
+        out = subprocess.run(
+            ["git", "--no-optional-locks", "-C", str(path), "-c", "core.quotepath=off", "status", "--porcelain",
+             "--untracked-files=no"], capture_output=True, text=True, timeout=60, check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if out.returncode != 0:
+        return None
+    return [line[3:] for line in out.stdout.splitlines() if len(line) > 3]
+
+
+def changed_checkout_problem(name: str, path: str | Path, commit: str | None, changed: list[str]) -> str:
+    """Why a checkout with uncommitted changes to tracked files is refused as the repository at its pinned commit,
+    naming up to five of the files, with the remedy (commit or stash them, or register a clean worktree)."""
+    shown = ", ".join(changed[:5]) + (f" and {len(changed) - 5} more" if len(changed) > 5 else "")
+    at = (commit or "HEAD")[:12]
+    return (f"the checkout of {name} at {path} has uncommitted changes to {len(changed)} tracked "
+            f"file{'s' if len(changed) != 1 else ''} ({shown}), so it is not the pinned commit {at}: commit or stash "
+            f"them, or make a clean worktree (git -C {path} worktree add DIR {at}) and register it "
+            f"(benchwright repos add {name} DIR); untracked files are allowed")
+
+
 def describe_local_repository(
     name: str, path: str | Path, *, commit: str | None = None, version: str | None = None, url: str | None = None,
     language: str | None = None, theme: str | None = None,

@@ -173,6 +173,13 @@ def test_a_checkout_moved_off_its_commit_is_refused(tmp_path):
         original, copy = store.get_repository("code"), store.derived_repository("code")
     assert copy.commit == original.commit and copy.commit_verified
     assert not (Path(copy.local_path) / ".git").exists()
+    # same commit, a tracked file edited: refused (the copy would not be the commit's code); untracked is fine
+    edited = sorted(code.rglob("*.py"))[0]
+    kept = edited.read_bytes()
+    edited.write_text("x = 1\n")
+    r = run("--db", db, "repos", "strip", "code", "--as", "other")
+    assert r.exit_code == 1 and "has uncommitted changes to 1 tracked file" in r.output, r.output
+    edited.write_bytes(kept)
     subprocess.run(["git", "-C", str(code), "commit", "-qm", "again", "--allow-empty"], check=True, env=env)
     r = run("--db", db, "repos", "strip", "code", "--as", "other")
     assert r.exit_code == 1 and f"but 'code' is registered at {original.commit[:12]}" in r.output

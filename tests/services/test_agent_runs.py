@@ -19,6 +19,7 @@ from benchwright.core.llm import ScriptedProvider
 from benchwright.core.llm.client import LLMClient
 from benchwright.core.llm.fake import Delay, Reply
 from benchwright.core.models import Repository
+from benchwright.core.repository import git_changed_files
 from benchwright.core.vocabulary import AGENT_CONDITIONS, CONDITION_ACCESS, DIRECT_CONDITIONS
 from benchwright.db import Store
 from benchwright.tui.services.agent_runs import (
@@ -166,6 +167,27 @@ def test_closed_book_and_direct_answers_never_share_a_cached_draw(project):
 
 
 # ------------------------------------------------------------------------------------------------------ plan
+def test_a_checkout_with_uncommitted_changes_is_refused_untracked_files_are_allowed(project):
+    store, ids, where = project
+    gitrepo = where["gitrepo"]
+    (gitrepo / "notes.txt").write_text("untracked\n")  # untracked: allowed
+    plan = plan_agent_answers(store, "m-agent", "documented")
+    assert (ids[2], 0) in plan.targets and ids[2] not in dict(plan.refused)
+    (gitrepo / "lib" / "core.py").write_text("def core():\n    return 'edited'\n")  # same HEAD, tracked file changed
+    plan = plan_agent_answers(store, "m-agent", "documented")
+    why = dict(plan.refused)[ids[2]]
+    assert (ids[2], 0) not in plan.targets
+    assert f"the checkout of gitpkg at {gitrepo} has uncommitted changes to 1 tracked file (lib/core.py)" in why
+    assert f"not the pinned commit {where['pinned'][:12]}: commit or stash them" in why
+    assert f"worktree add DIR {where['pinned'][:12]}" in why and "benchwright repos add gitpkg DIR" in why
+    assert "notes.txt" not in why
+    _git(gitrepo, "add", "lib/core.py")  # staged counts too
+    assert ids[2] in dict(plan_agent_answers(store, "m-agent", "documented").refused)
+    _git(gitrepo, "checkout", "-q", "HEAD", "--", "lib/core.py")  # clean again
+    assert (ids[2], 0) in plan_agent_answers(store, "m-agent", "documented").targets
+    assert git_changed_files(gitrepo) == [] and git_changed_files(where["repo"]) is None
+
+
 def test_plan_refuses_pairs_the_agent_cannot_read_with_the_reason(project, tmp_path):
     store, ids, where = project
     plan = plan_agent_answers(store, "m-agent", "agentic")
@@ -234,7 +256,7 @@ def test_samples_become_answers_with_trajectories_runs_and_citations(project):
     assert _n(cites, "resolving") == 1 and _n(cites, "not_resolving") == 1
     # each sample is its own ledger entry: repeat = sample index on every turn
     assert sorted(c.repeat for c in provider.calls) == [0, 0, 0, 1, 1, 1, 2, 2, 2]
-    runs = store.answer_runs(model="m-agent")
+    runs = sorted(store.answer_runs(model="m-agent"), key=lambda r: r.sample_index)  # stored as they finish
     assert [(r.sample_index, r.status, r.turns) for r in runs] == [(0, "ok", 3), (1, "ok", 3), (2, "ok", 3)]
     assert {r.answer_id for r in runs} == {x.id for x in answers} and runs[0].repository == "pkg"
     assert runs[0].trajectory == answers[0].trajectory and len(runs[0].call_ids) == 3

@@ -27,7 +27,7 @@ from benchwright.core.judgment import CONDITIONS, check_choice
 from benchwright.core.llm.base import Usage
 from benchwright.core.llm.client import LLMClient
 from benchwright.core.llm.jobs import ItemTally, JobProgress
-from benchwright.core.repository import git_head
+from benchwright.core.repository import changed_checkout_problem, git_changed_files, git_head
 from benchwright.core.vocabulary import (
     ACCESS_CODE_ONLY,
     AGENT_CONDITIONS,
@@ -137,6 +137,9 @@ def repository_for_condition(store: Store, name: str | None, condition: str) -> 
     if head is not None and repo.commit and not head.startswith(repo.commit):
         raise BenchwrightError(f"the checkout of {name} at {repo.local_path} is at {head[:12]}, not at the pinned "
                                f"commit {repo.commit[:12]} (git -C {repo.local_path} checkout {repo.commit})")
+    changed = git_changed_files(root) if head is not None else None
+    if changed:
+        raise BenchwrightError(changed_checkout_problem(name, repo.local_path, repo.commit or head, changed))
     return str(root), repo.name
 
 

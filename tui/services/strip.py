@@ -15,7 +15,7 @@ from pathlib import Path
 
 from benchwright.core.errors import RepositoryError
 from benchwright.core.models import Repository
-from benchwright.core.repository import git_head
+from benchwright.core.repository import changed_checkout_problem, git_changed_files, git_head
 from benchwright.core.strip import CODE_ONLY, strip_tree
 from benchwright.db import Store
 
@@ -163,4 +163,7 @@ def _checked_out(original: Repository) -> Path:
             f"{root} is checked out at {head[:12]}, but '{original.name}' is registered at {original.commit[:12]}; "
             f"check out {original.commit[:12]} to strip it"
         )
+    changed = git_changed_files(root) if head else None
+    if changed:
+        raise RepositoryError(changed_checkout_problem(original.name, root, original.commit or head, changed))
     return root.resolve()
