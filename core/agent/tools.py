@@ -203,7 +203,11 @@ def execute(workspace: Workspace, name: str, arguments: dict, *, search_max_hits
     except (OSError, ValueError) as e:  # a name too long for the file system, and the like
         return ToolResult(f"{name} could not run: {getattr(e, 'strerror', None) or type(e).__name__}", ok=False)
     # A file name that is not UTF-8 comes from the OS with surrogate escapes, which no request can carry: U+FFFD.
-    text, cut = cap(repair_text(result.output)[0], tool_output_chars)
+    # A tool that cut its own output at this limit said how much it left out: cutting again would cut that note
+    # off and say only how long the note was ("58 more not shown" of a 800,000-character grep).
+    text, cut = repair_text(result.output)[0], False
+    if not result.truncated:
+        text, cut = cap(text, tool_output_chars)
     return ToolResult(text, result.ok, result.truncated or cut)
 
 
@@ -441,12 +445,55 @@ def _path_problem(workspace: Workspace, arg: str) -> str | None:
         return f"{arg!r}: '..' would leave the repository"
     if "\x00" in text:
         return f"{arg!r}: a NUL character"
+    hidden = git_path_problem(text)
+    if hidden:
+        return f"{arg!r}: {hidden}"
     if os.path.lexists(workspace.root / text):
         try:
             workspace.resolve(text)
-        except UnsafePathError:
+        except UnsafePathError as e:
+            if GIT_DIR in str(e):
+                return f"{arg!r} is a symlink leading into {GIT_DIR}, git's metadata (not part of the repository)"
             return f"{arg!r} is a symlink leading outside the repository"
     return None
+
+
+_GIT_EXCLUDES = {"grep": ["--exclude-dir=.git"], "rg": ["--glob=!.git"], "du": ["--exclude=.git"]}
+_GIT_ENTRY = re.compile(r"(?:^|[\s/])\.git(?:/|:?$)")
+
+
+def hide_git(argv: list[str]) -> list[str]:
+    """``argv`` with the options that keep a recursive walk out of ``.git`` (git's metadata; its config may hold a
+    remote URL with a token): ``grep --exclude-dir=.git``, ``rg --glob=!.git``, ``du --exclude=.git``, put right
+    after the program name (so a ``--`` later cannot turn them into file names). ``find`` and ``ls`` have no such
+    option: their output goes through :func:`drop_git_lines`. The same in every sandbox mode, so a run's outputs do
+    not depend on it."""
+    return [argv[0], *_GIT_EXCLUDES.get(argv[0], []), *argv[1:]]
+
+
+def drop_git_lines(program: str, text: str) -> str:
+    """The output of ``find``, ``ls`` or ``du`` without what names ``.git`` or lies in it: each line naming a
+    ``.git`` path component (``./.git/HEAD``, ``drwxr-xr-x ... .git``, ``4\t./.git``) and, for ``ls -R``, each
+    section of a folder in ``.git`` (its header ``./.git/refs:`` and the entries up to the next blank line). Other
+    programs' output is returned as it is (a grep hit whose text mentions ``.git`` is a line of a file)."""
+    if program not in ("find", "ls", "du"):
+        return text
+    out: list[str] = []
+    skipping = False
+    for line in text.split("\n"):
+        if skipping:
+            skipping = line != ""
+            continue
+        if program == "ls" and line.endswith(":") and _GIT_ENTRY.search(line):
+            skipping = True
+            if out and out[-1] == "":
+                out.pop()
+            continue
+        if _GIT_ENTRY.search(line) and not (program == "ls" and line.endswith(":") is False and " " not in line
+                                            and "/" not in line and line != GIT_DIR):
+            continue
+        out.append(line)
+    return "\n".join(out)
 
 
 def _split_options(program: str, argv: list[str]) -> tuple[list[tuple[str, str]], list[str]]:
@@ -648,7 +695,9 @@ def command_line(workspace: Workspace, command: str, *, timeout_s: float = 10.0,
         argv = check_command(workspace, command)
     except CommandRefused as e:
         return refused(str(e))
-    return run_argv(workspace, argv, timeout_s=timeout_s, max_chars=max_chars, sandbox=sandbox)
+    result = run_argv(workspace, hide_git(argv), timeout_s=timeout_s, max_chars=max_chars, sandbox=sandbox)
+    result.output = drop_git_lines(argv[0], result.output)
+    return result
 
 
 def run_argv(workspace: Workspace, argv: list[str], *, timeout_s: float = 10.0, max_chars: int = 8000,

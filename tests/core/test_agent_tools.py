@@ -282,6 +282,9 @@ def test_command_output_is_capped(ws):
     r = T.execute(ws, "command_line", {"command": "grep -rn e ."}, tool_output_chars=120)
     assert r.truncated and "[output cut at 120 characters:" in r.output
     assert len(r.output.split("\n[output cut")[0]) == 120
+    full = T.execute(ws, "command_line", {"command": "grep -rn e ."}, tool_output_chars=10**7).output
+    left = int(r.output.rsplit(": ", 1)[1].split(" more")[0].replace(",", ""))
+    assert left == len(full) - 120 and r.output.count("[output cut at") == 1  # what was really left out
 
 
 def test_a_command_past_its_timeout_is_stopped(ws, monkeypatch):
