@@ -8,7 +8,8 @@ out), the command still sees only this (:func:`agent_sandbox`)::
           --ro-bind /usr /usr  --symlink usr/bin /bin ...           # the system's programs (/bin, /lib, /lib64,
                                                                     #  /sbin as links or folders, as they exist)
           --ro-bind /etc/ld.so.cache ... /etc/localtime /etc/passwd /etc/group
-          --dev /dev  --ro-bind WS WS  --remount-ro /dev --remount-ro /  --chdir WS
+          --dev /dev  --ro-bind WS WS  [--tmpfs WS/.git --remount-ro WS/.git]
+          --remount-ro /dev --remount-ro /  --chdir WS
           --clearenv --setenv PATH ... --setenv LANG C.UTF-8 --setenv LC_ALL C.UTF-8  -- PROGRAM ARGS
 
 Only the system's programs and the workspace ``WS`` are visible, all read-only (the root and ``/dev`` are
@@ -103,8 +104,11 @@ def sandbox_options(root: Path, env: Mapping[str, str], *, programs: Iterable[st
     exactly the environment ``env`` (see the module docstring); ``programs`` (found on ``path``) that live outside
     the system folders are bound read-only too."""
     root_text = str(root)
+    git = root / ".git"
+    # git's metadata is hidden under an empty read-only tmpfs (its config may hold a remote URL with a token)
+    hide = ["--tmpfs", str(git), "--remount-ro", str(git)] if git.is_dir() and not git.is_symlink() else []
     options = ["--die-with-parent", "--new-session", "--unshare-all", *_system_options(),
-               *_outside_programs(programs, path), "--dev", "/dev", "--ro-bind", root_text, root_text,
+               *_outside_programs(programs, path), "--dev", "/dev", "--ro-bind", root_text, root_text, *hide,
                "--remount-ro", "/dev", "--remount-ro", "/", "--chdir", root_text, "--clearenv"]
     for key, value in env.items():
         options += ["--setenv", key, value]

@@ -35,7 +35,7 @@ from ..llm.base import ToolSpec
 from ..sandbox import Sandbox
 from ..text import repair_text
 from .sandbox import REQUIRED_MISSING, agent_sandbox
-from .workspace import Workspace, clean_path
+from .workspace import GIT_DIR, Workspace, clean_path, git_path_problem
 
 # ------------------------------------------------------------------------------------------------ the specs
 SEARCH = "search"
@@ -439,6 +439,9 @@ def command_environment() -> dict[str, str]:
 
 def _path_problem(workspace: Workspace, arg: str) -> str | None:
     text = arg.replace("\\", "/")
+    if text.startswith("/") and not arg.startswith("/"):
+        return (f"{arg!r} starts with a backslash, which is taken as a path separator (so it would name an "
+                f"absolute path); give paths relative to the repository root")
     if text.startswith("/") or text.startswith("~"):
         return f"{arg!r} is an absolute path; give paths relative to the repository root"
     if ".." in text.split("/"):
@@ -478,22 +481,29 @@ def drop_git_lines(program: str, text: str) -> str:
     programs' output is returned as it is (a grep hit whose text mentions ``.git`` is a line of a file)."""
     if program not in ("find", "ls", "du"):
         return text
-    out: list[str] = []
+    out: list[str | None] = []
     skipping = False
+    total: int | None = None  # the section's 'total N' line of ls -l, which counts the dropped .git too
     for line in text.split("\n"):
         if skipping:
-            skipping = line != ""
+            skipping = line != ""  # the blank line after the section goes with it
             continue
         if program == "ls" and line.endswith(":") and _GIT_ENTRY.search(line):
             skipping = True
-            if out and out[-1] == "":
-                out.pop()
             continue
-        if _GIT_ENTRY.search(line) and not (program == "ls" and line.endswith(":") is False and " " not in line
-                                            and "/" not in line and line != GIT_DIR):
+        if line == "" or line.endswith(":"):
+            total = None
+        if program == "ls" and line.startswith("total "):
+            total = len(out)
+        if _GIT_ENTRY.search(line):
+            if total is not None:
+                out[total] = None
             continue
         out.append(line)
-    return "\n".join(out)
+    kept = [x for x in out if x is not None]
+    while skipping and kept and kept[-1] == "":
+        kept.pop()
+    return "\n".join(kept)
 
 
 def _split_options(program: str, argv: list[str]) -> tuple[list[tuple[str, str]], list[str]]:
@@ -696,7 +706,8 @@ def command_line(workspace: Workspace, command: str, *, timeout_s: float = 10.0,
     except CommandRefused as e:
         return refused(str(e))
     result = run_argv(workspace, hide_git(argv), timeout_s=timeout_s, max_chars=max_chars, sandbox=sandbox)
-    result.output = drop_git_lines(argv[0], result.output)
+    shown = drop_git_lines(argv[0], result.output)
+    result.output = shown if shown.strip() or not result.output.strip() else "(no output)"
     return result
 
 

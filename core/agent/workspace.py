@@ -19,7 +19,11 @@ from ..repository import resolve_in_repository
 
 SKIP_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__", ".tox", ".mypy_cache",
                        ".pytest_cache", ".ruff_cache"})
-"""Folders the file index (and so Search) skips; View and CommandLine can still look inside them."""
+"""Folders the file index (and so Search) skips; View and CommandLine can still look inside them, except
+:data:`GIT_DIR`, which no tool shows."""
+GIT_DIR = ".git"
+"""git's metadata (its config may hold a remote URL with a token): not part of the repository the agent reads. No
+tool opens, lists or names anything in it (:func:`git_path_problem`; CommandLine: ``tools.hide_git``)."""
 MAX_TEXT_BYTES = 2_000_000
 """Files larger than this are not searched and not viewed (the tool says so)."""
 BINARY_SNIFF_BYTES = 8192
@@ -70,7 +74,13 @@ class Workspace:
         if text.startswith("/") or text.startswith("~"):
             raise UnsafePathError(f"{relative}: absolute paths are not allowed; give a path relative to the "
                                   "repository root (e.g. src/app.py)")
-        return resolve_in_repository(self.root, text)
+        problem = git_path_problem(text)
+        if problem:
+            raise UnsafePathError(f"{relative}: {problem}")
+        target = resolve_in_repository(self.root, text)
+        if target != self.root and git_path_problem(self.relative(target)):  # a symlink into .git
+            raise UnsafePathError(f"{relative}: leads into {GIT_DIR}, {_GIT_HIDDEN}")
+        return target
 
     def relative(self, path: Path) -> str:
         """``path`` (inside the root) as a workspace-relative POSIX path (``.`` for the root)."""
@@ -135,6 +145,8 @@ class Workspace:
             raise RepositoryError(f"{relative}: not a folder")
         out = []
         for entry in sorted(os.scandir(target), key=lambda e: e.name):
+            if entry.name == GIT_DIR:
+                continue
             rel = self.relative(target / entry.name)
             if entry.is_symlink():
                 kind = "link" if self.is_inside(rel) else "link-out"
@@ -187,6 +199,16 @@ class Workspace:
             self._texts[relative] = text
             self._cached_chars += len(text or "")
         return text
+
+
+_GIT_HIDDEN = "git's metadata, which is not part of the repository the agent reads"
+
+
+def git_path_problem(relative: str) -> str | None:
+    """Why the workspace-relative path ``relative`` is hidden (a ``.git`` component: git's metadata), else None."""
+    if GIT_DIR in relative.replace("\\", "/").split("/"):
+        return f"{GIT_DIR} is {_GIT_HIDDEN}"
+    return None
 
 
 def clean_path(relative: str | None) -> str:

@@ -76,6 +76,18 @@ def test_a_command_the_checker_would_let_through_sees_nothing_outside(ws, tmp_pa
 
 
 @needs_bwrap
+def test_git_metadata_is_an_empty_folder_inside_the_sandbox(ws):
+    """Past the argument checks (run_argv runs argv as given), .git is an empty read-only tmpfs: its config (a
+    remote URL with a token) is not there."""
+    (ws.root / ".git").mkdir()
+    (ws.root / ".git" / "config").write_text("url = https://u:TOKEN_IN_GIT@example.com/r.git\n")
+    box = confined(ws)
+    assert "TOKEN_IN_GIT" not in T.run_argv(ws, ["grep", "-r", "TOKEN_IN_GIT", "."], sandbox=box).output
+    assert T.run_argv(ws, ["ls", "-A", ".git"], sandbox=box).output == "(no output)"
+    assert "TOKEN_IN_GIT" in T.run_argv(ws, ["cat", ".git/config"], sandbox=T.command_sandbox(ws, "off")).output
+
+
+@needs_bwrap
 def test_nothing_is_writable(ws):
     box = confined(ws)
     for argv in (["touch", "new.txt"], ["mkdir", "made"], ["touch", "/tmp/new.txt"], ["touch", "/dev/shm/x"],

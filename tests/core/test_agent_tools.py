@@ -365,3 +365,63 @@ def test_a_file_name_that_is_not_utf8_never_puts_a_surrogate_in_an_output(tmp_pa
     for out in outputs:
         out.encode("utf-8")
         assert "bad\ufffd\ufffdname.py" in out
+
+
+# ------------------------------------------------------------------------------------------------ .git hidden
+GIT_TOKEN = "ghp_NOT_A_REAL_TOKEN_123"
+
+
+def git_workspace(tmp_path) -> Workspace:
+    """The fixture repository as a git checkout whose .git/config holds a remote URL with a token, and a symlink
+    into .git."""
+    root = make_repo(tmp_path)
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@e", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@e",
+           "HOME": str(tmp_path), "PATH": "/usr/bin:/bin:/usr/local/bin"}
+    subprocess.run(["git", "init", "-q", str(root)], check=True, env=env)
+    subprocess.run(["git", "-C", str(root), "config", "remote.origin.url",
+                    f"https://u:{GIT_TOKEN}@example.com/r.git"], check=True, env=env)
+    os.symlink(".git/config", root / "gitconfig_link")
+    return Workspace(root)
+
+
+@pytest.mark.parametrize("mode", ["off", "auto"])
+def test_git_metadata_is_invisible_to_every_tool(tmp_path, mode):
+    ws = git_workspace(tmp_path)
+    box = T.command_sandbox(ws, mode)
+    for path in (".git/config", ".git", "./.git/HEAD", "pkg/../.git/config", "gitconfig_link"):
+        r = run(ws, "view", path=path)
+        assert not r.ok and (".git is git's metadata" in r.output or "leads into .git" in r.output), (path, r.output)
+    listing = run(ws, "view", path=".").output
+    assert ".git" not in listing.split() and "gitconfig_link" in listing
+    assert run(ws, "search", query=GIT_TOKEN).output.startswith("no matches")
+    assert not run(ws, "search", query="x", path=".git").ok
+    for command in ("head .git/config", "grep -n url .git/config", "sed -n 1p .git/config", "ls .git",
+                    "wc -l ./.git/config", "head gitconfig_link", "find .git", "grep -rn x .git"):
+        r = T.command_line(ws, command, sandbox=box)
+        assert not r.ok and r.output.startswith("refused: ") and ".git" in r.output, (command, r.output)
+    for command in (f"grep -rn {GIT_TOKEN} .", "grep -rln url .", "find .", "find . -name config", "ls -RA",
+                    "ls -lRA", "ls -A", "du -a .", "ls -a", "head .g*/config", "wc -l .*/*"):
+        r = T.command_line(ws, command, sandbox=box)
+        assert GIT_TOKEN not in r.output and "HEAD" not in r.output and "refs" not in r.output, (command, r.output)
+        assert not any(part == ".git" for line in r.output.splitlines()
+                       for part in line.replace("\t", " ").replace("/", " ").replace(":", " ").split()), (command,
+                                                                                                          r.output)
+    assert "./pkg/engine.py" in T.command_line(ws, "find .", sandbox=box).output
+    ls = T.command_line(ws, "ls -RA", sandbox=box).output
+    assert "\n\n./pkg:\n" in ls  # the sections around the dropped .git ones keep their blank lines
+
+
+def test_drop_git_lines_keeps_other_programs_output_and_the_ls_sections():
+    text = ".:\n.git\nREADME\n\n./.git:\nHEAD\nconfig\n\n./.git/refs:\nheads\n\n./src:\na.py"
+    assert T.drop_git_lines("ls", text) == ".:\nREADME\n\n./src:\na.py"
+    assert T.drop_git_lines("ls", "total 12\n-rw 1 a .git\n-rw 1 a x") == "-rw 1 a x"  # the total counted .git
+    assert T.drop_git_lines("grep", "src/a.py:1: see .git/config") == "src/a.py:1: see .git/config"
+    assert T.drop_git_lines("find", "./a.git\n./.git\n./.git/HEAD\n./b") == "./a.git\n./b"
+
+
+def test_a_leading_backslash_is_refused_saying_why(ws):
+    r = T.command_line(ws, r"grep -rn '\[bold' pkg")
+    assert r.output == ("refused: '\\\\[bold' starts with a backslash, which is taken as a path separator (so it "
+                        "would name an absolute path); give paths relative to the repository root; if it is the "
+                        "pattern, give it as -e PATTERN")
+    assert T.command_line(ws, r"grep -rn -e '\[bold' pkg").ok
