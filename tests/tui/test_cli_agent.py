@@ -156,6 +156,18 @@ def test_an_unexpected_error_in_one_run_fails_that_run_only(project, monkeypatch
     assert r.exit_code == 0 and "1 answer stored, 0 failed" in r.output and "1 cached" in r.output, r.output
 
 
+def test_list_and_runs_take_the_model_as_generate_does(project):
+    db, _ = project
+    r = invoke(db, ["answers", "generate", "--agent", "--model", "openai:m-ag", "--limit", "1"], agent())
+    assert r.exit_code == 0 and "agent (m-ag, agentic)" in r.output, r.output  # stored as m-ag
+    for spelling in ("openai:m-ag", "m-ag"):
+        listed = invoke(db, ["answers", "list", "--model", spelling]).output.splitlines()
+        assert len(listed) == 1 and listed[0].split("\t")[2] == "m-ag", (spelling, listed)
+        runs = invoke(db, ["answers", "runs", "--model", spelling]).output.splitlines()
+        assert runs[-1] == "1 run: 1 ok, 0 failed", (spelling, runs)
+    assert invoke(db, ["answers", "list", "--model", "nowhere:m-ag"]).output == "no answers match\n"
+
+
 def test_conditions_that_mean_what_they_say(project, tmp_path):
     db, ids = project
     for direct in ("closed-book", "direct"):

@@ -150,8 +150,22 @@ def _print_answer_report(r, scale: int | None, judge_model: str, *, warnings: li
                    f"(judge 'imported', judge model {printable(judge_model)}, scale 0-{scale} per dimension)")
 
 
+def _stored_model(store, model: str | None) -> str | None:
+    """The model name answers are stored under for ``--model`` (``MODEL`` or ``PROVIDER:MODEL``), read as
+    ``answers generate --model`` reads it (a configured provider's prefix is dropped; an Ollama name such as
+    ``qwen2.5-coder:7b`` stays whole); as given when the project's configuration cannot say."""
+    if not model:
+        return model
+    from ..services.llm import ANSWER_ROLE, llm_role
+
+    try:
+        return llm_role(store, ANSWER_ROLE, model)[1].model
+    except BenchwrightError:
+        return model
+
+
 @answers.command("list")
-@click.option("--model", help="Only this model's answers.")
+@click.option("--model", help="Only this model's answers (MODEL or PROVIDER:MODEL, as answers generate takes it).")
 @click.option("--condition", type=click.Choice(CONDITIONS), help="Only answers under this condition.")
 @click.option("--pair", "pair", help="Only answers to this pair (an id or #N).")
 @click.pass_context
@@ -160,7 +174,7 @@ def answers_list(ctx, model, condition, pair) -> None:
     """List answers: id, pair position, model, condition, sample, judgments, start of the answer."""
     with open_store(ctx) as store:
         pid = store.resolve_pair(pair) if pair else None
-        rows = store.answers(pair_id=pid, model=model, condition=condition)
+        rows = store.answers(pair_id=pid, model=_stored_model(store, model), condition=condition)
         counts = {a.id: len(store.judgments(answer_id=a.id)) for a in rows}
         ordinals = {a.qa_pair_id: store.ordinal_of(a.qa_pair_id) for a in rows}
         models = store.answer_models()
@@ -180,7 +194,7 @@ def answers_list(ctx, model, condition, pair) -> None:
 
 
 @answers.command("runs")
-@click.option("--model", help="Only this model's runs.")
+@click.option("--model", help="Only this model's runs (MODEL or PROVIDER:MODEL, as answers generate takes it).")
 @click.option("--condition", type=click.Choice(CONDITIONS), help="Only runs under this condition.")
 @click.option("--pair", "pair", help="Only runs on this pair (an id or #N).")
 @click.option("--failed", "failed_only", is_flag=True, help="Only samples whose latest run failed.")
@@ -192,7 +206,7 @@ def answers_runs(ctx, model, condition, pair, failed_only, every) -> None:
     stored or failed with the reason; turns, tokens and cost."""
     with open_store(ctx) as store:
         pid = store.resolve_pair(pair) if pair else None
-        runs = store.answer_runs(pid, model, condition, latest_only=not every)
+        runs = store.answer_runs(pid, _stored_model(store, model), condition, latest_only=not every)
         ordinals = {r.qa_pair_id: store.ordinal_of(r.qa_pair_id) for r in runs}
     if failed_only:
         runs = [r for r in runs if not r.ok]
