@@ -400,3 +400,28 @@ def test_two_conditions_never_share_a_cached_turn(project):
     final, _ = run(store, second, plan_agent_answers(store, "m-agent", "documented", limit=1), condition="documented")
     assert final.done == 1 and len(second.calls) == 3
     assert store.answers(model="m-agent", condition="documented")[0].trajectory[0]["cached"] is False
+
+
+def test_an_unexpected_error_before_any_call_fails_that_item_only_and_stores_nothing(project, monkeypatch):
+    import benchwright.tui.services.agent_runs as agent_runs
+
+    store, ids, _ = project
+    real = agent_runs.build_input
+
+    def broken(store_, pid, kind):
+        if pid == ids[0]:
+            raise ValueError("a bug")
+        return real(store_, pid, kind)
+
+    monkeypatch.setattr(agent_runs, "build_input", broken)
+    plan = plan_agent_answers(store, "m-agent", "agentic", limit=2)
+    final, seen = run(store, agent_script(), plan)
+    by_pair = {o.qa_pair_id: o for o in seen}
+    assert by_pair[ids[0]].status == "failed" and by_pair[ids[1]].ok
+    assert by_pair[ids[0]].reason == "internal error: ValueError: a bug (please report)"
+    assert by_pair[ids[0]].run_id is None and store.answer_runs(ids[0], "m-agent") == []  # nothing paid
+    assert final.failed == 1
+    # the claim was released: a later run may take the item
+    monkeypatch.setattr(agent_runs, "build_input", real)
+    _, seen = run(store, agent_script(), plan_agent_answers(store, "m-agent", "agentic", limit=1))
+    assert [(o.qa_pair_id, o.status) for o in seen] == [(ids[0], "ok")]
