@@ -648,6 +648,19 @@ def average_runs(judgments: Iterable[Any]) -> RunAverage:
 
 
 # ------------------------------------------------------------------------------------------ direct answers
+MAX_SAMPLES = 100
+"""Samples (answers) per pair at most in one command (ours; the papers use 1 to 5): a typo such as 100000 would
+otherwise plan millions of runs."""
+
+
+def samples_problem(samples: int) -> str | None:
+    """Why ``samples`` (answers per pair) cannot be run, or None: it must be a whole number from 1 to
+    :data:`MAX_SAMPLES`."""
+    if isinstance(samples, bool) or not isinstance(samples, int) or not 1 <= samples <= MAX_SAMPLES:
+        return f"samples per pair must be a whole number from 1 to {MAX_SAMPLES}, not {samples!r}"
+    return None
+
+
 @dataclass(frozen=True)
 class AnswerSettings:
     """How direct answers are generated: the answering model, its parameters, the project folder, force."""

@@ -225,7 +225,7 @@ def test_plan_samples_limit_and_where(project):
     store, ids, _ = project
     plan = plan_agent_answers(store, "m-agent", "agentic", samples=2, limit=1)
     assert plan.targets == [(ids[0], 0), (ids[0], 1)] and plan.samples == 2
-    with pytest.raises(BenchwrightError, match="at least 1"):
+    with pytest.raises(BenchwrightError, match="from 1 to 100, not 0"):
         plan_agent_answers(store, "m-agent", "agentic", samples=0)
     from benchwright.db import QueueFilter
 
@@ -425,3 +425,12 @@ def test_an_unexpected_error_before_any_call_fails_that_item_only_and_stores_not
     monkeypatch.setattr(agent_runs, "build_input", real)
     _, seen = run(store, agent_script(), plan_agent_answers(store, "m-agent", "agentic", limit=1))
     assert [(o.qa_pair_id, o.status) for o in seen] == [(ids[0], "ok")]
+
+
+@pytest.mark.parametrize("samples", [0, 101, 100000])
+def test_sample_counts_outside_one_to_max_samples_are_refused_before_planning(project, samples):
+    store, _, _ = project
+    for plan in (lambda: plan_agent_answers(store, "m", "agentic", samples=samples),
+                 lambda: plan_direct_answers(store, "m", "direct", samples=samples)):
+        with pytest.raises(BenchwrightError, match=f"from 1 to 100, not {samples}"):
+            plan()

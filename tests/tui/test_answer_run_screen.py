@@ -133,7 +133,13 @@ async def test_run_screen_samples_refusals_and_nothing_to_do(project):
             screen.query_one("#answer-run-samples").value = "0"
             await pilot.press("ctrl+r")
             await pilot.pause()
-            assert "samples must be a whole number" in str(screen.query_one("#answer-run-status").render())
+            assert "samples per pair must be a whole number from 1 to 100" in str(
+                screen.query_one("#answer-run-status").render())
+            # A typo's hundred thousand samples are refused too, before anything is planned.
+            screen.query_one("#answer-run-samples").value = "100000"
+            await pilot.press("ctrl+r")
+            await pilot.pause()
+            assert "not 100000" in str(screen.query_one("#answer-run-status").render()) and provider.calls == []
             # Two samples, then the same again: nothing left to do.
             screen.query_one("#answer-run-samples").value = "2"
             screen.query_one("#answer-run-samples").focus()

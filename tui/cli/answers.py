@@ -16,7 +16,7 @@ from rich.text import Text
 from benchwright.core.config import resolve_annotator
 from benchwright.core.errors import BenchwrightError
 from benchwright.core.importers.answers import ANSWER_FORMATS, parse_answers
-from benchwright.core.judging import AnswerSettings
+from benchwright.core.judging import MAX_SAMPLES, AnswerSettings
 from benchwright.core.judgment import CONDITIONS, effective_entries, score_rate_of
 from benchwright.core.text import printable
 from benchwright.core.vocabulary import (
@@ -344,7 +344,7 @@ def _echo_trajectory(answer, full: bool) -> None:
                    f"{DEFAULT_AGENT_CONDITION}).")
 @click.option("--agent", "agent", is_flag=True,
               help="Answer with the agent inside the pair's repository (read-only tools; SWE-QA-Pro §3.1).")
-@click.option("--samples", type=click.IntRange(min=1), default=1, show_default=True,
+@click.option("--samples", type=click.IntRange(min=1, max=MAX_SAMPLES), default=1, show_default=True,
               help="Answers per pair (sample indices 0..K-1; each its own ledger entry).")
 @click.option("--max-turns", "max_turns", type=click.IntRange(min=1),
               help="Agent: model calls per run at most (default: [agent] max_turns, else 25).")

@@ -123,8 +123,11 @@ class AnswerRunScreen(Screen):
         if condition is Select.NULL:
             self._status("choose a condition")
             return None
-        if not raw.isdigit() or int(raw) < 1:
-            self._status(f"samples must be a whole number of at least 1, not {raw!r}")
+        from benchwright.core.judging import samples_problem
+
+        problem = samples_problem(int(raw)) if raw.isdigit() else samples_problem(raw)
+        if problem:
+            self._status(problem)
             return None
         return model, str(condition), int(raw)
 

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from benchwright.core.agent.model import AgentOutcome, AgentSettings
 from benchwright.core.errors import BenchwrightError
+from benchwright.core.judging import samples_problem
 from benchwright.core.judgment import CONDITIONS, check_choice
 from benchwright.core.llm.base import Usage
 from benchwright.core.llm.client import LLMClient
@@ -154,11 +155,12 @@ def plan_agent_answers(store: Store, model: str, condition: str, *, samples: int
     Raises:
         JudgmentError: unknown condition.
         AgentConditionError: a condition without repository access.
-        BenchwrightError: samples below 1.
+        BenchwrightError: samples outside 1..MAX_SAMPLES (core.judging.samples_problem).
     """
     condition = check_agent_condition(condition)
-    if samples < 1:
-        raise BenchwrightError(f"samples per pair must be at least 1, not {samples}")
+    problem = samples_problem(samples)
+    if problem:
+        raise BenchwrightError(problem)
     plan = AgentPlan(model, condition, samples)
     wanted = _pair_ids_matching(store, where, annotator)
     ids = wanted if wanted is not None else store.filtered_pair_ids(annotator)

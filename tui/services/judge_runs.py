@@ -37,6 +37,7 @@ from benchwright.core.judging import (
     direct_answer,
     needs_failure_label,
     run_judge,
+    samples_problem,
 )
 from benchwright.core.judgment import (
     CONDITIONS,
@@ -283,14 +284,15 @@ def plan_direct_answers(store: Store, model: str, condition: str, *, where: Queu
     Raises:
         JudgmentError: unknown condition, or a condition whose answers the agent writes in a repository
             (``CONDITION_ACCESS``): a direct answer under it would claim an access it did not have.
-        BenchwrightError: samples below 1.
+        BenchwrightError: samples outside 1..MAX_SAMPLES (core.judging.samples_problem).
     """
     check_choice(condition, CONDITIONS, "condition")
     if CONDITION_REGISTRY.get(condition).needs_agent:
         raise JudgmentError(f"condition {condition} means the agent reads the repository; a direct answer has no "
                             f"repository access: use --condition {' or '.join(DIRECT_CONDITIONS)}, or --agent")
-    if samples < 1:
-        raise BenchwrightError(f"samples per pair must be at least 1, not {samples}")
+    problem = samples_problem(samples)
+    if problem:
+        raise BenchwrightError(problem)
     wanted = _pair_ids_matching(store, where, annotator)
     ids = wanted if wanted is not None else store.filtered_pair_ids(annotator)
     have = {(a.qa_pair_id, a.sample_index) for a in store.answers(model=model, condition=condition)}
