@@ -257,3 +257,28 @@ def test_sigterm_while_stripping_leaves_nothing_behind(flask_tree, tmp_path):
     assert list(place.iterdir()) == []
     with Store.open(db) as store:
         assert store.get_repository("flask-code-only", missing_ok=True) is None
+
+
+def test_work_folders_left_by_a_killed_strip_are_swept_by_the_next_one(project, tmp_path):
+    """A strip killed with SIGKILL leaves its hidden work folder beside the copy; the next strip removes it when its
+    process is gone (or it is older than a day), and keeps one of a strip still running."""
+    import os
+    import socket
+
+    from benchwright.tui.services.strip import _HOST
+
+    repos = tmp_path / "repos"
+    repos.mkdir()
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    left = repos / f".fix-code-only.strip-{_HOST}~{dead.pid}~0123abcd"
+    (left / "pkg").mkdir(parents=True)
+    running = repos / f".fix-code-only.strip-{_HOST}~{os.getpid()}~89abcdef"
+    running.mkdir()
+    other_copy = repos / f".other.strip-{_HOST}~{dead.pid}~0123abcd"
+    other_copy.mkdir()
+    assert socket.gethostname()
+    r = run("--db", project, "repos", "strip", "fix")
+    assert r.exit_code == 0, r.output
+    assert not left.exists() and running.is_dir() and other_copy.is_dir()
+    assert (repos / "fix-code-only" / "pkg").is_dir()

@@ -6,8 +6,10 @@ the work all-or-nothing, and records it in the store. The CLI calls it; the app 
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import shutil
+import socket
 import time
 import uuid
 from dataclasses import dataclass
@@ -114,7 +116,8 @@ def strip_repository(
         raise RepositoryError(f"{dest} already exists; choose another place with --to, or remove it")
 
     started = time.perf_counter()
-    tag = uuid.uuid4().hex[:8]
+    sweep_stale_builds(dest)
+    tag = f"{_HOST}~{os.getpid()}~{uuid.uuid4().hex[:8]}"
     building = dest.parent / f".{dest.name}.strip-{tag}"
     aside = dest.parent / f".{dest.name}.old-{tag}"
     try:
@@ -145,6 +148,38 @@ def strip_repository(
     if moved_aside:
         shutil.rmtree(aside, ignore_errors=True)
     return StripOutcome(saved, original, rebuilt=existing is not None, seconds=time.perf_counter() - started)
+
+
+_HOST = re.sub(r"[^A-Za-z0-9.-]", "_", socket.gethostname())[:64] or "host"
+_WORK_FOLDER = re.compile(r"^\.(?P<copy>.+)\.(?:strip|old)-(?P<host>[A-Za-z0-9._-]+)~(?P<pid>\d+)~[0-9a-f]{8}$")
+
+
+def sweep_stale_builds(dest: Path) -> list[Path]:
+    """Remove the hidden work folders (``.COPY.strip-HOST~PID~X``, ``.COPY.old-...``) that a strip of ``dest`` killed
+    with SIGKILL left beside it: those of a process on this host that no longer runs, or older than a day
+    (:func:`benchwright.db.llm.owner_alive`, the rule of work claims). A folder of a strip still running is kept.
+    Returns the folders removed."""
+    from datetime import UTC, datetime
+
+    from benchwright.db.llm import owner_alive
+
+    removed: list[Path] = []
+    try:
+        entries = list(dest.parent.iterdir()) if dest.parent.is_dir() else []
+    except OSError:
+        return removed
+    for entry in entries:
+        m = _WORK_FOLDER.match(entry.name)
+        if m is None or m["copy"] != dest.name or entry.is_symlink():
+            continue
+        try:
+            started = datetime.fromtimestamp(entry.stat().st_mtime, UTC).isoformat()
+        except OSError:
+            continue
+        if not owner_alive(f"{m['host']}:{m['pid']}:x", started):
+            shutil.rmtree(entry, ignore_errors=True)
+            removed.append(entry)
+    return removed
 
 
 def _checked_out(original: Repository) -> Path:
