@@ -62,7 +62,7 @@ def test_agent_answers_are_stored_listed_and_shown_with_their_trajectory(project
     assert f"{aid} · pair #1 {ids[0]} · m-ag · agentic · sample 0 · agent\n" in shown
     assert "--- run 1: 3 turns in pkg, " in shown
     assert ("--- trajectory: 3 turns; tool calls: search 1, view 1, finish 1; 0 elisions; cited locations: "
-            "1 resolving, 1 not (print it with --trajectory)") in shown
+            "1 resolving, 1 not; commands ") in shown and " (print it with --trajectory)\n" in shown
     full = invoke(db, ["answers", "show", aid, "--trajectory"]).output
     assert "--- trajectory: 3 turns; " in full and "(print it with --trajectory)" not in full
     assert [line.split(" · ")[0] for line in full.splitlines() if line.startswith("turn ")] == [

@@ -55,3 +55,22 @@ def test_a_stored_run_says_how_its_commands_were_confined(project, monkeypatch):
         (run,) = store.answer_runs(model="m-ag")
         (answer,) = store.answers(model="m-ag")
     assert run.settings["sandbox_note"] == S.OFF and answer.extra["settings"]["sandbox_note"] == S.OFF
+    # ... and answers show says so, literally, beside the trajectory's summary.
+    shown = invoke(db, ["answers", "show", answer.id], agent())
+    assert shown.exit_code == 0 and f"commands {S.OFF}" in shown.output
+
+
+def test_the_trajectory_views_carry_the_confinement(project, monkeypatch):
+    """The inspector's and the run screen's trajectory views both say how the commands ran."""
+    from benchwright.tui.screens.inspector import render_trajectory
+    from benchwright.tui.services.views import AnswerRunResult, run_trajectory_view, trajectory_view
+
+    db, _ = project
+    monkeypatch.setenv(S.ENV_SANDBOX, "off")
+    assert invoke(db, ["answers", "generate", "--agent", "--model", "m-ag", "--limit", "1"], agent()).exit_code == 0
+    with Store.open(db) as store:
+        (answer,) = store.answers(model="m-ag")
+        view = trajectory_view(answer)
+        result = AnswerRunResult(answer.qa_pair_id, 1, 0, "m-ag", "agentic", "ok", None, 2, 0, 0.0, answer.id)
+        assert run_trajectory_view(store, result).confinement == S.OFF
+    assert view.confinement == S.OFF and f"commands {S.OFF}" in render_trajectory(view, "answer").plain

@@ -311,6 +311,8 @@ def _echo_trajectory(answer, full: bool) -> None:
     summary.append(plural(view.elisions, "elision"))
     if view.citations_resolving is not None or view.citations_not is not None:
         summary.append(f"cited locations: {view.citations_resolving or 0} resolving, {view.citations_not or 0} not")
+    if view.confinement:
+        summary.append(f"commands {printable(view.confinement)}")
     click.echo(f"--- trajectory: {'; '.join(summary)}{'' if full else ' (print it with --trajectory)'}")
     if not full:
         return

@@ -61,6 +61,8 @@ def render_trajectory(view: TrajectoryView, title: str) -> Text:
     head += f" · {view.refused} refused or failed · {view.elisions} elided"
     if view.citations_resolving is not None or view.citations_not is not None:
         head += f" · citations: {view.citations_resolving or 0} resolving, {view.citations_not or 0} not"
+    if view.confinement:
+        head += f" · commands {view.confinement}"
     out.append_text(literal(head + "\n"))
     if view.unresolved:
         out.append_text(literal("not resolving: " + "; ".join(view.unresolved) + "\n", style="yellow"))

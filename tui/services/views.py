@@ -480,6 +480,8 @@ class TrajectoryView:
         citations_resolving, citations_not: cited locations in the final answer that resolve in the
             repository / do not (the answer's ``extra["citations"]``); None when not counted.
         unresolved: the citations that do not resolve, each ``CITED (STATUS)``.
+        confinement: how the run's command_line calls were confined (``sandboxed (bubblewrap: ...)``, ``not
+            sandboxed ...``; the run's ``settings.sandbox_note``), None when not recorded.
     """
 
     turns: tuple[TurnView, ...] | None
@@ -490,6 +492,7 @@ class TrajectoryView:
     citations_resolving: int | None = None
     citations_not: int | None = None
     unresolved: tuple[str, ...] = ()
+    confinement: str | None = None
 
 
 def _one_line(text: str) -> str:
@@ -549,8 +552,9 @@ def trajectory_view(answer: Answer, *, full: bool = False) -> TrajectoryView:
     return _trajectory_view(answer.trajectory, answer.extra, full=full)
 
 
-def _trajectory_view(traj, extra, *, full: bool = False) -> TrajectoryView:
-    """:func:`trajectory_view` of a stored trajectory and the extra fields holding its answer's citations."""
+def _trajectory_view(traj, extra, *, full: bool = False, settings: Mapping | None = None) -> TrajectoryView:
+    """:func:`trajectory_view` of a stored trajectory and the extra fields holding its answer's citations (and its
+    run's settings, unless ``settings`` gives them)."""
     import json
 
     if traj is None:
@@ -567,10 +571,14 @@ def _trajectory_view(traj, extra, *, full: bool = False) -> TrajectoryView:
         for u in t.tool_uses:
             counts[u.name] = counts.get(u.name, 0) + 1
     resolving, unresolved, not_resolving = _citations(extra)
+    if settings is None:
+        settings = extra.get("settings") if isinstance(extra, Mapping) else None
+    note = settings.get("sandbox_note") if isinstance(settings, Mapping) else None
     return TrajectoryView(
         turns, raw, counts, refused=sum(not u.ok for t in turns for u in t.tool_uses),
         elisions=sum(u.elided_at_turn is not None for t in turns for u in t.tool_uses),
-        citations_resolving=resolving, citations_not=unresolved, unresolved=not_resolving)
+        citations_resolving=resolving, citations_not=unresolved, unresolved=not_resolving,
+        confinement=note if isinstance(note, str) and note else None)
 
 
 # ------------------------------------------------------------------------------------------ agent answer runs
@@ -657,7 +665,8 @@ def run_trajectory_view(store: Store, result: AnswerRunResult) -> TrajectoryView
         return TrajectoryView(None, "")
     answers = store.answers(pair_id=result.pair_id, model=result.model, condition=result.condition,
                             sample_index=result.sample_index) if runs[-1].ok else []
-    return _trajectory_view(runs[-1].trajectory, answers[0].extra if answers else None)
+    return _trajectory_view(runs[-1].trajectory, answers[0].extra if answers else None,
+                            settings=runs[-1].settings)
 
 
 @dataclass(frozen=True)
