@@ -29,6 +29,7 @@ from benchwright.core.llm.base import Usage
 from benchwright.core.llm.client import LLMClient
 from benchwright.core.llm.jobs import ItemTally, JobProgress
 from benchwright.core.repository import changed_checkout_problem, git_changed_files, git_head
+from benchwright.core.strip import CODE_ONLY
 from benchwright.core.vocabulary import (
     ACCESS_CODE_ONLY,
     AGENT_CONDITIONS,
@@ -119,7 +120,7 @@ def repository_for_condition(store: Store, name: str | None, condition: str) -> 
     if repo is None:
         raise BenchwrightError(f"no repository registered as {name!r} (benchwright repos add {name} PATH)")
     if CONDITION_REGISTRY.get(condition).access == ACCESS_CODE_ONLY:
-        copy = store.derived_repository(name, "code-only")
+        copy = store.derived_repository(name, CODE_ONLY)
         if copy is None:
             raise BenchwrightError(f"no code-only copy of {name}: run benchwright repos strip {name}")
         if repo.commit and copy.commit and copy.commit != repo.commit:
