@@ -4,6 +4,9 @@ Each step is an async function from a :class:`PairInput` to a :class:`StepOutcom
 :class:`~benchwright.core.llm.client.LLMClient` (ledger, cache, validation, one repair turn). Steps do not touch
 the store: the caller (``benchwright.tui.services.curation_runs``) reads inputs and saves outcomes. Output shapes, by step:
 
+- ``images``: ``{"reason": str | None}`` (no model call; :func:`benchwright.core.images.pair_image_reason` on the
+  pair's original text); flagged (dropped) when the question or answer relies on an image (RepoProbe §3.2 "Data
+  Cleaning").
 - ``classify``: ``{"rationale", "code_understanding_relevant": bool, "category"}``; category is one of
   :data:`CATEGORIES` (RepoProbe §3.2 "Data Cleaning and Relevance Filtering"); flagged when not relevant.
 - ``enrich``: ``{"links": [{"url", "status": relevant|irrelevant|unresolved, "rationale", "summary"}],
@@ -240,6 +243,15 @@ async def _single_call(client: LLMClient, item: PairInput, settings: StepSetting
     return out, r
 
 
+async def images(client: LLMClient | None, item: PairInput, settings: StepSettings) -> StepOutcome:
+    """The image filter: flag (drop) a pair whose question or accepted answer relies on an image (RepoProbe §3.2
+    "Data Cleaning and Relevance Filtering"). Deterministic, no model call; ``client`` is not used (may be None)."""
+    from .images import pair_image_reason
+
+    reason = pair_image_reason(item.question, item.answer)
+    return StepOutcome("images", "ok", output={"reason": reason}, flagged=reason is not None)
+
+
 async def classify(client: LLMClient, item: PairInput, settings: StepSettings) -> StepOutcome:
     """Code-understanding relevance and category with a rationale (RepoProbe §3.2 relevance filtering)."""
     req = _request("classify", settings, CLASSIFY_SCHEMA, "classification",
@@ -356,7 +368,7 @@ async def verify(client: LLMClient, item: PairInput, settings: StepSettings) -> 
     return out
 
 
-for _name, _fn in (("classify", classify), ("enrich", enrich), ("refine", refine), ("checklist", generate_checklist),
+for _name, _fn in (("images", images), ("classify", classify), ("enrich", enrich), ("refine", refine), ("checklist", generate_checklist),
                    ("verify", verify)):
     STEP_REGISTRY.replace(replace(STEP_REGISTRY.get(_name), run=_fn))
 del _name, _fn

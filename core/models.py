@@ -246,8 +246,11 @@ class PairText(BaseModel):
         version: 1 for the original, then 2, 3, ...
         origin: a :class:`TextOrigin`.
         question, reference_answer: the text of this version (``reference_answer`` None when there is none).
-        created_by, created_at: who (annotator name) and when (UTC ISO 8601).
+        created_by, created_at: who (the annotator; for a rewrite, who ran the step) and when (UTC ISO 8601).
         source: where an imported text came from (``file line N``), if it did.
+        model: the model that wrote an ``enriched`` / ``refined`` version (None otherwise).
+        call_ids: the ledger calls that wrote it (RepoProbe §3.2 rewrites), empty otherwise.
+        restored_from: for a revert, the version whose text this one copies (None otherwise).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -260,6 +263,18 @@ class PairText(BaseModel):
     created_by: str | None = None
     created_at: str
     source: str | None = None
+    model: str | None = None
+    call_ids: tuple[int, ...] = ()
+    restored_from: int | None = None
+
+    @property
+    def is_rewrite(self) -> bool:
+        """True for a version a curation step wrote (``enriched`` or ``refined``)."""
+        return self.origin in (TextOrigin.ENRICHED, TextOrigin.REFINED)
+
+    def same_text(self, other: PairText) -> bool:
+        """True when ``other`` has this version's question and reference answer exactly."""
+        return self.question == other.question and (self.reference_answer or "") == (other.reference_answer or "")
 
 
 def normalize_qa_type(value: str | None) -> str | None:

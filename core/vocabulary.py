@@ -169,3 +169,33 @@ __all__ = [
     "Condition",
     "Term",
 ]
+
+
+# ------------------------------------------------------------------------------------------ reject reasons
+REJECT_REASON_REGISTRY: Registry[Term] = Registry("reject reason")
+"""Why a human QA reviewer rejects a pair (RepoProbe §3.2 "Quality Assurance"): one of the four orthogonal
+criteria failing, or ``directly-answerable`` ("the dominant cause being direct answerability without genuine
+repository understanding")."""
+
+for _t in (
+    Term("qa_consistency", "QA consistency", "the accepted answer does not directly and consistently answer it"),
+    Term("checklist_quality", "checklist quality", "checklist items are wrong, too coarse or conflated"),
+    Term("task_validity", "task validity", "the question does not need the repository (generic advice)"),
+    Term("code_relevance", "code relevance", "the answer does not depend on code or configuration facts"),
+    Term("directly-answerable", "directly answerable", "answerable without genuine repository understanding"),
+):
+    REJECT_REASON_REGISTRY.register(_t)
+
+REJECT_REASONS = Names(REJECT_REASON_REGISTRY)
+"""Reject reasons as stored in ``review_decisions.reason`` (a live view of the registry): the four QA criteria
+(:data:`benchwright.core.review.CRITERIA`) and ``directly-answerable``."""
+
+REJECT_REASON_NAMES = Attribute(REJECT_REASON_REGISTRY, "display")
+"""Reject reason -> display name."""
+
+
+# ------------------------------------------------------------------------------------------ reopen reasons
+REOPEN_TEXT = "text"
+"""``qa_pairs.reopened_reason``: a new text version (a rewrite, an edit, a re-import) after the pair's reviews."""
+REOPEN_EVIDENCE = "evidence-stale"
+"""``qa_pairs.reopened_reason``: ``repos move`` found the pair's cited files or lines changed at the new pin."""

@@ -49,6 +49,8 @@ class ChecklistVersion:
     source_format: str | None
     checklist: Checklist
     violations: list[str]
+    text_version: int | None = None
+    """The pair's text version current when this version was saved (the text it was made from, m019)."""
 
 
 class ChecklistStoreMixin:
@@ -106,12 +108,13 @@ class ChecklistStoreMixin:
             version = (latest or 0) + 1
             db.conn.execute(
                 """INSERT INTO checklist_versions (qa_pair_id, version, origin, is_draft, is_valid, author,
-                   created_at, parent_version, restored_from, source_format, items_json, violations_json, uid)
-                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                   created_at, parent_version, restored_from, source_format, items_json, violations_json, uid,
+                   text_version)
+                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, (SELECT text_version FROM qa_pairs WHERE id = ?))""",
                 (
                     pair_id, version, origin.value, int(draft), int(not violations), author, utc_now(), current,
                     restored_from, source_format, checklist.to_json(), json.dumps([str(v) for v in violations]),
-                    uuid.uuid4().hex,
+                    uuid.uuid4().hex, pair_id,
                 ),
             )
         return self.checklist_version(pair_id, version)
@@ -251,4 +254,5 @@ def _version(r: dict) -> ChecklistVersion:
         is_valid=bool(r["is_valid"]), author=r["author"], created_at=r["created_at"],
         parent_version=r["parent_version"], restored_from=r["restored_from"], source_format=r["source_format"],
         checklist=Checklist.model_validate_json(r["items_json"]), violations=json.loads(r["violations_json"]),
+        text_version=r.get("text_version"),
     )

@@ -1006,5 +1006,157 @@ def m018_agent_answers(db: Database) -> None:
     _append_only(db, "answer_runs")
 
 
+@migrations(name="m019_repoprobe_pipeline")
+def m019_repoprobe_pipeline(db: Database) -> None:
+    """RepoProbe's pipeline end to end (§3.2, issue 16):
+
+    - ``qa_pairs.text_version`` / ``reopened_at`` / ``reopened_reason``: the number of the pair's current text
+      version, and when (and why: ``text``, ``evidence-stale``) the pair was last sent back to review. A review
+      made before ``reopened_at`` judged another text or other evidence: the queue shows the pair as undecided
+      again and the final decision ignores that review. A new text version (after the first) reopens the pair
+      by trigger.
+    - ``pair_texts`` rows are backfilled for ok ``enrich`` / ``refine`` results whose rewrite never became a text
+      version (the rewrite is the item, RepoProbe §3.2 "Context Enhancement and Q&A Refinement").
+    - ``checklist_versions.text_version``: the pair's text version current when the checklist version was saved
+      (the text it was made from); a checklist made from an older text is stale.
+    - ``text_acceptances``: an annotator accepting a rewrite (a text version), append-only.
+    - ``import_batches.filtered_count`` / ``filtered_json``: valid records an importer left out by rule
+      (unanswered, no accepted answer, category, relies on an image), each with its reason.
+    - ``repositories.stars`` / ``created_on`` / ``answered_discussions``: the §3.2 repository-eligibility facts.
+    - ``repository_pins``: every pin a repository had (``repos move``), append-only.
+    - ``evidence_checks`` / ``evidence_current``: the re-resolution of a pair's citations at a new pin (ok or
+      stale, with what changed), append-only; the latest per pair kept by trigger.
+    - ``review_decisions.reason``: why a reject rejects (a failing QA criterion or ``directly-answerable``).
+    """
+    db.executescript(
+        """
+        ALTER TABLE qa_pairs ADD COLUMN text_version INTEGER NOT NULL DEFAULT 1;
+        ALTER TABLE qa_pairs ADD COLUMN reopened_at TEXT;
+        ALTER TABLE qa_pairs ADD COLUMN reopened_reason TEXT;
+        UPDATE qa_pairs SET text_version = coalesce(
+            (SELECT max(t.version) FROM pair_texts t WHERE t.qa_pair_id = qa_pairs.id), 1);
+        UPDATE qa_pairs SET reopened_at = (SELECT max(t.created_at) FROM pair_texts t
+                                           WHERE t.qa_pair_id = qa_pairs.id AND t.version > 1),
+                            reopened_reason = 'text'
+        WHERE text_version > 1;
+        DROP TRIGGER pair_texts_current;
+        CREATE TRIGGER pair_texts_current AFTER INSERT ON pair_texts
+        WHEN NEW.version > 1
+             AND NEW.version = (SELECT max(version) FROM pair_texts WHERE qa_pair_id = NEW.qa_pair_id)
+        BEGIN
+            UPDATE qa_pairs SET question = NEW.question, reference_answer = NEW.reference_answer,
+                   needs_reference = (NEW.reference_answer IS NULL
+                                      OR trim(NEW.reference_answer, ' ' || char(9, 10, 11, 12, 13)) = ''),
+                   text_version = NEW.version,
+                   reopened_at = CASE WHEN reopened_at IS NULL OR reopened_at < NEW.created_at
+                                      THEN NEW.created_at ELSE reopened_at END,
+                   reopened_reason = 'text'
+            WHERE id = NEW.qa_pair_id;
+        END;
+        CREATE INDEX qa_pairs_reopened ON qa_pairs(reopened_at) WHERE reopened_at IS NOT NULL;
+
+        ALTER TABLE checklist_versions ADD COLUMN text_version INTEGER;
+        UPDATE checklist_versions SET text_version = coalesce(
+            (SELECT max(t.version) FROM pair_texts t WHERE t.qa_pair_id = checklist_versions.qa_pair_id
+             AND t.created_at <= checklist_versions.created_at), 1);
+
+        CREATE TABLE text_acceptances (
+            id INTEGER PRIMARY KEY,
+            qa_pair_id TEXT NOT NULL REFERENCES qa_pairs(id),
+            version INTEGER NOT NULL,
+            annotator TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            uid TEXT NOT NULL UNIQUE DEFAULT (lower(hex(randomblob(16))))
+        );
+        CREATE INDEX text_acceptances_pair ON text_acceptances(qa_pair_id, version);
+
+        ALTER TABLE import_batches ADD COLUMN filtered_count INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE import_batches ADD COLUMN filtered_json TEXT NOT NULL DEFAULT '[]';
+
+        ALTER TABLE repositories ADD COLUMN stars INTEGER;
+        ALTER TABLE repositories ADD COLUMN created_on TEXT;
+        ALTER TABLE repositories ADD COLUMN answered_discussions INTEGER;
+        CREATE TABLE repository_pins (
+            id INTEGER PRIMARY KEY,
+            repository TEXT NOT NULL REFERENCES repositories(name),
+            commit_sha TEXT,
+            version_label TEXT,
+            local_path TEXT,
+            created_at TEXT NOT NULL,
+            created_by TEXT NOT NULL
+        );
+        INSERT INTO repository_pins (repository, commit_sha, version_label, local_path, created_at, created_by)
+        SELECT name, commit_sha, version_label, local_path, created_at, created_by FROM repositories
+        WHERE commit_sha IS NOT NULL OR version_label IS NOT NULL;
+
+        CREATE TABLE evidence_checks (
+            id INTEGER PRIMARY KEY,
+            qa_pair_id TEXT NOT NULL REFERENCES qa_pairs(id),
+            repository TEXT NOT NULL,
+            from_pin TEXT,
+            to_pin TEXT NOT NULL,
+            status TEXT NOT NULL,
+            changes_json TEXT NOT NULL DEFAULT '[]',
+            created_at TEXT NOT NULL,
+            created_by TEXT NOT NULL
+        );
+        CREATE INDEX evidence_checks_pair ON evidence_checks(qa_pair_id, id);
+        CREATE TABLE evidence_current (
+            qa_pair_id TEXT PRIMARY KEY REFERENCES qa_pairs(id),
+            check_id INTEGER NOT NULL REFERENCES evidence_checks(id),
+            status TEXT NOT NULL
+        );
+        CREATE INDEX evidence_current_status ON evidence_current(status);
+        CREATE TRIGGER evidence_checks_current AFTER INSERT ON evidence_checks
+        BEGIN
+            INSERT INTO evidence_current (qa_pair_id, check_id, status) VALUES (NEW.qa_pair_id, NEW.id, NEW.status)
+            ON CONFLICT (qa_pair_id) DO UPDATE SET check_id = excluded.check_id, status = excluded.status;
+        END;
+
+        ALTER TABLE review_decisions ADD COLUMN reason TEXT;
+        """
+    )
+    _append_only(db, "text_acceptances")
+    _append_only(db, "repository_pins")
+    _append_only(db, "evidence_checks")
+    _backfill_rewrites(db)
+
+
+def _backfill_rewrites(db: Database) -> None:
+    """m019: an ok current ``enrich`` / ``refine`` result whose question or answer differs from the pair's current
+    text becomes a text version (origin ``enriched`` / ``refined``, with the result's model, calls and time), in
+    pipeline order; the trigger reopens the pair."""
+    import json
+    import uuid
+
+    from benchwright.core.models import pair_identity_key, question_identity_key
+
+    rows = db.conn.execute(
+        """SELECT r.qa_pair_id, r.step, r.output_json, r.model, r.call_ids_json, r.created_at, r.created_by,
+                  p.repository
+           FROM curation_current c JOIN curation_results r ON r.id = c.result_id
+           JOIN qa_pairs p ON p.id = c.qa_pair_id
+           WHERE c.step IN ('enrich', 'refine') AND c.status = 'ok'
+           ORDER BY p.ordinal, CASE c.step WHEN 'enrich' THEN 0 ELSE 1 END"""
+    ).fetchall()
+    for pid, step, output_json, model, call_ids, at, by, repo in rows:
+        out = json.loads(output_json or "{}")
+        q, a = out.get("question"), out.get("answer")
+        if not isinstance(q, str) or not q.strip():
+            continue
+        cur = db.conn.execute(
+            "SELECT version, question, reference_answer FROM pair_texts WHERE qa_pair_id = ? "
+            "ORDER BY version DESC LIMIT 1", [pid]).fetchone()
+        if cur is None or (cur[1] == q and (cur[2] or "") == (a or "")):
+            continue
+        db.conn.execute(
+            f"INSERT INTO pair_texts ({PAIR_TEXT_COLUMNS}, model, call_ids_json) "
+            f"VALUES ({', '.join('?' * (len(PAIR_TEXT_COLUMNS.split(',')) + 2))})",
+            (pid, cur[0] + 1, "enriched" if step == "enrich" else "refined", q, a,
+             pair_identity_key(repo, q, a), question_identity_key(repo, q), by, at, None, None, None, None,
+             uuid.uuid4().hex, model, call_ids),
+        )
+
+
 SCHEMA_VERSION = len(migrations._migrations)
 """Number of migrations this version of benchwright knows; recorded in exports."""

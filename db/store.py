@@ -39,7 +39,6 @@ from benchwright.core.importers import ParseResult
 from benchwright.core.importers.base import paused_gc
 from benchwright.core.models import (
     Decision,
-    PairText,
     QAPair,
     Repository,
     SourceRef,
@@ -61,6 +60,7 @@ from .repositories import DerivedRepositoryMixin, derived_columns, derived_field
 from .results import ResultStoreMixin
 from .reviews import AgreementInputsMixin, ReviewStoreMixin
 from .textguard import GuardedConnection, TextRepairMixin
+from .texts import TextVersionStoreMixin
 
 BUSY_TIMEOUT_S = 10.0
 """Seconds a write waits for another process's write to finish before failing."""
@@ -210,7 +210,8 @@ class Progress:
 
 
 class Store(ChecklistStoreMixin, ReviewStoreMixin, AgreementInputsMixin, ReleaseStoreMixin, ProbeStoreMixin,
-            LLMStoreMixin, AnswerStoreMixin, TextRepairMixin, ResultStoreMixin, DerivedRepositoryMixin):
+            LLMStoreMixin, AnswerStoreMixin, TextRepairMixin, ResultStoreMixin, DerivedRepositoryMixin,
+            TextVersionStoreMixin):
     """A benchwright project database.
 
     Open with :meth:`Store.open`; use as a context manager or call :meth:`close`.
@@ -576,24 +577,6 @@ class Store(ChecklistStoreMixin, ReviewStoreMixin, AgreementInputsMixin, Release
              uuid.uuid4().hex),
         )
         return version
-
-    @serialized
-    def text_versions(self, pair_id: str) -> list[PairText]:
-        """Every text version of ``pair_id``, oldest first (the last is the current text).
-
-        Raises:
-            NotFoundError: no such pair.
-        """
-        self.ordinal_of(pair_id)
-        return [
-            PairText(qa_pair_id=pair_id, version=r[0], origin=r[1], question=r[2], reference_answer=r[3],
-                     created_by=r[4], created_at=r[5],
-                     source=f"{r[6]} {r[8] or 'line'} {r[7]}" if r[6] and r[7] is not None else r[6])
-            for r in self.db.conn.execute(
-                """SELECT version, origin, question, reference_answer, created_by, created_at, source_file,
-                          source_line, source_unit FROM pair_texts WHERE qa_pair_id = ? ORDER BY version""",
-                [pair_id])
-        ]
 
     @serialized
     def text_version_counts(self) -> dict[str, int]:

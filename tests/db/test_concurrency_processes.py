@@ -162,7 +162,10 @@ def test_a_writer_killed_mid_loop_leaves_the_project_intact(project, tmp_path):
             assert line.startswith("saved "), (line, p.stderr.read() if p.poll() is not None else "")
             printed.append(int(line.split()[1]))
         os.kill(p.pid, signal.SIGKILL)
-        rest, _ = p.communicate(timeout=TIMEOUT_S)
+        # read the rest through the same buffered file: communicate() reads the pipe's descriptor directly and
+        # would miss lines readline() already buffered
+        rest = p.stdout.read()
+        p.wait(timeout=TIMEOUT_S)
     finally:
         watchdog.cancel()
     assert p.returncode == -signal.SIGKILL

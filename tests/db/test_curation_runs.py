@@ -212,7 +212,12 @@ def test_refine_output_feeds_the_later_steps_and_keeps_the_original(flask: Store
     res = flask.curation_current(pid)["refine"]
     assert res.output["original_question"] == original.question
     assert res.output["original_answer"] == original.reference_answer
-    assert flask.get_pair(pid).question == original.question  # the pair itself is untouched
+    # the rewrite is the pair's current text (RepoProbe §3.2); the original stays as text version 1
+    assert flask.get_pair(pid).question == "Refined Q?"
+    versions = flask.text_versions(pid)
+    assert [v.origin.value for v in versions] == ["original", "refined"]
+    assert versions[0].question == original.question and versions[1].model == res.model
+    assert versions[1].call_ids == tuple(res.call_ids)
     assert flask.queue_page(ALICE, QueueFilter(curation="refined"))[0].id == pid
     inp = build_input(flask, pid, "checklist")
     assert (inp.question, inp.answer) == ("Refined Q?", "Refined A.")
@@ -356,6 +361,7 @@ def test_a_result_whose_input_changed_is_stale_and_runs_again(flask: Store):
     assert plan_pairs(flask, "verify", pair_ids=ids).pair_ids == []
     # refine rewrites pair 2 afterwards: its verification no longer matches what it would check now
     flask.save_curation_result(ids[1], "refine", status="ok", output={"question": "New?", "answer": "New."}, by=ALICE)
+    flask.save_text_version(ids[1], "New?", "New.", origin="refined", by=ALICE)
     plan = plan_pairs(flask, "verify", pair_ids=ids)
     assert plan.pair_ids == [ids[1]] and plan.stale == 1 and plan.done == 2
     run(flask, LLMClient(p, flask), "verify", plan.pair_ids)

@@ -137,7 +137,8 @@ def test_upgrade_from_m001_backfills_review_state_and_loses_nothing(tmp_path):
         # every old column of every old row is kept; later migrations only add columns
         after = store.db.execute("SELECT * FROM review_decisions ORDER BY id").fetchall()
         assert [row[: len(before[0])] for row in after] == before
-        assert store.db.execute("SELECT * FROM qa_pairs ORDER BY id").fetchall() == pairs_before
+        assert [row[: len(pairs_before[0])] for row in store.db.execute(
+            "SELECT * FROM qa_pairs ORDER BY id").fetchall()] == pairs_before
         assert store.get_repository("flask").commit_verified is True
         assert store.get_pair("qa_p1").extra == {"k": 1}
         assert store.progress("alice").mine == 2

@@ -91,7 +91,7 @@ def test_upgrade_keeps_every_row_and_reference_and_checks_names_on_write(tmp_pat
         with pytest.raises(JudgmentError, match="unknown judge 'toy'; use one of checklist, swe-qa-pro"):
             store.save_judgment("ans_1", "toy", "j", entries=[ScoreEntry(key="a", kind="dimension", score=1, max=2)],
                                 created_by="alice")
-        with pytest.raises(BenchwrightError, match="unknown step 'toy-step'; use one of classify, enrich"):
+        with pytest.raises(BenchwrightError, match="unknown step 'toy-step'; use one of images, classify, enrich"):
             store.save_curation_result(ids["pair"], "toy-step", status="ok", by="alice")
         with pytest.raises(JudgmentError, match="unknown condition 'open-book'; use one of closed-book"):
             store.add_generated_answer(ids["pair"], "m2", "open-book", "text", extra={}, by="alice")

@@ -24,6 +24,7 @@ from benchwright.core.curation import (
 from benchwright.core.errors import BenchwrightError
 from benchwright.core.llm.client import LLMClient
 from benchwright.core.llm.jobs import Job, JobProgress
+from benchwright.core.models import TextOrigin
 from benchwright.db import QueueFilter, Store
 from benchwright.db.llm import claim_owner
 
@@ -32,6 +33,9 @@ def generated_checklist_author(model: str | None) -> str:
     """The author recorded on a checklist version the ``checklist`` step generated."""
     return f"llm:{model or 'unknown'}"
 
+
+REWRITE_ORIGINS = {"enrich": TextOrigin.ENRICHED, "refine": TextOrigin.REFINED}
+"""The rewriting steps and the origin of the text version each writes (RepoProbe §3.2)."""
 
 HUMAN_ORIGINS = ("edited", "imported", "adjudicated")
 """Checklist origins a person stands behind: ``curation run checklist --force`` leaves them alone unless asked."""
@@ -149,18 +153,29 @@ def plan_pairs(store: Store, step: str, *, where: QueueFilter | None = None, lim
 
 
 def build_input(store: Store, pair_id: str, step: str, *, with_code: bool = True) -> PairInput:
-    """What ``step`` needs about the pair: the working text (refined, else enriched, else original; ``enrich``
-    and ``refine`` start from earlier steps' text only as far as those come before them), the current
-    checklist, link contents and code excerpts."""
+    """What ``step`` needs about the pair: the working text, the current checklist, link contents and code
+    excerpts.
+
+    The working text of ``checklist`` and ``verify`` is the pair's current text version (the rewrite, or an
+    annotator's edit of it). The steps up to ``refine`` start from the source's text
+    (:meth:`~benchwright.db.Store.rewrite_base`: the original or a re-import), with the output of the earlier
+    rewriting steps applied (``refine`` reads ``enrich``'s)."""
     pair = store.get_pair(pair_id)
-    question, answer = pair.question, pair.reference_answer or ""
-    current = store.curation_current(pair_id)
     order = STEPS.index(step)
-    for earlier in ("enrich", "refine"):
-        r = current.get(earlier)
-        if r is not None and r.status == "ok" and STEPS.index(earlier) < order:
-            question = r.output.get("question") or question
-            answer = r.output.get("answer") or answer
+    if order > STEPS.index("refine"):
+        # checklist and verify read the pair's current text: the latest rewrite, or an annotator's edit of it
+        question, answer = pair.question, pair.reference_answer or ""
+    else:
+        # the rewriting steps (and the filters before them) start from the source's text, never from a rewrite
+        # or an edit: an edit does not make them stale, and a rerun does not rewrite its own output
+        base = store.rewrite_base(pair_id)
+        question, answer = base.question, base.reference_answer or ""
+        current = store.curation_current(pair_id)
+        for earlier in ("enrich", "refine"):
+            r = current.get(earlier)
+            if r is not None and r.status == "ok" and STEPS.index(earlier) < order:
+                question = r.output.get("question") or question
+                answer = r.output.get("answer") or answer
     links: dict[str, str | None] = {}
     if step == "enrich":
         for url in extract_urls(question, answer):
@@ -190,16 +205,25 @@ def save_outcome(store: Store, pair_id: str, outcome: StepOutcome, *, by: str) -
         raw_text=outcome.raw_text, reason=outcome.reason, model=outcome.model, template_hash=outcome.template_hash,
         call_ids=outcome.call_ids, calls_made=outcome.calls, by=by, input_hash=outcome.input_hash,
     )
+    if outcome.ok and outcome.step in REWRITE_ORIGINS and isinstance(outcome.output.get("question"), str) \
+            and outcome.output["question"].strip():
+        # the rewrite is the item (RepoProbe §3.2): a new current text version, unless the text is unchanged
+        store.save_text_version(
+            pair_id, outcome.output["question"], outcome.output.get("answer") or None,
+            origin=REWRITE_ORIGINS[outcome.step], by=by, model=outcome.model, call_ids=outcome.call_ids,
+        )
     if outcome.ok and outcome.step == "classify" and outcome.output.get("code_understanding_relevant"):
         # The RepoProbe category fills the pair's category when its source gave none (never overwritten).
         store.fill_category(pair_id, outcome.output.get("category"))
 
 
-async def run_curation(store: Store, client: LLMClient, step: str, pair_ids: list[str], settings: StepSettings, *,
+async def run_curation(store: Store, client: LLMClient | None, step: str, pair_ids: list[str], settings: StepSettings, *,
                        by: str, on_progress: Callable[[JobProgress], object] | None = None,
                        on_outcome: Callable[[str, StepOutcome], object] | None = None) -> JobProgress:
     """Run ``step`` on every pair in ``pair_ids`` (at most the provider's concurrency at once); store each
-    outcome when it finishes. Returns the final progress.
+    outcome when it finishes. Returns the final progress. ``client`` is None for a step that calls no model
+    (``images``). An ok ``enrich`` / ``refine`` outcome whose text differs from the current text becomes the
+    pair's current text version (origin ``enriched`` / ``refined``, with model and calls).
 
     Raises:
         asyncio.CancelledError: the run was cancelled (what finished is stored).
@@ -237,6 +261,6 @@ async def run_curation(store: Store, client: LLMClient, step: str, pair_ids: lis
         if on_outcome is not None:
             on_outcome(pair_id, outcome)
 
-    job = Job(work, concurrency=client.provider.concurrency, tally=StepOutcome.tally, on_result=stored,
+    job = Job(work, concurrency=client.provider.concurrency if client is not None else 8, tally=StepOutcome.tally, on_result=stored,
               on_progress=on_progress)
     return await job.run(pair_ids)
