@@ -9,10 +9,15 @@ What is computed, and from which paper:
 - :func:`summarize`: per model, condition, judge and judge model, Overall %, Knowledge %, Clarity % and
   Perfect Solve Rate % of the checklist judge (RepoProbe §5.1.3), the score rate % of the scalar judges
   (SWE-QA-Pro §4.1, Code-QA-Bench "Evaluation"); with ``by=`` the same per stratum (language, category,
-  theme, QA type, cluster: RepoProbe §5.2.2 Table 4, SWE-QA-Pro appendix G).
+  theme, QA type, cluster, repository, QA subtype: :data:`STRATUM_AXIS_REGISTRY`; RepoProbe §5.2.2 Table 4,
+  SWE-QA-Pro appendix G).
 - :func:`scalar_summary`: mean per dimension and the final normalized score of the scalar judges.
 - :func:`judge_stability`: the score rate of each run, their standard deviation and range (RepoProbe §5.3.1
   Table 5), checklist and scalar judges alike.
+- :func:`stratum_summary`: per stratum the mean across models with the sample standard deviation across models
+  and the number of models (RepoProbe §5.2.2 Table 4).
+- :func:`instability_cases`: answers whose scalar-judge runs spread widely while the checklist runs agree
+  (RepoProbe §5.3.2 Table 6).
 - :func:`coverage`: scored and unscored runs, answers without any scored run, overrides used.
 - :func:`failure_breakdown`: failure modes of the answers below 60 % (RepoProbe §5.4 Table 7).
 - :func:`benchwright.core.agent_metrics.agent_gap` and :func:`~benchwright.core.agent_metrics.tool_usage`: direct
@@ -56,16 +61,76 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .checklist import CLARITY_POINTS, KNOWLEDGE_POINTS, TOTAL_POINTS
-from .judges import JUDGE_REGISTRY, JUDGES
+from .judges import JUDGE_REGISTRY, JUDGES, JudgeKind
 from .judges import SCALAR_JUDGES as SCALAR_JUDGES
+from .registry import Attribute, Names, Registry, UnknownNameError
 from .vocabulary import FAILURE_MODE_NAMES as FAILURE_MODE_NAMES
 from .vocabulary import FAILURE_MODES, FAILURE_THRESHOLD
 
 if TYPE_CHECKING:
     from .agent_metrics import GapRow, ToolUsageRow, TrajectoryRecord
 
-STRATA = ("language", "category", "theme", "qa_type", "cluster")
-"""Axes a report can be stratified by (RepoProbe §5.2.2; SWE-QA-Pro appendix G: QA type, cluster)."""
+@dataclass(frozen=True)
+class StratumAxis:
+    """One axis a report can be stratified by.
+
+    Attributes:
+        name: the pair attribute (:class:`PairStrata`), the JSON key under ``strata`` and the CSV name
+            (``by_NAME.csv``).
+        option: its spelling in ``report --by``.
+        display: how tables title it.
+        source: where the axis comes from (a paper and section).
+    """
+
+    name: str
+    option: str
+    display: str
+    source: str = ""
+
+
+STRATUM_AXIS_REGISTRY: Registry[StratumAxis] = Registry("stratification axis")
+"""Every stratification axis, in the order of ``report --by``'s choices and the report's tables."""
+
+for _axis in (
+    StratumAxis("language", "language", "Language", "RepoProbe §5.2.2 Table 4"),
+    StratumAxis("category", "category", "Category", "RepoProbe §5.2.2 Table 4"),
+    StratumAxis("theme", "theme", "Theme", "RepoProbe §5.2.2"),
+    StratumAxis("qa_type", "qa-type", "QA type", "SWE-QA-Pro appendix G"),
+    StratumAxis("cluster", "cluster", "Cluster", "SWE-QA-Pro appendix G.3"),
+    StratumAxis("repository", "repository", "Repository", "RepoProbe §5.2.2, SWE-QA-Pro Table 2"),
+    StratumAxis("qa_subtype", "qa-subtype", "QA subtype", "SWE-QA-Pro appendix G"),
+):
+    STRATUM_AXIS_REGISTRY.register(_axis)
+
+STRATA = Names(STRATUM_AXIS_REGISTRY)
+"""Axes a report can be stratified by (a live view of :data:`STRATUM_AXIS_REGISTRY`)."""
+
+AXIS_OPTIONS = Attribute(STRATUM_AXIS_REGISTRY, "option")
+"""Axis -> its ``--by`` spelling (``qa_type`` -> ``qa-type``)."""
+
+AXIS_TITLES = Attribute(STRATUM_AXIS_REGISTRY, "display")
+"""Axis -> its title in tables (``qa_type`` -> ``QA type``)."""
+
+
+def axis_of_option(option: str) -> str:
+    """The axis a ``--by`` spelling names (``qa-type`` -> ``qa_type``; an axis name is accepted as it is).
+
+    Raises:
+        UnknownNameError: no axis is spelled so (the message lists the ``--by`` spellings).
+    """
+    for axis in STRATUM_AXIS_REGISTRY:
+        if option in (axis.option, axis.name):
+            return axis.name
+    raise UnknownNameError("stratification axis", option, [a.option for a in STRATUM_AXIS_REGISTRY])
+
+
+INSTABILITY_THRESHOLD = 0.3
+"""Default least range (max - min, normalized score 0-1) of a scalar judge's runs on one answer for the answer to
+be an instability case (RepoProbe §5.3.2 Table 6 shows such cases but states no threshold: ours)."""
+
+CHECKLIST_TOLERANCE = 0.1
+"""Default largest range (normalized score 0-1) of the checklist judge's runs on the same answer for them to
+"agree" in an instability case (RepoProbe §5.3.2 Table 6; the paper states no tolerance: ours)."""
 
 # JUDGES (report order), SCALAR_JUDGES, FAILURE_MODES and FAILURE_MODE_NAMES are the registries' live views
 # (core/judges.py, core/vocabulary.py), imported above: a registered judge or mode is in every section.
@@ -115,6 +180,7 @@ class PairStrata:
     cluster_id: str | None = None
     cluster_name: str | None = None
     repository: str | None = None
+    qa_subtype: str | None = None
 
     def value(self, axis: str) -> str:
         """The pair's value on ``axis`` (one of :data:`STRATA`), :data:`NO_VALUE` when it has none.
@@ -509,6 +575,153 @@ def judge_stability(runs: Iterable[JudgedRun]) -> list[StabilityRow]:
     return rows
 
 
+# ----------------------------------------------------------------------------------- across models (Table 4)
+@dataclass(frozen=True)
+class StratumSummaryRow:
+    """One stratum's result across the evaluated models under one judge (RepoProbe §5.2.2 Table 4 form: the
+    mean over models with the spread between models).
+
+    Attributes:
+        axis, stratum: the stratification axis and value.
+        condition, judge, judge_model: what the models are compared under.
+        models: how many models have a scored answer in the stratum (the n of the mean and sd).
+        overall_mean_pct: mean over those models of each model's Overall % in the stratum.
+        overall_sd_pct: the *sample* standard deviation (n - 1) of those Overall %; None with one model.
+        perfect_solve_mean_pct: mean over models of the Perfect Solve Rate % (checklist judge; None otherwise).
+        answers: answers behind the models' figures (summed over models).
+    """
+
+    axis: str
+    stratum: str
+    condition: str
+    judge: str
+    judge_model: str
+    models: int
+    overall_mean_pct: float
+    overall_sd_pct: float | None
+    perfect_solve_mean_pct: float | None
+    answers: int
+
+
+def stratum_summary(rows: Iterable[SummaryRow]) -> list[StratumSummaryRow]:
+    """Per axis, stratum, condition, judge and judge model: the mean of the models' Overall % with the sample
+    standard deviation across models (``statistics.stdev``, n - 1, the spread of the population of models the
+    benchmark samples; None with one model) and the number of models, and the mean Perfect Solve Rate % for the
+    checklist judge (RepoProbe §5.2.2 Table 4 reports per category and language the mean ± sd across models).
+
+    ``rows`` are :func:`summarize` rows with an axis (rows of the whole benchmark are ignored). Sorted by axis
+    (registry order), judge (report order), judge model, condition and stratum."""
+    groups: dict[tuple[str, str, str, str, str], list[SummaryRow]] = defaultdict(list)
+    for r in rows:
+        if r.axis is not None and r.stratum is not None:
+            groups[(r.axis, r.judge, r.judge_model, r.condition, r.stratum)].append(r)
+
+    def order(k: tuple[str, str, str, str, str]) -> tuple:
+        axis, judge, judge_model, condition, stratum = k
+        return (STRATA.index(axis) if axis in STRATA else len(STRATA), axis,
+                JUDGES.index(judge) if judge in JUDGES else len(JUDGES), judge, judge_model, condition, stratum)
+
+    out = []
+    for key in sorted(groups, key=order):
+        axis, judge, judge_model, condition, stratum = key
+        items = groups[key]
+        overall = [r.overall_pct for r in items]
+        solved = [r.perfect_solve_pct for r in items if r.perfect_solve_pct is not None]
+        out.append(StratumSummaryRow(
+            axis=axis, stratum=stratum, condition=condition, judge=judge, judge_model=judge_model,
+            models=len({r.model for r in items}), overall_mean_pct=statistics.fmean(overall),
+            overall_sd_pct=statistics.stdev(overall) if len(overall) >= 2 else None,
+            perfect_solve_mean_pct=statistics.fmean(solved) if scores_checklist(judge) and solved else None,
+            answers=sum(r.answers for r in items),
+        ))
+    return out
+
+
+# ----------------------------------------------------------------------------------- instability (Table 6)
+_SLACK = 1e-9
+"""Ranges are compared with this slack, so 0.7 - 0.4 (0.29999...) counts as reaching a 0.3 threshold."""
+
+
+@dataclass(frozen=True)
+class InstabilityCase:
+    """One answer whose scalar judge's runs spread widely while the checklist judge's runs agree (RepoProbe
+    §5.3.2 Table 6).
+
+    Attributes:
+        qa_pair_id, answer_id, model, condition: the answer.
+        scalar_judge, scalar_judge_model: the scalar judge and its model.
+        scalar_scores: its normalized score (0-1) in each scored run, by run index; ``scalar_range`` max - min.
+        checklist_judge, checklist_judge_model: the checklist judge and its model.
+        checklist_scores: its score rate (s/10, 0-1) in each scored run, by run index; ``checklist_range``.
+    """
+
+    qa_pair_id: str
+    answer_id: str
+    model: str
+    condition: str
+    scalar_judge: str
+    scalar_judge_model: str
+    scalar_scores: tuple[float, ...]
+    scalar_range: float
+    checklist_judge: str
+    checklist_judge_model: str
+    checklist_scores: tuple[float, ...]
+    checklist_range: float
+
+
+def instability_cases(runs: Iterable[JudgedRun], *, threshold: float = INSTABILITY_THRESHOLD,
+                      tolerance: float = CHECKLIST_TOLERANCE) -> list[InstabilityCase]:
+    """Answers whose scalar-judge runs (the LLM scalar judges: swe-qa-pro, code-qa-bench; at least two scored
+    runs) have a range of normalized score of at least ``threshold`` while the same answer's checklist-judge runs
+    (at least two scored runs) have a range of at most ``tolerance``: RepoProbe §5.3.2 Table 6's instability
+    cases. One case per answer, scalar judge and model, and checklist judge model. Ranges are max - min of the
+    runs' rates (0-1), compared with a 1e-9 slack. Sorted by scalar range (widest first), then pair, model,
+    condition, answer and judges.
+
+    Raises:
+        ValueError: ``threshold`` or ``tolerance`` outside 0-1.
+    """
+    for name, value in (("threshold", threshold), ("tolerance", tolerance)):
+        if not 0 <= value <= 1:
+            raise ValueError(f"instability {name} must be between 0 and 1 (a normalized score), not {value!r}")
+    scores: dict[tuple[str, str, str], dict[int, float]] = defaultdict(dict)
+    about: dict[str, JudgedRun] = {}
+    for r in runs:
+        rates = r.rates()
+        if rates is None or r.judge not in JUDGE_REGISTRY:
+            continue
+        kind = JUDGE_REGISTRY.get(r.judge).kind
+        if kind is JudgeKind.SCALAR or kind is JudgeKind.CHECKLIST:
+            scores[(r.answer_id, r.judge, r.judge_model)][r.run_index] = rates.score_rate
+            about.setdefault(r.answer_id, r)
+    per_answer: dict[str, list[tuple[str, str, tuple[float, ...]]]] = defaultdict(list)
+    for (answer_id, judge, judge_model), by_run in scores.items():
+        if len(by_run) >= 2:
+            per_answer[answer_id].append((judge, judge_model, tuple(by_run[i] for i in sorted(by_run))))
+    cases = []
+    for answer_id, groups in per_answer.items():
+        scalar = [g for g in groups if JUDGE_REGISTRY.get(g[0]).kind is JudgeKind.SCALAR]
+        checklist = [g for g in groups if JUDGE_REGISTRY.get(g[0]).kind is JudgeKind.CHECKLIST]
+        r = about[answer_id]
+        for s_judge, s_model, s_scores in scalar:
+            s_range = max(s_scores) - min(s_scores)
+            if s_range < threshold - _SLACK:
+                continue
+            for c_judge, c_model, c_scores in checklist:
+                c_range = max(c_scores) - min(c_scores)
+                if c_range > tolerance + _SLACK:
+                    continue
+                cases.append(InstabilityCase(
+                    qa_pair_id=r.qa_pair_id, answer_id=answer_id, model=r.model, condition=r.condition,
+                    scalar_judge=s_judge, scalar_judge_model=s_model, scalar_scores=s_scores, scalar_range=s_range,
+                    checklist_judge=c_judge, checklist_judge_model=c_model, checklist_scores=c_scores,
+                    checklist_range=c_range,
+                ))
+    cases.sort(key=lambda c: (-c.scalar_range, c.qa_pair_id, c.model, c.condition, c.answer_id, c.scalar_judge,
+                              c.scalar_judge_model, c.checklist_judge_model))
+    return cases
+
+
 # -------------------------------------------------------------------------------------------- coverage
 @dataclass(frozen=True)
 class CoverageRow:
@@ -670,6 +883,9 @@ class Report:
         answer_counts: answers stored per ``(model, condition)``.
         agent_gap: :func:`~benchwright.core.agent_metrics.agent_gap`; tool_usage:
             :func:`~benchwright.core.agent_metrics.tool_usage`.
+        strata_summary: :func:`stratum_summary` per requested axis (``axis -> rows``; Table 4).
+        instability: :func:`instability_cases` with ``instability_threshold`` and ``checklist_tolerance``
+            (Table 6).
     """
 
     summary: list[SummaryRow]
@@ -681,6 +897,10 @@ class Report:
     answer_counts: Mapping[tuple[str, str], int]
     agent_gap: list[GapRow] = field(default_factory=list)
     tool_usage: list[ToolUsageRow] = field(default_factory=list)
+    strata_summary: dict[str, list[StratumSummaryRow]] = field(default_factory=dict)
+    instability: list[InstabilityCase] = field(default_factory=list)
+    instability_threshold: float = INSTABILITY_THRESHOLD
+    checklist_tolerance: float = CHECKLIST_TOLERANCE
 
     @property
     def is_empty(self) -> bool:
@@ -709,7 +929,17 @@ class Report:
                 "tool_usage": "per model and condition, tool calls of the answers' trajectories; failed runs (the "
                               "latest run of a sample without an answer) apart; other trajectory shapes counted "
                               "as not_ours (SWE-QA-Pro §4.3 Figure 4)",
+                "strata_summary": "per stratum, condition, judge and judge model: the mean over models of their "
+                                  "Overall % with the sample standard deviation across models (n - 1; null with "
+                                  "one model), the number of models, and the mean Perfect Solve Rate % for the "
+                                  "checklist judge (RepoProbe §5.2.2 Table 4)",
+                "instability": "answers whose scalar-judge runs (>= 2) have a range of normalized score >= "
+                               f"{self.instability_threshold:g} while their checklist-judge runs (>= 2) have a "
+                               f"range <= {self.checklist_tolerance:g}; scores are fractions in 0-1 by run index; "
+                               "the thresholds are ours (RepoProbe §5.3.2 Table 6 states none)",
             },
+            "instability_settings": {"threshold": self.instability_threshold,
+                                     "checklist_tolerance": self.checklist_tolerance},
             "answers": [
                 {"model": m, "condition": c, "answers": n} for (m, c), n in sorted(self.answer_counts.items())
             ],
@@ -721,24 +951,34 @@ class Report:
             "failures": [asdict(r) for r in self.failures],
             "agent_gap": [asdict(r) for r in self.agent_gap],
             "tool_usage": [asdict(r) for r in self.tool_usage],
+            "strata_summary": {axis: [asdict(r) for r in rows] for axis, rows in self.strata_summary.items()},
+            "instability": [asdict(r) for r in self.instability],
         }
 
 
-def build_report(inputs: ReportInputs, *, by: Sequence[str] = ()) -> Report:
+def build_report(inputs: ReportInputs, *, by: Sequence[str] = (), instability_threshold: float = INSTABILITY_THRESHOLD,
+                 checklist_tolerance: float = CHECKLIST_TOLERANCE) -> Report:
     """Every section of the report from ``inputs``, stratified by each axis in ``by`` (see :data:`STRATA`).
 
-    Methods: RepoProbe §5.1.3 (summary), §5.2.2 (strata), §5.3.1 Table 5 (stability), §5.4 Table 7
-    (failures); SWE-QA-Pro §4.1 and Code-QA-Bench "Evaluation" (scalar), §4.2 Table 2 (agent gap), §4.3 Figure 4
-    (tool usage). Raises ``ValueError`` for an unknown axis."""
+    Methods: RepoProbe §5.1.3 (summary), §5.2.2 (strata, and Table 4's mean and sd across models), §5.3.1
+    Table 5 (stability), §5.3.2 Table 6 (instability cases, with ``instability_threshold`` and
+    ``checklist_tolerance``), §5.4 Table 7 (failures); SWE-QA-Pro §4.1 and Code-QA-Bench "Evaluation" (scalar),
+    §4.2 Table 2 (agent gap), §4.3 Figure 4 (tool usage). Raises ``ValueError`` for an unknown axis or a
+    threshold outside 0-1."""
     from .agent_metrics import agent_gap, tool_usage
 
     for axis in by:
         if axis not in STRATA:
             raise ValueError(f"unknown stratification axis {axis!r}; use one of {', '.join(STRATA)}")
     runs = list(inputs.runs)
+    strata = {axis: summarize(runs, by=axis) for axis in dict.fromkeys(by)}
     return Report(
         summary=summarize(runs),
-        strata={axis: summarize(runs, by=axis) for axis in dict.fromkeys(by)},
+        strata=strata,
+        strata_summary={axis: stratum_summary(rows) for axis, rows in strata.items()},
+        instability=instability_cases(runs, threshold=instability_threshold, tolerance=checklist_tolerance),
+        instability_threshold=instability_threshold,
+        checklist_tolerance=checklist_tolerance,
         scalar=scalar_summary(runs),
         stability=judge_stability(runs),
         coverage=coverage(runs),

@@ -277,6 +277,24 @@ class PairText(BaseModel):
         return self.question == other.question and (self.reference_answer or "") == (other.reference_answer or "")
 
 
+def checklist_stale(made_from: PairText | None, current: PairText) -> bool:
+    """True when a checklist made from text version ``made_from`` is stale for the pair's ``current`` text: the
+    current text is a later version whose question or reference answer differs from it, white space aside
+    (:func:`identity_text`, as ``pair_texts.identity_key`` compares; a revert to the text it was made from is not
+    stale). ``made_from`` None (an unknown text) is never stale. RepoProbe §3.2 writes the checklist from the
+    refined text, so a checklist written before a rewrite or an edit no longer fits the item.
+    """
+    if made_from is None or made_from.version >= current.version:
+        return False
+    return (identity_text(made_from.question), identity_text(made_from.reference_answer)) != (
+        identity_text(current.question), identity_text(current.reference_answer))
+
+
+def stale_checklist_note(made_from: int, current: int) -> str:
+    """How every front end says a checklist is stale: ``made from text version 2; the text is now version 3``."""
+    return f"made from text version {made_from}; the text is now version {current}"
+
+
 def normalize_qa_type(value: str | None) -> str | None:
     """Map a QA class label to one of :data:`QA_TYPES`.
 

@@ -22,17 +22,16 @@ from benchwright.core.curation import (
     run_step,
 )
 from benchwright.core.errors import BenchwrightError
+from benchwright.core.judges import generated_checklist_author as generated_checklist_author
 from benchwright.core.llm.client import LLMClient
 from benchwright.core.llm.jobs import Job, JobProgress
 from benchwright.core.models import TextOrigin
+from benchwright.core.steps import gating_steps_before
 from benchwright.db import QueueFilter, Store
 from benchwright.db.llm import claim_owner
 
-
-def generated_checklist_author(model: str | None) -> str:
-    """The author recorded on a checklist version the ``checklist`` step generated."""
-    return f"llm:{model or 'unknown'}"
-
+# generated_checklist_author (``llm:MODEL``, the author of a generated checklist version) is core's rule
+# (core/judges.py), which the judge separation reads back.
 
 REWRITE_ORIGINS = {"enrich": TextOrigin.ENRICHED, "refine": TextOrigin.REFINED}
 """The rewriting steps and the origin of the text version each writes (RepoProbe §3.2)."""
@@ -52,6 +51,8 @@ class IdleReason(StrEnum):
     asked to include them)."""
     ALL_DONE = "all-done"
     """Every matching pair is done (a forced run would run them again)."""
+    ALL_DROPPED = "all-dropped"
+    """Every matching pair left was dropped by an earlier gating step (running on all pairs would include them)."""
 
 
 @dataclass
@@ -67,6 +68,8 @@ class Selection:
             store changed since).
         human: pairs left out of a forced ``checklist`` run because a person made their current checklist.
         resumed_done: pairs left out because the forced run being resumed already finished them.
+        dropped: gating step -> matching pairs left out because that earlier gating step dropped them
+            (:func:`benchwright.core.steps.gating_steps_before`; a run on all pairs leaves none out).
     """
 
     pair_ids: list[str]
@@ -75,6 +78,7 @@ class Selection:
     stale: int = 0
     human: list[str] = field(default_factory=list)
     resumed_done: int = 0
+    dropped: dict[str, int] = field(default_factory=dict)
 
     @property
     def idle_reason(self) -> IdleReason:
@@ -82,6 +86,8 @@ class Selection:
         :attr:`IdleReason.ONLY_HUMAN_CHECKLISTS` is ``len(human)``."""
         if not self.matching:
             return IdleReason.NO_MATCH
+        if sum(self.dropped.values()) >= self.matching:
+            return IdleReason.ALL_DROPPED
         if self.human and not self.done:
             return IdleReason.ONLY_HUMAN_CHECKLISTS
         return IdleReason.ALL_DONE
@@ -89,16 +95,20 @@ class Selection:
 
 def select_pairs(store: Store, step: str, *, where: QueueFilter | None = None, limit: int | None = None,
                  force: bool = False, pair_ids: list[str] | None = None, annotator: str = "",
-                 since: str | None = None, include_edited: bool = False) -> list[str]:
+                 since: str | None = None, include_edited: bool = False, all_pairs: bool = False) -> list[str]:
     """Pair ids a run of ``step`` will work on, in queue order (see :func:`plan_pairs` for the rules)."""
     return plan_pairs(store, step, where=where, limit=limit, force=force, pair_ids=pair_ids, annotator=annotator,
-                      since=since, include_edited=include_edited).pair_ids
+                      since=since, include_edited=include_edited, all_pairs=all_pairs).pair_ids
 
 
 def plan_pairs(store: Store, step: str, *, where: QueueFilter | None = None, limit: int | None = None,
                force: bool = False, pair_ids: list[str] | None = None, annotator: str = "",
-               since: str | None = None, include_edited: bool = False) -> Selection:
+               since: str | None = None, include_edited: bool = False, all_pairs: bool = False) -> Selection:
     """Choose the pairs for a run of ``step``.
+
+    The funnel (RepoProbe §3.2): unless ``all_pairs``, a pair that an earlier gating step dropped (its current
+    ``images`` / ``classify`` / ``verify`` result before ``step`` is ok and flagged,
+    :func:`benchwright.core.steps.gating_steps_before`) is left out, counted per step in ``Selection.dropped``.
 
     Without ``force``, a pair whose current ``step`` result is ok is left out unless that result is stale (its
     input hash differs from the input the step would get now); for ``checklist``, a pair that has a checklist
@@ -117,6 +127,12 @@ def plan_pairs(store: Store, step: str, *, where: QueueFilter | None = None, lim
         wanted = set(pair_ids)
         ids = [i for i in ids if i in wanted]
     sel = Selection(pair_ids=[], matching=len(ids))
+    if not all_pairs and gating_steps_before(step):
+        dropped = store.dropped_pairs(gating_steps_before(step))
+        for i in ids:
+            if i in dropped:
+                sel.dropped[dropped[i]] = sel.dropped.get(dropped[i], 0) + 1
+        ids = [i for i in ids if i not in dropped]
     current_checklists = {}
     if step == "checklist":
         current_checklists = store.current_checklist_origins()
