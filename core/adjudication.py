@@ -13,6 +13,7 @@ from enum import StrEnum
 from typing import NamedTuple
 
 from .review import CRITERIA, Review
+from .vocabulary import REOPEN_EVIDENCE
 
 DECISIONS = ("accept", "reject", "revise")
 """Decisions that submit a review and that an adjudication may give (``skip`` submits nothing)."""
@@ -109,11 +110,13 @@ class Exclusion(StrEnum):
     REVIEWS_PENDING = "reviews pending"
     UNRESOLVED_DISAGREEMENT = "unresolved disagreement"
     TEXT_CHANGED = "text changed after review"
+    EVIDENCE_STALE = "cited evidence changed after review (evidence-stale)"
     REJECTED = "not accepted (final decision: reject)"
     TO_REVISE = "not accepted (final decision: revise)"
     NO_CHECKLIST = "no checklist"
     DRAFT_CHECKLIST = "draft checklist"
     INVALID_CHECKLIST = "invalid checklist"
+    STALE_CHECKLIST = "stale checklist (made from an older text of the pair)"
     NO_REFERENCE = "no reference answer"
     NO_COMMIT = "missing repository commit"
 
@@ -130,6 +133,13 @@ class Exclusion(StrEnum):
             return cls.TO_REVISE
         raise ValueError(f"decision {decision!r} does not keep a pair out of a release")
 
+    @classmethod
+    def reopened(cls, reason: str | None) -> Exclusion:
+        """The exclusion of a pair sent back to review for ``reason`` (``qa_pairs.reopened_reason``:
+        :data:`~benchwright.core.vocabulary.REOPEN_EVIDENCE` gives :attr:`EVIDENCE_STALE`; a new text version,
+        :data:`~benchwright.core.vocabulary.REOPEN_TEXT`, or an unknown reason gives :attr:`TEXT_CHANGED`)."""
+        return cls.EVIDENCE_STALE if reason == REOPEN_EVIDENCE else cls.TEXT_CHANGED
+
 
 class FinalDecision(NamedTuple):
     """A pair's final decision: ``decision`` (None when there is none yet, ``why_not`` says why) and whether
@@ -142,19 +152,20 @@ class FinalDecision(NamedTuple):
 
 def final_decision(
     reviews: Mapping[str, Review], assignees: Sequence[str], *, adjudication: Adjudication | None,
-    disagreement: Disagreement | None, text_changed_at: str | None,
+    disagreement: Disagreement | None, reopened_at: str | None, reopened_reason: str | None = None,
 ) -> FinalDecision:
     """The final decision of a pair.
 
     The latest adjudication wins when nothing is in dispute; otherwise the reviews' decision when every
     assignee submitted one and every review agrees (no ``disagreement``). A decision made before
-    ``text_changed_at`` (when the pair's current text version replaced the first one: ``import --update``, a
-    curation rewrite, an edit; None when the text never changed) judged another text: it is not final until
-    the pair is reviewed (or adjudicated) again.
+    ``reopened_at`` (``qa_pairs.reopened_at``: when the pair was last sent back to review, by a new text version
+    (``import --update``, a curation rewrite, an edit) or by stale evidence (``repos move``); None when it never
+    was) judged another text or other evidence: it is not final until the pair is reviewed (or adjudicated)
+    again. The exclusion then names ``reopened_reason`` (:meth:`Exclusion.reopened`).
     """
     if adjudication is not None and disagreement is None:
-        if text_changed_at and adjudication.created_at < text_changed_at:
-            return FinalDecision(None, False, Exclusion.TEXT_CHANGED)
+        if reopened_at and adjudication.created_at < reopened_at:
+            return FinalDecision(None, False, Exclusion.reopened(reopened_reason))
         return FinalDecision(adjudication.decision, True, None)
     if disagreement is not None:
         return FinalDecision(None, False, Exclusion.UNRESOLVED_DISAGREEMENT)
@@ -162,20 +173,21 @@ def final_decision(
         return FinalDecision(None, False, Exclusion.NOT_REVIEWED)
     if any(a not in reviews for a in assignees):
         return FinalDecision(None, False, Exclusion.REVIEWS_PENDING)
-    if text_changed_at and any(r.created_at < text_changed_at for r in reviews.values()):
-        return FinalDecision(None, False, Exclusion.TEXT_CHANGED)
+    if reopened_at and any(r.created_at < reopened_at for r in reviews.values()):
+        return FinalDecision(None, False, Exclusion.reopened(reopened_reason))
     return FinalDecision(next(iter(reviews.values())).decision, False, None)
 
 
 def release_exclusion(
     final: FinalDecision, *, has_checklist: bool, draft_checklist: bool = False, valid_checklist: bool = True,
-    needs_reference: bool = False, repository_pinned: bool = True,
+    stale_checklist: bool = False, needs_reference: bool = False, repository_pinned: bool = True,
 ) -> Exclusion | None:
     """Why a pair stays out of a release, or None when it goes in.
 
-    A pair goes in when its final decision is ``accept``, its current checklist exists, is valid and not a
-    draft, it has a reference answer, and its repository is pinned (a commit or a version label). The first
-    failing condition, in that order, is the reason.
+    A pair goes in when its final decision is ``accept``, its current checklist exists, is valid, not a
+    draft and not stale (:func:`benchwright.core.models.checklist_stale`: made from an older text of the pair),
+    it has a reference answer, and its repository is pinned (a commit or a version label). The first failing
+    condition, in that order, is the reason.
     """
     if final.decision is None:
         return final.why_not or Exclusion.NOT_REVIEWED
@@ -187,6 +199,8 @@ def release_exclusion(
         return Exclusion.DRAFT_CHECKLIST
     if not valid_checklist:
         return Exclusion.INVALID_CHECKLIST
+    if stale_checklist:
+        return Exclusion.STALE_CHECKLIST
     if needs_reference:
         return Exclusion.NO_REFERENCE
     if not repository_pinned:

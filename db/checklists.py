@@ -14,8 +14,9 @@ from benchwright.core.models import utc_now
 
 from .locking import serialized
 
-CHECKLIST_FILTERS = ("no-checklist", "invalid-checklist", "draft-checklist", "valid-checklist")
-"""Queue filters on the current checklist of a pair."""
+CHECKLIST_FILTERS = ("no-checklist", "invalid-checklist", "draft-checklist", "valid-checklist", "stale-checklist")
+"""Queue filters on the current checklist of a pair (``stale-checklist``: made from an older text of the pair,
+:func:`benchwright.core.models.checklist_stale`)."""
 
 
 class ChecklistConflictError(BenchwrightError):

@@ -114,13 +114,12 @@ class ReleaseStoreMixin:
     def final_decision(self, pair_id: str) -> FinalDecision:
         """``(decision, adjudicated, why_not)`` of a pair: the rule of
         :func:`benchwright.core.adjudication.final_decision`, fed from the store."""
-        row = self.db.conn.execute(
-            "SELECT version, created_at FROM pair_texts WHERE qa_pair_id = ? ORDER BY version DESC LIMIT 1",
-            [pair_id],
-        ).fetchone()
+        row = self.db.conn.execute("SELECT reopened_at, reopened_reason FROM qa_pairs WHERE id = ?",
+                                   [pair_id]).fetchone()
         return final_decision(
             self.reviews_of(pair_id), self.assignees(pair_id), adjudication=self.adjudication_of(pair_id),
-            disagreement=self.disagreement_of(pair_id), text_changed_at=row[1] if row and row[0] > 1 else None,
+            disagreement=self.disagreement_of(pair_id), reopened_at=row[0] if row else None,
+            reopened_reason=row[1] if row else None,
         )
 
     def release_preflight(self) -> Preflight:
@@ -140,7 +139,9 @@ class ReleaseStoreMixin:
             repo = repos.get(pair.repository or "")
             why = release_exclusion(
                 final, has_checklist=current is not None, draft_checklist=bool(current and current.is_draft),
-                valid_checklist=bool(current and current.is_valid), needs_reference=pair.needs_reference,
+                valid_checklist=bool(current and current.is_valid),
+                stale_checklist=current is not None and self.stale_checklist(pid) is not None,
+                needs_reference=pair.needs_reference,
                 repository_pinned=repo is not None and bool(repo.commit or repo.version_label),
             )
             if why is not None:

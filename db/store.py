@@ -48,6 +48,7 @@ from benchwright.core.models import (
     utc_now,
 )
 from benchwright.core.review import Criteria
+from benchwright.core.vocabulary import REOPEN_TEXT
 
 from .answers import AnswerStoreMixin
 from .checklists import CHECKLIST_FILTERS, ChecklistStoreMixin
@@ -60,7 +61,7 @@ from .repositories import DerivedRepositoryMixin, derived_columns, derived_field
 from .results import ResultStoreMixin
 from .reviews import AgreementInputsMixin, ReviewStoreMixin
 from .textguard import GuardedConnection, TextRepairMixin
-from .texts import TextVersionStoreMixin
+from .texts import REOPENED_SQL, STALE_CHECKLIST_SQL, TextVersionStoreMixin
 
 BUSY_TIMEOUT_S = 10.0
 """Seconds a write waits for another process's write to finish before failing."""
@@ -113,15 +114,19 @@ class QueueFilter:
     curation: str | None = None
 
     def sql(self, annotator: str) -> tuple[str, list]:
-        """``(where_clause, params)`` over ``qa_pairs p LEFT JOIN review_state s`` (s for ``annotator``)."""
+        """``(where_clause, params)`` over ``qa_pairs p LEFT JOIN review_state s`` (s for ``annotator``).
+
+        A decision made before the pair was sent back to review (``qa_pairs.reopened_at``: a new text version,
+        stale evidence) no longer counts: the pair is ``undecided`` again, not ``accepted`` / ``rejected`` /
+        ``to-revise`` / ``skipped``."""
         clauses: list[str] = []
         params: list = []
         if self.status == "undecided":
-            clauses.append("(s.decision IS NULL OR s.decision = 'skip')")
+            clauses.append(f"(s.decision IS NULL OR s.decision = 'skip' OR {REOPENED_SQL})")
         elif self.status == "needs-reference":
             clauses.append("p.needs_reference = 1")
         elif self.status in _STATUS_DECISION:
-            clauses.append("s.decision = ?")
+            clauses.append(f"s.decision = ? AND NOT coalesce({REOPENED_SQL}, 0)")
             params.append(_STATUS_DECISION[self.status])
         elif self.status is not None:
             raise BenchwrightError(f"unknown status {self.status!r}; statuses are {', '.join(STATUSES)}")
@@ -148,6 +153,7 @@ class QueueFilter:
                 "invalid-checklist": f"EXISTS ({current} AND c.is_valid = 0)",
                 "draft-checklist": f"EXISTS ({current} AND c.is_draft = 1)",
                 "valid-checklist": f"EXISTS ({current} AND c.is_valid = 1 AND c.is_draft = 0)",
+                "stale-checklist": STALE_CHECKLIST_SQL,
             }[self.checklist])
         if self.curation is not None:
             if self.curation not in CURATION_FILTERS:
@@ -198,6 +204,9 @@ class QueueRow:
     flags: str | None = None
     """Curation steps whose current result flags the pair, comma-separated (``classify``: not code-relevant,
     ``enrich``: an unresolved link, ``verify``: a check failed), or None."""
+    reopened: str | None = None
+    """Why the pair is back in this annotator's review (``qa_pairs.reopened_reason``) when their decision was made
+    before it was reopened (``decision`` is then None), else None."""
 
 
 @dataclass(frozen=True)
@@ -665,12 +674,14 @@ class Store(ChecklistStoreMixin, ReviewStoreMixin, AgreementInputsMixin, Release
             f"""SELECT p.id, p.ordinal, p.question, p.repository, p.qa_type, p.category, p.needs_reference,
                        s.decision,
                        (SELECT group_concat(k.step, ',') FROM curation_current k
-                        WHERE k.qa_pair_id = p.id AND k.flagged = 1)
+                        WHERE k.qa_pair_id = p.id AND k.flagged = 1),
+                       CASE WHEN {REOPENED_SQL} THEN coalesce(p.reopened_reason, '{REOPEN_TEXT}') END
                 FROM qa_pairs p LEFT JOIN review_state s ON s.qa_pair_id = p.id AND s.annotator = ?
                 WHERE p.ordinal > ? AND {where} ORDER BY p.ordinal LIMIT ?""",
             [annotator, after_ordinal, *params, limit],
         ).fetchall()
-        return [QueueRow(r[0], r[1], r[2], r[3], r[4], r[5], bool(r[6]), r[7], r[8]) for r in rows]
+        return [QueueRow(r[0], r[1], r[2], r[3], r[4], r[5], bool(r[6]), None if r[9] else r[7], r[8], r[9])
+                for r in rows]
 
     @serialized
     def count_filtered(self, annotator: str, flt: QueueFilter) -> int:
@@ -726,7 +737,7 @@ class Store(ChecklistStoreMixin, ReviewStoreMixin, AgreementInputsMixin, Release
             if mine is not None:
                 return mine
         where, params = flt.sql(annotator)
-        for condition in ("s.decision IS NULL", "s.decision = 'skip'"):
+        for condition in (f"(s.decision IS NULL OR {REOPENED_SQL})", "s.decision = 'skip'"):
             row = self._one(
                 f"""SELECT p.id FROM qa_pairs p
                     LEFT JOIN review_state s ON s.qa_pair_id = p.id AND s.annotator = ?
@@ -739,15 +750,13 @@ class Store(ChecklistStoreMixin, ReviewStoreMixin, AgreementInputsMixin, Release
 
     @serialized
     def progress(self, annotator: str) -> Progress:
-        """Totals for the progress line."""
+        """Totals for the progress line. A decision made before the pair was sent back to review (a new text
+        version, stale evidence: ``qa_pairs.reopened_at``) is not counted, as the queue shows it undecided."""
         total = self.count_pairs()
-        decided = self._one(
-            "SELECT count(DISTINCT qa_pair_id) FROM review_state WHERE decision IN ('accept', 'reject', 'revise')"
-        )[0]
-        mine = self._one(
-            "SELECT count(*) FROM review_state WHERE annotator = ? AND decision IN ('accept', 'reject', 'revise')",
-            [annotator],
-        )[0]
+        counted = (f"FROM review_state s JOIN qa_pairs p ON p.id = s.qa_pair_id "
+                   f"WHERE s.decision IN ('accept', 'reject', 'revise') AND NOT coalesce({REOPENED_SQL}, 0)")
+        decided = self._one(f"SELECT count(DISTINCT s.qa_pair_id) {counted}")[0]
+        mine = self._one(f"SELECT count(*) {counted} AND s.annotator = ?", [annotator])[0]
         return Progress(total, decided, mine)
 
     # -------------------------------------------------------------- decisions

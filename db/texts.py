@@ -12,7 +12,15 @@ import json
 import uuid
 
 from benchwright.core.errors import BenchwrightError, NotFoundError
-from benchwright.core.models import PairText, TextOrigin, pair_identity_key, question_identity_key, utc_now
+from benchwright.core.vocabulary import REOPEN_TEXT
+from benchwright.core.models import (
+    PairText,
+    TextOrigin,
+    checklist_stale,
+    pair_identity_key,
+    question_identity_key,
+    utc_now,
+)
 
 from .locking import serialized
 from .migrations import PAIR_TEXT_COLUMNS
@@ -23,6 +31,23 @@ _TEXT_SELECT = (
     "SELECT version, origin, question, reference_answer, created_by, created_at, source_file, source_line, "
     "source_unit, model, call_ids_json, restored_from FROM pair_texts"
 )
+
+
+REOPENED_SQL = "(s.updated_at < p.reopened_at)"
+"""Over ``qa_pairs p LEFT JOIN review_state s``: the annotator's latest decision was made before the pair was sent
+back to review (``qa_pairs.reopened_at``: a new text version, or stale evidence), so it no longer counts: the
+queue shows the pair as undecided again and progress does not count it (the rule
+:func:`benchwright.core.adjudication.final_decision` applies to the final decision)."""
+
+STALE_CHECKLIST_SQL = (
+    "EXISTS (SELECT 1 FROM checklist_current c JOIN checklist_versions v ON v.id = c.version_id "
+    "JOIN pair_texts m ON m.qa_pair_id = p.id AND m.version = v.text_version "
+    "JOIN pair_texts t ON t.qa_pair_id = p.id AND t.version = p.text_version "
+    "WHERE c.qa_pair_id = p.id AND v.text_version < p.text_version AND m.identity_key <> t.identity_key)"
+)
+"""Over ``qa_pairs p``: the pair's current checklist is stale, the rule of
+:func:`benchwright.core.models.checklist_stale` in SQL (``identity_key`` compares the texts white space aside;
+tests/db/test_text_versions.py checks the two agree)."""
 
 
 class TextConflictError(BenchwrightError):
@@ -178,3 +203,35 @@ class TextVersionStoreMixin:
                 [pair_id]):
             out.setdefault(v, []).append(who)
         return out
+
+    @serialized
+    def stale_checklist(self, pair_id: str) -> tuple[int, int] | None:
+        """``(made from, current)`` text versions when the pair's current checklist is stale (the rule of
+        :func:`benchwright.core.models.checklist_stale`), else None (no checklist, or it fits the current text).
+
+        Raises:
+            NotFoundError: no such pair.
+        """
+        self.ordinal_of(pair_id)
+        row = self.db.conn.execute(
+            """SELECT v.text_version FROM checklist_current c JOIN checklist_versions v ON v.id = c.version_id
+               WHERE c.qa_pair_id = ?""", [pair_id]).fetchone()
+        if row is None or row[0] is None:
+            return None
+        current = self.text_version(pair_id)
+        made_from = self.db.conn.execute(_TEXT_SELECT + " WHERE qa_pair_id = ? AND version = ?",
+                                         [pair_id, row[0]]).fetchone()
+        if made_from is None or not checklist_stale(_text_from_row(pair_id, made_from), current):
+            return None
+        return row[0], current.version
+
+    @serialized
+    def reopened(self, pair_id: str, annotator: str) -> str | None:
+        """The reason (``qa_pairs.reopened_reason``: :data:`~benchwright.core.vocabulary.REOPEN_TEXT`,
+        :data:`~benchwright.core.vocabulary.REOPEN_EVIDENCE`) ``pair_id`` is back in ``annotator``'s review, or
+        None: their latest decision (if any) was made after the pair was last reopened."""
+        row = self.db.conn.execute(
+            f"""SELECT p.reopened_reason FROM qa_pairs p
+                JOIN review_state s ON s.qa_pair_id = p.id AND s.annotator = ?
+                WHERE p.id = ? AND {REOPENED_SQL}""", [annotator, pair_id]).fetchone()
+        return (row[0] or REOPEN_TEXT) if row else None

@@ -58,16 +58,22 @@ def test_an_adjudication_settles_until_newer_work_or_a_differing_later_checklist
     ({"reviews": {}}, FinalDecision(None, False, Exclusion.NOT_REVIEWED)),
     ({"assignees": ["ada", "bob"]}, FinalDecision(None, False, Exclusion.REVIEWS_PENDING)),
     ({}, FinalDecision("accept", False, None)),
-    ({"text_changed_at": "2026-01-01T12:00:00"}, FinalDecision(None, False, Exclusion.TEXT_CHANGED)),
+    ({"reopened_at": "2026-01-01T12:00:00"}, FinalDecision(None, False, Exclusion.TEXT_CHANGED)),
     ({"disagreement": object()}, FinalDecision(None, False, Exclusion.UNRESOLVED_DISAGREEMENT)),
     ({"adjudication": adj("reject")}, FinalDecision("reject", True, None)),
-    ({"adjudication": adj(), "text_changed_at": "2026-01-03T00:00:00"},
+    ({"adjudication": adj(), "reopened_at": "2026-01-03T00:00:00"},
      FinalDecision(None, False, Exclusion.TEXT_CHANGED)),
     ({"adjudication": adj(), "disagreement": object()}, FinalDecision(None, False, Exclusion.UNRESOLVED_DISAGREEMENT)),
+    ({"reopened_at": "2026-01-01T12:00:00", "reopened_reason": "evidence-stale"},
+     FinalDecision(None, False, Exclusion.EVIDENCE_STALE)),
+    ({"adjudication": adj(), "reopened_at": "2026-01-03T00:00:00", "reopened_reason": "evidence-stale"},
+     FinalDecision(None, False, Exclusion.EVIDENCE_STALE)),
+    ({"reopened_at": "2026-01-01T12:00:00", "reopened_reason": "text"},
+     FinalDecision(None, False, Exclusion.TEXT_CHANGED)),
 ])
 def test_final_decision(kw, expected):
     args = {"reviews": {"ada": review("ada", "accept")}, "assignees": ["ada"], "adjudication": None,
-            "disagreement": None, "text_changed_at": None, **kw}
+            "disagreement": None, "reopened_at": None, **kw}
     assert final_decision(args.pop("reviews"), args.pop("assignees"), **args) == expected
 
 
@@ -86,6 +92,9 @@ def test_release_exclusion_in_order_and_worded_as_before():
     assert release_exclusion(ok, has_checklist=True, needs_reference=True, repository_pinned=False) is \
         Exclusion.NO_REFERENCE
     assert release_exclusion(ok, has_checklist=True, repository_pinned=False) == "missing repository commit"
+    assert release_exclusion(ok, has_checklist=True, stale_checklist=True) is Exclusion.STALE_CHECKLIST
+    assert release_exclusion(ok, has_checklist=True, valid_checklist=False, stale_checklist=True) is \
+        Exclusion.INVALID_CHECKLIST
     with pytest.raises(ValueError, match="accept"):
         Exclusion.not_accepted("accept")
 
