@@ -29,7 +29,7 @@ class MergeReport:
     conflicts: list[str] = field(default_factory=list)
 
 
-_TABLES = ("review_decisions", "review_notes", "checklist_versions", "adjudications")
+_TABLES = ("review_decisions", "review_notes", "checklist_versions", "adjudications", "text_acceptances")
 
 
 def merge_project(store, other_path: str | Path) -> MergeReport:
@@ -136,7 +136,7 @@ def _merge(store, theirs: sqlite3.Connection) -> MergeReport:
                 (r["qa_pair_id"], r["annotator"], r["text"], r["created_at"], r["uid"]),
             )
             report.added["review_notes"] = report.added.get("review_notes", 0) + 1
-        _merge_text_versions(conn, theirs, pairs, report)
+        text_map = _merge_text_versions(conn, theirs, pairs, report)
         # Checklist versions. Their numbers may be taken here; a version is then appended under the next free
         # number, so their numbers are mapped: (pair, their version) -> version here, for parent_version,
         # restored_from and adjudications.checklist_version.
@@ -178,11 +178,12 @@ def _merge(store, theirs: sqlite3.Connection) -> MergeReport:
 
             conn.execute(
                 """INSERT INTO checklist_versions (qa_pair_id, version, origin, is_draft, is_valid, author, created_at,
-                   parent_version, restored_from, source_format, items_json, violations_json, uid)
-                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                   parent_version, restored_from, source_format, items_json, violations_json, uid, text_version)
+                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
                 (pid, version, r["origin"], r["is_draft"], r["is_valid"], r["author"], r["created_at"],
                  mapped(r["parent_version"]), mapped(r["restored_from"]), r["source_format"], r["items_json"],
-                 r["violations_json"], r["uid"]),
+                 r["violations_json"], r["uid"],
+                 text_map.get((pid, r["text_version"]), r["text_version"]) if r["text_version"] else None),
             )
             report.added["checklist_versions"] = report.added.get("checklist_versions", 0) + 1
         for r in theirs.execute("SELECT * FROM adjudications ORDER BY id"):
@@ -200,14 +201,34 @@ def _merge(store, theirs: sqlite3.Connection) -> MergeReport:
                  version_map.get((r["qa_pair_id"], v), v) if v is not None else None, r["created_at"], r["uid"]),
             )
             report.added["adjudications"] = report.added.get("adjudications", 0) + 1
+        _merge_text_acceptances(conn, theirs, pairs, known["text_acceptances"], text_map, report)
     return report
 
 
+def _merge_text_acceptances(conn: sqlite3.Connection, theirs: sqlite3.Connection, pairs: set[str], known: set[str],
+                            text_map: dict[tuple[str, int], int], report: MergeReport) -> None:
+    """Their acceptances of rewrites (``text_acceptances``, append-only) not here by uid, with the text version
+    numbered as merged (``text_map``: their (pair, version) -> version here)."""
+    for r in theirs.execute("SELECT * FROM text_acceptances ORDER BY id"):
+        if r["uid"] in known:
+            report.skipped_present["text_acceptances"] = report.skipped_present.get("text_acceptances", 0) + 1
+            continue
+        if r["qa_pair_id"] not in pairs:
+            report.unknown_pairs += 1
+            continue
+        conn.execute(
+            "INSERT INTO text_acceptances (qa_pair_id, version, annotator, created_at, uid) VALUES (?, ?, ?, ?, ?)",
+            (r["qa_pair_id"], text_map.get((r["qa_pair_id"], r["version"]), r["version"]), r["annotator"],
+             r["created_at"], r["uid"]))
+        report.added["text_acceptances"] = report.added.get("text_acceptances", 0) + 1
+
+
 def _merge_text_versions(conn: sqlite3.Connection, theirs: sqlite3.Connection, pairs: set[str],
-                         report: MergeReport) -> None:
+                         report: MergeReport) -> dict[tuple[str, int], int]:
     """Their text versions of pairs (``pair_texts``; version 1 is the same everywhere) that are not here, appended
     after ours in their order, so the last one merged becomes the current text; when both copies added texts
-    to one pair, that is reported as a conflict naming the current one."""
+    to one pair, that is reported as a conflict naming the current one. Returns their (pair, version) -> the
+    version here, for what refers to a text version (checklists' ``text_version``, acceptances)."""
     known = {r[0] for r in conn.execute("SELECT uid FROM pair_texts")}
     ours_added = {r[0] for r in conn.execute("SELECT DISTINCT qa_pair_id FROM pair_texts WHERE version > 1")}
     version_map: dict[tuple[str, int], int] = {}
@@ -239,6 +260,7 @@ def _merge_text_versions(conn: sqlite3.Connection, theirs: sqlite3.Connection, p
             report.conflicts.append(f"{pid}: both copies recorded new texts; their version {r['version']} by "
                                     f"{r['created_by'] or 'unknown'} is added as version {version}, the current "
                                     "text (see history; an earlier version can be restored)")
+    return version_map
 
 
 def copy_project(src: str | Path, dest: str | Path) -> None:

@@ -12,7 +12,6 @@ import json
 import uuid
 
 from benchwright.core.errors import BenchwrightError, NotFoundError
-from benchwright.core.vocabulary import REOPEN_TEXT
 from benchwright.core.models import (
     PairText,
     TextOrigin,
@@ -21,6 +20,7 @@ from benchwright.core.models import (
     question_identity_key,
     utc_now,
 )
+from benchwright.core.vocabulary import REOPEN_TEXT
 
 from .locking import serialized
 from .migrations import PAIR_TEXT_COLUMNS

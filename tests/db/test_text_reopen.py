@@ -121,3 +121,22 @@ def test_edit_is_compare_and_set_and_acceptances_are_recorded(loaded: Store, pid
     back = loaded.revert_text(pid, by=BOB, to_version=2, expected_version=v3.version)
     assert (back.version, back.restored_from, back.question) == (4, 2, "Refined?")
     assert loaded.get_pair(pid).question == "Refined?"
+
+
+def test_merge_brings_acceptances_once_with_text_versions_renumbered(loaded: Store, db_path, tmp_path, pid: str):
+    from benchwright.db.merge import copy_project, merge_project
+
+    offline = tmp_path / "offline.db"
+    copy_project(db_path, offline)
+    with Store.open(offline) as off:
+        off.save_text_version(pid, "Refined offline?", "Refined.", origin="refined", by="runner", model="fake:m")
+        off.accept_text(pid, BOB)
+        off.save_checklist(pid, good_checklist(), author=BOB)
+    loaded.save_text_version(pid, "Edited here?", "Here.", origin="edited", by=ALICE)  # takes version 2 here
+    report = merge_project(loaded, offline)
+    assert report.added["text_acceptances"] == 1
+    assert loaded.text_version(pid, 3).question == "Refined offline?"
+    assert loaded.text_acceptances(pid) == {3: [BOB]}  # their version 2 is version 3 here
+    assert loaded.checklist_version(pid).text_version == 3 and loaded.stale_checklist(pid) is None
+    again = merge_project(loaded, offline)
+    assert not again.added.get("text_acceptances") and again.skipped_present["text_acceptances"] == 1
