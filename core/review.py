@@ -8,6 +8,8 @@ import json
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from .vocabulary import REJECT_REASON_NAMES, REJECT_REASONS
+
 CRITERIA = ("qa_consistency", "checklist_quality", "task_validity", "code_relevance")
 """The four orthogonal validation criteria, in the order of their digit keys 1-4."""
 
@@ -89,3 +91,32 @@ class Review:
     criteria: Criteria
     notes: str | None
     created_at: str
+    reason: str | None = None
+    """Why a reject rejects (:func:`decision_reason`); None for other decisions and older rejects."""
+
+
+def decision_reason(decision: str, criteria: Criteria | None, reason: str | None) -> str | None:
+    """The reject reason stored with a decision (RepoProbe §3.2 "Quality Assurance": the four criteria, and
+    the dominant cause of discards, direct answerability without repository understanding).
+
+    A reject keeps ``reason`` (one of :data:`benchwright.core.vocabulary.REJECT_REASONS`); without one it
+    takes the first failing criterion in :data:`CRITERIA` order, or None when none fails. A reason naming a
+    criterion the review marks as passing contradicts it.
+
+    Raises:
+        ValueError: a reason with a decision other than ``reject``, an unknown reason, or a criterion
+            reason whose criterion is marked pass.
+    """
+    if decision != "reject":
+        if reason is not None:
+            raise ValueError(f"a reason is given with a reject only, not with {decision!r}")
+        return None
+    verdicts = criteria.verdicts if criteria is not None else {}
+    if reason is None:
+        return next((c for c in CRITERIA if verdicts.get(c) == Verdict.FAIL), None)
+    if reason not in REJECT_REASONS:
+        raise ValueError(f"unknown reject reason {reason!r}; reasons are {', '.join(REJECT_REASONS)}")
+    if verdicts.get(reason) == Verdict.PASS:
+        raise ValueError(f"the reason {REJECT_REASON_NAMES[reason]!r} is a criterion this review marks as "
+                         "passing; mark it failing or give another reason")
+    return reason

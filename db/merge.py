@@ -120,10 +120,10 @@ def _merge(store, theirs: sqlite3.Connection) -> MergeReport:
                 continue
             cur = conn.execute(
                 """INSERT INTO review_decisions (qa_pair_id, annotator, decision, previous_decision, reverts_id,
-                   created_at, criteria_json, notes, uid) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                   created_at, criteria_json, notes, uid, reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
                 (r["qa_pair_id"], r["annotator"], r["decision"], r["previous_decision"],
                  id_map.get(r["reverts_id"]) if r["reverts_id"] else None, r["created_at"], r["criteria_json"],
-                 r["notes"], r["uid"]),
+                 r["notes"], r["uid"], r["reason"]),
             )
             id_map[r["id"]] = cur.lastrowid
             report.added["review_decisions"] = report.added.get("review_decisions", 0) + 1

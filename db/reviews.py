@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from dataclasses import dataclass
+
 from benchwright.core.adjudication import (
     DECISIONS,
     Adjudication,
@@ -10,11 +13,12 @@ from benchwright.core.adjudication import (
     disagreement,
     may_adjudicate,
 )
-from benchwright.core.assignment import assign_pairs
+from benchwright.core.assignment import NO_STRATUM, STRATIFY_BY, assign_pairs, sample_pairs, sample_size
 from benchwright.core.blind import Sight, Visible, visible
 from benchwright.core.checklist import Checklist, Origin
 from benchwright.core.errors import BenchwrightError
 from benchwright.core.models import utc_now
+from benchwright.core.qa_report import QAItem
 from benchwright.core.review import CRITERIA, Criteria, Review
 
 from .locking import serialized
@@ -22,7 +26,27 @@ from .locking import serialized
 SUBMITTED = DECISIONS
 """Decisions that submit a review (``skip`` does not)."""
 
-__all__ = ["SUBMITTED", "Adjudication", "AgreementInputsMixin", "Disagreement", "ReviewStoreMixin"]
+ASSIGNMENT_SETTING = "assignment"
+"""The setting that keeps the current assignments' parameters (JSON; :meth:`ReviewStoreMixin.assignment_parameters`)."""
+
+__all__ = ["ASSIGNMENT_SETTING", "SUBMITTED", "Adjudication", "AgreementInputsMixin", "Disagreement", "QASample",
+           "ReviewStoreMixin"]
+
+
+@dataclass(frozen=True)
+class QASample:
+    """A QA sample drawn by :meth:`ReviewStoreMixin.assign_sample`.
+
+    Attributes:
+        pool: pairs it was drawn from; pair_ids: the sampled pairs, in queue order;
+        strata: ``{stratum: (pairs in the pool, pairs sampled)}`` (``""``: no value; one stratum unstratified);
+        loads: pairs per annotator.
+    """
+
+    pool: int
+    pair_ids: list[str]
+    strata: dict[str, tuple[int, int]]
+    loads: dict[str, int]
 
 
 class ReviewStoreMixin:
@@ -55,12 +79,12 @@ class ReviewStoreMixin:
     def reviews_of(self, pair_id: str) -> dict[str, Review]:
         """Each annotator's current submitted review of ``pair_id`` (accept, reject or revise)."""
         rows = self.db.conn.execute(
-            """SELECT d.annotator, d.decision, d.criteria_json, d.notes, d.created_at
+            """SELECT d.annotator, d.decision, d.criteria_json, d.notes, d.created_at, d.reason
                FROM review_state s JOIN review_decisions d ON d.id = s.decision_id
                WHERE s.qa_pair_id = ? AND s.decision IN ('accept', 'reject', 'revise') ORDER BY d.annotator""",
             [pair_id],
         ).fetchall()
-        return {r[0]: Review(pair_id, r[0], r[1], Criteria.from_json(r[2]), r[3], r[4]) for r in rows}
+        return {r[0]: Review(pair_id, r[0], r[1], Criteria.from_json(r[2]), r[3], r[4], r[5]) for r in rows}
 
     @serialized
     def current_criteria(self, pair_id: str, annotator: str) -> Criteria:
@@ -154,26 +178,101 @@ class ReviewStoreMixin:
         Raises:
             BenchwrightError: bad annotators or overlap.
         """
-        now = utc_now()
         with self.write() as db:
             # Read the pairs inside the write transaction: a pair imported meanwhile is not left unassigned.
             pair_ids = [r[0] for r in db.conn.execute("SELECT id FROM qa_pairs ORDER BY ordinal")]
+            return self._assign(db, pair_ids, annotators, overlap, seed, by, None)
+
+    def assign_sample(
+        self, annotators: list[str], overlap: int, *, seed: int, by: str, size: int | None = None,
+        fraction: float | None = None, stratify_by: str | None = None, where=None, where_text: tuple[str, ...] = (),
+    ) -> QASample:
+        """Draw a QA sample (RepoProbe §3.2 "Quality Assurance") and give each of its pairs to ``overlap``
+        annotators, replacing earlier assignments: the sample is the set of assigned pairs.
+
+        The pool is the pairs ``where`` (a :class:`benchwright.db.QueueFilter`, judged for ``by``; None: every
+        pair) lets through; :func:`benchwright.core.assignment.sample_size` says how many (``size`` or
+        ``fraction``), :func:`benchwright.core.assignment.sample_pairs` which (stratified by ``stratify_by``,
+        one of ``STRATIFY_BY``, or not). The parameters are kept in the ``assignment`` setting (JSON).
+
+        Raises:
+            BenchwrightError: bad annotators, overlap, size, fraction or stratifying field.
+        """
+        if stratify_by is not None and stratify_by not in STRATIFY_BY:
+            raise BenchwrightError(f"cannot stratify by {stratify_by!r}; use one of {', '.join(STRATIFY_BY)}")
+        with self.write() as db:
+            clause, params = where.sql(by) if where is not None else ("1", [])
+            rows = db.conn.execute(
+                f"""SELECT p.id, {"p." + stratify_by if stratify_by else "NULL"} FROM qa_pairs p
+                    LEFT JOIN review_state s ON s.qa_pair_id = p.id AND s.annotator = ?
+                    WHERE {clause} ORDER BY p.ordinal""", [by, *params]).fetchall()
+            pool = [r[0] for r in rows]
             try:
-                plan = assign_pairs(pair_ids, annotators, overlap, seed)
+                n = sample_size(len(pool), size=size, fraction=fraction)
+                chosen = sample_pairs(pool, [r[1] for r in rows] if stratify_by else None, n, seed)
             except ValueError as e:
                 raise BenchwrightError(str(e)) from None
-            db.conn.execute("DELETE FROM assignments")
-            db.conn.executemany(
-                "INSERT INTO assignments (qa_pair_id, annotator, assigned_at, assigned_by, seed) VALUES (?, ?, ?, ?, ?)",
-                [(pid, a, now, by, seed) for pid, names in plan.items() for a in names],
-            )
-            if overlap > 1:
-                self.set_setting("blind_mode", "on", by=by)
+            strata = {r[0]: r[1] or NO_STRATUM for r in rows} if stratify_by else dict.fromkeys(pool, NO_STRATUM)
+            per_stratum: dict[str, list[int]] = {}
+            for pid in pool:
+                per_stratum.setdefault(strata[pid], [0, 0])[0] += 1
+            for pid in chosen:
+                per_stratum[strata[pid]][1] += 1
+            parameters = {"size": size, "fraction": fraction, "stratify_by": stratify_by, "where": list(where_text),
+                          "pool": len(pool), "sampled": len(chosen)}
+            loads = self._assign(db, chosen, annotators, overlap, seed, by, parameters)
+        return QASample(len(pool), chosen, {k: (v[0], v[1]) for k, v in sorted(per_stratum.items())}, loads)
+
+    def _assign(self, db, pair_ids: list[str], annotators: list[str], overlap: int, seed: int, by: str,
+                sample: dict | None) -> dict[str, int]:
+        """Replace the assignments by ``pair_ids`` given out by :func:`assign_pairs` (inside ``db``'s write);
+        pairs per annotator."""
+        try:
+            plan = assign_pairs(pair_ids, annotators, overlap, seed)
+        except ValueError as e:
+            raise BenchwrightError(str(e)) from None
+        now = utc_now()
+        db.conn.execute("DELETE FROM assignments")
+        db.conn.executemany(
+            "INSERT INTO assignments (qa_pair_id, annotator, assigned_at, assigned_by, seed) VALUES (?, ?, ?, ?, ?)",
+            [(pid, a, now, by, seed) for pid, names in plan.items() for a in names],
+        )
+        if overlap > 1:
+            self.set_setting("blind_mode", "on", by=by)
         loads: dict[str, int] = dict.fromkeys(a.strip() for a in annotators)
         for names in plan.values():
             for a in names:
                 loads[a] = (loads[a] or 0) + 1
-        return {a: n or 0 for a, n in loads.items()}
+        loads = {a: n or 0 for a, n in loads.items()}
+        self.set_setting(ASSIGNMENT_SETTING, json.dumps(
+            {"annotators": list(loads), "overlap": overlap, "seed": seed, "pairs": len(plan), "sample": sample},
+            sort_keys=True), by=by)
+        return loads
+
+    def assignment_parameters(self) -> dict | None:
+        """The parameters of the current assignments (the ``assignment`` setting: annotators, overlap, seed,
+        pairs, and ``sample``: None when every pair was assigned, else size, fraction, stratify_by, where,
+        pool, sampled), or None when none was recorded."""
+        text = self.setting(ASSIGNMENT_SETTING)
+        return json.loads(text) if text else None
+
+    @serialized
+    def qa_items(self) -> list[QAItem]:
+        """The inputs of :func:`benchwright.core.qa_report.qa_report`: every pair assigned to someone or with
+        a submitted review, in queue order, with its final decision (``Store.final_decision``) and reviews."""
+        rows = self.db.conn.execute(
+            """SELECT p.id, p.repository, p.category FROM qa_pairs p
+               WHERE EXISTS (SELECT 1 FROM assignments a WHERE a.qa_pair_id = p.id)
+                  OR EXISTS (SELECT 1 FROM review_state s WHERE s.qa_pair_id = p.id
+                             AND s.decision IN ('accept', 'reject', 'revise'))
+               ORDER BY p.ordinal""").fetchall()
+        out = []
+        for pid, repository, category in rows:
+            final = self.final_decision(pid)
+            out.append(QAItem(pid, repository, category, tuple(self.assignees(pid)), final.decision,
+                              final.why_not.value if final.decision is None and final.why_not else None,
+                              self.reviews_of(pid)))
+        return out
 
     @serialized
     def assigned_count(self, annotator: str) -> int:

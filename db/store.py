@@ -47,7 +47,7 @@ from benchwright.core.models import (
     question_identity_key,
     utc_now,
 )
-from benchwright.core.review import Criteria
+from benchwright.core.review import Criteria, decision_reason
 from benchwright.core.vocabulary import REOPEN_TEXT
 
 from .answers import AnswerStoreMixin
@@ -762,7 +762,7 @@ class Store(ChecklistStoreMixin, ReviewStoreMixin, AgreementInputsMixin, Release
     # -------------------------------------------------------------- decisions
     def record_decision(
         self, pair_id: str, annotator: str, decision: Decision | str, *, criteria: Criteria | None = None,
-        notes: str | None = None, expected_state: int | str | None = "any",
+        notes: str | None = None, expected_state: int | str | None = "any", reason: str | None = None,
     ) -> int:
         """Append ``annotator``'s decision on ``pair_id`` (with the four criteria and notes, a review);
         committed before returning. Returns the row id.
@@ -789,15 +789,23 @@ class Store(ChecklistStoreMixin, ReviewStoreMixin, AgreementInputsMixin, Release
                         f"this pair was changed in another session meanwhile (now: {what}, at "
                         f"{row[2][11:19] if row else '?'} UTC); the screen shows it now; press the key again "
                         "to replace it"
+        A reject stores its ``reason`` (:func:`benchwright.core.review.decision_reason`: one of
+        ``REJECT_REASONS``, by default the first failing criterion).
+
                     )
             previous = self.current_decision(pair_id, annotator)
             cur = db.conn.execute(
                 """INSERT INTO review_decisions (qa_pair_id, annotator, decision, previous_decision, created_at,
-                                                 criteria_json, notes)
-                   VALUES (?, ?, ?, ?, ?, ?, ?)""",
+                                                 criteria_json, notes, reason)
+                   VALUES (?, ?, ?, ?, ?, ?, ?, ?)""",
                 (pair_id, annotator, decision.value, previous.value if previous else None, utc_now(),
-                 criteria.to_json() if criteria else None, notes),
+            BenchwrightError: a reason with a decision other than reject, or an unknown or contradicted reason.
+                 criteria.to_json() if criteria else None, notes, reason),
             )
+        try:
+            reason = decision_reason(decision.value, criteria, reason)
+        except ValueError as e:
+            raise BenchwrightError(str(e)) from None
             return cur.lastrowid
 
     @serialized
@@ -834,7 +842,7 @@ class Store(ChecklistStoreMixin, ReviewStoreMixin, AgreementInputsMixin, Release
             decision_id, pair_id, previous = row
             current = self.current_decision(pair_id, annotator)
             before = db.conn.execute(
-                """SELECT criteria_json, notes FROM review_decisions
+                """SELECT criteria_json, notes, reason FROM review_decisions
                    WHERE qa_pair_id = ? AND annotator = ? AND id != ?
                      AND created_at <= (SELECT created_at FROM review_decisions WHERE id = ?)
                    ORDER BY created_at DESC, id DESC LIMIT 1""",
@@ -842,10 +850,12 @@ class Store(ChecklistStoreMixin, ReviewStoreMixin, AgreementInputsMixin, Release
             ).fetchone()
             db.conn.execute(
                 """INSERT INTO review_decisions
-                   (qa_pair_id, annotator, decision, previous_decision, reverts_id, created_at, criteria_json, notes)
-                   VALUES (?, ?, ?, ?, ?, ?, ?, ?)""",
+                   (qa_pair_id, annotator, decision, previous_decision, reverts_id, created_at, criteria_json, notes,
+                    reason)
+                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)""",
                 (pair_id, annotator, previous, current.value if current else None, decision_id, utc_now(),
-                 before[0] if before else None, before[1] if before else None),
+                 before[0] if before else None, before[1] if before else None,
+                 before[2] if before and previous == "reject" else None),
             )
             return pair_id
 
