@@ -767,6 +767,9 @@ class Store(ChecklistStoreMixin, ReviewStoreMixin, AgreementInputsMixin, Release
         """Append ``annotator``'s decision on ``pair_id`` (with the four criteria and notes, a review);
         committed before returning. Returns the row id.
 
+        A reject stores its ``reason`` (:func:`benchwright.core.review.decision_reason`: one of
+        ``REJECT_REASONS``, by default the first failing criterion).
+
         ``expected_state`` is the ``review_state.decision_id`` the caller showed (None: no decision yet);
         when the state moved on meanwhile (the same annotator in another terminal), nothing is written.
 
@@ -774,8 +777,13 @@ class Store(ChecklistStoreMixin, ReviewStoreMixin, AgreementInputsMixin, Release
             NotFoundError: no such pair.
             ValueError: not a known decision.
             StaleReviewError: ``expected_state`` no longer holds.
+            BenchwrightError: a reason with a decision other than reject, or an unknown or contradicted reason.
         """
         decision = Decision(decision)
+        try:
+            reason = decision_reason(decision.value, criteria, reason)
+        except ValueError as e:
+            raise BenchwrightError(str(e)) from None
         with self.write() as db:
             self.ordinal_of(pair_id)
             if expected_state != "any":
@@ -789,9 +797,6 @@ class Store(ChecklistStoreMixin, ReviewStoreMixin, AgreementInputsMixin, Release
                         f"this pair was changed in another session meanwhile (now: {what}, at "
                         f"{row[2][11:19] if row else '?'} UTC); the screen shows it now; press the key again "
                         "to replace it"
-        A reject stores its ``reason`` (:func:`benchwright.core.review.decision_reason`: one of
-        ``REJECT_REASONS``, by default the first failing criterion).
-
                     )
             previous = self.current_decision(pair_id, annotator)
             cur = db.conn.execute(
@@ -799,13 +804,8 @@ class Store(ChecklistStoreMixin, ReviewStoreMixin, AgreementInputsMixin, Release
                                                  criteria_json, notes, reason)
                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)""",
                 (pair_id, annotator, decision.value, previous.value if previous else None, utc_now(),
-            BenchwrightError: a reason with a decision other than reject, or an unknown or contradicted reason.
                  criteria.to_json() if criteria else None, notes, reason),
             )
-        try:
-            reason = decision_reason(decision.value, criteria, reason)
-        except ValueError as e:
-            raise BenchwrightError(str(e)) from None
             return cur.lastrowid
 
     @serialized
