@@ -176,8 +176,9 @@ class RepositoryFiles:
         return path in _suffixes(self._real)
 
 
-@lru_cache(maxsize=16)
-def _file_index(root: str) -> tuple[str, ...]:
+def list_repository_files(root: str | Path) -> tuple[str, ...]:
+    """The files under ``root`` (repository-relative, ``/``-separated, sorted), read now (not cached), links not
+    followed, ``.git``, ``node_modules`` and the like skipped."""
     out: list[str] = []
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
         dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS)
@@ -185,6 +186,9 @@ def _file_index(root: str) -> tuple[str, ...]:
         for f in filenames:
             out.append(f if rel == "." else f"{rel}/{f}".replace(os.sep, "/"))
     return tuple(sorted(out))
+
+
+_file_index = lru_cache(maxsize=16)(list_repository_files)
 
 
 @lru_cache(maxsize=16)

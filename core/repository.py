@@ -49,6 +49,70 @@ def git_changed_files(path: Path) -> list[str] | None:
     return [line[3:] for line in out.stdout.splitlines() if len(line) > 3]
 
 
+def _git_out(path: Path, *args: str, timeout: float = 60) -> bytes | None:
+    """Standard output of ``git -C path ARGS`` (no shell, no optional locks), or None when git fails or times out."""
+    try:
+        out = subprocess.run(["git", "--no-optional-locks", "-C", str(path), *args], capture_output=True,
+                             timeout=timeout, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return out.stdout if out.returncode == 0 else None
+
+
+def git_commit_sha(path: Path, commit: str) -> str | None:
+    """The full SHA of ``commit`` (a SHA or a prefix of one) in the git repository of ``path``, or None when that
+    repository does not hold it (or ``path`` is no git work tree)."""
+    if not commit or commit.startswith("-") or not (path / ".git").exists():
+        return None
+    out = _git_out(path, "rev-parse", "--verify", "--quiet", f"{commit}^{{commit}}", timeout=30)
+    sha = out.decode("ascii", "replace").strip() if out is not None else ""
+    return sha or None
+
+
+def git_commit_files(path: Path, commit: str) -> tuple[str, ...] | None:
+    """The files (repository-relative, ``/``-separated, sorted) of ``commit`` in the git repository of ``path``
+    (``git ls-tree -r -z``; links and submodules left out), or None when git cannot list them."""
+    out = _git_out(path, "ls-tree", "-r", "-z", "--full-tree", commit)
+    if out is None:
+        return None
+    files = []
+    for entry in out.split(b"\0"):
+        meta, _, name = entry.partition(b"\t")
+        if name and meta.startswith(b"100"):  # 100644 / 100755: regular files
+            files.append(name.decode("utf-8", "surrogateescape"))
+    return tuple(sorted(files))
+
+
+def git_file_bytes(path: Path, commit: str, relative: str, *, max_bytes: int = MAX_FILE_BYTES) -> bytes | None:
+    """The bytes of the file ``relative`` at ``commit`` in the git repository of ``path`` (``git cat-file blob``),
+    or None when it is not there, is larger than ``max_bytes`` or git fails."""
+    spec = f"{commit}:{relative}"
+    size = _git_out(path, "cat-file", "-s", spec, timeout=30)
+    if size is None or not size.strip().isdigit() or int(size) > max_bytes:
+        return None
+    return _git_out(path, "cat-file", "blob", spec)
+
+
+def git_renames(path: Path, old: str, new: str) -> dict[str, str]:
+    """``{old path: new path}`` for the files git sees as renamed between commits ``old`` and ``new``
+    (``git diff --name-status -M -z``); empty when git cannot tell."""
+    out = _git_out(path, "diff", "--name-status", "-M", "-z", old, new, "--")
+    if out is None:
+        return {}
+    parts = out.decode("utf-8", "surrogateescape").split("\0")
+    renames: dict[str, str] = {}
+    i = 0
+    while i < len(parts) and parts[i]:
+        status = parts[i]
+        if status.startswith(("R", "C")) and i + 2 < len(parts):
+            if status.startswith("R"):
+                renames[parts[i + 1]] = parts[i + 2]
+            i += 3
+        else:
+            i += 2
+    return renames
+
+
 def changed_checkout_problem(name: str, path: str | Path, commit: str | None, changed: list[str]) -> str:
     """Why a checkout with uncommitted changes to tracked files is refused as the repository at its pinned commit,
     naming up to five of the files, with the remedy (commit or stash them, or register a clean worktree)."""
