@@ -52,6 +52,7 @@ from benchwright.core.vocabulary import REOPEN_TEXT
 
 from .answers import AnswerStoreMixin
 from .checklists import CHECKLIST_FILTERS, ChecklistStoreMixin
+from .funnel import FunnelStoreMixin
 from .llm import LLMStoreMixin
 from .locking import serialized
 from .migrations import PAIR_TEXT_COLUMNS, migrations, original_text_uid
@@ -220,7 +221,7 @@ class Progress:
 
 class Store(ChecklistStoreMixin, ReviewStoreMixin, AgreementInputsMixin, ReleaseStoreMixin, ProbeStoreMixin,
             LLMStoreMixin, AnswerStoreMixin, TextRepairMixin, ResultStoreMixin, DerivedRepositoryMixin,
-            TextVersionStoreMixin):
+            TextVersionStoreMixin, FunnelStoreMixin):
     """A benchwright project database.
 
     Open with :meth:`Store.open`; use as a context manager or call :meth:`close`.

@@ -50,7 +50,14 @@ async def test_curation_screen_runs_steps_and_shows_results(project, monkeypatch
         async with app.run_test(size=(140, 50)) as pilot:
             await app.push_screen(CurationScreen(store, ids[1], "ann"))
             await pilot.pause()
-            for key in ("1", "3", "4", "5"):
+            for key in ("1", "3"):
+                await pilot.press(key)
+                await app.workers.wait_for_complete()
+                await pilot.pause()
+            # classify dropped the pair: refine leaves it alone until x includes dropped pairs
+            assert "refine: not run, classify dropped the pair" in str(app.screen.query_one("#curation-status").render())
+            assert "refine" not in store.curation_current(ids[1])
+            for key in ("x", "3", "4", "5"):
                 await pilot.press(key)
                 await app.workers.wait_for_complete()
                 await pilot.pause()
@@ -102,7 +109,7 @@ async def test_queue_run_with_progress_and_cancel_keeps_finished(project):
             screen = CurationRunScreen(store, "ann", app.screen.flt)
             await app.push_screen(screen)
             await pilot.pause()
-            await pilot.press("enter")  # first option: classify
+            await pilot.press("down", "enter")  # the second option: classify (images comes first)
             for _ in range(200):
                 await asyncio.sleep(0.02)
                 if len(store.curation_current(ids[0])) + len(store.curation_current(ids[1])) == 2:
@@ -250,3 +257,37 @@ async def test_a_refine_diff_that_fails_is_said_and_does_not_stay_computing(monk
     monkeypatch.setattr("benchwright.tui.screens.curation.notify", lambda target, msg, **kw: said.append(msg))
     screen.on_worker_state_changed(_Event())
     assert screen._computing == [] and said == ["the diff failed: boom"]
+
+
+async def test_the_images_step_runs_without_a_model_and_gates_the_next_steps(project):
+    """No benchwright.toml at all: images (the first option) calls no model; a pair it dropped is left out of
+    classify until x includes dropped pairs."""
+    db, ids = project
+    with Store.open(db) as store:
+        store.save_text_version(ids[0], "See ![shot](https://x.org/a.png) [bold]x[/]", "answer", origin="imported",
+                                by="t")
+        provider = ScriptedProvider(answer)
+        app = BenchwrightApp(store, "ann", resume=False, provider_factory=lambda c, r: provider)
+        async with app.run_test(size=(140, 50)) as pilot:
+            screen = CurationRunScreen(store, "ann", app.screen.flt)
+            await app.push_screen(screen)
+            await pilot.pause()
+            await pilot.press("enter")  # images
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            assert "images finished: 6/6 · 0 failed" in str(screen.query_one("#run-status").render())
+            assert store.curation_current(ids[0])["images"].flagged
+            assert not store.curation_current(ids[1])["images"].flagged
+            assert provider.calls == []
+        _config(db)
+        app = BenchwrightApp(store, "ann", resume=False, provider_factory=lambda c, r: provider)
+        async with app.run_test(size=(140, 50)) as pilot:
+            screen = CurationRunScreen(store, "ann", app.screen.flt)
+            await app.push_screen(screen)
+            await pilot.pause()
+            await pilot.press("down", "enter")  # classify
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            assert "classify finished: 5/5" in str(screen.query_one("#run-status").render())
+            assert "classify" not in store.curation_current(ids[0])
+            assert len(provider.calls) == 5

@@ -23,6 +23,7 @@ from .common import (
     friendly,
     open_store,
     parse_where,
+    plural,
     run_with_progress,
 )
 
@@ -42,10 +43,12 @@ def curation() -> None:
 @click.option("--force", is_flag=True, help="Run again on pairs already done, and ignore cached calls.")
 @click.option("--include-edited", is_flag=True,
               help="checklist --force: also generate new versions for checklists a person made or edited.")
+@click.option("--all", "all_pairs", is_flag=True,
+              help="Also run on pairs an earlier gating step (images, classify, verify) dropped.")
 @click.option("--as", "annotator", help="Who runs it (recorded with each result).")
 @click.pass_context
 @friendly
-def curation_run(ctx, step, model, limit, where, pairs, force, include_edited, annotator) -> None:
+def curation_run(ctx, step, model, limit, where, pairs, force, include_edited, all_pairs, annotator) -> None:
     """Run curation STEP ({steps}) over the project's pairs.
 
     Pairs already done are skipped and finished calls are reused from the ledger, so running the same command
@@ -53,6 +56,10 @@ def curation_run(ctx, step, model, limit, where, pairs, force, include_edited, a
     command with --force continues the unfinished forced run). A pair whose result is older than its input (an
     earlier step ran again, a link was added) runs again. Two runs at once share the work: a pair another
     running process has taken is left to it.
+
+    The funnel: a pair an earlier gating step dropped (images: relies on an image; classify: not
+    code-understanding relevant; verify: failed a check) is left out, and counted; --all runs it too. The images
+    step calls no model.
     """
     from benchwright.tui.services.curation_runs import plan_pairs, run_curation
 
@@ -62,23 +69,26 @@ def curation_run(ctx, step, model, limit, where, pairs, force, include_edited, a
     with open_store(ctx) as store:
         flt = parse_where(where, facets=store.facets() if where else None)
         pair_ids = [store.resolve_pair(p) for p in pairs] or None
-        config, role = llm_role(store, STEP_ROLES[step], model)
+        config, role = llm_role(store, STEP_ROLES[step], model) if STEP_ROLES[step] else (None, None)
         run_id = since = None
         if force:
-            signature = json.dumps({"step": step, "model": role.model, "provider": role.provider,
+            signature = json.dumps({"step": step, "model": role and role.model, "provider": role and role.provider,
                                     "where": sorted(where), "pairs": sorted(pair_ids or []), "limit": limit,
-                                    "include_edited": include_edited}, sort_keys=True)
+                                    "include_edited": include_edited, **({"all": True} if all_pairs else {})},
+                                   sort_keys=True)
             run_id, since, resumed = store.open_run(f"curation:{step}:force", signature, by=by)
             if not resumed:
                 since = None
         plan = plan_pairs(store, step, where=flt, limit=limit, force=force, pair_ids=pair_ids, since=since,
-                          include_edited=include_edited)
+                          include_edited=include_edited, all_pairs=all_pairs)
         ids = plan.pair_ids
         if plan.resumed_done:
             click.echo(f"{step}: continuing the forced run started {since[:19]} UTC "
                        f"({plan.resumed_done} pairs already done by it)")
         if plan.stale:
             click.echo(f"{step}: {plan.stale} pairs run again because their input changed since their result")
+        if plan.dropped:
+            click.echo(f"{step}: left {dropped_line(plan.dropped)} alone (--all runs them too)")
         if plan.human:
             click.echo(f"{step}: left {len(plan.human)} pairs alone whose checklist a person made or edited "
                        "(--include-edited generates new versions for them too)")
@@ -87,8 +97,11 @@ def curation_run(ctx, step, model, limit, where, pairs, force, include_edited, a
                 store.finish_run(run_id)
             click.echo(_idle_line(step, plan))
             return
-        client = client_for_role(store, config, role, provider_factory=ctx.obj.get("provider_factory"))
-        settings = StepSettings(model=role.model, params=role.params, project_dir=project_dir_of(store), force=force)
+        # a step without a role (images) calls no model: no client, no API key
+        client = (client_for_role(store, config, role, provider_factory=ctx.obj.get("provider_factory"))
+                  if role is not None else None)
+        settings = StepSettings(model=role.model if role else "", params=role.params if role else {},
+                                project_dir=project_dir_of(store), force=force)
         outcomes: list[tuple[str, StepOutcome]] = []
 
         async def go(on_progress):
@@ -96,10 +109,11 @@ def curation_run(ctx, step, model, limit, where, pairs, force, include_edited, a
                 return await run_curation(store, client, step, ids, settings, by=by, on_progress=on_progress,
                                           on_outcome=lambda pid, o: outcomes.append((pid, o)))
             finally:
-                await client.provider.aclose()
+                if client is not None:
+                    await client.provider.aclose()
 
-        final = run_with_progress(go, len(ids), f"{step} ({role.model})")
-        _summary(step, ids, outcomes, final, store, requested=role.model)
+        final = run_with_progress(go, len(ids), f"{step} ({role.model})" if role else f"{step} (no model)")
+        _summary(step, ids, outcomes, final, store, requested=role.model if role else None)
         if final is None:
             sys.exit(interrupt_exit_code())
         if run_id is not None:
@@ -115,10 +129,19 @@ def _idle_line(step: str, plan) -> str:
     reason = plan.idle_reason
     if reason is IdleReason.NO_MATCH:
         return f"{step}: no pair matches the filter"
+    if reason is IdleReason.ALL_DROPPED:
+        return f"{step}: nothing to do; every matching pair was dropped by an earlier gating step (--all runs them)"
     if reason is IdleReason.ONLY_HUMAN_CHECKLISTS:
         return (f"{step}: nothing to do; {len(plan.human)} pairs have a checklist a person made or edited "
                 "(--include-edited generates new versions for them too)")
     return f"{step}: nothing to do (every matching pair is done; --force runs them again)"
+
+
+def dropped_line(dropped: dict[str, int]) -> str:
+    """``7 pairs dropped by classify, 2 by images`` (``Selection.dropped``, largest first)."""
+    parts = sorted(dropped.items(), key=lambda kv: (-kv[1], kv[0]))
+    first = f"{plural(parts[0][1], 'pair')} dropped by {parts[0][0]}"
+    return ", ".join([first, *(f"{n} by {s}" for s, n in parts[1:])])
 
 
 def _summary(step: str, ids: list[str], outcomes: list[tuple[str, StepOutcome]], final: JobProgress | None,

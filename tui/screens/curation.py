@@ -79,7 +79,10 @@ def render_result(step: str, result, *, has_checklist: bool = False,
             t.append("  raw output: " + printable(result.raw_text[:600]) + "\n", style="dim")
         return t
     o = result.output
-    if step == "classify":
+    if step == "images":
+        reason = o.get("reason")
+        t.append("  " + (f"relies on an image: {printable(str(reason))}" if reason else "relies on no image") + "\n")
+    elif step == "classify":
         rel = "relevant" if o.get("code_understanding_relevant") else "NOT code-understanding relevant"
         t.append(f"  {rel} · {printable(str(o.get('category', '')))}\n")
         t.append("  " + printable(o.get("rationale", "")) + "\n", style="italic")
@@ -122,6 +125,8 @@ def _idle_status(step: str, plan) -> str:
         return f"{step}: no pair matches the filter"
     if reason is IdleReason.ONLY_HUMAN_CHECKLISTS:
         return f"{step}: nothing to do; {len(plan.human)} pairs have a checklist a person made or edited"
+    if reason is IdleReason.ALL_DROPPED:
+        return f"{step}: nothing to do; every matching pair was dropped by an earlier gating step (x includes them)"
     return f"{step}: nothing to do (every matching pair is done; f runs them again)"
 
 
@@ -146,29 +151,36 @@ class _RunMixin:
         from ..services.llm import STEP_ROLES, make_llm_client, project_dir_of
 
         store: Store = self.store
-        try:
-            client, role = make_llm_client(store, STEP_ROLES[step], None,
-                                           provider_factory=getattr(self.app, "provider_factory", None))
-        except BenchwrightError as e:
-            message = error_text(e)
-            notify(self.app, message, title="cannot run " + step, severity="error", timeout=10)
-            return None
-        settings = StepSettings(model=role.model, params=role.params, project_dir=project_dir_of(store), force=force)
+        client = None
+        if STEP_ROLES[step] is None:  # a step that calls no model (images): no client, no API key
+            settings = StepSettings(model="", project_dir=project_dir_of(store), force=force)
+        else:
+            try:
+                client, role = make_llm_client(store, STEP_ROLES[step], None,
+                                               provider_factory=getattr(self.app, "provider_factory", None))
+            except BenchwrightError as e:
+                message = error_text(e)
+                notify(self.app, message, title="cannot run " + step, severity="error", timeout=10)
+                return None
+            settings = StepSettings(model=role.model, params=role.params, project_dir=project_dir_of(store),
+                                    force=force)
         try:
             return await run_curation(store, client, step, pair_ids, settings, by=self.annotator,
                                       on_progress=self.on_job_progress)
         finally:
-            await client.provider.aclose()
+            if client is not None:
+                await client.provider.aclose()
 
     def on_job_progress(self, p: JobProgress) -> None:  # pragma: no cover - overridden
         """Called after each finished pair."""
 
 
 class CurationScreen(_RunMixin, Screen):
-    """One pair's curation results; run a step on it with 1-5, all steps with ``a``."""
+    """One pair's curation results; run a step on it with 0-5, all steps with ``a``."""
 
     BINDINGS = [
         Binding("escape", "back", "Back / cancel", id="curation.back"),
+        Binding("0", "run('images')", "Images", id="curation.images"),
         Binding("1", "run('classify')", "Classify", id="curation.classify"),
         Binding("2", "run('enrich')", "Enrich", id="curation.enrich"),
         Binding("3", "run('refine')", "Refine", id="curation.refine"),
@@ -176,6 +188,7 @@ class CurationScreen(_RunMixin, Screen):
         Binding("5", "run('verify')", "Verify", id="curation.verify"),
         Binding("a", "run_all", "All steps", id="curation.all"),
         Binding("f", "toggle_force", "Force", id="curation.force"),
+        Binding("x", "toggle_all", "Include dropped", id="curation.all_pairs"),
     ]
 
     def __init__(self, store: Store, pair_id: str, annotator: str) -> None:
@@ -184,6 +197,7 @@ class CurationScreen(_RunMixin, Screen):
         self.pair_id = pair_id
         self.annotator = annotator
         self.force = False
+        self.all_pairs = False  # x: also run on pairs an earlier gating step dropped (the CLI's --all)
         self._worker = None
         self._diffs: dict[tuple[str, str], TextDiff] = {}  # the refine diffs shown, by (original, refined)
         self._wanted: list[tuple[str, str]] = []  # long ones not computed yet
@@ -204,6 +218,7 @@ class CurationScreen(_RunMixin, Screen):
     def _status(self, message: str) -> None:
         n = self.store.ordinal_of(self.pair_id)
         force = " · force: on (ignores finished results and the cache)" if self.force else ""
+        force += " · including dropped pairs" if self.all_pairs else ""
         self.query_one("#curation-status", Static).update(
             Text(f"Curation of pair #{n}{force}  {message}", no_wrap=False))
 
@@ -271,6 +286,11 @@ class CurationScreen(_RunMixin, Screen):
         self.force = not self.force
         self._status("")
 
+    def action_toggle_all(self) -> None:
+        """Toggle running steps on the pair even when an earlier gating step dropped it."""
+        self.all_pairs = not self.all_pairs
+        self._status("")
+
     def action_run(self, step: str) -> None:
         """Run ``step`` on this pair (in the background)."""
         self._start([step])
@@ -287,12 +307,18 @@ class CurationScreen(_RunMixin, Screen):
 
     @work(exclusive=True, group="curation")
     async def _run_steps(self, steps: list[str]) -> None:
-        from benchwright.tui.services.curation_runs import select_pairs
+        from benchwright.tui.services.curation_runs import plan_pairs
 
         self.running = True
         try:
             for step in steps:
-                todo = select_pairs(self.store, step, pair_ids=[self.pair_id], force=self.force)
+                plan = plan_pairs(self.store, step, pair_ids=[self.pair_id], force=self.force,
+                                  all_pairs=self.all_pairs)
+                todo = plan.pair_ids
+                if plan.dropped:
+                    self._status(f"· {step}: not run, {next(iter(plan.dropped))} dropped the pair "
+                                 "(x includes dropped pairs)")
+                    continue
                 if not todo:
                     self._status(f"· {step}: already done (f forces a rerun)")
                     continue
@@ -327,6 +353,7 @@ class CurationRunScreen(_RunMixin, Screen):
     BINDINGS = [
         Binding("escape", "back", "Back / cancel", id="curation_run.back"),
         Binding("f", "toggle_force", "Force", id="curation_run.force"),
+        Binding("x", "toggle_all", "Include dropped", id="curation_run.all_pairs"),
     ]
 
     def __init__(self, store: Store, annotator: str, flt: QueueFilter) -> None:
@@ -335,6 +362,7 @@ class CurationRunScreen(_RunMixin, Screen):
         self.annotator = annotator
         self.flt = flt
         self.force = False
+        self.all_pairs = False  # x: also run on pairs an earlier gating step dropped (the CLI's --all)
         self._worker = None
 
     def compose(self) -> ComposeResult:
@@ -353,6 +381,11 @@ class CurationRunScreen(_RunMixin, Screen):
         """Toggle force: rerun finished pairs and bypass the cache."""
         self.force = not self.force
         self._status(f"force: {'on' if self.force else 'off'}")
+
+    def action_toggle_all(self) -> None:
+        """Toggle including the pairs an earlier gating step dropped."""
+        self.all_pairs = not self.all_pairs
+        self._status(f"including dropped pairs: {'on' if self.all_pairs else 'off'}")
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         """Start the chosen step."""
@@ -374,11 +407,13 @@ class CurationRunScreen(_RunMixin, Screen):
 
         run_id = since = None
         if self.force:
-            signature = json.dumps({"step": step, "filter": self.flt.__dict__, "from": "app"}, sort_keys=True)
+            signature = json.dumps({"step": step, "filter": self.flt.__dict__, "from": "app",
+                                    **({"all": True} if self.all_pairs else {})}, sort_keys=True)
             run_id, since, resumed = self.store.open_run(f"curation:{step}:force", signature, by=self.annotator)
             if not resumed:
                 since = None
-        plan = plan_pairs(self.store, step, where=self.flt, force=self.force, annotator=self.annotator, since=since)
+        plan = plan_pairs(self.store, step, where=self.flt, force=self.force, annotator=self.annotator, since=since,
+                          all_pairs=self.all_pairs)
         ids = plan.pair_ids
         if not ids:
             if run_id is not None:
@@ -392,6 +427,8 @@ class CurationRunScreen(_RunMixin, Screen):
             notes.append(f"{plan.stale} stale results run again")
         if plan.human:
             notes.append(f"{len(plan.human)} human checklists left alone")
+        if plan.dropped:
+            notes.append(f"{sum(plan.dropped.values())} dropped pairs left out (x includes them)")
         self.running = True
         self.query_one("#run-progress", ProgressBar).update(total=len(ids), progress=0)
         self._status(f"{step}: 0/{len(ids)} (escape cancels)" + (" · " + "; ".join(notes) if notes else ""))
