@@ -64,7 +64,7 @@ class InputProblem:
             problems of the whole file (empty, missing, not a Parquet file).
         field: the field at fault, or ``None`` when the whole record is at fault.
         message: a sentence saying what is wrong and, where it helps, what to do.
-        unit: ``"line"`` or ``"row"``: how ``line`` is counted.
+        unit: ``"line"``, ``"row"`` or ``"page"`` (a page of a GraphQL export): how ``line`` is counted.
     """
 
     file: str
@@ -102,6 +102,50 @@ class InputFileError(BenchwrightError):
         return cls([InputProblem(str(file), line, field, message)])
 
 
+@dataclass(frozen=True)
+class FilteredRecord:
+    """A valid record an importer left out by rule (not a problem of the input): a GitHub discussion that is
+    unanswered, has no accepted answer, is in a category not imported, or relies on an image (RepoProbe §3.2).
+
+    Attributes:
+        file: the file as given.
+        line: the 1-based page (a GraphQL export) or line (one discussion a line).
+        unit: ``"page"`` or ``"line"``: how ``line`` is counted.
+        node: the 1-based position of the discussion in its page's ``nodes``, or None (one a line).
+        upstream_id: the thread's id upstream (its URL, else its number): the same thread in two imports has one.
+        url: the thread's URL, if the export has it.
+        reason: why it was left out (``unanswered``, ``no accepted answer``, ``category X not in Q&A, Help``,
+            ``question relies on an image: ...``, ``answer relies on an image: ...``).
+        answered: the thread has an accepted answer upstream (it counts among the repository's answered
+            discussions, RepoProbe §3.2 "Repository Selection").
+    """
+
+    file: str
+    line: int
+    unit: str
+    node: int | None
+    upstream_id: str
+    url: str | None
+    reason: str
+    answered: bool = False
+
+    @property
+    def place(self) -> str:
+        """``page 2, node 3`` or ``line 7``."""
+        node = f", node {self.node}" if self.node is not None else ""
+        return f"{self.unit} {self.line}{node}"
+
+    @property
+    def where(self) -> str:
+        """``file, page 2, node 3`` or ``file, line 7``."""
+        return f"{self.file}, {self.place}"
+
+    def to_json(self) -> dict:
+        """The entry stored in ``import_batches.filtered_json``: ``{where, upstream_id, url, reason, answered}``."""
+        return {"where": self.where, "upstream_id": self.upstream_id, "url": self.url, "reason": self.reason,
+                "answered": self.answered}
+
+
 class RepositoryError(BenchwrightError):
     """A repository cannot be registered or read (missing path, commit mismatch, path outside root)."""
 
@@ -137,6 +181,9 @@ class ImportReport:
             not any text of it: not added as new pairs; with ``--update`` they are in ``updated`` instead, unless
             refused (``TextUpdate.refused`` says why).
         updated: records recorded as a new text version of their pair (``--update``).
+        filtered: valid records the importer left out by rule, each with its reason (GitHub Discussions).
+        repository_facts: the repository's eligibility facts after the import, when the import set any
+            (a :class:`~benchwright.core.eligibility.RepositoryFacts`), else None.
     """
 
     file: str
@@ -151,6 +198,8 @@ class ImportReport:
     batch_id: int | None = None
     possible_updates: list[TextUpdate] = field(default_factory=list)
     updated: list[TextUpdate] = field(default_factory=list)
+    filtered: list[FilteredRecord] = field(default_factory=list)
+    repository_facts: object | None = None
 
 
 @dataclass

@@ -15,6 +15,8 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from .eligibility import RepositoryFacts, parse_created_on
+
 QA_TYPES = ("What", "Why", "How", "Where")
 """SWE-QA / SWE-QA-Pro question classes (SWE-QA-Pro §2.2 taxonomy)."""
 
@@ -58,6 +60,9 @@ class Repository(BaseModel):
             "Methodology 2"); ``None`` for a registered checkout.
         manifest: for a derived copy, what was removed (the JSON object :mod:`benchwright.core.strip` builds:
             per-file counts, files deleted, files copied unchanged, totals); ``None`` otherwise.
+        stars, created_on, answered_discussions: the RepoProbe §3.2 eligibility facts (GitHub stars, the day it
+            was created as ``YYYY-MM-DD``, discussions with an accepted answer); ``None`` when not known
+            (:mod:`benchwright.core.eligibility`).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -73,6 +78,19 @@ class Repository(BaseModel):
     derived_from: str | None = None
     derivation: str | None = None
     manifest: dict | None = None
+    stars: int | None = Field(default=None, ge=0)
+    created_on: str | None = None
+    answered_discussions: int | None = Field(default=None, ge=0)
+
+    @field_validator("created_on")
+    @classmethod
+    def _created_on_is_a_date(cls, v: str | None) -> str | None:
+        return None if v is None else parse_created_on(v)
+
+    @property
+    def facts(self) -> RepositoryFacts:
+        """The eligibility facts as a :class:`~benchwright.core.eligibility.RepositoryFacts`."""
+        return RepositoryFacts(self.stars, self.created_on, self.answered_discussions)
 
     @property
     def pin(self) -> str:

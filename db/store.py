@@ -52,6 +52,7 @@ from benchwright.core.vocabulary import REOPEN_TEXT
 
 from .answers import AnswerStoreMixin
 from .checklists import CHECKLIST_FILTERS, ChecklistStoreMixin
+from .eligibility import RepositoryFactsMixin, record_import_facts, unrecorded_filtered
 from .funnel import FunnelStoreMixin
 from .llm import LLMStoreMixin
 from .locking import serialized
@@ -221,7 +222,7 @@ class Progress:
 
 class Store(ChecklistStoreMixin, ReviewStoreMixin, AgreementInputsMixin, ReleaseStoreMixin, ProbeStoreMixin,
             LLMStoreMixin, AnswerStoreMixin, TextRepairMixin, ResultStoreMixin, DerivedRepositoryMixin,
-            TextVersionStoreMixin, FunnelStoreMixin):
+            TextVersionStoreMixin, FunnelStoreMixin, RepositoryFactsMixin):
     """A benchwright project database.
 
     Open with :meth:`Store.open`; use as a context manager or call :meth:`close`.
@@ -354,7 +355,8 @@ class Store(ChecklistStoreMixin, ReviewStoreMixin, AgreementInputsMixin, Release
     def add_repository(self, repo: Repository, annotator: str) -> Repository:
         """Register ``repo``; registering the same repository again is a no-op.
 
-        An existing entry without a local path gains ``repo.local_path`` when the pins agree.
+        An existing entry without a local path gains ``repo.local_path`` when the pins agree; eligibility facts
+        (``stars``, ``created_on``, ``answered_discussions``) given again replace the stored ones.
 
         Raises:
             RepositoryError: the name is registered with another commit or version, or another path.
@@ -380,6 +382,9 @@ class Store(ChecklistStoreMixin, ReviewStoreMixin, AgreementInputsMixin, Release
                     updates.update(commit_sha=repo.commit, commit_verified=1)
             for key in ("url", "version_label", "language", "theme"):
                 if getattr(repo, key) and not getattr(existing, key):
+                    updates[key] = getattr(repo, key)
+            for key in ("stars", "created_on", "answered_discussions"):  # facts given again replace the stored ones
+                if getattr(repo, key) is not None and getattr(repo, key) != getattr(existing, key):
                     updates[key] = getattr(repo, key)
             if updates:
                 db["repositories"].update(repo.name, updates)
@@ -449,6 +454,8 @@ class Store(ChecklistStoreMixin, ReviewStoreMixin, AgreementInputsMixin, Release
         if result.read == 0:
             raise InputFileError.single(result.file, "contains no records")
         report.skipped = list(result.problems)
+        report.filtered = list(result.filtered)
+        report.duplicates_in_file += result.duplicates
         registered = {r.name: r for r in self.repositories()}
         for repo in result.repositories:
             existing = registered.get(repo.name)
@@ -496,14 +503,16 @@ class Store(ChecklistStoreMixin, ReviewStoreMixin, AgreementInputsMixin, Release
             report.possible_updates = [u for *_, u in changed if id(u) not in chosen]
             report.needs_reference = [p.id for p, _, _ in new if p.needs_reference]
             report.added = len(new)
-            if not new and not to_apply and not report.repositories_added:
+            fresh_filtered = unrecorded_filtered(db, result.format, repository, report.filtered)
+            if not new and not to_apply and not report.repositories_added and not fresh_filtered:
+                report.repository_facts = record_import_facts(db, result, repository)
                 return report
             cursor = db.conn.execute(
                 """INSERT INTO import_batches (format, file_name, file_path, file_sha256, repository,
                    options_json, read_count, added_count, already_present_count, duplicate_count,
                    skipped_count, skipped_json, created_at, created_by, updated_count, possible_update_count,
-                   possible_updates_json)
-                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                   possible_updates_json, filtered_count, filtered_json)
+                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
                 (
                     result.format, path.name, str(path.resolve()), digest, repository,
                     json.dumps(options or {}, sort_keys=True), report.read, report.added,
@@ -511,6 +520,7 @@ class Store(ChecklistStoreMixin, ReviewStoreMixin, AgreementInputsMixin, Release
                     json.dumps([str(p) for p in report.skipped]), now, annotator, len(to_apply),
                     len(report.possible_updates),
                     json.dumps([f"{u.where}: {', '.join(u.pair_ids)}" for u in report.possible_updates]),
+                    len(report.filtered), json.dumps([f.to_json() for f in report.filtered], ensure_ascii=False),
                 ),
             )
             report.batch_id = cursor.lastrowid
@@ -539,6 +549,7 @@ class Store(ChecklistStoreMixin, ReviewStoreMixin, AgreementInputsMixin, Release
                     source=(path.name, pair.source.line, pair.source.unit),
                 )
                 report.updated.append(u)
+            report.repository_facts = record_import_facts(db, result, repository)
         return report
 
     def _plan_text_updates(self, db: Database, changed: list, update: bool) -> list:
@@ -928,6 +939,7 @@ def _repo_row(repo: Repository, annotator: str) -> dict:
         "name": repo.name, "url": repo.url, "commit_sha": repo.commit, "commit_verified": int(repo.commit_verified),
         "version_label": repo.version_label, "local_path": repo.local_path, "language": repo.language,
         "theme": repo.theme, "created_at": utc_now(), "created_by": annotator, **derived_columns(repo),
+        "stars": repo.stars, "created_on": repo.created_on, "answered_discussions": repo.answered_discussions,
     }
 
 
@@ -936,6 +948,7 @@ def _repo_from_row(row: dict) -> Repository:
         name=row["name"], url=row["url"], commit=row["commit_sha"], version_label=row["version_label"],
         local_path=row["local_path"], language=row["language"], theme=row["theme"],
         commit_verified=bool(row["commit_verified"]), **derived_fields(row),
+        stars=row.get("stars"), created_on=row.get("created_on"), answered_discussions=row.get("answered_discussions"),
     )
 
 

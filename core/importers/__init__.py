@@ -10,16 +10,18 @@ from pathlib import Path
 
 from ..errors import BenchwrightError, InputFileError
 from .base import ParseResult, paused_gc
+from .github_discussions import DEFAULT_CATEGORIES, parse_categories, parse_github_discussions
 from .swe_qa import parse_swe_qa, parse_swe_qa_categorized
 from .swe_qa_pro import parse_swe_qa_pro
 from .tabular import TARGETS, parse_csv, parse_jsonl, parse_mapping, parse_parquet
 
-FORMATS = ("swe-qa", "swe-qa-categorized", "swe-qa-pro", "jsonl", "csv", "parquet")
+FORMATS = ("swe-qa", "swe-qa-categorized", "swe-qa-pro", "github-discussions", "jsonl", "csv", "parquet")
 """Names accepted by :func:`parse` and ``benchwright pairs import FORMAT``."""
 
 
 def parse(
-    fmt: str, path: str | Path, *, repository: str | None = None, mapping: list[str] | tuple[str, ...] = ()
+    fmt: str, path: str | Path, *, repository: str | None = None, mapping: list[str] | tuple[str, ...] = (),
+    categories: str | None = None,
 ) -> ParseResult:
     """Read ``path`` in format ``fmt``.
 
@@ -28,26 +30,37 @@ def parse(
         path: the file; shown in messages as given.
         repository: the registered repository the pairs are about (not for ``swe-qa-pro``).
         mapping: ``TARGET=COLUMN`` items, for ``jsonl``, ``csv`` and ``parquet`` only.
+        categories: for ``github-discussions`` only: the discussion categories imported, comma-separated
+            (default ``Q&A,Help``; ``*`` for every one).
 
     Returns:
         The valid pairs and every problem found; records with problems are not in ``pairs``.
 
     Raises:
-        BenchwrightError: unknown format, or a mapping given to a format that takes none.
+        BenchwrightError: unknown format, a mapping or categories given to a format that takes none, or
+            categories naming none.
         InputFileError: problems of the whole file (missing, empty, not UTF-8, not Parquet). Text of a
             Parquet row that is not valid UTF-8 is a problem of that row (row and field named).
     """
     with paused_gc():
-        return _parse(fmt, path, repository=repository, mapping=mapping)
+        return _parse(fmt, path, repository=repository, mapping=mapping, categories=categories)
 
 
-def _parse(fmt: str, path: str | Path, *, repository: str | None, mapping) -> ParseResult:
+def _parse(fmt: str, path: str | Path, *, repository: str | None, mapping, categories=None) -> ParseResult:
     display = str(path)
     p = Path(path)
     if fmt not in FORMATS:
         raise BenchwrightError(f"unknown format {fmt!r}; formats are {', '.join(FORMATS)}")
     if mapping and fmt not in ("jsonl", "csv", "parquet"):
         raise BenchwrightError(f"--map is for the jsonl, csv and parquet formats, not {fmt}")
+    if categories is not None and fmt != "github-discussions":
+        raise BenchwrightError(f"--categories is for the github-discussions format, not {fmt}")
+    if fmt == "github-discussions":
+        try:
+            wanted = parse_categories(categories)
+        except ValueError as e:
+            raise BenchwrightError(str(e)) from None
+        return parse_github_discussions(p, display, repository, wanted)
     if fmt == "swe-qa":
         return parse_swe_qa(p, display, repository)
     if fmt == "swe-qa-categorized":
@@ -60,4 +73,4 @@ def _parse(fmt: str, path: str | Path, *, repository: str | None, mapping) -> Pa
     return parse_jsonl(p, display, repository, m) if fmt == "jsonl" else parse_csv(p, display, repository, m)
 
 
-__all__ = ["FORMATS", "TARGETS", "InputFileError", "ParseResult", "parse", "parse_mapping"]
+__all__ = ["DEFAULT_CATEGORIES", "FORMATS", "TARGETS", "InputFileError", "ParseResult", "parse", "parse_mapping"]

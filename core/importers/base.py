@@ -12,7 +12,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..errors import InputFileError, InputProblem
+from ..eligibility import RepositoryFacts
+from ..errors import FilteredRecord, InputFileError, InputProblem
 from ..models import QA_TYPES, QAPair, Repository, SourceRef, qa_pair_id
 from ..text import repair_value
 
@@ -43,6 +44,14 @@ class ParseResult:
         repositories: repositories named by the records themselves (SWE-QA-Pro), to register.
         repaired_lines: lines whose text held lone surrogates (``\\udc81`` escapes), read with U+FFFD in their
             place (:func:`benchwright.core.text.repair_value`); the store flags their pairs.
+        filtered: valid records left out by the importer's rules, each with its reason (GitHub Discussions:
+            unanswered, no accepted answer, another category, relies on an image); not problems.
+        duplicates: records repeating an earlier record of the file by upstream id (a thread on two pages),
+            read once.
+        repository_facts: eligibility facts the file carries about the ``--repo`` repository
+            (:class:`~benchwright.core.eligibility.RepositoryFacts`), or None.
+        answered_counted: True when ``repository_facts.answered_discussions`` is absent from the file and is
+            to be counted from the imports (threads with an accepted answer).
     """
 
     format: str
@@ -52,6 +61,10 @@ class ParseResult:
     problems: list[InputProblem] = field(default_factory=list)
     repositories: list[Repository] = field(default_factory=list)
     repaired_lines: list[int] = field(default_factory=list)
+    filtered: list[FilteredRecord] = field(default_factory=list)
+    duplicates: int = 0
+    repository_facts: RepositoryFacts | None = None
+    answered_counted: bool = False
 
 
 def read_text(path: Path, display: str) -> str:

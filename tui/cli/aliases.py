@@ -81,7 +81,7 @@ def _import_params() -> list[click.Parameter]:
 @click.pass_context
 @friendly
 def import_alias(ctx, fmt, file, repository, mapping, skip_invalid, model, condition, scale, judge_model,
-                 answer_format, verbose, annotator, update) -> None:
+                 answer_format, verbose, annotator, update, categories=None) -> None:
     """Old spelling of: benchwright pairs import FORMAT FILE, answers import FILE, releases import DIR."""
     if fmt == "answers":
         note_deprecated("import answers", "answers import")
@@ -91,6 +91,9 @@ def import_alias(ctx, fmt, file, repository, mapping, skip_invalid, model, condi
         note_deprecated(f"import {fmt}", f"pairs import {fmt}")
     if update and fmt in ("answers", "release"):
         raise click.UsageError("--update is for Q&A pair formats, not for: benchwright import " + fmt)
+    if categories is not None and fmt in ("answers", "release"):
+        raise click.UsageError("--categories is for the github-discussions format, not for: benchwright import "
+                               + fmt)
     if fmt == "answers":
         if repository or mapping:
             raise click.UsageError("--repo and --map are for Q&A pair formats; answers are matched to the "
@@ -106,7 +109,7 @@ def import_alias(ctx, fmt, file, repository, mapping, skip_invalid, model, condi
         ctx.invoke(releases.releases_import, folder=file, annotator=annotator)
         return
     ctx.invoke(pairs.pairs_import, fmt=fmt, file=file, repository=repository, mapping=mapping,
-               skip_invalid=skip_invalid, update=update, annotator=annotator)
+               categories=categories, skip_invalid=skip_invalid, update=update, annotator=annotator)
 
 
 ALIASES: tuple[click.Command, ...] = (

@@ -9,7 +9,7 @@ import click
 
 from benchwright.core.config import resolve_annotator
 from benchwright.core.errors import ImportReport
-from benchwright.core.importers import FORMATS, TARGETS, parse
+from benchwright.core.importers import DEFAULT_CATEGORIES, FORMATS, TARGETS, parse
 from benchwright.core.text import printable
 
 from .common import annotator_option, friendly, open_store, plural
@@ -26,6 +26,9 @@ def pairs() -> None:
 @click.option("--repo", "repository", help="Registered repository the pairs are about.")
 @click.option("--map", "mapping", multiple=True, metavar="TARGET=COLUMN",
               help=f"For jsonl, csv and parquet: which column fills a field ({', '.join(TARGETS)}).")
+@click.option("--categories", metavar="NAMES",
+              help=f"For github-discussions: the discussion categories imported, comma-separated, without regard "
+                   f"to case (default: {','.join(DEFAULT_CATEGORIES)}; '*': every one).")
 @click.option("--skip-invalid", is_flag=True, help="Import the valid records and list every skipped one.")
 @click.option("--update", is_flag=True,
               help="Record a record whose question is an existing pair's, with another answer, as a new text "
@@ -33,30 +36,40 @@ def pairs() -> None:
 @annotator_option("Who imports (default: configuration, then the OS user).")
 @click.pass_context
 @friendly
-def pairs_import(ctx, fmt, file, repository, mapping, skip_invalid, update, annotator) -> None:
+def pairs_import(ctx, fmt, file, repository, mapping, categories, skip_invalid, update, annotator) -> None:
     """Import candidate Q&A pairs from FILE in FORMAT (answers: ``answers import``; a release folder:
     ``releases import``).
 
     All or nothing: a file with any invalid record imports nothing (unless --skip-invalid), and
     importing the same file again adds nothing (white space aside: trailing spaces or CRLF line ends make no
     new pair). A record with an existing pair's question and another answer is listed as a possible update and
-    not added; --update records it as a new text version of the pair.
+    not added; --update records it as a new text version of the pair. github-discussions lists the threads it
+    leaves out (unanswered, no accepted answer, another category, relying on an image) with the reason.
     """
-    result = parse(fmt, file, repository=repository, mapping=mapping)
+    result = parse(fmt, file, repository=repository, mapping=mapping, categories=categories)
     with open_store(ctx) as store:
         if repository:
             store.get_repository(repository)
         report = store.apply_import(
             result, annotator=resolve_annotator(annotator), file_path=file, skip_invalid=skip_invalid,
-            repository=repository, options={"map": list(mapping), "skip_invalid": skip_invalid, "update": update},
+            repository=repository, options={"map": list(mapping), "skip_invalid": skip_invalid, "update": update,
+                                            **({"categories": categories} if categories is not None else {})},
             update=update,
         )
         repaired = store.flag_import_repairs(result, report.batch_id)
     _print_report(report)
+    if report.repository_facts is not None:
+        counted = " (answered: counted from the imported threads)" if result.answered_counted else ""
+        click.echo(printable(f"  repository {repository}: {report.repository_facts.describe()}{counted}; "
+                             f"check it with: benchwright repos check {repository}"))
     if repaired:
         shown = ", ".join(map(str, repaired[:20])) + (" ..." if len(repaired) > 20 else "")
         click.echo(f"  text repaired: {plural(len(repaired), 'pair')} held invalid Unicode (a lone surrogate), stored "
                    f"as U+FFFD (line {shown})")
+
+
+FILTERED_SHOWN = 20
+"""Records left out by rule that the import summary lists one by one; the rest are counted."""
 
 
 def _print_report(r: ImportReport) -> None:
@@ -76,6 +89,14 @@ def _print_report(r: ImportReport) -> None:
         click.echo(f"  skipped {len(r.skipped)} invalid records:")
         for p in r.skipped:
             click.echo(f"    {p}")
+    if r.filtered:
+        click.echo(f"  left out {plural(len(r.filtered), 'record')} by rule:")
+        for f in r.filtered[:FILTERED_SHOWN]:
+            url = f" {f.url}" if f.url and f.url != f.upstream_id else ""
+            click.echo(printable(f"    {f.place} ({f.upstream_id}{url}): {f.reason}"))
+        if len(r.filtered) > FILTERED_SHOWN:
+            click.echo(f"    ... and {len(r.filtered) - FILTERED_SHOWN} more (every one is in the import batch's "
+                       "filtered_json)")
     if r.updated:
         click.echo(f"  recorded {plural(len(r.updated), 'new text version')} of pairs already in the project (--update):")
         for u in r.updated:

@@ -8,6 +8,15 @@ import json
 import click
 
 from benchwright.core.config import resolve_annotator
+from benchwright.core.eligibility import (
+    ELIGIBLE,
+    PAPER_CREATED_ON_OR_AFTER,
+    PAPER_MIN_ANSWERED,
+    PAPER_MIN_STARS,
+    EligibilityRule,
+    RepositoryFacts,
+    parse_created_on,
+)
 from benchwright.core.errors import RepositoryError
 from benchwright.core.repository import describe_local_repository
 from benchwright.core.text import printable
@@ -21,6 +30,28 @@ def repos() -> None:
     """Register and list the repositories questions are about."""
 
 
+def _created_on(ctx, param, value: str | None) -> str | None:
+    if value is None:
+        return None
+    try:
+        return parse_created_on(value)
+    except ValueError as e:
+        raise click.BadParameter(str(e)) from None
+
+
+def _fact_options(command):
+    """``--stars N --created YYYY-MM-DD --answered N``: the eligibility facts (RepoProbe §3.2)."""
+    for option in reversed((
+        click.option("--stars", type=click.IntRange(min=0), help="GitHub stars (RepoProbe §3.2 eligibility)."),
+        click.option("--created", callback=_created_on, metavar="YYYY-MM-DD",
+                     help="The day the repository was created on GitHub."),
+        click.option("--answered", type=click.IntRange(min=0),
+                     help="Answered GitHub Discussions (with an accepted answer)."),
+    )):
+        command = option(command)
+    return command
+
+
 @repos.command("add")
 @click.argument("name")
 @click.argument("path", type=click.Path(file_okay=False))
@@ -29,14 +60,19 @@ def repos() -> None:
 @click.option("--url", help="Where the repository is published.")
 @click.option("--language", help="Main programming language.")
 @click.option("--theme", help="Repository theme (e.g. Web Framework).")
+@_fact_options
 @click.option("--as", "annotator", help="Who registers it (default: configuration, then the OS user).")
 @click.pass_context
 @friendly
-def repo_add(ctx, name, path, commit, version, url, language, theme, annotator) -> None:
-    """Register the local code base at PATH as NAME (a git checkout, or a directory with --version)."""
+def repo_add(ctx, name, path, commit, version, url, language, theme, stars, created, answered, annotator) -> None:
+    """Register the local code base at PATH as NAME (a git checkout, or a directory with --version).
+
+    --stars, --created and --answered record the facts `repos check` reads (RepoProbe §3.2); registering NAME
+    again with them replaces the stored ones.
+    """
     repository = describe_local_repository(
         name, path, commit=commit, version=version, url=url, language=language, theme=theme
-    )
+    ).model_copy(update={"stars": stars, "created_on": created, "answered_discussions": answered})
     with open_store(ctx) as store:
         saved = store.add_repository(repository, resolve_annotator(annotator))
     verified = " (commit read from git)" if saved.commit_verified else ""
@@ -54,7 +90,65 @@ def repo_list(ctx) -> None:
         click.echo("no repositories registered; add one with: benchwright repos add NAME PATH")
     for r in repos:
         derived = f"\t({r.derivation} copy of {r.derived_from})" if r.derived_from else ""
-        click.echo(printable(f"{r.pin}\t{r.local_path or '(not checked out here)'}\t{r.url or ''}{derived}"))
+        facts = f"\t{r.facts.describe()}" if r.facts.any() else ""
+        click.echo(printable(f"{r.pin}\t{r.local_path or '(not checked out here)'}\t{r.url or ''}{derived}{facts}"))
+
+
+@repos.command("set")
+@click.argument("name")
+@_fact_options
+@click.pass_context
+@friendly
+def repo_set(ctx, name, stars, created, answered) -> None:
+    """Set the eligibility facts of the registered repository NAME (RepoProbe §3.2; read by `repos check`).
+
+    benchwright never fetches them: take them from the repository's GitHub page or a GraphQL export
+    (`pairs import github-discussions` records stargazerCount and createdAt itself).
+    """
+    if stars is None and created is None and answered is None:
+        raise click.UsageError("name at least one of --stars N, --created YYYY-MM-DD, --answered N")
+    with open_store(ctx) as store:
+        facts = store.set_repository_facts(name, RepositoryFacts(stars, created, answered))
+    click.echo(printable(f"{name}: {facts.describe()}"))
+
+
+@repos.command("check")
+@click.argument("names", nargs=-1, metavar="[NAME]...")
+@click.option("--min-stars", type=click.IntRange(min=0), default=PAPER_MIN_STARS, show_default=True,
+              help="At least this many GitHub stars.")
+@click.option("--created-after", type=click.DateTime(["%Y-%m-%d"]), default=PAPER_CREATED_ON_OR_AFTER.isoformat(),
+              show_default=True, metavar="YYYY-MM-DD", help="Created on this day or later.")
+@click.option("--min-answered", type=click.IntRange(min=0), default=PAPER_MIN_ANSWERED, show_default=True,
+              help="At least this many answered discussions.")
+@click.pass_context
+@friendly
+def repo_check(ctx, names, min_stars, created_after, min_answered) -> None:
+    """Say whether each repository NAME (default: every registered checkout) meets RepoProbe's repository
+    selection (§3.2: created on or after 2024-01-01, at least 1,000 stars, at least 10 answered discussions;
+    the defaults). A fact not known makes a repository `unknown`. Exit 1 when any is not eligible or unknown.
+    """
+    rule = EligibilityRule(min_stars, created_after.date(), min_answered)
+    with open_store(ctx) as store:
+        checked = ([store.get_repository(n) for n in dict.fromkeys(names)] if names
+                   else [r for r in store.repositories() if not r.derived_from])
+    if not checked:
+        click.echo("no repositories registered; add one with: benchwright repos add NAME PATH")
+        return
+    eligible = 0
+    for repo in checked:
+        result = rule.check(repo.facts)
+        eligible += result.eligible
+        parts = [*result.failed, *(f"{u} not known (set it: benchwright repos set {repo.name} --{u} "
+                                   f"{'YYYY-MM-DD' if u == 'created' else 'N'})" for u in result.unknown)]
+        if result.status == ELIGIBLE or not parts:
+            parts = list(result.met)
+        elif result.met:
+            parts.append("met: " + "; ".join(result.met))
+        click.echo(printable(f"{repo.name}: {result.status}: {'; '.join(parts)}"))
+    click.echo(f"{eligible} of {len(checked)} eligible (at least {min_stars:,} stars, created on or after "
+               f"{rule.created_on_or_after.isoformat()}, at least {min_answered:,} answered discussions)")
+    if eligible < len(checked):
+        ctx.exit(1)
 
 
 @repos.command("strip")
