@@ -92,16 +92,17 @@ def parse_github_discussions(
 def _records(text: str, display: str, result: ParseResult) -> Iterator[tuple[str, int, Any]]:
     """``(unit, number, object)`` for each page (``page``, 1-based) or line (``line``) of the export.
 
-    A file whose first non-blank line is a whole JSON value is JSON lines (each line a node or a page
-    document); otherwise it is one JSON document, an array of them, or documents one after another.
+    A file whose first non-blank line is a JSON object, or most of whose first lines are (the first one broken),
+    is JSON lines (each line a node or a page document); otherwise it is one JSON document, an array of them,
+    or documents one after another.
     """
-    first = next((ln for ln in text.split("\n") if ln.strip()), "")
-    try:
-        json.loads(first)
-        lines = True
-    except (json.JSONDecodeError, RecursionError):
+    sample = [ln for ln in text.split("\n", 60)[:60] if ln.strip()]
+    parsed = [_is_object(ln) for ln in sample]
+    if parsed[0] or (len(sample) > 1 and sum(parsed) * 2 >= len(sample)):
+        lines = not sample[0].lstrip().startswith("[")
+    else:
         lines = False
-    if lines and not first.lstrip().startswith("["):
+    if lines:
         for number, obj in json_lines(text, display, result):
             yield "line", number, obj
         return
@@ -115,6 +116,17 @@ def _records(text: str, display: str, result: ParseResult) -> Iterator[tuple[str
             if repaired:
                 result.repaired_lines.append(number)
         yield "page", number, doc
+
+
+def _is_object(line: str) -> bool:
+    """Whether ``line`` alone is a JSON object (a line of JSON lines, not a line of a pretty-printed document)."""
+    line = line.strip()
+    if not (line.startswith("{") and line.endswith("}")):
+        return False
+    try:
+        return isinstance(json.loads(line), dict)
+    except (json.JSONDecodeError, RecursionError):
+        return False
 
 
 def _documents(text: str, display: str) -> list[tuple[int, Any]]:

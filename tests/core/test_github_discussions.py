@@ -221,3 +221,12 @@ def test_a_bad_repository_fact_is_a_problem(tmp_path):
     r = parse("github-discussions", path, repository="widget")
     assert [p.field for p in r.problems] == ["data.repository.stargazerCount", "data.repository.createdAt"]
     assert "not a date" in r.problems[1].message
+
+
+def test_json_lines_with_a_broken_first_line_are_still_read_line_by_line(tmp_path):
+    path = tmp_path / "d.jsonl"
+    path.write_text('{"number": 1, "title": \n' + LINES.read_text(encoding="utf-8"), encoding="utf-8")
+    r = parse("github-discussions", path, repository="widget")
+    assert [(p.line, p.message.split(":")[0]) for p in r.problems] == [(1, "invalid JSON")]
+    assert [number(p.source.upstream_id) for p in r.pairs] == KEPT
+    assert r.pairs[0].source.line == 2
