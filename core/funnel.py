@@ -24,7 +24,8 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from .steps import STEP_LABELS, STEPS, gating_steps
+from .steps import STEPS, gating_steps
+from .vocabulary import REJECT_REASON_NAMES
 
 HARVESTED = "harvested"
 IMPORTED = "imported"
@@ -42,6 +43,26 @@ VERIFY_CHECKS = (("self_contained", "not self-contained"), ("answerable", "not a
                  ("links", "unresolved link"))
 """The verifier's checks (keys of its output) and the reason each gives when it fails."""
 
+PASSED = "passed"
+"""The queue filter ``curation=passed``: at least one gating step ran on the pair, and every gating step that ran
+passed (none failed, none dropped it)."""
+
+DROPPED_PREFIX = "dropped:"
+"""The queue filter ``curation=dropped:STEP``: the gating step STEP dropped the pair (its current result is ok and
+flagged)."""
+
+
+def dropped_filter(step: str) -> str:
+    """``dropped:STEP``, the queue filter of the pairs gating step ``step`` dropped."""
+    return DROPPED_PREFIX + step
+
+
+def funnel_filters() -> tuple[str, ...]:
+    """The funnel's queue filters (``--where curation=...``): :data:`PASSED`, then ``dropped:STEP`` per gating
+    step in pipeline order."""
+    return (PASSED, *(dropped_filter(s) for s in gating_steps()))
+
+
 NO_REASON = "no reason given"
 """The reason of a reject review that recorded none."""
 
@@ -57,6 +78,15 @@ def drop_reason(step: str, output: Mapping | None) -> str:
                    if isinstance((output or {}).get(key), Mapping) and (output or {})[key].get("passed") is False]
         return " + ".join(failing) or "failed the verifier"
     return f"flagged by {step}"
+
+
+def reject_reason(reason: str | None) -> str:
+    """The funnel's name for a reject reason: the display name of a
+    :data:`~benchwright.core.vocabulary.REJECT_REASONS` entry (``task validity``), another reason as given,
+    :data:`NO_REASON` when there is none."""
+    if not reason or not reason.strip():
+        return NO_REASON
+    return REJECT_REASON_NAMES.get(reason, reason)
 
 
 @dataclass(frozen=True)
@@ -210,7 +240,7 @@ def funnel(pairs: Sequence[PairFacts], filtered: Iterable[FilteredImport] = (),
               Stage(IMPORTED, "imported", entered=harvested, out=len(pairs), dropped=dict(by_reason), gating=True)]
     current = list(pairs)  # the out of the last gating stage
     for step in steps:
-        stage = Stage(step, STEP_LABELS[step], entered=len(current), gating=step in gating)
+        stage = Stage(step, step, entered=len(current), gating=step in gating)
         passed = []
         for p in current:
             r = p.steps.get(step)
@@ -236,7 +266,7 @@ def funnel(pairs: Sequence[PairFacts], filtered: Iterable[FilteredImport] = (),
             qa.out += 1
             accepted.append(p)
         else:
-            reason = (p.reject_reason or NO_REASON) if p.decision == "reject" else "to revise"
+            reason = reject_reason(p.reject_reason) if p.decision == "reject" else "to revise"
             qa.dropped[reason] = qa.dropped.get(reason, 0) + 1
     stages.append(qa)
     rel = Stage(RELEASED, "released", entered=len(accepted))
@@ -280,6 +310,24 @@ FUNNEL_COLUMNS = ("stage", "in", "out", "dropped", "failed", "not yet run")
 """The column titles of :func:`stage_lines`."""
 
 
-__all__ = ["DROP_REASONS", "FUNNEL_COLUMNS", "HARVESTED", "HUMAN_QA", "IMPORTED", "NO_REASON", "RELEASED",
-           "VERIFY_CHECKS", "FilteredImport", "filter_reason", "PairFacts", "Stage", "StepFact", "drop_reason", "dropped_by",
-           "funnel", "funnel_by_repository", "harvest", "stage_lines"]
+__all__ = [
+    "DROP_REASONS",
+    "FUNNEL_COLUMNS",
+    "HARVESTED",
+    "HUMAN_QA",
+    "IMPORTED",
+    "NO_REASON",
+    "RELEASED",
+    "VERIFY_CHECKS",
+    "FilteredImport",
+    "PairFacts",
+    "Stage",
+    "StepFact",
+    "drop_reason",
+    "dropped_by",
+    "filter_reason",
+    "funnel",
+    "funnel_by_repository",
+    "harvest",
+    "stage_lines",
+]

@@ -37,6 +37,7 @@ from benchwright.core.errors import (
 )
 from benchwright.core.importers import ParseResult
 from benchwright.core.importers.base import paused_gc
+from benchwright.core.funnel import PASSED, dropped_filter, funnel_filters
 from benchwright.core.models import (
     Decision,
     QAPair,
@@ -48,6 +49,7 @@ from benchwright.core.models import (
     utc_now,
 )
 from benchwright.core.review import Criteria, decision_reason
+from benchwright.core.steps import gating_steps
 from benchwright.core.vocabulary import REOPEN_TEXT
 
 from .answers import AnswerStoreMixin
@@ -69,9 +71,11 @@ BUSY_TIMEOUT_S = 10.0
 """Seconds a write waits for another process's write to finish before failing."""
 
 CURATION_FILTERS = ("flagged", "step-failed", "not-code-relevant", "verify-failed", "unresolved-links",
-                    "refined", "not-classified")
-"""Queue filters on the curation pipeline's current results (RepoProbe §3.2)."""
+                    "refined", "not-classified", *funnel_filters())
+"""Queue filters on the curation pipeline's current results (RepoProbe §3.2); ``passed`` and ``dropped:STEP`` are
+the funnel's (:func:`benchwright.core.funnel.funnel_filters`)."""
 _CUR = "SELECT 1 FROM curation_current k WHERE k.qa_pair_id = p.id"
+_GATING = ", ".join(f"'{s}'" for s in gating_steps())
 _CURATION_SQL = {
     "flagged": f"EXISTS ({_CUR} AND k.flagged = 1)",
     "step-failed": f"EXISTS ({_CUR} AND k.status = 'failed')",
@@ -80,6 +84,11 @@ _CURATION_SQL = {
     "unresolved-links": f"EXISTS ({_CUR} AND k.step = 'enrich' AND k.flagged = 1)",
     "refined": f"EXISTS ({_CUR} AND k.step = 'refine' AND k.status = 'ok')",
     "not-classified": f"NOT EXISTS ({_CUR} AND k.step = 'classify' AND k.status = 'ok')",
+    # the funnel (core.funnel): passed = a gating step ran and none failed or dropped the pair
+    PASSED: f"EXISTS ({_CUR} AND k.step IN ({_GATING}) AND k.status = 'ok') "
+            f"AND NOT EXISTS ({_CUR} AND k.step IN ({_GATING}) AND (k.status = 'failed' OR k.flagged = 1))",
+    **{dropped_filter(s): f"EXISTS ({_CUR} AND k.step = '{s}' AND k.status = 'ok' AND k.flagged = 1)"
+       for s in gating_steps()},
 }
 STATUSES = ("undecided", "accepted", "rejected", "to-revise", "skipped", "needs-reference")
 """Status filters of the queue, as seen by one annotator (``needs-reference`` is a property of the pair)."""

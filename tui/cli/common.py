@@ -103,7 +103,9 @@ def run_app(store: Store, annotator: str, title: str | None = None) -> None:
 
 # --------------------------------------------------------------------------------------------- --where
 WHERE_KEYS = ("repository", "qa_type", "category", "status", "checklist", "curation", "text", "assigned_to")
-"""The keys of ``--where KEY=VALUE`` (fields of :class:`benchwright.db.QueueFilter`)."""
+"""The keys of ``--where KEY=VALUE`` (fields of :class:`benchwright.db.QueueFilter`); ``curation`` takes one of
+:data:`benchwright.db.CURATION_FILTERS`, among them the funnel's ``passed`` and ``dropped:STEP`` (STEP a gating
+step: images, classify, verify)."""
 
 
 def parse_where(values: tuple[str, ...], *, facets: dict[str, list[str]] | None = None) -> QueueFilter:

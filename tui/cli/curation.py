@@ -38,7 +38,8 @@ def curation() -> None:
 @click.option("--model", help="Model to use (MODEL or PROVIDER:MODEL); default: the role's model in benchwright.toml.")
 @click.option("--limit", type=click.IntRange(min=1), help="At most this many pairs.")
 @click.option("--where", "where", multiple=True, metavar="KEY=VALUE",
-              help=f"Only pairs matching (repeatable; keys: {', '.join(WHERE_KEYS)}).")
+              help=f"Only pairs matching (repeatable; keys: {', '.join(WHERE_KEYS)}; e.g. curation=passed, "
+                   "curation=dropped:classify).")
 @click.option("--pair", "pairs", multiple=True, metavar="REF", help="Only this pair (id, id prefix or #N); repeatable.")
 @click.option("--force", is_flag=True, help="Run again on pairs already done, and ignore cached calls.")
 @click.option("--include-edited", is_flag=True,

@@ -24,6 +24,7 @@ from . import (
     config,
     curation,
     failure_modes,
+    funnel,
     judgments,
     ledger,
     links,
@@ -89,7 +90,7 @@ def main(ctx: click.Context, db_path: str | None) -> None:
 for command in (
     # project-wide one-shots
     project.init, project.review, project.status, project.demo, annotators.assign, annotators.blind,
-    annotators.merge, annotators.agreement, report.report, ledger.calls, config.config_group,
+    annotators.merge, annotators.agreement, funnel.funnel, report.report, ledger.calls, config.config_group,
     # one group per noun, verbs inside
     pairs.pairs, repos.repos, checklists.checklists, answers.answers, judgments.judgments, curation.curation,
     failure_modes.failure_modes, adjudication.adjudication, releases.releases, probes.probes, links.links,
