@@ -199,3 +199,5 @@ REOPEN_TEXT = "text"
 """``qa_pairs.reopened_reason``: a new text version (a rewrite, an edit, a re-import) after the pair's reviews."""
 REOPEN_EVIDENCE = "evidence-stale"
 """``qa_pairs.reopened_reason``: ``repos move`` found the pair's cited files or lines changed at the new pin."""
+REOPEN_WHY = {REOPEN_TEXT: "the text changed", REOPEN_EVIDENCE: "the cited evidence changed"}
+"""Reopen reason -> how the front ends say why a pair is back in review."""

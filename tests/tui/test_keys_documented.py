@@ -33,6 +33,8 @@ LABELS = {
     "leave the editor": "LeaveScreen",
     "checklist versions": "ChecklistDiffScreen",
     "history": "HistoryScreen",
+    "text versions": "TextVersionsScreen",
+    "edit the text": "TextEditScreen",
     "curation of a pair": "CurationScreen",
     "curation of the queue": "CurationRunScreen",
     "agent answers": "AnswerRunScreen",

@@ -34,6 +34,7 @@ from benchwright.tui.screens.probes import ProbesScreen
 from benchwright.tui.screens.release import ReleaseScreen
 from benchwright.tui.screens.rules_editor import RulesEditorScreen
 from benchwright.tui.screens.statistics import StatisticsScreen
+from benchwright.tui.screens.text_versions import TextVersionsScreen
 from benchwright.tui.widgets import literal, literal_options, notify
 
 SIZE = (200, 60)
@@ -153,6 +154,7 @@ async def walk(tmp_path, monkeypatch, text: str, marks: tuple[str, ...]) -> None
                 ("curation", lambda: CurationScreen(store, ids[0], ada)),
                 ("release", lambda: ReleaseScreen(store, ada, out=tmp_path / "releases")),
                 ("agent answers", lambda: AnswerRunScreen(store, ada, QueueFilter())),
+                ("text versions", lambda: TextVersionsScreen(store, ids[0], ada)),
             ]
             for where, make in screens:
                 await app.push_screen(make())

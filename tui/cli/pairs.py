@@ -1,5 +1,5 @@
-"""``benchwright pairs import FORMAT FILE`` and ``benchwright pairs history PAIR``: Q&A pairs in, and each pair's
-audit trail."""
+"""``benchwright pairs import FORMAT FILE``, ``pairs history PAIR`` and the text commands (``pairs text`` / ``edit`` /
+``revert`` / ``accept-text``): Q&A pairs in, each pair's audit trail, and its text versions."""
 
 from __future__ import annotations
 
@@ -17,7 +17,8 @@ from .common import annotator_option, friendly, open_store, plural
 
 @click.group()
 def pairs() -> None:
-    """Candidate Q&A pairs: import them from a file, print a pair's audit trail."""
+    """Candidate Q&A pairs: import them from a file, print a pair's audit trail, show, edit, revert and accept
+    its text versions."""
 
 
 @pairs.command("import")
@@ -147,3 +148,141 @@ def pairs_history(ctx, pair, annotator) -> None:
     if events.hidden:
         click.echo(f"({plural(events.hidden, 'event')} of other annotators hidden until you submit your review: blind mode)")
 
+
+
+# ------------------------------------------------------------------------------------------- text versions
+def _version_line(t, accepted_by: list[str], current: int) -> str:
+    """One line of ``pairs text``: number (``*`` current), origin, model, who, when, calls, accepted by."""
+    parts = [f"v{t.version}{'*' if t.version == current else ' '}", f"{t.origin:<8}"]
+    if t.model:
+        parts.append(f"model {t.model}")
+    parts.append(f"by {t.created_by or '?'}")
+    parts.append(t.created_at[:19])
+    if t.call_ids:
+        parts.append("calls " + ",".join(map(str, t.call_ids)))
+    if t.restored_from is not None:
+        parts.append(f"restores v{t.restored_from}")
+    if t.source:
+        parts.append(f"from {t.source}")
+    parts.append("accepted by " + (", ".join(accepted_by) if accepted_by else "-"))
+    return printable("  ".join(parts))
+
+
+def _print_text(label: str, text: str) -> None:
+    click.echo(f"{label}:")
+    for line in (text or "(none)").split("\n"):
+        click.echo("  " + printable(line))
+
+
+@pairs.command("text")
+@click.argument("pair")
+@click.option("--diff", "show_diff", is_flag=True,
+              help="Show the word diff of the version against the original ([-removed-] {+added+}).")
+@click.option("--version", "number", type=click.IntRange(min=1), help="Show this text version (default: the current).")
+@click.pass_context
+@friendly
+def pairs_text(ctx, pair, show_diff, number) -> None:
+    """Print PAIR's text versions (origin, model, who, when, who accepted each) and the current text, or with
+    --diff its word diff against the original. The current text is what review, checklists, judges and releases
+    use; a rewrite (enrich, refine) or an edit after a review sends the pair back to review."""
+    from benchwright.core.checklist_diff import render_word_diff
+
+    from ..services.texts import text_diffs, text_label, text_view
+
+    with open_store(ctx) as store:
+        view = text_view(store, store.resolve_pair(pair))
+    shown = view.version(number)
+    click.echo(printable(f"{view.pair_id} (#{view.ordinal}): {plural(len(view.versions), 'text version')}; "
+                         f"current: {text_label(view.current)}"))
+    for t in view.versions:
+        click.echo("  " + _version_line(t, view.accepted_by.get(t.version, []), view.current.version))
+    if view.stale_checklist:
+        click.echo(f"checklist: stale, {view.stale_note()} (write a new one: benchwright curation run checklist "
+                   "--force, or edit it)")
+    click.echo(printable(f"version {shown.version} ({text_label(shown)})") + ":")
+    if show_diff:
+        if shown.version == 1:
+            click.echo("  (this is the original text: nothing to compare)")
+        q, a = text_diffs(view.original, shown)
+        _print_text("question diff against the original", render_word_diff(q))
+        _print_text("reference answer diff against the original", render_word_diff(a))
+        return
+    _print_text("question", shown.question)
+    _print_text("reference answer", shown.reference_answer or "")
+
+
+@pairs.command("edit")
+@click.argument("pair")
+@click.option("--question", help="The new question text.")
+@click.option("--question-file", type=click.Path(), help="Read the new question from this UTF-8 file.")
+@click.option("--answer", help="The new reference answer (default: keep the current one).")
+@click.option("--answer-file", type=click.Path(), help="Read the new reference answer from this UTF-8 file.")
+@click.option("--expect-version", type=click.IntRange(min=1),
+              help="Refuse if the current text is no longer this version (compare-and-set; see pairs text).")
+@annotator_option("Who edits (default: configuration, then the OS user).")
+@click.pass_context
+@friendly
+def pairs_edit(ctx, pair, question, question_file, answer, answer_file, expect_version, annotator) -> None:
+    """Record an edit of PAIR's text (question and/or reference answer) as a new text version; it becomes the
+    current text and sends the pair back to review. The other part is kept as it is."""
+    from benchwright.core.errors import BenchwrightError
+
+    from ..services.texts import edit_text, read_text_file, text_label
+
+    if (question is not None and question_file is not None) or (answer is not None and answer_file is not None):
+        raise BenchwrightError("give the text or its file, not both (--question or --question-file, --answer or "
+                               "--answer-file)")
+    if question_file is not None:
+        question = read_text_file(question_file, "question")
+    if answer_file is not None:
+        answer = read_text_file(answer_file, "reference answer")
+    if question is None and answer is None:
+        raise BenchwrightError("nothing to edit: give --question/--question-file and/or --answer/--answer-file")
+    who = resolve_annotator(annotator)
+    with open_store(ctx) as store:
+        pid = store.resolve_pair(pair)
+        current = store.text_version(pid)
+        saved = edit_text(store, pid, current.question if question is None else question,
+                          current.reference_answer if answer is None else answer, by=who,
+                          expected_version=expect_version if expect_version is not None else current.version)
+    if saved is None:
+        click.echo(f"{pid}: unchanged (the text is version {current.version} already)")
+    else:
+        click.echo(printable(f"{pid}: recorded {text_label(saved)}; the pair is back in review"))
+
+
+@pairs.command("revert")
+@click.argument("pair")
+@click.option("--to", "to_version", type=click.IntRange(min=1), default=1, show_default=True,
+              help="The version whose text becomes current again (1: the original).")
+@annotator_option("Who reverts (default: configuration, then the OS user).")
+@click.pass_context
+@friendly
+def pairs_revert(ctx, pair, to_version, annotator) -> None:
+    """Make an earlier text of PAIR current again (the original by default), as a new version that restores it;
+    nothing is deleted."""
+    from ..services.texts import text_label
+
+    who = resolve_annotator(annotator)
+    with open_store(ctx) as store:
+        pid = store.resolve_pair(pair)
+        saved = store.revert_text(pid, by=who, to_version=to_version)
+    if saved is None:
+        click.echo(f"{pid}: unchanged (the current text is version {to_version}'s already)")
+    else:
+        click.echo(printable(f"{pid}: recorded {text_label(saved)}; the pair is back in review"))
+
+
+@pairs.command("accept-text")
+@click.argument("pair")
+@click.option("--version", "number", type=click.IntRange(min=1), help="The version accepted (default: the current).")
+@annotator_option("Who accepts (default: configuration, then the OS user).")
+@click.pass_context
+@friendly
+def pairs_accept_text(ctx, pair, number, annotator) -> None:
+    """Record that you accept a text version of PAIR (a rewrite by enrich or refine, or an edit) as the item."""
+    who = resolve_annotator(annotator)
+    with open_store(ctx) as store:
+        pid = store.resolve_pair(pair)
+        v = store.accept_text(pid, who, number)
+    click.echo(printable(f"{pid}: {who} accepts text version {v}"))

@@ -133,7 +133,7 @@ class QueueScreen(Screen):
 
     @staticmethod
     def _cells(r: QueueRow) -> tuple[Text, ...]:
-        label, style = _STATUS_TEXT[r.decision]
+        label, style = _STATUS_TEXT[r.decision] if not r.reopened else ("reopened", "bold yellow")
         status = Text(label, style=style)
         if r.needs_reference:
             status.append("!", style="bold red")

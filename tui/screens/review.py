@@ -16,10 +16,12 @@ from textual.widgets.option_list import Option
 
 from benchwright.core.errors import BenchwrightError
 from benchwright.core.evidence import Evidence
-from benchwright.core.models import QAPair
+from benchwright.core.models import QAPair, stale_checklist_note
 from benchwright.core.review import CRITERIA, CRITERION_LABELS, Criteria, Verdict, next_verdict
+from benchwright.core.vocabulary import REOPEN_WHY
 from benchwright.db import ChecklistVersion, NoteConflictError, QueueFilter, StaleReviewError, Store
 
+from ..services.texts import text_label
 from ..services.views import OthersReviews, ReviewView, review_view
 from ..widgets import LiteralMarkdown, literal, notify
 
@@ -68,6 +70,7 @@ class ReviewScreen(Screen):
         Binding("h", "history", "History", id="review.history"),
         Binding("g", "curation", "Curate", id="review.curation"),
         Binding("j", "inspect_judgments", "Judgments", id="review.judgments"),
+        Binding("w", "text_versions", "Text versions", id="review.text"),
     ]
 
     class Decided(Message):
@@ -97,6 +100,7 @@ class ReviewScreen(Screen):
         yield Static(id="review-status")
         with Horizontal(id="review-body"):
             with VerticalScroll(id="review-text"):
+                yield Static(id="text-origin")
                 yield Label("Question", classes="section-title")
                 yield LiteralMarkdown(id="question")
                 yield Label("Reference answer", classes="section-title")
@@ -129,6 +133,7 @@ class ReviewScreen(Screen):
         pair = self.pair = view.pair
         repo = view.repository
         self._show_status(view)
+        self.query_one("#text-origin", Static).update(self._text_origin(view))
         self.query_one("#question", LiteralMarkdown).show(pair.question)
         answer = pair.reference_answer or "*No reference answer yet: this pair needs one.*"
         self.query_one("#answer", LiteralMarkdown).show(answer)
@@ -161,7 +166,7 @@ class ReviewScreen(Screen):
             if ev.openable:
                 self._openable[f"ev{i}"] = ev
             options.add_option(Option(label, id=f"ev{i}", disabled=not ev.openable))
-        self.query_one("#checklist", Static).update(self._checklist_text(view.checklist))
+        self.query_one("#checklist", Static).update(self._checklist_text(view.checklist, view.stale_checklist))
         self.criteria = view.criteria
         self.state_id = view.state_id
         self._show_criteria()
@@ -175,7 +180,10 @@ class ReviewScreen(Screen):
         prog = view.progress
         line = Text()
         line.append(f"#{view.ordinal}  ", style="bold")
-        if decision:
+        if decision and view.reopened:
+            line.append(f"undecided (back in review: {REOPEN_WHY.get(view.reopened, view.reopened)} since your "
+                        f"{decision.value})", style="bold yellow")
+        elif decision:
             line.append({"accept": "accepted", "reject": "rejected", "revise": "to revise", "skip": "skipped"}[decision.value],
                         style=_DECISION_STYLE[decision.value])
         else:
@@ -186,10 +194,24 @@ class ReviewScreen(Screen):
             line.append("   (filtered queue)", style="italic")
         self.query_one("#review-status", Static).update(line)
 
-    def _checklist_text(self, current: ChecklistVersion | None) -> Text:
+    @staticmethod
+    def _text_origin(view: ReviewView) -> Text:
+        """``text v3 refined by MODEL · w diff, accept, edit, revert`` for a text that is not the original."""
+        if view.text is None or view.text.version == 1:
+            t = Text("original text · w: text versions", style="dim")
+        else:
+            t = literal(text_label(view.text), style="bold cyan")
+            t.append(" · w: diff against the original, accept, edit, revert", style="dim")
+        if view.stale_checklist:
+            t.append(f"\nchecklist stale: {stale_checklist_note(*view.stale_checklist)}", style="bold yellow")
+        return t
+
+    def _checklist_text(self, current: ChecklistVersion | None, stale: tuple[int, int] | None = None) -> Text:
         if current is None:
             return Text("no checklist yet: press c to write one", style="dim")
         t = Text()
+        if stale and current.text_version == stale[0]:
+            t.append(f"stale: {stale_checklist_note(*stale)}\n", style="bold yellow")
         t.append(f"v{current.version} {current.origin}", style="bold")
         if current.is_draft:
             t.append(" · draft", style="bold yellow")
@@ -329,6 +351,17 @@ class ReviewScreen(Screen):
         from .inspector import InspectorScreen
 
         self.app.push_screen(InspectorScreen(self.store, self.pair_id, self.annotator))
+
+    def action_text_versions(self) -> None:
+        """The pair's text versions: the word diff against the original; accept, edit or revert the text."""
+        from .text_versions import TextVersionsScreen
+
+        def back(changed: bool | None) -> None:
+            if changed:
+                self._progress = None  # a new text version reopens the pair: the counts change
+                self.run_worker(self.show_pair(self.pair_id))
+
+        self.app.push_screen(TextVersionsScreen(self.store, self.pair_id, self.annotator), back)
 
     def action_history(self) -> None:
         """The pair's audit trail: every decision, review, note, checklist version and adjudication."""

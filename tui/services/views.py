@@ -70,6 +70,9 @@ class ReviewView:
         others: other annotators' reviews as the viewer may see them.
         evidence: the files and lines the reference answer cites, resolved in the repository's checkout.
         progress: the viewer's progress counts.
+        reopened: why the pair is back in the viewer's review (``text``, ``evidence-stale``) when their decision
+            was made before it was reopened, else None (:meth:`~benchwright.db.Store.reopened`).
+        stale_checklist: ``(made from, current)`` text versions when the current checklist is stale, else None.
     """
 
     pair: QAPair
@@ -85,6 +88,8 @@ class ReviewView:
     others: OthersReviews
     evidence: tuple[Evidence, ...]
     progress: Progress
+    reopened: str | None = None
+    stale_checklist: tuple[int, int] | None = None
 
 
 def others_reviews(store: Store, pair_id: str, viewer: str) -> OthersReviews:
@@ -124,6 +129,7 @@ def review_view(store: Store, pair_id: str, viewer: str, *, progress: Progress |
         others=others_reviews(store, pair_id, viewer),
         evidence=tuple(gather_evidence(repo.local_path if repo else None, pair.reference_answer)),
         progress=progress if progress is not None else store.progress(viewer),
+        reopened=store.reopened(pair_id, viewer), stale_checklist=store.stale_checklist(pair_id),
     )
 
 
