@@ -132,7 +132,8 @@ def test_tables_csv_and_json_agree_with_hand_values(tmp_path):
 
     files = sorted(p.name for p in out_dir.iterdir())
     assert files == ["agent_gap.csv", "by_language.csv", "by_qa_type.csv", "coverage.csv", "failure_modes.csv",
-                     "scalar_swe-qa-pro.csv", "stability.csv", "summary.csv", "tool_usage.csv"]
+                     "instability.csv", "scalar_swe-qa-pro.csv", "stability.csv", "strata_summary.csv", "summary.csv",
+                     "tool_usage.csv"]
     data = json.loads(json_file.read_text(encoding="utf-8"))
 
     summary = {(row["model"], row["judge"]): row for row in read_csv(out_dir / "summary.csv")}

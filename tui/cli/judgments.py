@@ -59,16 +59,23 @@ def judgments() -> None:
 @click.option("--seed", type=int, default=0, show_default=True,
               help="Base seed of the answer-order randomization (swe-qa-pro); recorded per judgment.")
 @click.option("--force", is_flag=True, help="Judge again answers already judged, and ignore cached calls.")
+@click.option("--allow-self-judge", is_flag=True,
+              help="Also judge answers the judge model wrote, or whose checklist it generated (left out by default: "
+                   "RepoProbe §5.1.3).")
 @click.option("--as", "annotator", help="Who runs it (recorded with each judgment).")
 @click.pass_context
 @friendly
-def judgments_run(ctx, judge, model, runs, answers_model, condition, limit, where, seed, force, annotator) -> None:
+def judgments_run(ctx, judge, model, runs, answers_model, condition, limit, where, seed, force, allow_self_judge,
+                  annotator) -> None:
     """Score answers with JUDGE: {judges}.
 
     One call per answer and run; the run index is part of the cache key, so run 2 is its own call. Output that
     stays invalid after one repair turn is stored as unscored with the reason. Answers already judged are skipped
     and finished calls are reused, so running the same command again makes no calls (unscored runs are retried).
-    Exit code 1 when a run stays unscored (or nothing can be judged), 130 after Ctrl+C.
+
+    Answers the judge model wrote, or whose pair's current checklist it generated, are left out and counted
+    (judge separation, RepoProbe §5.1.3; model names compare without the provider prefix, case ignored) unless
+    --allow-self-judge. Exit code 1 when a run stays unscored (or nothing can be judged), 130 after Ctrl+C.
     """
     from benchwright.tui.services.judge_runs import plan_judging, run_judging
 
@@ -80,10 +87,17 @@ def judgments_run(ctx, judge, model, runs, answers_model, condition, limit, wher
         flt = parse_where(where, facets=store.facets() if where else None)
         client, role = make_llm_client(store, JUDGE_ROLE, model, provider_factory=ctx.obj.get("provider_factory"))
         plan = plan_judging(store, judge, role.model, runs=runs, answers_model=answers_model, condition=condition,
-                            where=flt, limit=limit, force=force)
+                            where=flt, limit=limit, force=force, allow_self_judge=allow_self_judge)
         _print_ineligible(out, plan.ineligible)
+        _print_self_judged(out, plan)
         if not plan.targets:
             close_unused(client)
+            if plan.self_judged and not plan.done:
+                out.print(Text(f"judge {judge} ({printable(role.model)}): nothing can be judged; "
+                               f"{plural(plan.self_judged_count, 'answer')} would be judged by the model that wrote "
+                               "them or generated their checklist: choose another judge model (--model) or pass "
+                               "--allow-self-judge"))
+                sys.exit(1)
             if plan.done:
                 out.print(Text(f"judge {judge} ({role.model}): nothing to do; {plural(plan.answers, 'answer')} "
                                f"selected, {plan.done} runs already judged (--force judges them again)"))
@@ -112,6 +126,16 @@ def _print_ineligible(out: Console, ineligible: dict[str, list[str]]) -> None:
         out.print(Text(f"not judged: {plural(len(ids), 'answer')} ({why}): {shown}"))
 
 
+def _print_self_judged(out: Console, plan) -> None:
+    """``N answers left out: REASON (MODEL): ids``, per reason of judge separation (none with
+    --allow-self-judge)."""
+    for why, ids in sorted(plan.self_judged.items()):
+        shown = ", ".join(ids[:5]) + (f" ... and {len(ids) - 5} more" if len(ids) > 5 else "")
+        out.print(Text(f"{plural(len(ids), 'answer')} left out: {why} ({printable(plan.judge_model)}): {shown}"))
+    if plan.self_judged:
+        out.print(Text("  (judge separation, RepoProbe §5.1.3: --allow-self-judge judges them anyway)"))
+
+
 def _judge_summary(out: Console, judge: str, plan, outcomes: list[JudgeOutcome], cancelled: bool) -> None:
     scored = [o for o in outcomes if o.scored]
     unscored = [o for o in outcomes if o.status == "unscored"]
@@ -119,9 +143,11 @@ def _judge_summary(out: Console, judge: str, plan, outcomes: list[JudgeOutcome],
     if cancelled:
         out.print(Text(f"judge {judge}: cancelled; {len(outcomes)} of {len(plan.targets)} runs finished and saved. "
                        "Run the same command again to continue."))
+    own = f", {plural(plan.self_judged_count, 'answer')} left out as self-judging" if plan.self_judged else ""
     out.print(Text(f"judge {judge}: {len(scored)} scored, {len(unscored)} unscored"
                    f"{f', {plan.done} already judged (skipped)' if plan.done else ''}"
-                   f"{f', {skipped} left to another run' if skipped else ''}; {money(outcomes)}"))
+                   f"{f', {skipped} left to another run' if skipped else ''}"
+                   f"{own}; {money(outcomes)}"))
     if unscored:
         kinds = Counter(o.reason_kind or "unknown" for o in unscored)
         out.print(Text("  unscored by reason: " + ", ".join(f"{k} {n}" for k, n in kinds.most_common())))

@@ -19,12 +19,18 @@ from benchwright.core.agent.tools import TOOL_NAMES
 from benchwright.core.agent_metrics import GapRow, ToolUsageRow, condition_side
 from benchwright.core.judges import JUDGE_REGISTRY, LLM_JUDGES, SCALAR_JUDGES
 from benchwright.core.metrics import (
+    AXIS_OPTIONS,
+    AXIS_TITLES,
+    CHECKLIST_TOLERANCE,
     FAILURE_MODE_NAMES,
     FAILURE_MODES,
+    INSTABILITY_THRESHOLD,
     JUDGES,
+    STRATA,
     Report,
     ScalarRow,
     SummaryRow,
+    axis_of_option,
     build_report,
     scores_checklist,
 )
@@ -32,10 +38,7 @@ from benchwright.core.text import printable
 
 from .common import RegistryChoice, friendly, open_store, write_csv_tables, write_json_file
 
-_AXES = {"language": "language", "category": "category", "theme": "theme", "qa-type": "qa_type",
-         "cluster": "cluster"}
-_AXIS_TITLES = {"language": "Language", "category": "Category", "theme": "Theme", "qa_type": "QA type",
-                "cluster": "Cluster"}
+# The stratification axes, their --by spellings and titles are core's (core/metrics.py, STRATUM_AXIS_REGISTRY).
 
 
 def _pct(x: float | None) -> str:
@@ -127,9 +130,30 @@ def _csv_tables(report: Report) -> dict[str, tuple[list[str], list[list[object]]
           *(r.counts[m] for m in FAILURE_MODES), *(r.pct_of_classified[m] for m in FAILURE_MODES),
           *(r.pct_of_below[m] for m in FAILURE_MODES)] for r in report.failures],
     )
+    tables["strata_summary.csv"] = (
+        list(_STRATUM_SUMMARY_FIELDS),
+        [[asdict(r)[f] for f in _STRATUM_SUMMARY_FIELDS] for rows in report.strata_summary.values() for r in rows],
+    )
+    tables["instability.csv"] = (
+        list(_INSTABILITY_FIELDS),
+        [[_runs_cell(v) if isinstance(v, tuple) else v for v in (asdict(c)[f] for f in _INSTABILITY_FIELDS)]
+         for c in report.instability],
+    )
     tables["agent_gap.csv"] = _gap_csv(report.agent_gap)
     tables["tool_usage.csv"] = _tool_csv(report.tool_usage)
     return tables
+
+
+_STRATUM_SUMMARY_FIELDS = ("axis", "stratum", "condition", "judge", "judge_model", "models", "overall_mean_pct",
+                           "overall_sd_pct", "perfect_solve_mean_pct", "answers")
+_INSTABILITY_FIELDS = ("qa_pair_id", "answer_id", "model", "condition", "scalar_judge", "scalar_judge_model",
+                       "scalar_scores", "scalar_range", "checklist_judge", "checklist_judge_model", "checklist_scores",
+                       "checklist_range")
+
+
+def _runs_cell(scores: Sequence[float]) -> str:
+    """Per-run scores in one CSV cell, by run index, separated by ``;`` (unrounded)."""
+    return ";".join(repr(float(x)) for x in scores)
 
 
 _GAP_FIELDS = ("model", "judge", "judge_model", "direct_condition", "agent_condition", "pairs", "direct_only",
@@ -224,15 +248,17 @@ def _print_tables(console: Console, report: Report) -> None:
         console.print(t)
 
     for axis, rows in report.strata.items():
-        t = _table(f"By {_AXIS_TITLES[axis]} (RepoProbe §5.2.2): score rate % per stratum",
-                   ["model", "condition", "judge", "judge model", _AXIS_TITLES[axis], "answers", "Overall %",
+        t = _table(f"By {AXIS_TITLES[axis]} (RepoProbe §5.2.2): score rate % per stratum",
+                   ["model", "condition", "judge", "judge model", AXIS_TITLES[axis], "answers", "Overall %",
                     "Knowledge %", "Clarity %", "Perfect Solve %"], numeric_from=5)
         for r in rows:
             t.add_row(_t(r.model), _t(r.condition), _t(r.judge), _t(r.judge_model), _t(r.stratum), str(r.answers),
                       _pct(r.overall_pct), _pct(r.knowledge_pct), _pct(r.clarity_pct), _pct(r.perfect_solve_pct))
         console.print(t)
 
+    _print_strata_summary(console, report)
     _print_stability(console, report)
+    _print_instability(console, report)
 
     t = _table("Coverage: unscored runs are left out of every mean and counted here",
                ["model", "condition", "judge", "judge model", "answers", "answers scored",
@@ -343,6 +369,45 @@ def _print_tool_usage(console: Console, report: Report) -> None:
         console.print(Text("not ours: imported trajectories of another shape, not counted"))
 
 
+def _print_strata_summary(console: Console, report: Report) -> None:
+    """RepoProbe §5.2.2 Table 4 form: per stratum the mean Overall % across models ± the sample sd (n - 1) across
+    models, the number of models, and (checklist judge) the mean Perfect Solve Rate."""
+    for axis, rows in report.strata_summary.items():
+        if not rows:
+            continue
+        t = _table(f"By {AXIS_TITLES[axis]} across models (RepoProbe §5.2.2 Table 4): mean Overall % over models, "
+                   "sd = sample standard deviation across models (n - 1)",
+                   ["judge", "judge model", "condition", AXIS_TITLES[axis], "models", "Overall % mean", "sd",
+                    "Perfect Solve % mean", "answers"], numeric_from=4)
+        for r in rows:
+            t.add_row(_t(r.judge), _t(r.judge_model), _t(r.condition), _t(r.stratum), str(r.models),
+                      _pct(r.overall_mean_pct), _pct(r.overall_sd_pct), _pct(r.perfect_solve_mean_pct),
+                      str(r.answers))
+        console.print(t)
+
+
+def _scores(scores: Sequence[float]) -> str:
+    return " ".join(f"{x:.2f}" for x in scores)
+
+
+def _print_instability(console: Console, report: Report) -> None:
+    """RepoProbe §5.3.2 Table 6 form: answers whose scalar-judge runs spread widely while the checklist runs
+    agree, widest spread first; scores are normalized (0-1) per run."""
+    title = (f"Instability cases (RepoProbe §5.3.2 Table 6): scalar-judge runs range >= "
+             f"{report.instability_threshold:g} while checklist runs range <= {report.checklist_tolerance:g}")
+    if not report.instability:
+        console.print(Text(f"{title}: none"))
+        return
+    t = _table(title + "; normalized scores per run (0-1)",
+               ["pair", "model", "condition", "scalar judge", "scalar judge model", "scalar runs", "range",
+                "checklist judge model", "checklist runs", "range"], numeric_from=10)
+    for c in report.instability:
+        t.add_row(_t(c.qa_pair_id), _t(c.model), _t(c.condition), _t(c.scalar_judge), _t(c.scalar_judge_model),
+                  _scores(c.scalar_scores), f"{c.scalar_range:.2f}", _t(c.checklist_judge_model),
+                  _scores(c.checklist_scores), f"{c.checklist_range:.2f}")
+    console.print(t)
+
+
 def _print_stability(console: Console, report: Report) -> None:
     """RepoProbe Table 5 form: per model and condition, each judge's score rate, std and range over runs, the
     judges of one model on consecutive rows so checklist and scalar judging compare at a glance."""
@@ -386,25 +451,34 @@ def _empty_message(report: Report, models: Sequence[str], judge: str | None) -> 
 
 
 @click.command()
-@click.option("--by", "by", multiple=True, type=click.Choice(list(_AXES)),
-              help="Stratify by this axis as well (repeatable).")
+@click.option("--by", "by", multiple=True, type=click.Choice([AXIS_OPTIONS[a] for a in STRATA]),
+              help="Stratify by this axis as well (repeatable); each gets a table per model and a table across "
+                   "models (mean and sample sd, RepoProbe Table 4).")
 @click.option("--model", "models", multiple=True, help="Only answers of this model (repeatable; exact name).")
 @click.option("--judge", type=RegistryChoice(JUDGES), help="Only judgments of this judge.")
 @click.option("--csv", "csv_dir", type=click.Path(file_okay=False), help="Also write one CSV file per table here.")
 @click.option("--json", "json_file", type=click.Path(dir_okay=False), help="Also write the whole report as JSON.")
+@click.option("--instability-threshold", type=click.FloatRange(0, 1), default=INSTABILITY_THRESHOLD, show_default=True,
+              help="Least range of a scalar judge's normalized scores over an answer's runs for an instability case "
+                   "(RepoProbe Table 6 states none).")
+@click.option("--checklist-tolerance", type=click.FloatRange(0, 1), default=CHECKLIST_TOLERANCE, show_default=True,
+              help="Largest range of the checklist judge's scores over the same answer's runs for them to agree.")
 @click.pass_context
 @friendly
-def report(ctx, by, models, judge, csv_dir, json_file) -> None:
+def report(ctx, by, models, judge, csv_dir, json_file, instability_threshold, checklist_tolerance) -> None:
     """Paper metrics of the judged answers: Overall %, Knowledge %, Clarity %, Perfect Solve Rate (RepoProbe
-    §5.1.3), optionally by language, category, theme, QA type or cluster; scalar judges per dimension
-    (SWE-QA-Pro §4.1, Code-QA-Bench); judge stability over runs (RepoProbe Table 5); unscored runs and overrides
+    §5.1.3), optionally by language, category, theme, QA type, cluster, repository or QA subtype, per model and
+    across models (mean and sample sd, RepoProbe Table 4); scalar judges per dimension (SWE-QA-Pro §4.1,
+    Code-QA-Bench); judge stability over runs (RepoProbe Table 5); answers whose scalar-judge runs spread widely
+    while the checklist runs agree (RepoProbe Table 6); unscored runs and overrides
     used; failure modes below 60% (RepoProbe Table 7); direct against agent answers per model (SWE-QA-Pro Table 2)
     and the agents' tool calls (SWE-QA-Pro Figure 4). Percentages are of points; see docs/metrics.md."""
     from benchwright.db.report import report_inputs
 
     with open_store(ctx) as store:
         inputs = report_inputs(store, models=list(models) or None, judge=judge)
-    rep = build_report(inputs, by=[_AXES[b] for b in by])
+    rep = build_report(inputs, by=[axis_of_option(b) for b in by], instability_threshold=instability_threshold,
+                       checklist_tolerance=checklist_tolerance)
     console = Console(highlight=False, soft_wrap=False)
     if rep.is_empty:
         click.echo(_empty_message(rep, models, judge))

@@ -11,7 +11,7 @@ the run's latest judgment (``Store.judgments(latest_only=True)``) and the unscor
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -19,9 +19,11 @@ from benchwright.core.errors import BenchwrightError, NotFoundError, Remedy, wit
 from benchwright.core.judges import (
     JUDGE_REGISTRY,
     Ineligible,
+    SelfJudging,
     checklist_problem,
     judge_eligibility,
     run_is_done,
+    self_judging,
 )
 from benchwright.core.judging import (
     FAILURE_THRESHOLD,
@@ -99,6 +101,9 @@ class JudgePlan:
         done: (answer, run) pairs skipped because a scored judgment is already there.
         ineligible: reason -> answer ids left out (no reference answer; for the checklist judge no checklist, an
             invalid one, or a draft).
+        self_judged: reason (:class:`~benchwright.core.judges.SelfJudging`) -> answer ids left out because the
+            judge model wrote the answer or generated the pair's current checklist (RepoProbe §5.1.3); empty when
+            self-judging is allowed.
     """
 
     judge: str
@@ -108,6 +113,12 @@ class JudgePlan:
     answers: int = 0
     done: int = 0
     ineligible: dict[str, list[str]] = field(default_factory=dict)
+    self_judged: dict[SelfJudging, list[str]] = field(default_factory=dict)
+
+    @property
+    def self_judged_count(self) -> int:
+        """How many answers were left out as self-judging."""
+        return sum(len(ids) for ids in self.self_judged.values())
 
 
 def _checklist_state(store: Store, pair_id: str):
@@ -117,9 +128,16 @@ def _checklist_state(store: Store, pair_id: str):
 
 def plan_judging(store: Store, judge: str, judge_model: str, *, runs: int | None = None,
                  answers_model: str | None = None, condition: str | None = None, where: QueueFilter | None = None,
-                 limit: int | None = None, force: bool = False, annotator: str = "") -> JudgePlan:
+                 limit: int | None = None, force: bool = False, annotator: str = "",
+                 allow_self_judge: bool = False, providers: Collection[str] | None = None) -> JudgePlan:
     """What ``judge`` by ``judge_model`` has to do: for every selected, eligible answer, the runs 0..runs-1 that
     have no scored judgment yet (all of them with ``force``). ``limit`` caps the number of answers with work.
+
+    Judge separation (RepoProbe §5.1.3, SWE-QA-Pro §4.1; the rule is core's
+    :func:`~benchwright.core.judges.self_judging`): an answer written by ``judge_model``, or whose pair's current
+    checklist it generated, is left out and listed in ``self_judged`` unless ``allow_self_judge``. Model names
+    compare with the provider prefix stripped: ``providers`` are the prefixes (default: the project's configured
+    providers, :func:`~benchwright.tui.services.llm.configured_providers`).
 
     Which answers a judge may score is core's rule (:func:`~benchwright.core.judges.judge_eligibility`): pairs
     with a reference answer; for a judge that needs a checklist, its current checklist valid and not a draft
@@ -136,6 +154,10 @@ def plan_judging(store: Store, judge: str, judge_model: str, *, runs: int | None
     if runs < 1:
         raise BenchwrightError(f"runs per answer must be at least 1, not {runs}")
     plan = JudgePlan(judge, judge_model, runs)
+    if providers is None and not allow_self_judge:
+        from .llm import configured_providers
+
+        providers = configured_providers(store)
     answers = select_answers(store, answers_model=answers_model, condition=condition, where=where,
                              annotator=annotator)
     plan.answers = len(answers)
@@ -145,11 +167,19 @@ def plan_judging(store: Store, judge: str, judge_model: str, *, runs: int | None
     with_work = 0
     for a in answers:
         pair = store.get_pair(a.qa_pair_id)
-        v = store.checklist_version(a.qa_pair_id) if spec.needs_checklist else None
+        current = store.checklist_version(a.qa_pair_id)
+        v = current if spec.needs_checklist else None
         why = judge_eligibility(judge, has_reference=not pair.needs_reference, checklist=v)
         if why is not None:
             plan.ineligible.setdefault(why, []).append(a.id)
             continue
+        if not allow_self_judge:
+            own = self_judging(judge_model, answer_model=a.model,
+                               checklist_author=current.author if current is not None else None,
+                               providers=providers or ())
+            if own is not None:
+                plan.self_judged.setdefault(own, []).append(a.id)
+                continue
         version = v.version if v is not None else None
         todo = []
         for run in range(runs):

@@ -48,6 +48,18 @@ def llm_role(store: Store, role: str, model_override: str | None = None):
     return config, config.role(role, model_override)
 
 
+def configured_providers(store: Store) -> tuple[str, ...]:
+    """The names of the project's configured providers (benchwright.toml, the user file and the built-in ones):
+    the ``PROVIDER:`` prefixes a recorded model name may carry (:func:`benchwright.core.judges.bare_model_name`).
+
+    Raises:
+        LLMConfigError: a bad configuration file.
+    """
+    from benchwright.core.llm.config import load_llm_config
+
+    return tuple(sorted(load_llm_config(project_dir_of(store)).settings.providers))
+
+
 def client_for_role(store: Store, config, role_config, *, provider_factory=None):
     """The ledger-backed client for a resolved role (see :func:`make_llm_client`).
 
