@@ -457,6 +457,10 @@ def _write_release(
                 "manifest_sha256": previous_manifest_sha,
             },
         }
+        if spec.checklist_generators is not None:
+            manifest["checklist_generators"] = dict(sorted(spec.checklist_generators.items()))
+        if spec.judges is not None:
+            manifest["judges"] = list(spec.judges)
         if probes:
             manifest["probes"] = probes_summary(probes, probes_excluded)
         files[CARD] = _write_card(tmp / CARD, table, spec, manifest, probes_index)

@@ -286,6 +286,10 @@ class ReleaseSpec(BaseModel):
     ``created_at`` (ISO 8601, UTC, from the release record) is the only time written to a release.
     ``excluded`` is the preflight's ``(pair id, reason)`` list; the card and manifest count it by reason.
     ``agreement_scope`` is a sentence the card prints above ``agreement`` saying which pairs it covers.
+    ``checklist_generators`` (model -> released pairs whose current checklist it generated) and ``judges`` (one
+    ``{"judge", "model", "answers", "runs", "self_judged"}`` per judge and judge model that scored the released
+    pairs' answers) are the judge separation's provenance (RepoProbe §5.1.3), written to the manifest and the card;
+    None (a release recorded before they existed) writes neither, so such a release rebuilds byte for byte.
     ``pseudonym_salt`` is never written: pass a secret of the project so pseudonyms cannot be checked
     against guessed names (by default the release name, which keeps pseudonyms stable across versions).
     """
@@ -307,6 +311,8 @@ class ReleaseSpec(BaseModel):
     agreement: dict = Field(default_factory=dict)
     agreement_scope: str = ""
     excluded: list[tuple[str, str]] = Field(default_factory=list)
+    checklist_generators: dict[str, int] | None = None
+    judges: list[dict] | None = None
     pseudonym_salt: str = Field(default="", exclude=True, repr=False)
 
     @field_validator("name")

@@ -46,6 +46,52 @@ def _agreement_figures(store: Store, n_released: int) -> tuple[dict, str]:
     return out, scope
 
 
+def release_models(store: Store, pair_ids: list[str]) -> tuple[dict[str, int], list[dict]]:
+    """The judge separation's provenance of a release (RepoProbe §5.1.3; the manifest's ``checklist_generators``
+    and ``judges``): the models that generated the pairs' current checklists (``llm:MODEL`` authors) with the
+    number of pairs each, and per judge and judge model that scored answers to the pairs (the current judgment
+    of each run, scored ones) ``{"judge", "model", "answers", "runs", "self_judged"}``, where ``self_judged``
+    counts the answers the judge model wrote or whose current checklist it generated (core's
+    :func:`~benchwright.core.judges.self_judging`). Judges in report order, then by model.
+    """
+    from collections import Counter
+
+    from benchwright.core.judges import JUDGES, checklist_generator, self_judging
+
+    from .llm import configured_providers
+
+    authors: dict[str, str | None] = {}
+    generators: Counter[str] = Counter()
+    for pid in pair_ids:
+        current = store.checklist_version(pid)
+        authors[pid] = current.author if current is not None else None
+        model = checklist_generator(authors[pid])
+        if model is not None:
+            generators[model] += 1
+    answers = {a.id: a for a in store.answers() if a.qa_pair_id in authors}
+    try:
+        providers = configured_providers(store)
+    except BenchwrightError:  # an unreadable benchwright.toml: compare the names as recorded
+        providers = ()
+    groups: dict[tuple[str, str], dict] = {}
+    for j in store.judgments(latest_only=True):
+        a = answers.get(j.answer_id)
+        if a is None or not j.scored:
+            continue
+        g = groups.setdefault((j.judge, j.judge_model), {"answers": set(), "runs": 0, "self": set()})
+        g["answers"].add(a.id)
+        g["runs"] += 1
+        if self_judging(j.judge_model, answer_model=a.model, checklist_author=authors[a.qa_pair_id],
+                        providers=providers) is not None:
+            g["self"].add(a.id)
+    order = {name: i for i, name in enumerate(JUDGES)}
+    judges = [{"judge": judge, "model": model, "answers": len(g["answers"]), "runs": g["runs"],
+               "self_judged": len(g["self"])}
+              for (judge, model), g in sorted(groups.items(), key=lambda kv: (order.get(kv[0][0], len(order)),
+                                                                               kv[0][0], kv[0][1]))]
+    return dict(sorted(generators.items())), judges
+
+
 def release_rows(preflight: Preflight) -> list:
     """The release rows of the included pairs."""
     from benchwright.exports import ReleaseRow
@@ -69,9 +115,13 @@ def create_release(
     store: Store, preflight: Preflight, name: str, version: str, out: Path, *, by: str,
     with_annotators: bool = False, license: str = "cc-by-4.0", created_at: str | None = None,
     record: bool = True, progress=None, previous_path: Path | None = None, notes: list[str] | None = None,
-    with_probes: bool = True, probe_preflight: ProbePreflight | None = None,
+    with_probes: bool = True, probe_preflight: ProbePreflight | None = None, models: dict | None = None,
 ) -> Path:
     """Write release ``name`` ``version`` of the preflight's included pairs under ``out`` and record it.
+
+    The manifest and card name the checklist generators and the judges (:func:`release_models`); ``models``
+    (``{"checklist_generators": ..., "judges": ...}``, a recorded manifest's) gives them instead, a value None
+    leaving it out (a rebuild of a release made before they were recorded).
 
     With ``with_probes`` (the default) the signed-off probes of ``probe_preflight`` (default: the store's
     :meth:`~benchwright.db.Store.probe_release_preflight`) go in too, under ``probes/`` in NITR's layout; a
@@ -138,6 +188,9 @@ def create_release(
                 f"the previous release {name} {previous['version']} was written to {previous_dir}, which is gone, "
                 "so the changelog cannot compare against it: restore it there"), Remedy.GIVE_PREVIOUS)
     agreement, agreement_scope = _agreement_figures(store, len(preflight.included))
+    if models is None:
+        generators, judges = release_models(store, [c.pair.id for c in preflight.included])
+        models = {"checklist_generators": generators, "judges": judges}
     try:
         spec = ReleaseSpec(
             name=name, version=version, created_at=created_at or utc_now(), created_by=by,
@@ -147,6 +200,7 @@ def create_release(
             prompt_hashes={}, judge_hashes={},
             agreement=agreement, agreement_scope=agreement_scope,
             excluded=preflight.excluded, pseudonym_salt=pseudonym_salt(store, by),
+            checklist_generators=models.get("checklist_generators"), judges=models.get("judges"),
         )
     except ValidationError as e:
         problems = "; ".join(f"{'.'.join(map(str, err['loc']))}: {err['msg']}" for err in e.errors())
@@ -245,7 +299,8 @@ def pseudonym_salt(store: Store, by: str) -> str:
 def rebuild_release(store: Store, name: str, version: str, out: Path, *, by: str,
                     with_annotators: bool = False) -> Path:
     """Write a recorded release again from the current project state with its recorded time (to check that
-    the state still gives the same bytes, or to restore a lost folder). Nothing is recorded.
+    the state still gives the same bytes, or to restore a lost folder). Nothing is recorded. The checklist
+    generators and judges are the recorded manifest's (judging the answers after the release changes no byte).
 
     Raises:
         BenchwrightError: no such release recorded.
@@ -258,6 +313,7 @@ def rebuild_release(store: Store, name: str, version: str, out: Path, *, by: str
         store, store.release_preflight(), name, version, out, by=record["created_by"],
         with_annotators=with_annotators, license=manifest.get("license", "cc-by-4.0"),
         created_at=record["created_at"], record=False, with_probes="probes" in manifest,
+        models={k: manifest.get(k) for k in ("checklist_generators", "judges")},
     )
     rebuilt = json.loads((path / "manifest.json").read_text(encoding="utf-8"))
     if with_annotators == (manifest.get("annotators") == "named") and rebuilt.get("files") != manifest.get("files"):
