@@ -54,6 +54,7 @@ from benchwright.core.vocabulary import REOPEN_TEXT
 
 from .answers import AnswerStoreMixin
 from .checklists import CHECKLIST_FILTERS, ChecklistStoreMixin
+from .evidence import EVIDENCE_FILTER_SQL, EvidenceStoreMixin
 from .eligibility import RepositoryFactsMixin, record_import_facts, unrecorded_filtered
 from .funnel import FunnelStoreMixin
 from .llm import LLMStoreMixin
@@ -113,6 +114,8 @@ class QueueFilter:
         checklist: one of :data:`CHECKLIST_FILTERS`, on the pair's current checklist.
         assigned_to: only pairs assigned to this annotator.
         curation: one of :data:`CURATION_FILTERS`, on the pairs' current curation results.
+        evidence: one of :data:`benchwright.core.evidence_drift.EVIDENCE_FILTERS`, on the pair's latest evidence
+            check (``repos move``); ``unchecked``: never checked.
     """
 
     status: str | None = None
@@ -123,6 +126,7 @@ class QueueFilter:
     checklist: str | None = None
     assigned_to: str | None = None
     curation: str | None = None
+    evidence: str | None = None
 
     def sql(self, annotator: str) -> tuple[str, list]:
         """``(where_clause, params)`` over ``qa_pairs p LEFT JOIN review_state s`` (s for ``annotator``).
@@ -172,6 +176,12 @@ class QueueFilter:
                     f"unknown curation filter {self.curation!r}; use one of {', '.join(CURATION_FILTERS)}"
                 )
             clauses.append(_CURATION_SQL[self.curation])
+        if self.evidence is not None:
+            if self.evidence not in EVIDENCE_FILTER_SQL:
+                raise BenchwrightError(
+                    f"unknown evidence filter {self.evidence!r}; use one of {', '.join(EVIDENCE_FILTER_SQL)}"
+                )
+            clauses.append(EVIDENCE_FILTER_SQL[self.evidence])
         return (" AND ".join(clauses) or "1"), params
 
 
@@ -231,7 +241,7 @@ class Progress:
 
 class Store(ChecklistStoreMixin, ReviewStoreMixin, AgreementInputsMixin, ReleaseStoreMixin, ProbeStoreMixin,
             LLMStoreMixin, AnswerStoreMixin, TextRepairMixin, ResultStoreMixin, DerivedRepositoryMixin,
-            TextVersionStoreMixin, FunnelStoreMixin, RepositoryFactsMixin):
+            TextVersionStoreMixin, FunnelStoreMixin, RepositoryFactsMixin, EvidenceStoreMixin):
     """A benchwright project database.
 
     Open with :meth:`Store.open`; use as a context manager or call :meth:`close`.

@@ -102,7 +102,8 @@ def run_app(store: Store, annotator: str, title: str | None = None) -> None:
 
 
 # --------------------------------------------------------------------------------------------- --where
-WHERE_KEYS = ("repository", "qa_type", "category", "status", "checklist", "curation", "text", "assigned_to")
+WHERE_KEYS = ("repository", "qa_type", "category", "status", "checklist", "curation", "evidence", "text",
+              "assigned_to")
 """The keys of ``--where KEY=VALUE`` (fields of :class:`benchwright.db.QueueFilter`); ``curation`` takes one of
 :data:`benchwright.db.CURATION_FILTERS`, among them the funnel's ``passed`` and ``dropped:STEP`` (STEP a gating
 step: images, classify, verify)."""

@@ -1,5 +1,6 @@
-"""``benchwright repos add|list|strip|manifest``: the repositories questions are about, and their code-only
-copies."""
+"""``benchwright repos add|list|set|check|strip|manifest|move|evidence|pins``: the repositories questions are about,
+their eligibility (RepoProbe §3.2), their code-only copies, and re-pinning one to another checkout (stale
+evidence)."""
 
 from __future__ import annotations
 
@@ -18,11 +19,21 @@ from benchwright.core.eligibility import (
     parse_created_on,
 )
 from benchwright.core.errors import RepositoryError
+from benchwright.core.evidence_drift import (
+    EVIDENCE_OK,
+    EVIDENCE_STALE,
+    EVIDENCE_STATUSES,
+    EVIDENCE_UNKNOWN,
+    UNCHANGED,
+    CitationChange,
+    diff_excerpt,
+)
 from benchwright.core.repository import describe_local_repository
 from benchwright.core.text import printable
 
+from ..services.evidence_moves import apply_move, plan_move
 from ..services.strip import strip_repository
-from .common import friendly, open_store
+from .common import annotator_option, friendly, open_store, plural
 
 
 @click.group()
@@ -205,3 +216,142 @@ def repo_manifest(ctx, name) -> None:
     if repo.manifest is None:
         raise RepositoryError(f"'{name}' is not a copy made by benchwright repos strip, so it has no manifest")
     click.echo(printable(json.dumps(repo.manifest, indent=2, sort_keys=True, ensure_ascii=False)))
+
+
+# ------------------------------------------------------------------------------------------- re-pinning
+PAIRS_SHOWN = 20
+"""Pairs ``repos move`` and ``repos evidence`` print in full (stale first); the rest are counted."""
+_ORDER = {EVIDENCE_STALE: 0, EVIDENCE_UNKNOWN: 1, EVIDENCE_OK: 2}
+
+
+def _change_lines(change: CitationChange, *, whole: bool = False) -> list[str]:
+    """A citation's change as printed: one line, then its diff (cut by :func:`diff_excerpt`; ``whole``: every line
+    of it), indented."""
+    out = [f"   {change.describe()}"]
+    shown, more = diff_excerpt(change.diff, **({"max_lines": len(change.diff)} if whole else {}))
+    out += [f"      {line}" for line in shown]
+    if more:
+        out.append(f"      … {plural(more, 'more diff line')} (repos evidence NAME --pair #N prints them all)")
+    return out
+
+
+def _print_checks(rows: list[tuple[int, str, tuple[CitationChange, ...]]], *, limit: int | None,
+                  whole: bool = False) -> None:
+    """Per pair ``#N status`` and its citations other than unchanged, stale pairs first, the first ``limit`` in full
+    (None: all), the rest counted by status."""
+    ordered = sorted(rows, key=lambda r: (_ORDER.get(r[1], 3), r[0]))
+    shown = ordered if limit is None else ordered[:limit]
+    for ordinal, status, changes in shown:
+        unchanged = sum(1 for c in changes if c.status == UNCHANGED)
+        tail = f" ({plural(unchanged, 'citation')} unchanged)" if unchanged else ""
+        if not changes:
+            tail = " (cites no file)"
+        click.echo(f"#{ordinal} {status}{tail}")
+        for c in changes:
+            if c.status != UNCHANGED:
+                click.echo(printable("\n".join(_change_lines(c, whole=whole))))
+    rest = ordered[len(shown):]
+    if rest:
+        counts = ", ".join(f"{sum(1 for r in rest if r[1] == s)} {s}" for s in sorted(EVIDENCE_STATUSES, key=_ORDER.get)
+                           if any(r[1] == s for r in rest))
+        click.echo(f"... {plural(len(rest), 'more pair')} not shown ({counts}); --all shows every pair")
+
+
+def _totals(statuses: list[str]) -> str:
+    counts = {s: statuses.count(s) for s in EVIDENCE_STATUSES}
+    why = " (the old text could not be read)" if counts[EVIDENCE_UNKNOWN] else ""
+    return (f"{plural(len(statuses), 'pair')}: {counts[EVIDENCE_STALE]} stale, {counts[EVIDENCE_OK]} ok, "
+            f"{counts[EVIDENCE_UNKNOWN]} unknown{why}")
+
+
+@repos.command("move")
+@click.argument("name")
+@click.argument("path", type=click.Path(file_okay=False))
+@click.option("--commit", help="The new commit SHA (a git checkout at PATH must be at it; default: read from git).")
+@click.option("--version", "version", help="The new version label, for a plain folder.")
+@click.option("--dry-run", is_flag=True, help="Print what would change; write nothing.")
+@click.option("--all", "show_all", is_flag=True, help=f"Print every pair in full (default: the first {PAIRS_SHOWN}).")
+@annotator_option("Who moves it (default: configuration, then the OS user).")
+@click.pass_context
+@friendly
+def repo_move(ctx, name, path, commit, version, dry_run, show_all, annotator) -> None:
+    """Re-pin NAME to the checkout at PATH (a git checkout, at --commit SHA if given; or a plain folder with
+    --version LABEL) and re-check its pairs' citations.
+
+    Each citation of the pairs' current text is compared between the old pin and the new one: unchanged, moved
+    (the same lines at other numbers: stale, the new range said), changed (a diff of the cited lines), renamed,
+    deleted, or unknown (the old text cannot be read: not stale). The old text is read from the old checkout if
+    it is still at the old pin, else from git (the old commit in PATH's repository). Stale pairs are sent back
+    to review (--where evidence=stale); nothing else changes. Copies made from NAME (repos strip) are listed as
+    out of date.
+    """
+    with open_store(ctx) as store:
+        plan = plan_move(store, name, path, commit=commit, version=version)
+        if not dry_run:
+            apply_move(store, plan, resolve_annotator(annotator))
+    before, after = plan.before, plan.after
+    verb = "would move" if dry_run else "moved"
+    click.echo(printable(f"{verb} {before.pin} ({before.local_path or 'not checked out here'}) to {after.pin} "
+                         f"({after.local_path})"))
+    click.echo(printable(f"old files read from {plan.old_source}"))
+    _print_checks([(c.ordinal, c.status, c.changes) for c in plan.checks], limit=None if show_all else PAIRS_SHOWN)
+    stale = plan.count(EVIDENCE_STALE)
+    sent = "" if not stale else (" (would be sent back to review)" if dry_run else " (sent back to review)")
+    click.echo(f"totals: {_totals([c.status for c in plan.checks])}{sent}")
+    for copy in plan.derived:
+        click.echo(printable(f"now out of date: {copy.name} ({copy.derivation} copy of {name}): re-run benchwright "
+                             f"repos strip {name} --as {copy.name} --force"))
+    if dry_run:
+        click.echo("dry run: nothing was written")
+    elif stale:
+        click.echo(printable(f"they are back in the review queue (the app's evidence filter: stale); what changed: "
+                             f"benchwright repos evidence {name}"))
+
+
+@repos.command("evidence")
+@click.argument("name")
+@click.option("--pair", "pair", help="Only this pair (an id, id prefix or #N): every check of it, whole diffs.")
+@click.option("--all", "show_all", is_flag=True, help=f"Print every pair in full (default: the first {PAIRS_SHOWN}).")
+@click.pass_context
+@friendly
+def repo_evidence(ctx, name, pair, show_all) -> None:
+    """Print the latest evidence check of NAME's pairs (made by repos move), stale first, with what changed."""
+    with open_store(ctx) as store:
+        store.get_repository(name)
+        if pair:
+            pid = store.resolve_pair(pair)
+            ordinal = store.ordinal_of(pid)
+            checks = [c for c in store.evidence_checks(pid) if c.repository == name]
+            if not checks:
+                click.echo(f"#{ordinal} has no evidence check of {printable(name)} (repos move makes them)")
+            for c in checks:
+                click.echo(printable(f"{c.created_at} {c.created_by}: {c.from_pin} -> {c.to_pin}"))
+                _print_checks([(ordinal, c.status, c.changes)], limit=None, whole=True)
+            return
+        rows = []
+        for p in store.repository_pair_texts(name):
+            check = store.evidence_check(p.pair_id)
+            if check is not None:
+                rows.append((p.ordinal, check.status, check.changes))
+    if not rows:
+        click.echo(f"no evidence checks of {printable(name)} yet: benchwright repos move {printable(name)} "
+                   "--commit SHA PATH makes them")
+        return
+    _print_checks(rows, limit=None if show_all else PAIRS_SHOWN)
+    click.echo(f"totals: {_totals([r[1] for r in rows])}")
+
+
+@repos.command("pins")
+@click.argument("name")
+@click.pass_context
+@friendly
+def repo_pins(ctx, name) -> None:
+    """Print every pin NAME had, oldest first (repos move adds one)."""
+    with open_store(ctx) as store:
+        pins = store.repository_pins(name)
+        current = store.get_repository(name)
+    if not pins:
+        click.echo(printable(f"{current.pin}\t{current.local_path or '(not checked out here)'}\t(never moved)"))
+    for p in pins:
+        at = p.commit[:12] if p.commit else p.version_label or "?"
+        click.echo(printable(f"{p.created_at}\t{p.created_by}\t{name}@{at}\t{p.local_path or '(no local path)'}"))

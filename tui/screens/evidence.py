@@ -41,6 +41,7 @@ from benchwright.core.evidence import (
     file_lines,
     load_viewer_limits,
 )
+from benchwright.core.evidence_drift import CitationChange, diff_excerpt
 from benchwright.core.models import Repository
 from benchwright.core.repository import read_repository_file, resolve_in_repository
 from benchwright.core.text import printable
@@ -58,6 +59,9 @@ YIELD_TOKENS = 200
 """The highlighting thread gives the interpreter lock to the UI thread after this many tokens."""
 FIRST_PAINT_WAIT_S = 1.0
 """How long the loading thread waits for the cited window to be painted before preparing the rest."""
+CHANGE_LINES = 12
+"""Lines of a citation's diff (``repos move``) shown above the file; ``repos evidence NAME --pair PAIR`` prints
+them all."""
 THEME = "ansi_dark"
 _CITED_BG = Style(bgcolor="grey23")
 _GUTTER = Style(dim=True)
@@ -255,10 +259,13 @@ class EvidenceScreen(Screen):
             super().__init__()
             self.text, self.lexer, self.error, self.done = text, lexer, error, done
 
-    def __init__(self, repository: Repository, evidence: Evidence, *, limits: ViewerLimits | None = None) -> None:
+    def __init__(self, repository: Repository, evidence: Evidence, *, limits: ViewerLimits | None = None,
+                 change: CitationChange | None = None) -> None:
         super().__init__()
         self.repository = repository
         self.evidence = evidence
+        self.change = change
+        """What became of the citation at the repository's last re-pin (``repos move``), shown above the file."""
         self.limits = limits
         self.text: str | None = None
         self.error: str | None = None
@@ -277,6 +284,7 @@ class EvidenceScreen(Screen):
         yield Header()
         yield Static(id="evidence-title")
         yield Static(id="evidence-note")
+        yield Static(id="evidence-change")
         yield CodeView(id="evidence-scroll")
         yield Footer()
 
@@ -298,7 +306,28 @@ class EvidenceScreen(Screen):
     def on_mount(self) -> None:
         self.query_one("#evidence-title", Static).update(self._title_text())
         self.query_one("#evidence-note", Static).update(Text("loading…", style="italic"))
+        change_box = self.query_one("#evidence-change", Static)
+        change_box.display = self.change is not None
+        if self.change is not None:
+            change_box.update(self._change_text(self.change))
         self._load()
+
+    def _change_text(self, change: CitationChange) -> Text:
+        """The citation's change at the last re-pin: one line, then its diff (literal text, at most
+        :data:`CHANGE_LINES` lines, long lines cut)."""
+        t = Text()
+        t.append("changed at the last repos move: ", style="bold yellow")
+        t.append_text(literal(change.describe(), style="bold"))
+        shown, more = diff_excerpt(change.diff, max_lines=CHANGE_LINES)
+        for line in shown:
+            style = "red" if line.startswith("-") and not line.startswith("---") else \
+                "green" if line.startswith("+") and not line.startswith("+++") else "dim"
+            t.append("\n")
+            t.append_text(literal(line, style=style))
+        if more:
+            t.append_text(literal(f"\n… {more:,} more diff lines (benchwright repos evidence {self.repository.name} "
+                                  "--pair PAIR)", style="dim"))
+        return t
 
     # ------------------------------------------------------------------------------------- the worker side
     @work(thread=True, exclusive=True, exit_on_error=False, group="evidence-load")
@@ -315,6 +344,8 @@ class EvidenceScreen(Screen):
                 limits = ViewerLimits()
                 notes.append(f"{e}; using the defaults")
         try:
+            if not ev.path and repo.local_path:
+                raise BenchwrightError(f"{ev.citation.path} is not in the repository at {repo.pin}")
             if not repo.local_path or not ev.path:
                 raise BenchwrightError("the repository has no local checkout here")
             text = read_repository_file(repo.local_path, ev.path, max_bytes=limits.max_file_bytes)

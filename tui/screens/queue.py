@@ -10,6 +10,7 @@ from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input, Select, Static
 
+from benchwright.core.evidence_drift import EVIDENCE_FILTERS
 from benchwright.db import CHECKLIST_FILTERS, CURATION_FILTERS, STATUSES, QueueFilter, QueueRow, Store
 
 from ..services.views import queue_progress
@@ -94,6 +95,9 @@ class QueueScreen(Screen):
             self.query_one("#filters").mount(
                 Select(literal_options(CURATION_FILTERS), prompt="curation", id="f-curation"),
                 after=self.query_one("#f-checklist"))
+            self.query_one("#filters").mount(
+                Select(literal_options(EVIDENCE_FILTERS), prompt="evidence", id="f-evidence"),
+                after=self.query_one("#f-curation"))
 
     # ----------------------------------------------------------------- loading
     def reload(self, *, focus_first_undecided: bool = False, keep: str | None = None) -> None:

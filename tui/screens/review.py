@@ -15,7 +15,8 @@ from textual.widgets import Footer, Header, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from benchwright.core.errors import BenchwrightError
-from benchwright.core.evidence import Evidence
+from benchwright.core.evidence import Citation, Evidence
+from benchwright.core.evidence_drift import DELETED, EVIDENCE_STALE, EVIDENCE_UNKNOWN, UNKNOWN, CitationChange
 from benchwright.core.models import QAPair, stale_checklist_note
 from benchwright.core.review import CRITERIA, CRITERION_LABELS, Criteria, Verdict, next_verdict
 from benchwright.core.vocabulary import REOPEN_WHY
@@ -94,10 +95,12 @@ class ReviewScreen(Screen):
         self.state_id: int | None = None
         self.view: ReviewView | None = None
         self._progress = None
+        self._changes: dict[str, CitationChange] = {}
 
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static(id="review-status")
+        yield Static(id="evidence-stale")
         with Horizontal(id="review-body"):
             with VerticalScroll(id="review-text"):
                 yield Static(id="text-origin")
@@ -145,6 +148,7 @@ class ReviewScreen(Screen):
         if not self.evidence:
             options.add_option(Option(Text("no file cited", style="dim"), disabled=True))
         self._openable: dict[str, Evidence] = {}
+        self._show_evidence_check(view, options)
         for i, ev in enumerate(self.evidence):
             mark, style = _EVIDENCE_MARK[ev.status]
             label = literal(str(ev.citation))
@@ -173,6 +177,42 @@ class ReviewScreen(Screen):
         self.query_one("#others", Static).update(self._others_text(view.others))
         note = view.note
         self.query_one("#note", Static).update(literal(note) if note else Text("no notes", style="dim"))
+
+    def _show_evidence_check(self, view: ReviewView, options: OptionList) -> None:
+        """The banner of a pair whose evidence went stale at a re-pin (``repos move``), and an entry in the evidence
+        list per stale citation (first), which opens the viewer on the change (its diff, and the file at the new
+        pin)."""
+        banner = self.query_one("#evidence-stale", Static)
+        self._changes = {}
+        check = view.evidence_check
+        if check is None or check.status not in (EVIDENCE_STALE, EVIDENCE_UNKNOWN):
+            banner.display = False
+            return
+        banner.display = True
+        line = Text()
+        if check.status == EVIDENCE_UNKNOWN:
+            line.append_text(literal(f"evidence not re-checked at repos move to {check.to_pin}: the old text could "
+                                     "not be read (press e)", style="yellow"))
+        else:
+            n = len(check.stale_changes)
+            line.append_text(literal(f"evidence stale since repos move to {check.to_pin}: {n} citation"
+                                     f"{'' if n == 1 else 's'} changed (press e)", style="bold black on yellow"))
+            if view.text is not None and view.text.created_at > check.created_at:
+                line.append(f"  · the text was edited since (version {view.text.version})", style="italic")
+        banner.update(line)
+        shown = check.stale_changes if check.status == EVIDENCE_STALE else \
+            tuple(c for c in check.changes if c.status == UNKNOWN)
+        for k, change in enumerate(shown):
+            option_id = f"chg{k}"
+            label = Text("⚠ ", style="bold yellow")
+            label.append_text(literal(change.describe()))
+            path = change.new_path or change.path or change.citation
+            rng = change.new_range or change.old_range
+            cited = Citation(path, *(rng if rng else (None, None)))
+            self._changes[option_id] = change
+            gone = change.status == DELETED
+            self._openable[option_id] = Evidence(cited, "missing" if gone else "found", None if gone else path)
+            options.add_option(Option(label, id=option_id))
 
     def _show_status(self, view: ReviewView) -> None:
         """Update the status line: position, my decision, progress."""
@@ -453,4 +493,5 @@ class ReviewScreen(Screen):
         ev = self._openable.get(event.option_id or "")
         if ev is None:
             return
-        self.app.push_screen(EvidenceScreen(self.view.repository, ev))
+        self.app.push_screen(EvidenceScreen(self.view.repository, ev,
+                                            change=self._changes.get(event.option_id or "")))

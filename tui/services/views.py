@@ -24,6 +24,7 @@ from benchwright.core.judgment import Answer, FailureModeLabel
 from benchwright.core.models import Decision, PairText, QAPair, Repository
 from benchwright.core.review import Criteria, Review
 from benchwright.db import ChecklistVersion, Progress, QueueFilter, Store
+from benchwright.db.evidence import EvidenceCheck
 from benchwright.db.llm import CurationResult
 from benchwright.db.releases import Preflight
 
@@ -70,6 +71,7 @@ class ReviewView:
         others: other annotators' reviews as the viewer may see them.
         evidence: the files and lines the reference answer cites, resolved in the repository's checkout.
         progress: the viewer's progress counts.
+        evidence_check: the pair's latest evidence check (``repos move``), None when it was never checked.
         reopened: why the pair is back in the viewer's review (``text``, ``evidence-stale``) when their decision
             was made before it was reopened, else None (:meth:`~benchwright.db.Store.reopened`).
         stale_checklist: ``(made from, current)`` text versions when the current checklist is stale, else None.
@@ -88,6 +90,7 @@ class ReviewView:
     others: OthersReviews
     evidence: tuple[Evidence, ...]
     progress: Progress
+    evidence_check: EvidenceCheck | None = None
     reopened: str | None = None
     stale_checklist: tuple[int, int] | None = None
 
@@ -129,6 +132,7 @@ def review_view(store: Store, pair_id: str, viewer: str, *, progress: Progress |
         others=others_reviews(store, pair_id, viewer),
         evidence=tuple(gather_evidence(repo.local_path if repo else None, pair.reference_answer)),
         progress=progress if progress is not None else store.progress(viewer),
+        evidence_check=store.evidence_check(pair_id),
         reopened=store.reopened(pair_id, viewer), stale_checklist=store.stale_checklist(pair_id),
     )
 
