@@ -119,24 +119,20 @@ class EligibilityRule:
         met: list[str] = []
         failed: list[str] = []
         unknown: list[str] = []
-        if facts.stars is None:
-            unknown.append("stars")
-        elif facts.stars >= self.min_stars:
-            met.append(f"{facts.stars:,} stars (at least {self.min_stars:,})")
-        else:
-            failed.append(f"{facts.stars:,} stars (fewer than {self.min_stars:,})")
-        after = self.created_on_or_after.isoformat()
-        if facts.created_on is None:
-            unknown.append("created")
-        elif facts.created_on >= after:
-            met.append(f"created {facts.created_on} (on or after {after})")
-        else:
-            failed.append(f"created {facts.created_on} (before {after})")
-        if facts.answered_discussions is None:
-            unknown.append("answered")
-        elif facts.answered_discussions >= self.min_answered:
-            met.append(f"{facts.answered_discussions:,} answered discussions (at least {self.min_answered:,})")
-        else:
-            failed.append(f"{facts.answered_discussions:,} answered discussions (fewer than {self.min_answered:,})")
+
+        def judge(name: str, value: object, ok: bool, when_met: str, when_failed: str) -> None:
+            if value is None:
+                unknown.append(name)
+            else:
+                (met if ok else failed).append(when_met if ok else when_failed)
+
+        stars, answered, after = facts.stars, facts.answered_discussions, self.created_on_or_after.isoformat()
+        judge("stars", stars, stars is not None and stars >= self.min_stars,
+              f"{stars or 0:,} stars (at least {self.min_stars:,})", f"{stars or 0:,} stars (fewer than {self.min_stars:,})")
+        judge("created", facts.created_on, facts.created_on is not None and facts.created_on >= after,
+              f"created {facts.created_on} (on or after {after})", f"created {facts.created_on} (before {after})")
+        judge("answered", answered, answered is not None and answered >= self.min_answered,
+              f"{answered or 0:,} answered discussions (at least {self.min_answered:,})",
+              f"{answered or 0:,} answered discussions (fewer than {self.min_answered:,})")
         status = NOT_ELIGIBLE if failed else UNKNOWN if unknown else ELIGIBLE
         return Eligibility(status, tuple(met), tuple(failed), tuple(unknown))

@@ -106,11 +106,11 @@ def _records(text: str, display: str, result: ParseResult) -> Iterator[tuple[str
         for number, obj in json_lines(text, display, result):
             yield "line", number, obj
         return
-    pages = list(_documents(text, display))
-    if len(pages) == 1 and isinstance(pages[0][1], list):
-        pages = [(pages[0][0], doc) for doc in pages[0][1]]
+    pages = _documents(text, display)
+    if len(pages) == 1 and isinstance(pages[0], list):
+        pages = pages[0]
     escapes = "\\ud" in text.lower()
-    for number, (_, doc) in enumerate(pages, start=1):
+    for number, doc in enumerate(pages, start=1):
         if escapes and isinstance(doc, dict):
             doc, repaired = repair_value(doc)
             if repaired:
@@ -129,11 +129,11 @@ def _is_object(line: str) -> bool:
         return False
 
 
-def _documents(text: str, display: str) -> list[tuple[int, Any]]:
-    """Every JSON value of ``text`` with the line it starts on; an invalid one is a whole-file error naming its
-    line and column (nothing after it can be read)."""
+def _documents(text: str, display: str) -> list[Any]:
+    """Every JSON value of ``text``, in order; an invalid one is a whole-file error naming its line and column
+    (nothing after it can be read)."""
     decoder = json.JSONDecoder()
-    out: list[tuple[int, Any]] = []
+    out: list[Any] = []
     pos, end = 0, len(text)
     while True:
         while pos < end and text[pos] in " \t\r\n\ufeff":
@@ -149,7 +149,7 @@ def _documents(text: str, display: str) -> list[tuple[int, Any]]:
         except RecursionError:
             raise InputFileError.single(display, "invalid JSON: nested too deeply",
                                         text.count("\n", 0, pos) + 1) from None
-        out.append((text.count("\n", 0, pos) + 1, value))
+        out.append(value)
         pos = pos_after
 
 
@@ -344,44 +344,32 @@ class _Fields:
         self.reader, self.unit, self.number, self.prefix, self.node = reader, unit, number, prefix, node
         self.bad = False
 
-    def _get(self, key: str, within: dict | None, label: str | None) -> tuple[Any, str]:
-        return (self.node if within is None else within).get(key), self.prefix + (label or key)
-
-    def _wrong(self, label: str, expected: str, value: Any) -> None:
-        self.bad = True
-        self.reader.problem(self.unit, self.number, label, f"must be {expected}, found {json_type(value)}")
+    def _typed(self, key: str, within: dict | None, label: str | None, ok: Any, expected: str) -> Any:
+        """``(within or the node)[key]`` when None or ``ok(value)``; else a problem naming the field, and None."""
+        value = (self.node if within is None else within).get(key)
+        if value is not None and not ok(value):
+            self.bad = True
+            self.reader.problem(self.unit, self.number, self.prefix + (label or key),
+                                f"must be {expected}, found {json_type(value)}")
+            return None
+        return value
 
     def text(self, key: str, within: dict | None = None, label: str | None = None) -> str | None:
         """A string or None."""
-        value, name = self._get(key, within, label)
-        if value is not None and not isinstance(value, str):
-            self._wrong(name, "a string", value)
-            return None
-        return value
+        return self._typed(key, within, label, lambda v: isinstance(v, str), "a string")
 
     def integer(self, key: str) -> int | None:
         """A whole number or None."""
-        value, name = self._get(key, None, None)
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
-            self._wrong(name, "a whole number", value)
-            return None
-        return value
+        return self._typed(key, None, None, lambda v: isinstance(v, int) and not isinstance(v, bool),
+                           "a whole number")
 
     def boolean(self, key: str) -> bool | None:
         """true, false or None."""
-        value, name = self._get(key, None, None)
-        if value is not None and not isinstance(value, bool):
-            self._wrong(name, "true or false", value)
-            return None
-        return value
+        return self._typed(key, None, None, lambda v: isinstance(v, bool), "true or false")
 
     def obj(self, key: str, within: dict | None = None, label: str | None = None) -> dict | None:
         """An object or None."""
-        value, name = self._get(key, within, label)
-        if value is not None and not isinstance(value, dict):
-            self._wrong(name, "an object", value)
-            return None
-        return value
+        return self._typed(key, within, label, lambda v: isinstance(v, dict), "an object")
 
 
 def _is_page(obj: dict) -> bool:
