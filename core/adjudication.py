@@ -106,6 +106,9 @@ def may_adjudicate(adjudicator: str, dispute: Disagreement | None) -> bool:
 class Exclusion(StrEnum):
     """Why a pair stays out of a release (or has no final decision yet); the value describes it."""
 
+    DROPPED_IMAGES = "dropped by images (relies on an image)"
+    DROPPED_CLASSIFY = "dropped by classify (not code-understanding relevant)"
+    DROPPED_VERIFY = "dropped by verify (failed the verifier)"
     NOT_REVIEWED = "not reviewed"
     REVIEWS_PENDING = "reviews pending"
     UNRESOLVED_DISAGREEMENT = "unresolved disagreement"
@@ -119,6 +122,19 @@ class Exclusion(StrEnum):
     STALE_CHECKLIST = "stale checklist (made from an older text of the pair)"
     NO_REFERENCE = "no reference answer"
     NO_COMMIT = "missing repository commit"
+
+    @classmethod
+    def dropped(cls, step: str) -> Exclusion:
+        """The exclusion of a pair the gating step ``step`` dropped (:func:`benchwright.core.funnel.dropped_by`).
+
+        Raises:
+            ValueError: ``step`` is no gating step with an exclusion (every one of
+                :func:`benchwright.core.steps.gating_steps` has one; tests/core/test_adjudication.py checks).
+        """
+        for member in cls:
+            if member.value.startswith(f"dropped by {step} ("):
+                return member
+        raise ValueError(f"no release exclusion for a pair dropped by {step!r}")
 
     @classmethod
     def not_accepted(cls, decision: str) -> Exclusion:
@@ -181,14 +197,21 @@ def final_decision(
 def release_exclusion(
     final: FinalDecision, *, has_checklist: bool, draft_checklist: bool = False, valid_checklist: bool = True,
     stale_checklist: bool = False, needs_reference: bool = False, repository_pinned: bool = True,
+    dropped_by: str | None = None,
 ) -> Exclusion | None:
     """Why a pair stays out of a release, or None when it goes in.
+
+    First, a pair a gating curation step dropped (``dropped_by``: the step, RepoProbe §3.2's funnel) stays out
+    (:meth:`Exclusion.dropped`); the store passes None for every pair when asked to include dropped pairs
+    (``releases create --include-dropped``).
 
     A pair goes in when its final decision is ``accept``, its current checklist exists, is valid, not a
     draft and not stale (:func:`benchwright.core.models.checklist_stale`: made from an older text of the pair),
     it has a reference answer, and its repository is pinned (a commit or a version label). The first failing
     condition, in that order, is the reason.
     """
+    if dropped_by is not None:
+        return Exclusion.dropped(dropped_by)
     if final.decision is None:
         return final.why_not or Exclusion.NOT_REVIEWED
     if final.decision != "accept":

@@ -213,12 +213,14 @@ def harvest(pairs: Sequence[PairFacts], filtered: Iterable[FilteredImport],
             imported_ids: Iterable[tuple[str | None, str]] = ()) -> tuple[int, Counter[str]]:
     """``(records harvested, filtered records by reason)``: the pairs plus the distinct filtered records
     (``(repository, id)``; the latest reason wins) that no pair holds (``imported_ids``: ``(repository, upstream
-    id)`` of the project's pairs: a record filtered once and imported later counts once, as a pair)."""
+    id)`` of the project's pairs: a record filtered once and imported later counts once, as a pair; a record of
+    an import without a repository is held by a pair of any repository with its upstream id)."""
     held = set(imported_ids)
+    held_anywhere = {upstream for _, upstream in held}
     latest: dict[tuple[str | None, str], str] = {}
     for rec in filtered:
         key = (rec.repository, rec.upstream_id)
-        if key not in held:
+        if key not in held and not (rec.repository is None and rec.upstream_id in held_anywhere):
             latest[key] = filter_reason(rec.reason)
     return len(pairs) + len(latest), Counter(latest.values())
 

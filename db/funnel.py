@@ -100,3 +100,11 @@ class FunnelStoreMixin:
         r = self.db.conn.execute(
             "SELECT name, version, path, n_pairs FROM releases ORDER BY id DESC LIMIT 1").fetchone()
         return None if r is None else {"name": r[0], "version": r[1], "path": r[2], "n_pairs": r[3]}
+
+    @serialized
+    def merged_context_pairs(self) -> set[str]:
+        """Pairs whose current ``enrich`` result is ok and integrated external context into the text
+        (``output.integrated`` true; RepoProbe Table 2's "merged external context")."""
+        return {r[0] for r in self.db.conn.execute(
+            """SELECT c.qa_pair_id FROM curation_current c JOIN curation_results r ON r.id = c.result_id
+               WHERE c.step = 'enrich' AND c.status = 'ok' AND json_extract(r.output_json, '$.integrated') = 1""")}

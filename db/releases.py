@@ -31,10 +31,12 @@ class ReleaseCandidate:
 @dataclass(frozen=True)
 class Preflight:
     """What a release would contain: ``included`` candidates and ``excluded`` ``(pair id, reason)`` (an
-    :class:`~benchwright.core.adjudication.Exclusion`, whose value describes it)."""
+    :class:`~benchwright.core.adjudication.Exclusion`, whose value describes it); ``include_dropped``: pairs a
+    gating curation step dropped were let in (``--include-dropped``)."""
 
     included: list[ReleaseCandidate]
     excluded: list[tuple[str, Exclusion]]
+    include_dropped: bool = False
 
     def reasons(self) -> dict[str, int]:
         """Excluded pairs counted by reason."""
@@ -122,8 +124,11 @@ class ReleaseStoreMixin:
             reopened_reason=row[1] if row else None,
         )
 
-    def release_preflight(self) -> Preflight:
+    def release_preflight(self, *, include_dropped: bool = False) -> Preflight:
         """Which pairs a release includes, and why each other pair is excluded.
+
+        A pair a gating curation step dropped (images, classify, verify: :meth:`dropped_pairs`) is excluded
+        unless ``include_dropped``.
 
         The rule is :func:`benchwright.core.adjudication.release_exclusion`: a pair is included when its final
         decision is ``accept``, it has a current checklist that is valid and not a draft, and its repository is
@@ -132,6 +137,7 @@ class ReleaseStoreMixin:
         included: list[ReleaseCandidate] = []
         excluded: list[tuple[str, Exclusion]] = []
         repos = {r.name: r for r in self.repositories()}
+        dropped = {} if include_dropped else self.dropped_pairs()
         for (pid,) in self.db.conn.execute("SELECT id FROM qa_pairs ORDER BY ordinal").fetchall():
             pair = self.get_pair(pid)
             final = self.final_decision(pid)
@@ -143,6 +149,7 @@ class ReleaseStoreMixin:
                 stale_checklist=current is not None and self.stale_checklist(pid) is not None,
                 needs_reference=pair.needs_reference,
                 repository_pinned=repo is not None and bool(repo.commit or repo.version_label),
+                dropped_by=dropped.get(pid),
             )
             if why is not None:
                 excluded.append((pid, why))
@@ -150,7 +157,7 @@ class ReleaseStoreMixin:
             annotators = sorted(self.reviews_of(pid))
             included.append(ReleaseCandidate(pair, repo, current.checklist, final.decision, final.adjudicated,
                                              annotators))
-        return Preflight(included, excluded)
+        return Preflight(included, excluded, include_dropped)
 
     def probe_release_preflight(self) -> ProbePreflight:
         """Which probes a release includes, and why each other is left out: the rule of

@@ -378,6 +378,7 @@ def dataset_card(rows: Sequence[ReleaseRow] | pa.Table, spec: ReleaseSpec, manif
     if "qa_subtype" in stats.by:
         out += ["", "### By QA type and subtype", "", *_count_table("QA type / subtype", stats.by["qa_subtype"], n)]
     out += ["", "### Checklists", "", *checklist_lines(stats)]
+    out += curation_lines(spec)
     if probes:
         out += ["", *probe_card_lines(probes, probes_index)]
     out += ["", "## Review agreement", ""]

@@ -461,6 +461,12 @@ def _write_release(
             manifest["checklist_generators"] = dict(sorted(spec.checklist_generators.items()))
         if spec.judges is not None:
             manifest["judges"] = list(spec.judges)
+        if spec.include_dropped:
+            manifest["include_dropped"] = True
+        if spec.funnel is not None:
+            manifest["funnel"] = spec.funnel
+        if spec.repository_statistics is not None:
+            manifest["repository_statistics"] = spec.repository_statistics
         if probes:
             manifest["probes"] = probes_summary(probes, probes_excluded)
         files[CARD] = _write_card(tmp / CARD, table, spec, manifest, probes_index)

@@ -286,6 +286,11 @@ class ReleaseSpec(BaseModel):
     ``created_at`` (ISO 8601, UTC, from the release record) is the only time written to a release.
     ``excluded`` is the preflight's ``(pair id, reason)`` list; the card and manifest count it by reason.
     ``agreement_scope`` is a sentence the card prints above ``agreement`` saying which pairs it covers.
+    ``funnel`` (the curation funnel's stages, :meth:`benchwright.core.funnel.Stage.to_dict`) and
+    ``repository_statistics`` (:func:`benchwright.core.code_stats.repository_statistics`, RepoProbe Table 2) are
+    computed when the release is made and written to the manifest and the card; None writes neither (a release
+    made before they existed rebuilds byte for byte). ``include_dropped``: pairs a gating curation step dropped
+    were let in (written to the manifest only when true).
     ``checklist_generators`` (model -> released pairs whose current checklist it generated) and ``judges`` (one
     ``{"judge", "model", "answers", "runs", "self_judged"}`` per judge and judge model that scored the released
     pairs' answers) are the judge separation's provenance (RepoProbe §5.1.3), written to the manifest and the card;
@@ -311,6 +316,9 @@ class ReleaseSpec(BaseModel):
     agreement: dict = Field(default_factory=dict)
     agreement_scope: str = ""
     excluded: list[tuple[str, str]] = Field(default_factory=list)
+    funnel: list[dict] | None = None
+    repository_statistics: dict | None = None
+    include_dropped: bool = False
     checklist_generators: dict[str, int] | None = None
     judges: list[dict] | None = None
     pseudonym_salt: str = Field(default="", exclude=True, repr=False)

@@ -75,3 +75,16 @@ def test_stages_chain_and_split_by_repository():
     rows = stage_lines(funnel(pairs))
     assert ("  relies on an image", "", "", "1", "", "") in rows
     assert ("released", "2", "1?", "-", "0", "1") in rows
+
+
+def test_every_gating_step_has_a_release_exclusion_that_comes_first():
+    from benchwright.core.adjudication import Exclusion, FinalDecision, release_exclusion
+    from benchwright.core.steps import gating_steps
+
+    for step in gating_steps():
+        assert Exclusion.dropped(step).value.startswith(f"dropped by {step} (")
+    accepted = FinalDecision("accept", False, None)
+    assert release_exclusion(accepted, has_checklist=True, dropped_by="verify") is Exclusion.DROPPED_VERIFY
+    assert release_exclusion(FinalDecision(None, False, None), has_checklist=False, dropped_by="images") \
+        is Exclusion.DROPPED_IMAGES
+    assert release_exclusion(accepted, has_checklist=True) is None

@@ -11,8 +11,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from benchwright.core.checklist import Checklist
 from benchwright.core.importers import parse
 from benchwright.core.llm import ScriptedProvider
+from benchwright.core.models import Repository
 from benchwright.db import QueueFilter, Store
 from benchwright.tui.cli import main
 
@@ -68,8 +70,18 @@ def project(tmp_path, monkeypatch) -> Path:
     src.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     db = tmp_path / "proj" / "project.db"
     db.parent.mkdir()
+    code = tmp_path / "demo-code"  # a plain folder: 2 text files (3 and 2 lines), a binary file, a .git folder
+    (code / "pkg").mkdir(parents=True)
+    (code / "pkg" / "app.py").write_text("import os\n\nprint(os.sep)\n")
+    (code / "README.md").write_bytes(b"# demo\n\xff\xfe not UTF-8, still text")
+    (code / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n\0\0\0")
+    (code / ".git").mkdir()
+    (code / ".git" / "config").write_text("ignored\n")
     with Store.open(db, create=True) as store:
-        batch = store.apply_import(parse("jsonl", src, mapping=["id=id"]), annotator="setup", file_path=src).batch_id
+        store.add_repository(Repository(name="demo", version_label="1.0", local_path=str(code), language="Python"),
+                             "setup")
+        batch = store.apply_import(parse("jsonl", src, repository="demo", mapping=["id=id"]), annotator="setup",
+                                   file_path=src).batch_id
         # what a Discussions import records of the threads it left out: u9 was filtered once and imported
         # since (counted once, as a pair); u100 twice (counted once)
         filtered = [{"where": "x", "upstream_id": "u100", "url": None, "reason": "unanswered"},
@@ -169,3 +181,69 @@ def test_all_runs_dropped_pairs_and_filters_select_them(project):
         assert q["Q3"] not in store.filtered_pair_ids("x", QueueFilter(curation="passed"))
     r = cli(project, "curation", "run", "classify", "--where", "curation=dropped:nope")
     assert r.exit_code == 1 and "unknown curation filter 'dropped:nope'" in r.output
+
+
+VALID = {"items": [
+    {"kind": "knowledge", "key_point": "Fact one", "weight": 9,
+     "rubric": [{"score": 0, "criterion": "Missing."}, {"score": 9, "criterion": "Stated."}]},
+    {"kind": "clarity", "key_point": "Clarity & Organization", "weight": 1,
+     "rubric": [{"score": 0, "criterion": "Severe hallucination, or an incoherent, disorganized answer."},
+                {"score": 1, "criterion": "Clear, well-organized answer without severe hallucination."}]},
+]}
+
+
+def test_releases_refuse_dropped_pairs_and_the_card_carries_the_funnel(project, tmp_path):
+    f = Factory()
+    cli(project, "curation", "run", "images")
+    cli(project, "curation", "run", "classify", "--model", "gen-1", factory=f)
+    cli(project, "curation", "run", "verify", "--model", "ver-1", factory=f)
+    with Store.open(project) as store:
+        q = by_question(store)
+        for n in ("Q3", "Q8", "Q9", "Q10"):  # Q3: classify dropped it
+            store.save_checklist(q[n], Checklist.model_validate(VALID), author="ada")
+            store.record_decision(q[n], "ada", "accept")
+        store.save_curation_result(q["Q8"], "enrich", status="ok", by="t",
+                                   output={"links": [], "integrated": True, "question": "x", "answer": "y"})
+    r = cli(project, "releases", "preflight", "--list")
+    assert r.exit_code == 0 and "included: 3 pairs" in r.output, r.output
+    assert "excluded: 3 pairs: dropped by classify (not code-understanding relevant)" in r.output
+    assert "excluded: 2 pairs: dropped by images (relies on an image)" in r.output
+    r = cli(project, "releases", "preflight", "--include-dropped")
+    assert "included: 4 pairs" in r.output, r.output
+    out = tmp_path / "rel"
+    r = cli(project, "releases", "create", "demo-qa", "--version", "1.0.0", "--out", str(out))
+    assert r.exit_code == 0, r.output
+    folder = out / "demo-qa-1.0.0"
+    manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    assert "include_dropped" not in manifest
+    stages = {s["stage"]: s for s in manifest["funnel"]}
+    assert (stages["released"]["in"], stages["released"]["out"]) == (3, 3)
+    assert stages["classify"]["dropped"] == {"not code-understanding relevant": 3}
+    stats = manifest["repository_statistics"]
+    assert stats["per_repository"] == {"demo": {"pairs": 3, "files": 2, "lines": 5}}
+    assert (stats["files_per_repository"], stats["lines_per_repository"], stats["languages"]) == (2.0, 5.0, ["Python"])
+    assert (stats["merged_context"], stats["merged_context_share"]) == (1, 0.3333)
+    card = (folder / "README.md").read_text(encoding="utf-8")
+    assert "| released | 3 | 3 | - | 0 | 0 |" in card
+    assert "| &nbsp;&nbsp;not self-contained + not answerable |  |  | 1 |  |  |" in card
+    assert "| lines of code per repository (mean) | 5.0 |" in card
+    assert "| pairs with merged external context | 1 (33.3%) |" in card
+    # the checkout and the project change; the rebuild uses the figures recorded with the release
+    (Path(stats_root := str(tmp_path / "demo-code")) / "more.py").write_text("a\nb\n")
+    with Store.open(project) as store:  # enrich runs on a pair verify dropped: the funnel's counts change
+        store.save_curation_result(by_question(store)["Q6"], "enrich", status="ok", by="t",
+                                   output={"links": [], "integrated": False, "question": "x", "answer": "y"})
+    assert stages_of(project, tmp_path)[1]["enrich"]["out"] == 2
+    r = cli(project, "releases", "rebuild", "demo-qa", "--version", "1.0.0", "--out", str(tmp_path / "again"))
+    assert r.exit_code == 0, r.output
+    assert (tmp_path / "again" / "demo-qa-1.0.0" / "README.md").read_bytes() == (folder / "README.md").read_bytes()
+    assert stats_root  # (named for the reader: the folder counted at release time)
+    # the funnel command counts the latest release's pairs
+    data, st = stages_of(project, tmp_path)
+    assert data["release"] == {"name": "demo-qa", "version": "1.0.0"} and st["released"]["out"] == 3
+    r = cli(project, "releases", "create", "demo-qa", "--version", "1.1.0", "--out", str(out), "--include-dropped")
+    assert r.exit_code == 0, r.output
+    manifest = json.loads((out / "demo-qa-1.1.0" / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["include_dropped"] is True and manifest["n_pairs"] == 4
+    r = cli(project, "releases", "rebuild", "demo-qa", "--version", "1.1.0", "--out", str(tmp_path / "again2"))
+    assert r.exit_code == 0, r.output

@@ -28,14 +28,19 @@ def _preflight_lines(pre, probes=None) -> list[str]:
     return lines
 
 
+INCLUDE_DROPPED_HELP = "Also release pairs a gating curation step (images, classify, verify) dropped."
+
+
 @releases.command("preflight")
 @click.option("--list", "list_all", is_flag=True, help="List every excluded pair with its reason.")
+@click.option("--include-dropped", is_flag=True, help=INCLUDE_DROPPED_HELP)
 @click.pass_context
 @friendly
-def release_preflight(ctx, list_all) -> None:
-    """Show what a release would include and exclude, and why."""
+def release_preflight(ctx, list_all, include_dropped) -> None:
+    """Show what a release would include and exclude, and why (a pair a gating curation step dropped is
+    excluded unless --include-dropped)."""
     with open_store(ctx) as store:
-        pre = store.release_preflight()
+        pre = store.release_preflight(include_dropped=include_dropped)
         for line in _preflight_lines(pre, store.probe_release_preflight()):
             click.echo(line)
         if list_all:
@@ -54,15 +59,19 @@ def release_preflight(ctx, list_all) -> None:
               help="The previous release folder (default: where it was written), for the changelog.")
 @click.option("--without-probes", is_flag=True,
               help="Leave the signed-off probes out (by default they go in, under probes/ in NITR's layout).")
+@click.option("--include-dropped", is_flag=True, help=INCLUDE_DROPPED_HELP)
 @click.option("--as", "annotator", help="Who releases.")
 @click.pass_context
 @friendly
-def release_create(ctx, name, version, out, with_annotators, license_, previous, without_probes, annotator) -> None:
-    """Preflight, then write NAME-VERSION (JSONL, Parquet, dataset card, manifest, changelog, signed-off probes)."""
+def release_create(ctx, name, version, out, with_annotators, license_, previous, without_probes, include_dropped,
+                   annotator) -> None:
+    """Preflight, then write NAME-VERSION (JSONL, Parquet, dataset card with the curation funnel, manifest,
+    changelog, signed-off probes). A pair a gating curation step dropped is excluded unless --include-dropped
+    (recorded in the manifest, so a rebuild does the same)."""
     from ..services.releases import create_release
 
     with open_store(ctx) as store:
-        pre = store.release_preflight()
+        pre = store.release_preflight(include_dropped=include_dropped)
         probes = None if without_probes else store.probe_release_preflight()
         for line in _preflight_lines(pre, probes):
             click.echo(line)

@@ -37,3 +37,29 @@ def project_funnel(store: Store, *, by_repository: bool = False,
     stages = funnel(pairs, filtered, imported)
     per_repo = funnel_by_repository(pairs, filtered, imported) if by_repository else None
     return stages, per_repo, record
+
+
+def release_curation(store: Store, preflight) -> dict:
+    """What a release being made records of its curation (the manifest's ``funnel`` and
+    ``repository_statistics``): the funnel with the preflight's included pairs as released, and RepoProbe
+    Table 2's figures over them, files and lines counted from each repository's checkout
+    (:func:`benchwright.core.code_stats.code_size`; a checkout that cannot be read is not counted)."""
+    from collections import Counter
+
+    from benchwright.core.code_stats import code_size, repository_statistics
+
+    ids = {c.pair.id for c in preflight.included}
+    stages, _, _ = project_funnel(store, released=ids)
+    per_repo: Counter[str] = Counter(c.repository.name for c in preflight.included)
+    repos = {c.repository.name: c.repository for c in preflight.included}
+    sizes = {}
+    for name, repo in sorted(repos.items()):
+        try:
+            sizes[name] = code_size(repo.local_path) if repo.local_path else None
+        except OSError:
+            sizes[name] = None
+    languages = {name: repo.language or next((c.pair.language for c in preflight.included
+                                              if c.repository.name == name and c.pair.language), None)
+                 for name, repo in repos.items()}
+    stats = repository_statistics(per_repo, sizes, languages, len(ids & store.merged_context_pairs()))
+    return {"funnel": [s.to_dict() for s in stages], "repository_statistics": stats}

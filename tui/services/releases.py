@@ -115,13 +115,17 @@ def create_release(
     store: Store, preflight: Preflight, name: str, version: str, out: Path, *, by: str,
     with_annotators: bool = False, license: str = "cc-by-4.0", created_at: str | None = None,
     record: bool = True, progress=None, previous_path: Path | None = None, notes: list[str] | None = None,
-    with_probes: bool = True, probe_preflight: ProbePreflight | None = None, models: dict | None = None,
+    with_probes: bool = True, probe_preflight: ProbePreflight | None = None, curation: dict | None = None, models: dict | None = None,
 ) -> Path:
     """Write release ``name`` ``version`` of the preflight's included pairs under ``out`` and record it.
 
     The manifest and card name the checklist generators and the judges (:func:`release_models`); ``models``
     (``{"checklist_generators": ..., "judges": ...}``, a recorded manifest's) gives them instead, a value None
     leaving it out (a rebuild of a release made before they were recorded).
+
+    The manifest and card carry the curation funnel and RepoProbe Table 2's figures
+    (:func:`benchwright.tui.services.funnel.release_curation`); ``curation`` (``{"funnel": ...,
+    "repository_statistics": ...}``, a recorded manifest's) gives them instead, so a rebuild reproduces them.
 
     With ``with_probes`` (the default) the signed-off probes of ``probe_preflight`` (default: the store's
     :meth:`~benchwright.db.Store.probe_release_preflight`) go in too, under ``probes/`` in NITR's layout; a
@@ -188,6 +192,10 @@ def create_release(
                 f"the previous release {name} {previous['version']} was written to {previous_dir}, which is gone, "
                 "so the changelog cannot compare against it: restore it there"), Remedy.GIVE_PREVIOUS)
     agreement, agreement_scope = _agreement_figures(store, len(preflight.included))
+    if curation is None:  # the funnel and RepoProbe Table 2's figures, computed now and kept in the manifest
+        from .funnel import release_curation
+
+        curation = release_curation(store, preflight)
     if models is None:
         generators, judges = release_models(store, [c.pair.id for c in preflight.included])
         models = {"checklist_generators": generators, "judges": judges}
@@ -200,6 +208,8 @@ def create_release(
             prompt_hashes={}, judge_hashes={},
             agreement=agreement, agreement_scope=agreement_scope,
             excluded=preflight.excluded, pseudonym_salt=pseudonym_salt(store, by),
+            funnel=curation.get("funnel"), repository_statistics=curation.get("repository_statistics"),
+            include_dropped=preflight.include_dropped,
             checklist_generators=models.get("checklist_generators"), judges=models.get("judges"),
         )
     except ValidationError as e:
@@ -310,7 +320,8 @@ def rebuild_release(store: Store, name: str, version: str, out: Path, *, by: str
         raise BenchwrightError(f"no release {name} {version} was made from this project")
     manifest = record["manifest"]
     path = create_release(
-        store, store.release_preflight(), name, version, out, by=record["created_by"],
+        store, store.release_preflight(include_dropped=bool(manifest.get("include_dropped"))), name, version, out,
+        by=record["created_by"], curation={k: manifest.get(k) for k in ("funnel", "repository_statistics")},
         with_annotators=with_annotators, license=manifest.get("license", "cc-by-4.0"),
         created_at=record["created_at"], record=False, with_probes="probes" in manifest,
         models={k: manifest.get(k) for k in ("checklist_generators", "judges")},
