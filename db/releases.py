@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from benchwright.core.adjudication import Exclusion, FinalDecision, final_decision, release_exclusion
 from benchwright.core.checklist import Checklist
 from benchwright.core.errors import BenchwrightError
-from benchwright.core.models import QAPair, Repository, utc_now
+from benchwright.core.models import PairText, QAPair, Repository, utc_now
 
 from .llm import owner_alive
 from .locking import serialized
@@ -18,7 +18,8 @@ from .locking import serialized
 
 @dataclass(frozen=True)
 class ReleaseCandidate:
-    """A pair that goes into a release, with what the release needs of it."""
+    """A pair that goes into a release, with what the release needs of it (``text``: its current text version and
+``original``: version 1, both None when the pair has only its imported text)."""
 
     pair: QAPair
     repository: Repository
@@ -26,6 +27,8 @@ class ReleaseCandidate:
     final_decision: str
     adjudicated: bool
     annotators: list[str]
+    text: PairText | None = None
+    original: PairText | None = None
 
 
 @dataclass(frozen=True)
@@ -155,8 +158,9 @@ class ReleaseStoreMixin:
                 excluded.append((pid, why))
                 continue
             annotators = sorted(self.reviews_of(pid))
+            texts = self.text_versions(pid)
             included.append(ReleaseCandidate(pair, repo, current.checklist, final.decision, final.adjudicated,
-                                             annotators))
+                                             annotators, *((texts[-1], texts[0]) if len(texts) > 1 else ())))
         return Preflight(included, excluded, include_dropped)
 
     def probe_release_preflight(self) -> ProbePreflight:

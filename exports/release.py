@@ -30,7 +30,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from itertools import pairwise
-from operator import attrgetter
 from pathlib import Path
 
 import orjson
@@ -47,18 +46,20 @@ from .card import dataset_card
 from .probes import PROBES_INDEX, ReleaseProbe, check_probes, probe_files, probes_changelog, probes_summary
 from .probes import read_index as _previous_probes
 from .rows import (
-    PARQUET_SCHEMA,
-    PARQUET_SCHEMA_V1,
     ReleaseError,
     ReleaseRow,
     ReleaseSpec,
+    parquet_schema,
+    release_format_of,
     rows_to_table,
 )
 
-RELEASE_FORMAT = 2
-"""Version of the release layout and row schema (``release_format`` in manifest.json). Format 2 added the
-``extra`` field; :func:`verify_release` and :func:`read_release` still read format 1."""
-READABLE_FORMATS = (1, 2)
+RELEASE_FORMAT = 3
+"""The newest version of the release layout and row schema (``release_format`` in manifest.json). Format 2 added
+the ``extra`` field, format 3 the row's ``source.text`` (the text version shipped and the original, for pairs whose
+text is not the imported one); a release whose pairs all ship the imported text is written as format 2
+(:func:`~benchwright.exports.rows.release_format_of`). :func:`verify_release` and :func:`read_release` read all."""
+READABLE_FORMATS = (1, 2, 3)
 """Release formats this version verifies and reads."""
 
 DATA_JSONL = "data/test.jsonl"
@@ -190,8 +191,12 @@ def _dump(v):
 _JSONL_OPTIONS = orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE
 
 
-_fields_of = attrgetter("__dict__")
-"""orjson's fallback for the pydantic models in a row: their field values (nested models come back here)."""
+def _fields_of(model: BaseModel) -> dict:
+    """orjson's fallback for the pydantic models in a row: their field values (nested models come back here),
+    without the fields the model's ``OMIT_NONE`` names when they are None (``source.text``)."""
+    fields = model.__dict__
+    omit = getattr(model, "OMIT_NONE", ())
+    return {k: v for k, v in fields.items() if not (v is None and k in omit)} if omit else fields
 
 
 def jsonl_bytes(rows: Sequence[ReleaseRow], annotators: Sequence[list[str]] | None = None) -> bytes:
@@ -445,7 +450,7 @@ def _write_release(
             "created_by": spec.created_by if with_annotators else pseudonymize(spec.created_by, salt),
             "benchwright_version": spec.benchwright_version,
             "schema_version": spec.schema_version,
-            "release_format": RELEASE_FORMAT,
+            "release_format": release_format_of(rows),
             "license": spec.license,
             "n_pairs": len(rows),
             "annotators": "named" if with_annotators else "pseudonymous",
@@ -563,7 +568,7 @@ def _verify(root: Path) -> tuple[VerifyReport, list[ReleaseRow]]:
         return rep, rows
     problems += [f"{MANIFEST}: field {k!r} is missing" for k in MANIFEST_FIELDS if k not in manifest]
     release_format = manifest.get("release_format")
-    expected_schema = PARQUET_SCHEMA_V1 if release_format == 1 else PARQUET_SCHEMA
+    expected_schema = parquet_schema(release_format if release_format in READABLE_FORMATS else 2)
     if release_format not in (None, *READABLE_FORMATS):
         problems.append(f"{MANIFEST}: release_format {release_format!r} is not one of {READABLE_FORMATS}"
                         " (written by another benchwright version?)")
@@ -630,7 +635,7 @@ def _verify(root: Path) -> tuple[VerifyReport, list[ReleaseRow]]:
                 else:
                     # the two data files must say the same thing, field by field
                     stored = pf.read().to_pylist()
-                    expected = rows_to_table(rows).select(expected_schema.names).to_pylist()
+                    expected = rows_to_table(rows, schema=expected_schema).to_pylist()
                     for a, b in zip(stored, expected, strict=False):
                         if a != b:
                             fields = sorted(k for k in a if a.get(k) != b.get(k))

@@ -12,15 +12,15 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
 from importlib import metadata
 from operator import attrgetter
-from typing import Any
+from typing import Any, ClassVar
 
 import orjson
 import pyarrow as pa
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_serializer
 
 from benchwright.core.checklist import Checklist, ChecklistItem
 from benchwright.core.errors import BenchwrightError
-from benchwright.core.models import QAPair, Repository, SourceRef
+from benchwright.core.models import PairText, QAPair, Repository, SourceRef
 
 _SEMVER = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
@@ -42,16 +42,47 @@ class ReleaseRepository(BaseModel):
     version_label: str | None = None
 
 
-class ReleaseSource(BaseModel):
-    """Where the pair was imported from: format, file name (no folders), line or row, upstream id."""
+class ReleaseText(BaseModel):
+    """The text version a released pair ships when it is not the imported text (RepoProbe §3.2: the enriched and
+    refined text is the item), with the original it came from.
+
+    Attributes:
+        version: the pair's text version shipped (2 or later); origin: ``enriched``, ``refined``, ``edited`` or
+            ``imported`` (a re-import); model: the model that wrote a rewrite (None otherwise).
+        original_question, original_reference_answer: version 1, as first imported.
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+    version: int = Field(ge=2)
+    origin: str
+    model: str | None = None
+    original_question: str
+    original_reference_answer: str | None = None
+
+
+class ReleaseSource(BaseModel):
+    """Where the pair was imported from: format, file name (no folders), line or row, upstream id; and ``text``
+    when the released text is not the imported one (left out of the row otherwise, release format 3)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    OMIT_NONE: ClassVar[tuple[str, ...]] = ("text",)
+    """Fields data/test.jsonl leaves out when None (rows of pairs shipped as imported stay as they were)."""
 
     format: str
     file: str
     line: int | None = None
     unit: str = "line"
     upstream_id: str | None = None
+    text: ReleaseText | None = None
+
+    @model_serializer(mode="wrap")
+    def _without_absent_text(self, handler):
+        data = handler(self)
+        if self.text is None:
+            data.pop("text", None)
+        return data
 
 
 class ReleaseRow(BaseModel):
@@ -80,9 +111,13 @@ class ReleaseRow(BaseModel):
     @classmethod
     def from_domain(
         cls, pair: QAPair, repository: Repository, checklist: Checklist, final_decision: str, adjudicated: bool,
-        annotators: list[str],
+        annotators: list[str], *, text: PairText | None = None, original: PairText | None = None,
     ) -> ReleaseRow:
         """The row of a pair that goes into a release (annotator names as given; see :func:`write_release`).
+
+        The question and reference answer are the pair's current text (``pair``). When ``text`` (the current
+        text version) is not ``original`` (version 1) and their texts differ, the source keeps the original and
+        the version shipped (:class:`ReleaseText`).
 
         ``language`` and ``theme`` fall back to the repository's. The source keeps the file's name only
         (an import path such as ``/home/ada/data/flask.jsonl`` would publish a local folder). ``extra`` is the
@@ -107,6 +142,11 @@ class ReleaseRow(BaseModel):
             source=ReleaseSource(
                 format=src.format, file=src.file.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1] or src.file,
                 line=src.line, unit=src.unit, upstream_id=src.upstream_id,
+                text=ReleaseText(version=text.version, origin=str(text.origin), model=text.model,
+                                 original_question=original.question,
+                                 original_reference_answer=original.reference_answer)
+                if text is not None and original is not None and text.version > 1 and not text.same_text(original)
+                else None,
             ),
             final_decision=final_decision, adjudicated=adjudicated, annotators=list(annotators),
             extra=jsonable_extra(pair.extra),
@@ -156,6 +196,13 @@ PARQUET_SCHEMA = pa.schema([
         pa.field("line", pa.int64()),
         pa.field("unit", pa.string(), nullable=False),
         pa.field("upstream_id", pa.string()),
+        pa.field("text", pa.struct([
+            pa.field("version", pa.int64(), nullable=False),
+            pa.field("origin", pa.string(), nullable=False),
+            pa.field("model", pa.string()),
+            pa.field("original_question", pa.string(), nullable=False),
+            pa.field("original_reference_answer", pa.string()),
+        ])),
     ]), nullable=False),
     pa.field("final_decision", pa.string(), nullable=False),
     pa.field("adjudicated", pa.bool_(), nullable=False),
@@ -166,8 +213,24 @@ PARQUET_SCHEMA = pa.schema([
 the row's extra fields as one JSON object in text (:func:`extra_json`; ``{}`` when there are none): their
 names and shapes differ from one import to the next, so no fixed Arrow type could hold them."""
 
-PARQUET_SCHEMA_V1 = PARQUET_SCHEMA.remove(PARQUET_SCHEMA.get_field_index("extra"))
+_SOURCE_V2 = pa.struct([f for f in PARQUET_SCHEMA.field("source").type if f.name != "text"])
+PARQUET_SCHEMA_V2 = PARQUET_SCHEMA.set(PARQUET_SCHEMA.get_field_index("source"),
+                                       PARQUET_SCHEMA.field("source").with_type(_SOURCE_V2))
+"""The Parquet schema of release format 2 (no ``source.text``): also what a release of pairs all shipped as
+imported is written with, so it stays byte for byte what it was."""
+PARQUET_SCHEMA_V1 = PARQUET_SCHEMA_V2.remove(PARQUET_SCHEMA_V2.get_field_index("extra"))
 """The Parquet schema of release format 1 (no ``extra``)."""
+
+
+def release_format_of(rows: Sequence[ReleaseRow]) -> int:
+    """The release format ``rows`` are written in: 3 when some row ships a text version other than the imported
+    one (``source.text``), else 2 (the rows and files are then exactly what format 2 wrote)."""
+    return 3 if any(r.source.text is not None for r in rows) else 2
+
+
+def parquet_schema(release_format: int) -> pa.Schema:
+    """The Parquet schema of ``release_format`` (1, 2 or 3; 3 is :data:`PARQUET_SCHEMA`)."""
+    return {1: PARQUET_SCHEMA_V1, 2: PARQUET_SCHEMA_V2}.get(release_format, PARQUET_SCHEMA)
 
 _INT64 = (-(2**63), 2**63 - 1)
 
@@ -223,21 +286,27 @@ def _struct(values: dict[str, list], t: pa.StructType) -> pa.StructArray:
     return pa.StructArray.from_arrays([pa.array(values[f.name], f.type) for f in fields], fields=fields)
 
 
-def rows_to_table(rows: Sequence[ReleaseRow], annotators: Sequence[list[str]] | None = None) -> pa.Table:
-    """An Arrow table of ``rows`` with :data:`PARQUET_SCHEMA`, built column by column (no per-row dicts).
+def rows_to_table(rows: Sequence[ReleaseRow], annotators: Sequence[list[str]] | None = None, *,
+                  schema: pa.Schema | None = None) -> pa.Table:
+    """An Arrow table of ``rows``, built column by column (no per-row dicts), with ``schema`` (default: the
+    schema of :func:`release_format_of` the rows; format 1 and 2 tables leave out the fields those formats lack).
 
     ``annotators``, when given, replaces each row's annotators (the pseudonymized lists). No rows give an
     empty table of that schema (a release of probes only).
     """
+    schema = schema if schema is not None else parquet_schema(release_format_of(rows))
     if not rows:
-        return PARQUET_SCHEMA.empty_table()
+        return schema.empty_table()
     flat = list(zip(*map(attrgetter(*_FLAT), rows), strict=True))
     cols: dict[str, pa.Array] = {n: pa.array(flat[i], pa.string()) for i, n in enumerate(_FLAT)}
     for name in ("repository", "source"):
-        t = _field(name).type
+        t = schema.field(name).type
         names = [t.field(i).name for i in range(t.num_fields)]
         parts = list(zip(*map(attrgetter(*names), map(attrgetter(name), rows)), strict=True))
-        cols[name] = _struct(dict(zip(names, parts, strict=True)), t)
+        values = dict(zip(names, parts, strict=True))
+        if "text" in values:
+            values["text"] = [None if v is None else v.model_dump() for v in values["text"]]
+        cols[name] = _struct(values, t)
     item_offsets, rubric_offsets = [0], [0]
     kinds: list[str] = []
     key_points: list[str] = []
@@ -269,7 +338,7 @@ def rows_to_table(rows: Sequence[ReleaseRow], annotators: Sequence[list[str]] | 
     names = annotators if annotators is not None else [r.annotators for r in rows]
     cols["annotators"] = pa.array(names, _field("annotators").type)
     cols["extra"] = pa.array([extra_json(r.extra, r.id) if r.extra else "{}" for r in rows], pa.string())
-    return pa.Table.from_arrays([cols[n] for n in PARQUET_SCHEMA.names], schema=PARQUET_SCHEMA)
+    return pa.Table.from_arrays([cols[n] for n in schema.names], schema=schema)
 
 
 # ------------------------------------------------------------------------------------------- the spec

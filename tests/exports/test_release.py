@@ -24,11 +24,11 @@ from benchwright.core.checklist import (
 from benchwright.core.errors import BenchwrightError
 from benchwright.core.models import QAPair, Repository, SourceRef
 from benchwright.exports import (
-    PARQUET_SCHEMA,
     ReleaseError,
     ReleaseRow,
     ReleaseSpec,
     changelog,
+    parquet_schema,
     pseudonymize,
     read_release,
     size_category,
@@ -116,7 +116,7 @@ def test_layout_and_manifest(released: Path):
     assert manifest["n_pairs"] == 5
     assert manifest["created_at"] == CREATED
     assert manifest["schema_version"] == 5
-    assert manifest["release_format"] == release_mod.RELEASE_FORMAT
+    assert manifest["release_format"] == 2  # no pair ships a text other than the imported one (format 3 adds it)
     assert manifest["benchwright_version"]
     assert manifest["prompt_hashes"] == {"checklist-generation": "p" * 64}
     assert manifest["judge_hashes"] == {"gpt-judge": "j" * 64}
@@ -134,7 +134,7 @@ def test_layout_and_manifest(released: Path):
     assert first == want
     assert "über" in lines[0].decode("utf-8")  # not \u-escaped
     assert [json.loads(x)["id"] for x in lines[:-1]] == sorted(r.id for r in ROWS)
-    assert pq.read_schema(released / "data/test.parquet").remove_metadata().equals(PARQUET_SCHEMA)
+    assert pq.read_schema(released / "data/test.parquet").remove_metadata().equals(parquet_schema(2))
     assert set(pq.read_metadata(released / "data/test.parquet").metadata) == {b"ARROW:schema"}  # no pandas metadata
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from benchwright.core.adjudication import Exclusion
 from benchwright.core.checklist import Checklist, ChecklistItem, binary_rubric, clarity_item
 from benchwright.db import Store
 from benchwright.tui.cli import main
@@ -231,6 +232,11 @@ def test_a_text_updated_after_review_stays_out_until_reviewed_again(reviewed):
         assert ids[0] not in {c.pair.id for c in store.release_preflight().included}  # bob's review is old
         store.record_decision(ids[0], "bob", "accept")
         store.adjudicate(ids[1], "lead", "accept", "the new text is right")
+        # the checklists were written from the earlier text: stale until a checklist of the new text is saved
+        pre = store.release_preflight()
+        assert dict(pre.excluded)[ids[0]] == dict(pre.excluded)[ids[1]] == Exclusion.STALE_CHECKLIST
+        for pid in ids[:2]:
+            store.save_checklist(pid, store.checklist_version(pid).checklist, author="ada")
         assert sorted(c.pair.id for c in store.release_preflight().included) == sorted(ids[:3])
 
 

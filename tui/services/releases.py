@@ -97,7 +97,8 @@ def release_rows(preflight: Preflight) -> list:
     from benchwright.exports import ReleaseRow
 
     return [
-        ReleaseRow.from_domain(c.pair, c.repository, c.checklist, c.final_decision, c.adjudicated, c.annotators)
+        ReleaseRow.from_domain(c.pair, c.repository, c.checklist, c.final_decision, c.adjudicated, c.annotators,
+                               text=c.text, original=c.original)
         for c in preflight.included
     ]
 
