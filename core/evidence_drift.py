@@ -99,9 +99,9 @@ class CitationChange:
         """One line: ``a.py:3-5 moved: now lines 9-11``, ``b.py deleted``, ``c.py:4 changed``."""
         where = ""
         if self.new_range:
-            where = f": now lines {_range_text(self.new_range)}"
+            where = f": now {_range_text(self.new_range)}"
         if self.status == RENAMED:
-            where = f": now {self.new_path}" + (f" lines {_range_text(self.new_range)}" if self.new_range else "")
+            where = f": now {self.new_path}" + (f" {_range_text(self.new_range)}" if self.new_range else "")
         note = f" ({self.note})" if self.note else ""
         return f"{self.citation} {self.status}{where}{note}"
 
@@ -124,7 +124,7 @@ class CitationChange:
 
 
 def _range_text(r: tuple[int, int]) -> str:
-    return str(r[0]) if r[0] == r[1] else f"{r[0]}-{r[1]}"
+    return f"line {r[0]}" if r[0] == r[1] else f"lines {r[0]}-{r[1]}"
 
 
 def pair_status(changes: list[CitationChange] | tuple[CitationChange, ...]) -> str:
@@ -311,12 +311,14 @@ class GitCommitFiles(_CachedFiles):
     def __init__(self, repo: str | Path, commit: str, *, max_bytes: int = MAX_FILE_BYTES) -> None:
         super().__init__()
         self.repo, self.commit, self.max_bytes = Path(repo), commit, max_bytes
+        self._sizes: dict[str, int] = {}
 
     def _list(self) -> tuple[str, ...]:
-        return git_commit_files(self.repo, self.commit) or ()
+        self._sizes = git_commit_files(self.repo, self.commit) or {}
+        return tuple(self._sizes)
 
     def _read(self, path: str) -> FileText:
-        data = git_file_bytes(self.repo, self.commit, path, max_bytes=self.max_bytes)
+        data = git_file_bytes(self.repo, self.commit, path, max_bytes=self.max_bytes, size=self._sizes.get(path))
         if data is None:
             return Unreadable(f"{path}: git could not read it at {self.commit[:12]} (or it is over "
                               f"{self.max_bytes:,} bytes)")
@@ -352,17 +354,21 @@ def old_files(old: Repository, new_root: str | Path) -> tuple[PinFiles | None, s
     return None, f"{why}, and the old checkout {where or '(none)'} {gone}"
 
 
-def resolve_path(cited: str, files: PinFiles) -> tuple[str | None, str]:
-    """The repository-relative file ``cited`` names among ``files``: itself, else the one file ending with it
-    (the first in order when several do, with a note); ``(None, "")`` when none does."""
+def resolve_path(cited: str, files: PinFiles, *, end: int | None = None) -> tuple[str | None, str]:
+    """The repository-relative file ``cited`` names among ``files``: itself, else the one file ending with it; when
+    several do, the first (in path order) long enough to hold line ``end``, else the first, with a note saying so
+    (the rule of :func:`benchwright.core.evidence.resolve_citation`); ``(None, "")`` when none does."""
     if files.has(cited):
         return cited, ""
     suffix = "/" + cited.lstrip("/")
     matches = [p for p in files.files() if ("/" + p).endswith(suffix)]
-    if not matches:
-        return None, ""
-    note = f"{len(matches)} files end with {cited}; compared {matches[0]}" if len(matches) > 1 else ""
-    return matches[0], note
+    if len(matches) < 2:
+        return (matches[0] if matches else None), ""
+    chosen = matches[0]
+    if end:
+        fits = (p for p in matches if isinstance(t := files.read(p), str) and len(file_lines(t)) >= end)
+        chosen = next(fits, chosen)
+    return chosen, f"{len(matches)} files end with {cited}; compared {chosen}"
 
 
 def check_text(text: str, old: PinFiles | None, new: PinFiles, *, renames: dict[str, str] | None = None,
@@ -377,7 +383,7 @@ def check_text(text: str, old: PinFiles | None, new: PinFiles, *, renames: dict[
         if old is None:
             out.append(compare_citation(c, c.path, Unreadable(old_unreadable or "the old pin cannot be read"), None))
             continue
-        path, note = resolve_path(c.path, old)
+        path, note = resolve_path(c.path, old, end=c.end or c.start)
         if path is None:
             out.append(compare_citation(c, None, None, None))
             continue

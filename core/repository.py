@@ -69,26 +69,34 @@ def git_commit_sha(path: Path, commit: str) -> str | None:
     return sha or None
 
 
-def git_commit_files(path: Path, commit: str) -> tuple[str, ...] | None:
-    """The files (repository-relative, ``/``-separated, sorted) of ``commit`` in the git repository of ``path``
-    (``git ls-tree -r -z``; links and submodules left out), or None when git cannot list them."""
-    out = _git_out(path, "ls-tree", "-r", "-z", "--full-tree", commit)
+def git_commit_files(path: Path, commit: str) -> dict[str, int] | None:
+    """``{file: size in bytes}`` of ``commit`` in the git repository of ``path`` (repository-relative,
+    ``/``-separated, sorted; ``git ls-tree -r -l -z``; links and submodules left out), or None when git cannot list
+    them."""
+    out = _git_out(path, "ls-tree", "-r", "-l", "-z", "--full-tree", commit)
     if out is None:
         return None
-    files = []
+    files: dict[str, int] = {}
     for entry in out.split(b"\0"):
         meta, _, name = entry.partition(b"\t")
-        if name and meta.startswith(b"100"):  # 100644 / 100755: regular files
-            files.append(name.decode("utf-8", "surrogateescape"))
-    return tuple(sorted(files))
+        fields = meta.split()
+        if name and meta.startswith(b"100") and len(fields) == 4 and fields[3].isdigit():  # 100644 / 100755
+            files[name.decode("utf-8", "surrogateescape")] = int(fields[3])
+    return dict(sorted(files.items()))
 
 
-def git_file_bytes(path: Path, commit: str, relative: str, *, max_bytes: int = MAX_FILE_BYTES) -> bytes | None:
+def git_file_bytes(path: Path, commit: str, relative: str, *, max_bytes: int = MAX_FILE_BYTES,
+                   size: int | None = None) -> bytes | None:
     """The bytes of the file ``relative`` at ``commit`` in the git repository of ``path`` (``git cat-file blob``),
-    or None when it is not there, is larger than ``max_bytes`` or git fails."""
+    or None when it is not there, is larger than ``max_bytes`` or git fails. ``size``: the file's size when known
+    (:func:`git_commit_files`), which saves asking git for it."""
     spec = f"{commit}:{relative}"
-    size = _git_out(path, "cat-file", "-s", spec, timeout=30)
-    if size is None or not size.strip().isdigit() or int(size) > max_bytes:
+    if size is None:
+        out = _git_out(path, "cat-file", "-s", spec, timeout=30)
+        if out is None or not out.strip().isdigit():
+            return None
+        size = int(out)
+    if size > max_bytes:
         return None
     return _git_out(path, "cat-file", "blob", spec)
 

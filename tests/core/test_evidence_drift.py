@@ -175,3 +175,16 @@ def test_old_pin_read_from_git_when_the_checkout_moved_in_place(tmp_path):
     gone = Repository(name="r", commit="f" * 40, local_path=str(tmp_path / "gone"), commit_verified=True)
     none, why = old_files(gone, root)
     assert none is None and "not in the git repository" in why and "is gone" in why
+
+
+def test_a_path_several_files_end_with_resolves_to_one_long_enough_for_the_cited_lines(tmp_path):
+    short, long = "x = 1\n", "".join(f"y{i} = {i}\n" for i in range(1, 301))
+    old = _tree(tmp_path / "old", {"src/blueprints.py": short, "src/sansio/blueprints.py": long})
+    new = _tree(tmp_path / "new", {"src/blueprints.py": short, "src/sansio/blueprints.py": "z = 0\n" + long})
+    (change,) = check_text("blueprints.py:213-221", DirectoryFiles(old), DirectoryFiles(new))
+    assert (change.status, change.path, change.new_range) == (MOVED, "src/sansio/blueprints.py", (214, 222))
+    assert change.note == "2 files end with blueprints.py; compared src/sansio/blueprints.py"
+    assert change.describe().startswith("blueprints.py:213-221 moved: now lines 214-222 (2 files")
+    (one,) = check_text("src/blueprints.py:1", DirectoryFiles(old), DirectoryFiles(new))
+    assert one.status == UNCHANGED
+    assert CitationChange("a.py:3", MOVED, "a.py", (3, 3), (4, 4)).describe() == "a.py:3 moved: now line 4"

@@ -259,7 +259,7 @@ def _print_checks(rows: list[tuple[int, str, tuple[CitationChange, ...]]], *, li
 
 def _totals(statuses: list[str]) -> str:
     counts = {s: statuses.count(s) for s in EVIDENCE_STATUSES}
-    why = " (the old text could not be read)" if counts[EVIDENCE_UNKNOWN] else ""
+    why = " (could not be compared: listed, not stale)" if counts[EVIDENCE_UNKNOWN] else ""
     return (f"{plural(len(statuses), 'pair')}: {counts[EVIDENCE_STALE]} stale, {counts[EVIDENCE_OK]} ok, "
             f"{counts[EVIDENCE_UNKNOWN]} unknown{why}")
 
