@@ -5,9 +5,10 @@ answer the reference answer. benchwright never fetches them; it reads what the u
 GraphQL API (``gh api graphql --paginate ...``), in any of these layouts:
 
 - a JSON document per page, ``{"data": {"repository": {"discussions": {"nodes": [...], "pageInfo": {...}}}}}``
-  (the bare ``{"repository": ...}`` and ``{"discussions": ...}`` wrappers too): one document in the file, a JSON
-  array of documents, documents one after another (what ``gh api --paginate`` prints), or one document a line;
-- one discussion node a line (JSON lines).
+  (the bare ``{"repository": ...}`` and ``{"discussions": ...}`` wrappers and the connection ``{"nodes": [...]}``
+  itself too): one document in the file, a JSON array of documents, documents one after another (what
+  ``gh api --paginate`` prints), or one document a line;
+- one discussion node a line (JSON lines), or a JSON array of nodes (``item N``).
 
 Node fields read: ``number``, ``url``, ``title``, ``body``, ``createdAt``, ``isAnswered``, ``answer {body,
 author {login}, authorAssociation}``, ``answerChosenAt``, ``answerChosenBy {login}``, ``category {name}``. The
@@ -174,11 +175,15 @@ class _Reader:
 
     # -------------------------------------------------------------------------------------------- layouts
     def record(self, unit: str, number: int, obj: Any) -> None:
-        """One line (a node or a page document) or one page document; a page's nodes are its records."""
+        """One line (a node or a page document) or one document (a page, or a node of a JSON array of nodes:
+        ``item N``); a page's nodes are its records."""
+        if isinstance(obj, dict) and not _is_page(obj):
+            if unit == "page":
+                unit = "item"
+                self.result.read += 1
+            self.node(unit, number, None, obj, "")
+            return
         if unit == "line":
-            if not _is_page(obj):
-                self.node(unit, number, None, obj, "")
-                return
             self.result.read -= 1  # json_lines counted the line; its nodes are counted one by one
         if not isinstance(obj, dict):
             self.result.read += 1
@@ -206,13 +211,16 @@ class _Reader:
                 self.problem(unit, number, path, f"must be an object, found {json_type(doc)}")
                 return
             self.repository_facts(unit, number, doc, path)
-        if "discussions" not in doc:
+        if "discussions" in doc:
+            conn, path = doc["discussions"], _join(path, "discussions")
+        elif "nodes" in doc or "edges" in doc:
+            conn = doc  # the connection itself: {"nodes": [...], "pageInfo": {...}}
+        else:
             self.result.read += 1
             self.problem(unit, number, _join(path, "discussions"),
                          "required field is missing (a page is {\"data\": {\"repository\": {\"discussions\": "
                          "{\"nodes\": [...]}}}}, or put one discussion node a line)")
             return
-        conn, path = doc["discussions"], _join(path, "discussions")
         if not isinstance(conn, dict):
             self.result.read += 1
             self.problem(unit, number, path, f"must be an object, found {json_type(conn)}")
@@ -373,7 +381,7 @@ class _Fields:
 
 
 def _is_page(obj: dict) -> bool:
-    return any(k in obj for k in ("data", "repository", "discussions"))
+    return any(k in obj for k in ("data", "repository", "discussions", "nodes", "edges"))
 
 
 def _join(path: str, key: str) -> str:

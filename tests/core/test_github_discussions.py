@@ -230,3 +230,19 @@ def test_json_lines_with_a_broken_first_line_are_still_read_line_by_line(tmp_pat
     assert [(p.line, p.message.split(":")[0]) for p in r.problems] == [(1, "invalid JSON")]
     assert [number(p.source.upstream_id) for p in r.pairs] == KEPT
     assert r.pairs[0].source.line == 2
+
+
+def test_a_json_array_of_nodes_and_a_bare_connection_are_read(tmp_path):
+    nodes = [json.loads(x) for x in LINES.read_text(encoding="utf-8").splitlines()]
+    array = tmp_path / "nodes.json"
+    array.write_text(json.dumps(nodes, indent=2), encoding="utf-8")
+    r = parse("github-discussions", array, repository="widget")
+    assert (r.read, r.duplicates, r.problems) == (11, 1, [])
+    assert [number(p.source.upstream_id) for p in r.pairs] == KEPT
+    assert {number(f.upstream_id): f.place for f in r.filtered}[102] == "item 2"
+    connection = tmp_path / "conn.json"
+    nodes[0]["title"] = None
+    connection.write_text(json.dumps({"nodes": nodes, "pageInfo": {"hasNextPage": False}}), encoding="utf-8")
+    r = parse("github-discussions", connection, repository="widget")
+    assert [str(p) for p in r.problems] == [f"{connection}, line 1, field 'nodes[1].title': required field is missing"]
+    assert [number(p.source.upstream_id) for p in r.pairs] == [107, 110]
