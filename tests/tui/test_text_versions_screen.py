@@ -113,3 +113,27 @@ async def test_a_stale_checklist_is_shown_on_the_review_and_text_screens(project
             await pilot.press("w")
             await settle(app, pilot)
             assert "checklist stale: made from text version 1; the text is now version 2" in screen_text(app)
+
+
+async def test_the_checklist_editor_says_its_checklist_is_stale(project):
+    from benchwright.core.checklist import Checklist, ChecklistItem, binary_rubric, clarity_item
+    from benchwright.tui.screens.checklist_editor import ChecklistEditorScreen
+
+    db, ids = project
+    pid = ids[3]
+    with Store.open(db) as store:
+        store.save_checklist(pid, Checklist(items=[
+            ChecklistItem(key_point="Reads `config`", weight=5, rubric=binary_rubric(5)),
+            ChecklistItem(key_point="Then `run()`", weight=4, rubric=binary_rubric(4)), clarity_item()]),
+            author="ann")
+        store.save_text_version(pid, "Refined?", "Refined.", origin="refined", by="t")
+        store.save_text_version(pid, "Edited?", "Edited.", origin="edited", by="ann")
+        app = BenchwrightApp(store, "ann", resume=False)
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(app, pilot)
+            await app.push_screen(ChecklistEditorScreen(store, "ann", pid))
+            await settle(app, pilot)
+            assert "stale: made from text version 1; the text is now version 3" in screen_text(app)
+            await pilot.press("ctrl+s")
+            await settle(app, pilot)
+            assert store.checklist_version(pid).text_version == 3 and store.stale_checklist(pid) is None

@@ -32,6 +32,7 @@ from benchwright.core.checklist import (
     starter_checklist,
 )
 from benchwright.core.errors import BenchwrightError
+from benchwright.core.models import stale_checklist_note
 from benchwright.db import Store
 
 from ..services.views import checklist_editor_view
@@ -165,6 +166,9 @@ class ChecklistEditorScreen(Screen[object]):
         pair = self.view.pair
         title = Text(f"Checklist of pair #{self.view.ordinal}  ", style="bold")
         title.append(f"(editing version {self.base_version})" if self.base_version else "(new checklist)", style="italic")
+        if self.view.stale:
+            title.append(f"  stale: {stale_checklist_note(*self.view.stale)} (saving a version makes it fit the "
+                         "current text)", style="bold yellow")
         title.append("\n")
         title.append_text(literal(pair.question[:300]))
         self.query_one("#checklist-title", Static).update(title)

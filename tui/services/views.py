@@ -379,11 +379,14 @@ class ChecklistEditorView:
         ordinal: its position in the project (``#N``).
         base: the version the edit starts from: the one the editor's annotator may see (in blind mode never
             another annotator's edit); None when the pair has no checklist they may see.
+        stale: ``(made from, current)`` text versions when ``base`` was made from an older, different text of
+            the pair (saving a version makes it fit the current text), else None.
     """
 
     pair: QAPair
     ordinal: int
     base: ChecklistVersion | None
+    stale: tuple[int, int] | None = None
 
 
 def checklist_editor_view(store: Store, pair_id: str, editor: str) -> ChecklistEditorView:
@@ -392,7 +395,10 @@ def checklist_editor_view(store: Store, pair_id: str, editor: str) -> ChecklistE
     Raises:
         NotFoundError: no such pair.
     """
-    return ChecklistEditorView(store.get_pair(pair_id), store.ordinal_of(pair_id), visible_checklist(store, pair_id, editor))
+    base = visible_checklist(store, pair_id, editor)
+    stale = store.stale_checklist(pair_id)
+    return ChecklistEditorView(store.get_pair(pair_id), store.ordinal_of(pair_id), base,
+                               stale if stale and base is not None and base.text_version == stale[0] else None)
 
 
 @dataclass(frozen=True)
