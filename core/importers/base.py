@@ -52,6 +52,8 @@ class ParseResult:
             (:class:`~benchwright.core.eligibility.RepositoryFacts`), or None.
         answered_counted: True when ``repository_facts.answered_discussions`` is absent from the file and is
             to be counted from the imports (threads with an accepted answer).
+        notes: what the importer wants the user to know that is neither a problem nor a filtered record (an
+            export that stops before its last page).
     """
 
     format: str
@@ -65,6 +67,7 @@ class ParseResult:
     duplicates: int = 0
     repository_facts: RepositoryFacts | None = None
     answered_counted: bool = False
+    notes: list[str] = field(default_factory=list)
 
 
 def read_text(path: Path, display: str) -> str:

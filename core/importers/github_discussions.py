@@ -87,6 +87,11 @@ def parse_github_discussions(
     for unit, number, obj in _records(text, display, result):
         reader.record(unit, number, obj)
     result.repository_facts = reader.facts()
+    if reader.next_cursor is not None:
+        result.notes.append(
+            f"the last page says there are more (pageInfo.hasNextPage is true, endCursor {reader.next_cursor!r}): "
+            "the export stops before the last page; fetch the rest with after: that cursor (gh api graphql "
+            "--paginate fetches every page)")
     return result
 
 
@@ -166,6 +171,8 @@ class _Reader:
         self.stars: int | None = None
         self.created_on: str | None = None
         self.answered_total: int | None = None
+        self.next_cursor: str | None = None
+        """The last page's ``endCursor`` when its ``pageInfo.hasNextPage`` is true (the export is incomplete)."""
 
     def problem(self, unit: str, number: int, field: str | None, message: str) -> None:
         self.result.problems.append(InputProblem(self.display, number, field, message, unit))
@@ -233,6 +240,9 @@ class _Reader:
             self.problem(unit, number, _join(path, "nodes"),
                          "required field is missing" if nodes is None else f"must be an array, found {json_type(nodes)}")
             return
+        info = conn.get("pageInfo")
+        if isinstance(info, dict) and isinstance(info.get("hasNextPage"), bool):
+            self.next_cursor = str(info.get("endCursor") or "")[:200] if info["hasNextPage"] else None
         for i, node in enumerate(nodes, start=1):
             self.node(unit, number, i, node, f"{_join(path, 'nodes')}[{i}].")
 

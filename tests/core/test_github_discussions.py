@@ -246,3 +246,13 @@ def test_a_json_array_of_nodes_and_a_bare_connection_are_read(tmp_path):
     r = parse("github-discussions", connection, repository="widget")
     assert [str(p) for p in r.problems] == [f"{connection}, line 1, field 'nodes[1].title': required field is missing"]
     assert [number(p.source.upstream_id) for p in r.pairs] == [107, 110]
+
+
+def test_an_export_that_stops_before_its_last_page_says_so(tmp_path):
+    first = parse("github-discussions", PAGE1, repository="widget")
+    assert first.notes == [
+        "the last page says there are more (pageInfo.hasNextPage is true, endCursor "
+        "'Y3Vyc29yOnYyOpK5MjAyNC0wNi0xNw=='): the export stops before the last page; fetch the rest with after: "
+        "that cursor (gh api graphql --paginate fetches every page)"]
+    assert parse("github-discussions", both_pages(tmp_path), repository="widget").notes == []
+    assert parse("github-discussions", LINES, repository="widget").notes == []

@@ -63,6 +63,9 @@ def test_import_lists_every_filtered_thread_with_its_reason(project):
         f"    page 1, node 4 ({URL}104): no accepted answer",
         f"    page 1, node 5 ({URL}105): category Ideas not in Q&A, Help",
         f"    page 1, node 6 ({URL}106): question relies on an image: markdown image: ![broken layout](",
+        "  note: the last page says there are more (pageInfo.hasNextPage is true, endCursor "
+        "'Y3Vyc29yOnYyOpK5MjAyNC0wNi0xNw=='): the export stops before the last page; fetch the rest with after: "
+        "that cursor (gh api graphql --paginate fetches every page)",
         "  repository widget: 1,523 stars, created 2024-05-02, 6 answered discussions (answered: counted from the "
         "imported threads); check it with: benchwright repos check widget",
     ]

@@ -59,6 +59,8 @@ def pairs_import(ctx, fmt, file, repository, mapping, categories, skip_invalid, 
         )
         repaired = store.flag_import_repairs(result, report.batch_id)
     _print_report(report)
+    for note in result.notes:
+        click.echo(printable(f"  note: {note}"))
     if report.repository_facts is not None:
         counted = " (answered: counted from the imported threads)" if result.answered_counted else ""
         click.echo(printable(f"  repository {repository}: {report.repository_facts.describe()}{counted}; "
