@@ -24,7 +24,7 @@ from benchwright.db import Store
 from benchwright.tui.cli import main
 
 NOW = "2026-01-01T00:00:00Z"
-M3 = "[red]m3[/red]"
+M3 = "[red]m3[/red]\x1b[31m"  # markup and an ANSI escape in a model name
 TOTALS = {("m1", 0): 8, ("m2", 0): 6, (M3, 0): 4, ("m1", 1): 2, ("m2", 1): 2, (M3, 1): 5}
 
 
@@ -97,7 +97,7 @@ def test_table4_and_instability_in_text_json_and_csv(tmp_path):
     assert r.exit_code == 0, r.output
     assert "By Repository across models (RepoProbe §5.2.2 Table 4)" in r.output
     assert "By QA subtype across models" in r.output and "n - 1" in r.output
-    assert M3 in r.output  # literal, not markup
+    assert "[red]m3[/red]␛[31m" in r.output and "\x1b" not in r.output  # literal, the escape made visible
     flask = statistics.fmean([80.0, 60.0, 40.0])
     flask_sd = statistics.stdev([80.0, 60.0, 40.0])  # 20.0
     line = next(x for x in r.output.splitlines() if x.startswith("│ checklist") and "flask" in x)

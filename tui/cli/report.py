@@ -50,8 +50,9 @@ def _num(x: float | None, digits: int = 2) -> str:
 
 
 def _t(value: object) -> Text:
-    """A table cell shown literally (data never becomes Rich markup)."""
-    return Text("—" if value is None else str(value))
+    """A table cell shown literally: data never becomes Rich markup, and control characters (an ANSI escape in a
+    model name) are made visible rather than sent to the terminal."""
+    return Text("—" if value is None else printable(str(value)))
 
 
 def _add_columns(table: Table, left: Sequence[str | Text] = (), right: Sequence[str | Text] = ()) -> None:
