@@ -22,6 +22,7 @@ from benchwright.core.qa_report import QAItem
 from benchwright.core.review import CRITERIA, Criteria, Review
 
 from .locking import serialized
+from .texts import REOPENED_SQL
 
 SUBMITTED = DECISIONS
 """Decisions that submit a review (``skip`` does not)."""
@@ -390,12 +391,14 @@ class ReviewStoreMixin:
 
     @serialized
     def annotator_progress(self) -> list[tuple[str, int, int]]:
-        """``[(annotator, assigned pairs, submitted reviews)]`` sorted by name."""
+        """``[(annotator, assigned pairs, submitted reviews)]`` sorted by name; a review made before its pair was
+        sent back to review (``qa_pairs.reopened_at``) is not counted, as :meth:`Store.progress` does not."""
         rows = self.db.conn.execute(
-            """SELECT who, sum(assigned), sum(done) FROM (
+            f"""SELECT who, sum(assigned), sum(done) FROM (
                    SELECT annotator AS who, 1 AS assigned, 0 AS done FROM assignments
                    UNION ALL
-                   SELECT annotator, 0, 1 FROM review_state WHERE decision IN ('accept', 'reject', 'revise'))
+                   SELECT s.annotator, 0, 1 FROM review_state s JOIN qa_pairs p ON p.id = s.qa_pair_id
+                   WHERE s.decision IN ('accept', 'reject', 'revise') AND NOT coalesce({REOPENED_SQL}, 0))
                GROUP BY who ORDER BY who"""
         ).fetchall()
         return [(r[0], r[1], r[2]) for r in rows]

@@ -140,3 +140,10 @@ def test_merge_brings_acceptances_once_with_text_versions_renumbered(loaded: Sto
     assert loaded.checklist_version(pid).text_version == 3 and loaded.stale_checklist(pid) is None
     again = merge_project(loaded, offline)
     assert not again.added.get("text_acceptances") and again.skipped_present["text_acceptances"] == 1
+
+
+def test_statistics_progress_does_not_count_a_review_of_an_earlier_text(loaded: Store, pid: str):
+    loaded.record_decision(pid, ALICE, "accept")
+    assert dict((a, done) for a, _, done in loaded.annotator_progress())[ALICE] == 1
+    loaded.save_text_version(pid, "Refined?", "Refined.", origin="refined", by="runner")
+    assert dict((a, done) for a, _, done in loaded.annotator_progress()).get(ALICE, 0) == 0
