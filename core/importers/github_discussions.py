@@ -346,7 +346,8 @@ class _Reader:
         if answer_body is None or not answer_body.strip():
             return NO_ACCEPTED_ANSWER
         if not self.any_category and (category or "").casefold() not in self.wanted:
-            return f"category {category if category is not None else '(none)'} not in {', '.join(self.categories)}"
+            name = "(none)" if category is None else category if len(category) <= 80 else category[:80] + "…"
+            return f"category {name} not in {', '.join(self.categories)}"
         image = pair_image_reason(question, answer_body)
         if image:
             side, _, why = image.partition(" ")

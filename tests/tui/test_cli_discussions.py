@@ -211,6 +211,8 @@ def test_hostile_text_in_an_export_is_printed_literally(project, tmp_path):
          "isAnswered": True, "answer": {"body": "b" * 1_000_000}, "category": {"name": "Q&A"}},
         {"number": 5, "url": f"{URL}5", "title": "[link=file:///etc/passwd]kept[/link]", "body": "b" * 1_000_000,
          "isAnswered": True, "answer": {"body": "c" * 1_000_000}, "category": {"name": "Help"}},
+        {"number": 6, "url": f"{URL}6" + "u" * 1_000_000, "title": "t", "isAnswered": True, "answer": {"body": "a"},
+         "category": {"name": "c" * 1_000_000}},
     ]
     path = tmp_path / "hostile.jsonl"
     path.write_text("".join(json.dumps(x) + "\n" for x in nodes), encoding="utf-8")
@@ -222,6 +224,7 @@ def test_hostile_text_in_an_export_is_printed_literally(project, tmp_path):
     assert "category [red]Ideas[/]␛[31m\\x9b not in Q&A, Help" in r.output
     assert f"line 4 ({URL}4): question relies on an image: <img> tag: <img" in r.output
     assert "added 1 Q&A pairs" in r.output
-    assert len(r.output) < 3000  # the megabyte bodies are not printed
+    assert f"line 6 ({URL}6{'u' * (300 - len(URL) - 1)}…): category {'c' * 80}… not in Q&A, Help" in r.output
+    assert len(r.output) < 4000  # the megabyte bodies, url and category are not printed
     [(question,)] = project.rows("SELECT question FROM qa_pairs")
     assert question.startswith("[link=file:///etc/passwd]kept[/link]\n\nbbb") and len(question) > 1_000_000

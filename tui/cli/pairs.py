@@ -96,7 +96,9 @@ def _print_report(r: ImportReport) -> None:
         click.echo(f"  left out {plural(len(r.filtered), 'record')} by rule:")
         for f in r.filtered[:FILTERED_SHOWN]:
             url = f" {f.url}" if f.url and f.url != f.upstream_id else ""
-            click.echo(printable(f"    {f.place} ({f.upstream_id}{url}): {f.reason}"))
+            ident = f"{f.upstream_id}{url}"
+            ident = ident if len(ident) <= 300 else ident[:300] + "…"
+            click.echo(printable(f"    {f.place} ({ident}): {f.reason}"))
         if len(r.filtered) > FILTERED_SHOWN:
             click.echo(f"    ... and {len(r.filtered) - FILTERED_SHOWN} more (every one is in the import batch's "
                        "filtered_json)")
