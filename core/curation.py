@@ -15,7 +15,8 @@ the store: the caller (``benchwright.tui.services.curation_runs``) reads inputs 
 - ``refine``: ``{"question", "answer", "changes", "original_question", "original_answer"}``.
 - ``checklist``: ``{"checklist": {...}}`` valid under RepoProbe §4.1, or failed with the violations.
 - ``verify``: ``{"self_contained": {"rationale", "passed"}, "answerable": {"rationale", "passed"}}`` (§3.2
-  "Quality Assurance"); flagged when either check fails.
+  "Quality Assurance"), and ``"links": {"rationale", "passed": false}`` when ``enrich`` left an external link
+  unresolved (the link check, no model call); flagged when any check fails.
 """
 
 from __future__ import annotations
@@ -55,7 +56,8 @@ class PairInput:
         pair: the stored pair (original text).
         question, answer: the working text (refined, else enriched, else original).
         checklist: the current checklist, if any (``verify`` shows it).
-        links: URL -> saved content (None: not in the link store), for ``enrich``.
+        links: URL -> saved content (None: not in the link store), for ``enrich``; for ``verify``, the links the
+            current ``enrich`` result left unresolved (each None).
         code: excerpts of cited repository files (``verify``), or "".
     """
 
@@ -75,6 +77,8 @@ class PairInput:
             parts += [f"{u}\x1f{c if c is not None else ''}" for u, c in sorted(self.links.items())]
         if step == "verify":
             parts.append(self.checklist.to_json() if self.checklist is not None else "")
+            if self.links:  # only when there are unresolved links: other pairs' hashes stay as they were
+                parts += [f"unresolved\x1f{u}" for u in sorted(self.links)]
         h = hashlib.sha256("\x1e".join(parts).encode("utf-8", "surrogatepass"))
         return h.hexdigest()[:16]
 
@@ -355,7 +359,9 @@ def _checklist_text(cl: Checklist | None) -> str:
 
 async def verify(client: LLMClient, item: PairInput, settings: StepSettings) -> StepOutcome:
     """The LLM verifier's two checks, self-contained and answerable from the repository code plus the
-    question, each with a rationale (RepoProbe §3.2 "Quality Assurance"); flagged when either fails."""
+    question, each with a rationale (RepoProbe §3.2 "Quality Assurance"), and the link check: an external link
+    the ``enrich`` step left unresolved (``item.links``) fails it (``links: {rationale, passed: false}`` in the
+    output). Flagged when any fails."""
     req = _request("verify", settings, VERIFY_SCHEMA, "verification", repository=item.pair.repository or "(unnamed)",
                    question=delimit("question", item.question), answer=delimit("reference_answer", item.answer),
                    checklist=delimit("checklist", _checklist_text(item.checklist)),
@@ -364,7 +370,11 @@ async def verify(client: LLMClient, item: PairInput, settings: StepSettings) -> 
     if not out.ok:
         return out
     out.output = dict(r.parsed)
-    out.flagged = not (r.parsed["self_contained"]["passed"] and r.parsed["answerable"]["passed"])
+    unresolved = sorted(u for u, content in item.links.items() if content is None)
+    if unresolved:  # the link check (no model call): an external link enrich could not resolve drops the pair
+        out.output["links"] = {"rationale": "unresolved external links: " + ", ".join(unresolved)[:2000],
+                               "passed": False}
+    out.flagged = not (r.parsed["self_contained"]["passed"] and r.parsed["answerable"]["passed"]) or bool(unresolved)
     return out
 
 

@@ -247,3 +247,22 @@ def test_releases_refuse_dropped_pairs_and_the_card_carries_the_funnel(project, 
     assert manifest["include_dropped"] is True and manifest["n_pairs"] == 4
     r = cli(project, "releases", "rebuild", "demo-qa", "--version", "1.1.0", "--out", str(tmp_path / "again2"))
     assert r.exit_code == 0, r.output
+
+
+def test_an_unresolved_link_fails_the_verifiers_link_check(project, tmp_path):
+    f = Factory()
+    cli(project, "curation", "run", "images")
+    cli(project, "curation", "run", "classify", "--model", "gen-1", factory=f)
+    with Store.open(project) as store:
+        q = by_question(store)
+        store.save_curation_result(q["Q9"], "enrich", status="ok", flagged=True, by="t", output={
+            "links": [{"url": "https://example.org/[bold]gone[/]", "status": "unresolved", "rationale": "r",
+                       "summary": ""}], "integrated": False, "question": "x", "answer": "y"})
+    r = cli(project, "curation", "run", "verify", "--model", "ver-1", "--pair", q["Q9"], "--pair", q["Q8"], factory=f)
+    assert r.exit_code == 0 and "verify: 2 ok, 0 failed, 1 flagged" in r.output, r.output
+    with Store.open(project) as store:
+        res = store.curation_current(q["Q9"])["verify"]
+        assert res.flagged and res.output["links"] == {
+            "rationale": "unresolved external links: https://example.org/[bold]gone[/]", "passed": False}
+        assert not store.curation_current(q["Q8"])["verify"].flagged
+    assert stages_of(project, tmp_path)[1]["verify"]["dropped"] == {"unresolved link": 1}

@@ -202,6 +202,10 @@ def build_input(store: Store, pair_id: str, step: str, *, with_code: bool = True
     if step == "verify":
         v = store.checklist_version(pair_id)
         checklist = v.checklist if v is not None else None
+        # the verifier's link check: the links the current enrich result left unresolved (URL -> None)
+        enriched = store.curation_current(pair_id).get("enrich")
+        if enriched is not None and enriched.status == "ok" and enriched.flagged:
+            links = {lk["url"]: None for lk in enriched.output.get("links", []) if lk.get("status") == "unresolved"}
         repo = store.get_repository(pair.repository, missing_ok=True) if pair.repository else None
         if with_code and repo is not None and repo.local_path and Path(repo.local_path).is_dir():
             code = code_excerpts(repo.local_path, f"{question}\n{answer}")
