@@ -128,6 +128,10 @@ class QAReport:
                 "by_repository": {k: t.as_dict() for k, t in self.by_repository.items()},
                 "by_annotator": {k: t.as_dict() for k, t in self.by_annotator.items()}}
 
+    def reasons(self) -> list[str]:
+        """Every reject reason some scope counts, in registry order (:data:`UNSPECIFIED` last)."""
+        return list(_ordered_reasons({r: 0 for _, _, t in self.scopes() for r in t.reasons}))
+
     def scopes(self) -> list[tuple[str, str, Tally]]:
         """``(kind, name, tally)`` of every tally in table order: ``("all", "", ...)``, ``("sample", "",
         ...)``, then ``("repository", name, ...)`` and ``("annotator", name, ...)``, names sorted."""

@@ -27,6 +27,7 @@ LABELS = {
     "help": "HelpScreen",
     "notes": "NotesScreen",
     "criterion notes": "CriteriaNotesScreen",
+    "reject reason": "RejectReasonScreen",
     "evidence viewer": "EvidenceScreen",
     "checklist editor": "ChecklistEditorScreen",
     "normalize weights": "NormalizeScreen",

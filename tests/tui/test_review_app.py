@@ -41,7 +41,7 @@ async def test_opens_at_first_undecided_and_stores_each_decision_at_once(project
             # committed: another connection sees it while the app is still running
             assert decisions(db)[ids[1]] == "accept"
             assert app.screen.pair_id == ids[2]
-            await pilot.press("x")
+            await pilot.press("x", "enter")  # a reject asks for its reason: enter takes the default
             await pilot.press("space")
             await pilot.pause()
             got = decisions(db)
@@ -81,7 +81,7 @@ async def test_resume_after_restart_and_undo_across_it(project):
         app = BenchwrightApp(store, "ann")
         async with app.run_test(size=SIZE) as pilot:
             await pilot.pause()
-            await pilot.press("a", "x")
+            await pilot.press("a", "x", "enter")
             await pilot.pause()
     with Store.open(db) as store:
         app = BenchwrightApp(store, "ann")
@@ -292,7 +292,7 @@ def test_decisions_survive_kill_9(project, tmp_path):
             app = BenchwrightApp(store, "ann")
             async with app.run_test(size=(120, 40)) as pilot:
                 await pilot.pause()
-                await pilot.press("a", "x", "a")
+                await pilot.press("a", "x", "enter", "a")
                 await pilot.pause()
                 print("decided", flush=True)
                 await asyncio.sleep(60)
@@ -398,7 +398,7 @@ async def test_a_refused_stale_decision_refreshes_the_counts(project):
             assert isinstance(app.screen, ReviewScreen)
             assert "decided 0/6" in str(app.screen.query_one("#review-status").render())
             other.record_decision(app.screen.pair_id, "bob", "accept")  # the other session decides first
-            await pilot.press("x")
+            await pilot.press("x", "enter")
             await pilot.pause()
             assert "decided 1/6" in str(app.screen.query_one("#review-status").render())
 

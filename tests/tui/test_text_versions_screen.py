@@ -4,18 +4,25 @@ revert, and hostile text shown literally everywhere."""
 
 from __future__ import annotations
 
+from test_literal_text import assert_literal, screen_text, settle, toasts
 from textual.widgets import TextArea
 
+from benchwright.core.checklist import Checklist, ChecklistItem, binary_rubric, clarity_item
 from benchwright.db import Store
 from benchwright.tui.app import BenchwrightApp
 from benchwright.tui.screens import ReviewScreen
 from benchwright.tui.screens.text_versions import TextEditScreen, TextVersionsScreen
 
-from test_literal_text import assert_literal, screen_text, settle, toasts
-
 SIZE = (160, 48)
 MODEL = "[bold]x[/bold]-[@click=app.quit]m[/]\x1b[31m"
 REFINED_Q = "How does [bold]x[/bold] the \x1b[31mrefined[/] [@click=app.quit]loader[/] read `config`?"
+
+
+def save_checklist(store: Store, pid: str) -> None:
+    """A valid checklist of the pair's current text."""
+    store.save_checklist(pid, Checklist(items=[
+        ChecklistItem(key_point="Reads `config`", weight=5, rubric=binary_rubric(5)),
+        ChecklistItem(key_point="Then `run()`", weight=4, rubric=binary_rubric(4)), clarity_item()]), author="ann")
 
 
 async def open_text_screen(app, pilot, store, pid):
@@ -94,15 +101,10 @@ async def test_accept_edit_revert_and_hostile_text_literal(project):
 
 
 async def test_a_stale_checklist_is_shown_on_the_review_and_text_screens(project):
-    from benchwright.core.checklist import Checklist, ChecklistItem, binary_rubric, clarity_item
-
     db, ids = project
     pid = ids[2]
     with Store.open(db) as store:
-        store.save_checklist(pid, Checklist(items=[
-            ChecklistItem(key_point="Reads `config`", weight=5, rubric=binary_rubric(5)),
-            ChecklistItem(key_point="Then `run()`", weight=4, rubric=binary_rubric(4)), clarity_item()]),
-            author="ann")
+        save_checklist(store, pid)
         store.save_text_version(pid, "A refined question?", "A refined answer.", origin="refined", by="t")
         app = BenchwrightApp(store, "ann", resume=False)
         async with app.run_test(size=SIZE) as pilot:
@@ -116,16 +118,12 @@ async def test_a_stale_checklist_is_shown_on_the_review_and_text_screens(project
 
 
 async def test_the_checklist_editor_says_its_checklist_is_stale(project):
-    from benchwright.core.checklist import Checklist, ChecklistItem, binary_rubric, clarity_item
     from benchwright.tui.screens.checklist_editor import ChecklistEditorScreen
 
     db, ids = project
     pid = ids[3]
     with Store.open(db) as store:
-        store.save_checklist(pid, Checklist(items=[
-            ChecklistItem(key_point="Reads `config`", weight=5, rubric=binary_rubric(5)),
-            ChecklistItem(key_point="Then `run()`", weight=4, rubric=binary_rubric(4)), clarity_item()]),
-            author="ann")
+        save_checklist(store, pid)
         store.save_text_version(pid, "Refined?", "Refined.", origin="refined", by="t")
         store.save_text_version(pid, "Edited?", "Edited.", origin="edited", by="ann")
         app = BenchwrightApp(store, "ann", resume=False)

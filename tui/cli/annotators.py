@@ -6,29 +6,57 @@ import json
 
 import click
 
+from benchwright.core.assignment import STRATIFY_BY
 from benchwright.core.config import resolve_annotator
+from benchwright.core.errors import BenchwrightError
 from benchwright.core.text import printable
 
-from .common import friendly, open_store, plural
+from .common import friendly, open_store, parse_where, plural, where_option
 
 
 @click.command()
 @click.option("--annotators", required=True, help="Comma-separated names, e.g. ada,bob,cy.")
 @click.option("--overlap", type=int, default=2, show_default=True, help="Annotators per pair.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the tie-breaking order.")
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="Seed of the tie-breaking order and of the QA sample's draw.")
+@click.option("--sample", "sample", type=int, metavar="N",
+              help="Assign a QA sample of N pairs only (RepoProbe §3.2 human QA), drawn by --seed.")
+@click.option("--fraction", type=float, metavar="F", help="Assign a QA sample of this share of the pairs (0 to 1).")
+@click.option("--stratify-by", type=click.Choice(STRATIFY_BY),
+              help="Split the sample across repositories or categories in proportion (at least one from each).")
+@where_option
 @click.option("--as", "annotator", help="Who assigns.")
 @click.pass_context
 @friendly
-def assign(ctx, annotators, overlap, seed, annotator) -> None:
-    """Give every pair to OVERLAP annotators, balanced and reproducible (replaces earlier assignments).
+def assign(ctx, annotators, overlap, seed, sample, fraction, stratify_by, where, annotator) -> None:
+    """Give every pair, or a QA sample of them, to OVERLAP annotators, balanced and reproducible (replaces
+    earlier assignments).
 
+    With --sample N or --fraction F only a sample is assigned: drawn from the pairs --where selects (e.g.
+    --where curation=passed, the verifier's survivors), split across --stratify-by strata in proportion
+    (largest remainders; one from each stratum when N allows), reproducible from --seed. qa-report counts it.
     With an overlap above 1, blind mode is turned on: nobody sees another's review of a pair before
     submitting their own.
     """
     names = [a for a in annotators.split(",")]
+    if sample is None and fraction is None and (stratify_by or where):
+        raise BenchwrightError("--stratify-by and --where choose a QA sample: give --sample N or --fraction F too")
     with open_store(ctx) as store:
-        loads = store.assign(names, overlap, seed=seed, by=resolve_annotator(annotator))
+        by = resolve_annotator(annotator)
+        if sample is None and fraction is None:
+            loads, drawn = store.assign(names, overlap, seed=seed, by=by), None
+        else:
+            flt = parse_where(where, facets=store.facets()) if where else None
+            drawn = store.assign_sample(names, overlap, seed=seed, by=by, size=sample, fraction=fraction,
+                                        stratify_by=stratify_by, where=flt, where_text=tuple(where))
+            loads = drawn.loads
         blind = store.blind_mode
+    if drawn is not None:
+        click.echo(f"QA sample: {plural(len(drawn.pair_ids), 'pair')} of {drawn.pool}"
+                   + (f" (the pool has only {drawn.pool})" if sample is not None and sample > drawn.pool else ""))
+        if stratify_by:
+            for stratum, (pool, taken) in drawn.strata.items():
+                click.echo(printable(f"  {stratify_by} {stratum or '(none)'}\t{taken} of {pool}"))
     for who, n in loads.items():
         click.echo(f"{printable(who)}\t{n} pairs")
     click.echo(f"overlap {overlap}, seed {seed}; blind mode {'on' if blind else 'off'}")

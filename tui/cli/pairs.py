@@ -231,7 +231,7 @@ def pairs_edit(ctx, pair, question, question_file, answer, answer_file, expect_v
     current text and sends the pair back to review. The other part is kept as it is."""
     from benchwright.core.errors import BenchwrightError
 
-    from ..services.texts import edit_text, read_text_file, text_label
+    from ..services.texts import edit_text, read_text_file
 
     if (question is not None and question_file is not None) or (answer is not None and answer_file is not None):
         raise BenchwrightError("give the text or its file, not both (--question or --question-file, --answer or "
@@ -249,8 +249,15 @@ def pairs_edit(ctx, pair, question, question_file, answer, answer_file, expect_v
         saved = edit_text(store, pid, current.question if question is None else question,
                           current.reference_answer if answer is None else answer, by=who,
                           expected_version=expect_version if expect_version is not None else current.version)
+    _print_saved(pid, saved, f"the text is version {current.version} already")
+
+
+def _print_saved(pid: str, saved, unchanged: str) -> None:
+    """The line of ``pairs edit`` / ``revert``: the version recorded, or why nothing was."""
+    from ..services.texts import text_label
+
     if saved is None:
-        click.echo(f"{pid}: unchanged (the text is version {current.version} already)")
+        click.echo(f"{pid}: unchanged ({unchanged})")
     else:
         click.echo(printable(f"{pid}: recorded {text_label(saved)}; the pair is back in review"))
 
@@ -265,16 +272,11 @@ def pairs_edit(ctx, pair, question, question_file, answer, answer_file, expect_v
 def pairs_revert(ctx, pair, to_version, annotator) -> None:
     """Make an earlier text of PAIR current again (the original by default), as a new version that restores it;
     nothing is deleted."""
-    from ..services.texts import text_label
-
     who = resolve_annotator(annotator)
     with open_store(ctx) as store:
         pid = store.resolve_pair(pair)
         saved = store.revert_text(pid, by=who, to_version=to_version)
-    if saved is None:
-        click.echo(f"{pid}: unchanged (the current text is version {to_version}'s already)")
-    else:
-        click.echo(printable(f"{pid}: recorded {text_label(saved)}; the pair is back in review"))
+    _print_saved(pid, saved, f"the current text is version {to_version}'s already")
 
 
 @pairs.command("accept-text")

@@ -31,6 +31,7 @@ from . import (
     pairs,
     probes,
     project,
+    qa,
     releases,
     report,
     repos,
@@ -90,7 +91,8 @@ def main(ctx: click.Context, db_path: str | None) -> None:
 for command in (
     # project-wide one-shots
     project.init, project.review, project.status, project.demo, annotators.assign, annotators.blind,
-    annotators.merge, annotators.agreement, funnel.funnel, report.report, ledger.calls, config.config_group,
+    annotators.merge, annotators.agreement, funnel.funnel, qa.qa_report_command, report.report, ledger.calls,
+    config.config_group,
     # one group per noun, verbs inside
     pairs.pairs, repos.repos, checklists.checklists, answers.answers, judgments.judgments, curation.curation,
     failure_modes.failure_modes, adjudication.adjudication, releases.releases, probes.probes, links.links,

@@ -298,17 +298,30 @@ class ReviewScreen(Screen):
         return t
 
     # ------------------------------------------------------------------ actions
-    async def action_decide(self, decision: str) -> None:
-        """Store the review now (decision, the four criteria, committed), then move to the next pair."""
+    async def action_decide(self, decision: str, reason: str | None = None) -> None:
+        """Store the review now (decision, the four criteria, committed), then move to the next pair. A reject
+        first asks for its reason (:class:`~benchwright.tui.screens.reject_reason.RejectReasonScreen`; esc
+        stores nothing)."""
         if decision == "accept" and self.pair is not None and self.pair.needs_reference:
             notify(self, "This pair has no reference answer, so it cannot be accepted; reject it or mark it "
                         "for revision (r).", title="Not accepted", severity="warning")
+            return
+        if decision == "reject" and reason is None:
+            from .reject_reason import RejectReasonScreen
+
+            asked_on = self.pair_id
+
+            def chosen(picked: str | None) -> None:
+                if picked is not None and self.pair_id == asked_on:
+                    self.run_worker(self.action_decide("reject", picked))
+
+            self.app.push_screen(RejectReasonScreen(self.criteria), chosen)
             return
         try:
             self.store.record_decision(
                 self.pair_id, self.annotator, decision,
                 criteria=self.criteria if decision != "skip" else self.store.current_criteria(self.pair_id, self.annotator),
-                expected_state=self.state_id,
+                expected_state=self.state_id, reason=reason,
             )
         except StaleReviewError as e:
             self._progress = None  # another session decided: the header's counts are stale too
