@@ -6,6 +6,7 @@ that lead out of the root are refused (:class:`UnsafePathError`).
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path, PurePosixPath
 
@@ -50,10 +51,14 @@ def git_changed_files(path: Path) -> list[str] | None:
 
 
 def _git_out(path: Path, *args: str, timeout: float = 60) -> bytes | None:
-    """Standard output of ``git -C path ARGS`` (no shell, no optional locks), or None when git fails or times out."""
+    """Standard output of ``git -C path ARGS`` (no shell, no optional locks, no API key or other secret in its
+    environment), or None when git fails or times out."""
+    from .llm.scrub import is_secret_name
+
+    env = {name: value for name, value in os.environ.items() if not is_secret_name(name)}
     try:
         out = subprocess.run(["git", "--no-optional-locks", "-C", str(path), *args], capture_output=True,
-                             timeout=timeout, check=False)
+                             timeout=timeout, check=False, env=env, stdin=subprocess.DEVNULL)
     except (OSError, subprocess.TimeoutExpired):
         return None
     return out.stdout if out.returncode == 0 else None

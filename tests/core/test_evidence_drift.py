@@ -188,3 +188,19 @@ def test_a_path_several_files_end_with_resolves_to_one_long_enough_for_the_cited
     (one,) = check_text("src/blueprints.py:1", DirectoryFiles(old), DirectoryFiles(new))
     assert one.status == UNCHANGED
     assert CitationChange("a.py:3", MOVED, "a.py", (3, 3), (4, 4)).describe() == "a.py:3 moved: now line 4"
+
+
+def test_git_runs_without_api_keys_in_its_environment(monkeypatch, tmp_path):
+    from benchwright.core import repository
+
+    seen = {}
+
+    def fake_run(argv, **kw):
+        seen.update(kw["env"])
+        return subprocess.CompletedProcess(argv, 0, b"", b"")
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-secret")
+    monkeypatch.setenv("BENCHWRIGHT_KEEP_ME", "1")
+    monkeypatch.setattr(repository.subprocess, "run", fake_run)
+    assert repository.git_renames(tmp_path, "a", "b") == {}
+    assert "OPENAI_API_KEY" not in seen and seen["BENCHWRIGHT_KEEP_ME"] == "1"
