@@ -5,6 +5,7 @@ queue's evidence filter."""
 from __future__ import annotations
 
 import shutil
+from contextlib import asynccontextmanager
 
 import pytest
 from click.testing import CliRunner
@@ -33,13 +34,18 @@ def moved(tmp_path):
     return fx
 
 
-async def _review(app, pilot, pair_id: str) -> ReviewScreen:
-    await pilot.pause()
-    screen = app.screen
-    assert isinstance(screen, ReviewScreen)
-    await screen.show_pair(pair_id)
-    await pilot.pause()
-    return screen
+@asynccontextmanager
+async def reviewing(fx, index: int):
+    """The app on the fixture's project, its review screen showing pair ``#index + 1``: ``(app, pilot, screen)``."""
+    with Store.open(fx.db) as store:
+        app = BenchwrightApp(store, "ann")
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            screen = app.screen
+            assert isinstance(screen, ReviewScreen)
+            await screen.show_pair(fx.pair_ids[index])
+            await pilot.pause()
+            yield app, pilot, screen
 
 
 async def _open_first_change(app, pilot) -> None:
@@ -52,67 +58,55 @@ async def _open_first_change(app, pilot) -> None:
 
 async def test_banner_and_changed_citations_first_then_the_diff_literally(moved):
     fx = moved
-    with Store.open(fx.db) as store:
-        app = BenchwrightApp(store, "ann")
-        async with app.run_test(size=SIZE) as pilot:
-            screen = await _review(app, pilot, fx.pair_ids[3])  # d.py:1 changed to hostile text
-            banner = screen.query_one("#evidence-stale", Static)
-            assert banner.display
-            assert f"evidence stale since repos move to demo@{fx.two[:12]}: 1 citation changed (press e)" in \
-                screen_text(app)
-            options = screen.query_one("#evidence", OptionList)
-            assert str(options.get_option_at_index(0).prompt) == "⚠ d.py:1 changed"
-            await _open_first_change(app, pilot)
-            assert options.highlighted == 0
-            viewer = app.screen
-            assert isinstance(viewer, EvidenceScreen) and viewer.change is not None
-            shown = screen_text(app)
-            assert "changed at the last repos move: d.py:1 changed" in shown
-            assert '-LABEL = "[bold]old[/bold]"' in shown  # markup shown as typed, not bold
-            assert '+LABEL = "[@click=app.quit]new[/] ␛[31mred␛[0m [link=file:///etc]x[/link]"' in shown
-            assert app.is_running  # the [@click=app.quit] in the diff did nothing
-            await pilot.press("escape")
-            await pilot.pause()
-            assert isinstance(app.screen, ReviewScreen)
+    async with reviewing(fx, 3) as (app, pilot, screen):
+        banner = screen.query_one("#evidence-stale", Static)
+        assert banner.display
+        assert f"evidence stale since repos move to demo@{fx.two[:12]}: 1 citation changed (press e)" in \
+            screen_text(app)
+        options = screen.query_one("#evidence", OptionList)
+        assert str(options.get_option_at_index(0).prompt) == "⚠ d.py:1 changed"
+        await _open_first_change(app, pilot)
+        assert options.highlighted == 0
+        viewer = app.screen
+        assert isinstance(viewer, EvidenceScreen) and viewer.change is not None
+        shown = screen_text(app)
+        assert "changed at the last repos move: d.py:1 changed" in shown
+        assert '-LABEL = "[bold]old[/bold]"' in shown  # markup shown as typed, not bold
+        assert '+LABEL = "[@click=app.quit]new[/] ␛[31mred␛[0m [link=file:///etc]x[/link]"' in shown
+        assert app.is_running  # the [@click=app.quit] in the diff did nothing
+        await pilot.press("escape")
+        await pilot.pause()
+        assert isinstance(app.screen, ReviewScreen)
 
 
 async def test_a_deleted_file_opens_the_change_and_says_the_file_is_gone(moved):
     fx = moved
-    with Store.open(fx.db) as store:
-        app = BenchwrightApp(store, "ann")
-        async with app.run_test(size=SIZE) as pilot:
-            screen = await _review(app, pilot, fx.pair_ids[1])
-            options = screen.query_one("#evidence", OptionList)
-            assert str(options.get_option_at_index(0).prompt) == "⚠ b.py:1-2 deleted"
-            await _open_first_change(app, pilot)
-            shown = screen_text(app)
-            assert "changed at the last repos move: b.py:1-2 deleted" in shown
-            assert f"b.py is not in the repository at demo@{fx.two[:12]}" in shown
+    async with reviewing(fx, 1) as (app, pilot, screen):
+        options = screen.query_one("#evidence", OptionList)
+        assert str(options.get_option_at_index(0).prompt) == "⚠ b.py:1-2 deleted"
+        await _open_first_change(app, pilot)
+        shown = screen_text(app)
+        assert "changed at the last repos move: b.py:1-2 deleted" in shown
+        assert f"b.py is not in the repository at demo@{fx.two[:12]}" in shown
 
 
 async def test_moved_citation_opens_the_viewer_at_the_new_lines(moved):
     fx = moved
-    with Store.open(fx.db) as store:
-        app = BenchwrightApp(store, "ann")
-        async with app.run_test(size=SIZE) as pilot:
-            screen = await _review(app, pilot, fx.pair_ids[0])
-            assert str(screen.query_one("#evidence", OptionList).get_option_at_index(0).prompt) == \
-                "⚠ a.py:4-5 moved: now lines 8-9"
-            await _open_first_change(app, pilot)
-            viewer = app.screen
-            assert isinstance(viewer, EvidenceScreen)
-            assert (viewer.evidence.citation.start, viewer.evidence.citation.end) == (8, 9)
-            assert "8 ❱ def f(x):" in screen_text(app)
+    async with reviewing(fx, 0) as (app, pilot, screen):
+        assert str(screen.query_one("#evidence", OptionList).get_option_at_index(0).prompt) == \
+            "⚠ a.py:4-5 moved: now lines 8-9"
+        await _open_first_change(app, pilot)
+        viewer = app.screen
+        assert isinstance(viewer, EvidenceScreen)
+        assert (viewer.evidence.citation.start, viewer.evidence.citation.end) == (8, 9)
+        assert "8 ❱ def f(x):" in screen_text(app)
 
 
 async def test_no_banner_for_a_pair_whose_evidence_is_ok(moved):
     fx = moved
-    with Store.open(fx.db) as store:
-        app = BenchwrightApp(store, "ann")
-        async with app.run_test(size=SIZE) as pilot:
-            screen = await _review(app, pilot, fx.pair_ids[2])
-            assert not screen.query_one("#evidence-stale", Static).display
-            assert "evidence stale" not in screen_text(app)
+    async with reviewing(fx, 2) as (app, _pilot, screen):
+        assert not screen.query_one("#evidence-stale", Static).display
+        assert "evidence stale" not in screen_text(app)
 
 
 async def test_the_queue_filters_on_evidence(moved):
