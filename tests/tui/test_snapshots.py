@@ -210,6 +210,8 @@ SHOTS = {
     "leave-editor": [REVIEW, EDITOR, _set("#kp-0", "An edited key point"), ("escape", "LeaveScreen")],
     "checklist-diff": [REVIEW, ("d", "ChecklistDiffScreen")],
     "history": [REVIEW, ("h", "HistoryScreen")],
+    "text-versions": [REVIEW, ("w", "TextVersionsScreen")],
+    "text-edit": [REVIEW, ("w", "TextVersionsScreen"), ("e", "TextEditScreen"), _blur],
     "curation": [REVIEW, ("g", "CurationScreen")],
     "inspector": [REVIEW, INSPECTOR],
     "override": [REVIEW, INSPECTOR, ("o", "OverrideScreen")],
