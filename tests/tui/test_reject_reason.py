@@ -82,3 +82,28 @@ async def test_a_criterion_marked_pass_cannot_be_the_reason_and_undo_still_works
             await pilot.pause()
             assert app.screen.pair_id == ids[0]
     assert _stored(db, ids[0])[0] is None
+
+
+async def test_others_reviews_and_the_adjudication_table_name_the_reject_reason(project):
+    from benchwright.core.review import Criteria
+    from benchwright.tui.screens.adjudication import AdjudicationScreen
+
+    db, ids = project
+    with Store.open(db) as store:
+        store.record_decision(ids[0], "ada", "reject", criteria=Criteria(), reason="directly-answerable")
+        store.record_decision(ids[0], "bob", "accept", criteria=Criteria())
+        app = BenchwrightApp(store, "cy")  # blind mode off: cy sees the others' reviews
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            assert app.screen.pair_id == ids[0]
+            others = str(app.screen.query_one("#others").render())
+            assert "reject (directly answerable)" in others
+            await pilot.press("escape", "A")
+            await pilot.pause()
+            screen = app.screen
+            assert isinstance(screen, AdjudicationScreen) and screen.pair_id == ids[0]
+            labels = [str(c) for c in screen.reviews_table.columns[0]._cells]
+            assert labels[-1] == "reject reason"
+            reason_cells = [str(col._cells[-1]) for col in screen.reviews_table.columns[1:3]]
+            assert reason_cells == ["directly answerable", "·"]
+            assert str(screen.reviews_table.columns[-1]._cells[-1]) == "≠"

@@ -22,6 +22,7 @@ from benchwright.core.checklist_diff import ItemChange, checklist_text_size, dif
 from benchwright.core.errors import BenchwrightError
 from benchwright.core.review import CRITERIA, CRITERION_LABELS, Verdict
 from benchwright.core.text_diff import LONG_DIFF_CHARS, DiffCancelled
+from benchwright.core.vocabulary import REJECT_REASON_NAMES
 from benchwright.db import Store
 
 from ..services.views import adjudication_queue, adjudication_view
@@ -135,6 +136,8 @@ class AdjudicationScreen(Screen):
         for c in CRITERIA:
             rows.append((CRITERION_LABELS[c], {w: reviews[w].criteria.verdicts.get(c) if w in reviews else None
                                                for w in self.annotators}))
+        rows.append(("reject reason", {w: REJECT_REASON_NAMES.get(reviews[w].reason, "unknown")
+                                       if w in reviews and reviews[w].reason else None for w in self.annotators}))
         for label, values in rows:
             differ = len({v for v in values.values()}) > 1
             cells = []
@@ -143,7 +146,7 @@ class AdjudicationScreen(Screen):
                 if isinstance(v, Verdict) or v is None:
                     mark, style = _MARK[v]
                 else:
-                    mark, style = v, {"accept": "green", "reject": "red", "revise": "magenta"}[v]
+                    mark, style = v, {"accept": "green", "reject": "red", "revise": "magenta"}.get(v, "red")
                 cells.append(Text(mark, style=style))
             table.add_row(Text(label, style="bold"), *cells, Text("≠" if differ else "", style="bold yellow"))
         notes = [(w, reviews[w].notes) for w in self.annotators if w in reviews and reviews[w].notes]

@@ -19,7 +19,7 @@ from benchwright.core.evidence import Citation, Evidence
 from benchwright.core.evidence_drift import DELETED, EVIDENCE_STALE, EVIDENCE_UNKNOWN, UNKNOWN, CitationChange
 from benchwright.core.models import QAPair, stale_checklist_note
 from benchwright.core.review import CRITERIA, CRITERION_LABELS, Criteria, Verdict, next_verdict
-from benchwright.core.vocabulary import REOPEN_WHY
+from benchwright.core.vocabulary import REJECT_REASON_NAMES, REOPEN_WHY
 from benchwright.db import ChecklistVersion, NoteConflictError, QueueFilter, StaleReviewError, Store
 
 from ..services.texts import text_label
@@ -369,6 +369,8 @@ class ReviewScreen(Screen):
         for who, r in others.shown.items():
             t.append_text(literal(f"{who}: ", style="bold"))
             t.append(r.decision, style=_DECISION_STYLE.get(r.decision, ""))
+            if r.reason:
+                t.append(f" ({REJECT_REASON_NAMES.get(r.reason, 'unknown reason')})", style="red")
             t.append("  ")
             for name in CRITERIA:
                 v = r.criteria.verdicts.get(name)
