@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from llm_server import VALID_CHECKLIST
 
 from benchwright.core.checklist import Checklist
 from benchwright.core.importers import parse
@@ -183,14 +184,6 @@ def test_all_runs_dropped_pairs_and_filters_select_them(project):
     assert r.exit_code == 1 and "unknown curation filter 'dropped:nope'" in r.output
 
 
-VALID = {"items": [
-    {"kind": "knowledge", "key_point": "Fact one", "weight": 9,
-     "rubric": [{"score": 0, "criterion": "Missing."}, {"score": 9, "criterion": "Stated."}]},
-    {"kind": "clarity", "key_point": "Clarity & Organization", "weight": 1,
-     "rubric": [{"score": 0, "criterion": "Severe hallucination, or an incoherent, disorganized answer."},
-                {"score": 1, "criterion": "Clear, well-organized answer without severe hallucination."}]},
-]}
-
 
 def test_releases_refuse_dropped_pairs_and_the_card_carries_the_funnel(project, tmp_path):
     f = Factory()
@@ -200,7 +193,7 @@ def test_releases_refuse_dropped_pairs_and_the_card_carries_the_funnel(project, 
     with Store.open(project) as store:
         q = by_question(store)
         for n in ("Q3", "Q8", "Q9", "Q10"):  # Q3: classify dropped it
-            store.save_checklist(q[n], Checklist.model_validate(VALID), author="ada")
+            store.save_checklist(q[n], Checklist.model_validate(VALID_CHECKLIST), author="ada")
             store.record_decision(q[n], "ada", "accept")
         store.save_curation_result(q["Q8"], "enrich", status="ok", by="t",
                                    output={"links": [], "integrated": True, "question": "x", "answer": "y"})

@@ -23,7 +23,7 @@ from benchwright.core.checklist_diff import DELETE, EQUAL, TextDiff, word_diff
 from benchwright.core.curation import STEPS, StepSettings
 from benchwright.core.errors import BenchwrightError
 from benchwright.core.llm.jobs import JobProgress, describe_cost
-from benchwright.core.steps import STEP_LABELS  # step -> its label, from the step registry
+from benchwright.core.steps import STEP_LABELS, STEP_REGISTRY  # step -> its label, from the step registry
 from benchwright.core.text import printable
 from benchwright.core.text_diff import LONG_DIFF_CHARS, DiffCancelled
 from benchwright.db import QueueFilter, Store
@@ -108,7 +108,10 @@ def render_result(step: str, result, *, has_checklist: bool = False,
         for i, it in enumerate(items, 1):
             t.append(f"  {i}. [{it['weight']}] " + printable(it["key_point"]) + "\n")
     elif step == "verify":
-        for key, label in (("self_contained", "self-contained"), ("answerable", "answerable")):
+        for key, label in (("self_contained", "self-contained"), ("answerable", "answerable"),
+                           ("links", "external links resolved")):
+            if key == "links" and "links" not in o:  # the link check is there only when a link was unresolved
+                continue
             check = o.get(key, {})
             passed = check.get("passed")
             t.append(f"  {'✓' if passed else '✗'} {label}: ", style="green" if passed else "bold red")
@@ -180,12 +183,9 @@ class CurationScreen(_RunMixin, Screen):
 
     BINDINGS = [
         Binding("escape", "back", "Back / cancel", id="curation.back"),
-        Binding("0", "run('images')", "Images", id="curation.images"),
-        Binding("1", "run('classify')", "Classify", id="curation.classify"),
-        Binding("2", "run('enrich')", "Enrich", id="curation.enrich"),
-        Binding("3", "run('refine')", "Refine", id="curation.refine"),
-        Binding("4", "run('checklist')", "Checklist", id="curation.checklist"),
-        Binding("5", "run('verify')", "Verify", id="curation.verify"),
+        # 0-5: the steps in pipeline order (images, classify, enrich, refine, checklist, verify)
+        *(Binding(str(i), f"run('{step}')", STEP_REGISTRY.get(step).title, id=f"curation.{step}")
+          for i, step in enumerate(STEPS)),
         Binding("a", "run_all", "All steps", id="curation.all"),
         Binding("f", "toggle_force", "Force", id="curation.force"),
         Binding("x", "toggle_all", "Include dropped", id="curation.all_pairs"),
