@@ -294,6 +294,9 @@ class JudgePanel(Vertical):
         if grid.disagreeing:
             what = "entry" if grid.disagreeing == 1 else "entries"
             head.append(f" · runs disagree on {grid.disagreeing} {what}", style="bold yellow")
+        if runs.self_judged is not None:
+            head.append_text(literal(f"\nself-judged: {runs.self_judged} (judged with --allow-self-judge; "
+                                     "RepoProbe §5.1.3 keeps a model from judging itself)", style="bold red"))
         fm = runs.failure_mode
         if fm is not None:
             who = fm.annotator if fm.origin == "annotator" else f"llm {fm.judge_model or ''}".strip()

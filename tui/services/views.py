@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from benchwright.core.adjudication import Disagreement, Exclusion
 from benchwright.core.evidence import Evidence, gather_evidence
 from benchwright.core.inspection import JudgmentGrid, judgment_grid
+from benchwright.core.judges import SelfJudging, self_judging
 from benchwright.core.judgment import Answer, FailureModeLabel
 from benchwright.core.models import Decision, PairText, QAPair, Repository
 from benchwright.core.review import Criteria, Review
@@ -310,17 +311,34 @@ class JudgeRunsView:
     Attributes:
         grid: entries by runs, with the overrides applied (:func:`benchwright.core.inspection.judgment_grid`).
         failure_mode: the answer's current failure-mode label, None when it has none.
+        self_judged: why these judgments are self-evaluation (the judge model wrote the answer or generated the
+            pair's current checklist; judged with ``--allow-self-judge``), None when they are not (judge
+            separation, :func:`benchwright.core.judges.self_judging`).
     """
 
     grid: JudgmentGrid
     failure_mode: FailureModeLabel | None
+    self_judged: SelfJudging | None = None
 
 
 def judge_runs_view(store: Store, answer_id: str, judge: str, judge_model: str) -> JudgeRunsView:
-    """The grid of ``judge`` (run by ``judge_model``) on ``answer_id`` and the answer's failure mode."""
+    """The grid of ``judge`` (run by ``judge_model``) on ``answer_id``, the answer's failure mode, and whether
+    the judge model judged itself (RepoProbe §5.1.3)."""
+    from benchwright.core.errors import BenchwrightError
+
+    from .llm import configured_providers
+
     judgments = store.judgments(answer_id=answer_id, judge=judge, judge_model=judge_model)
     overrides = [o for j in judgments for o in store.overrides(j.id)]
-    return JudgeRunsView(judgment_grid(judgments, overrides), store.failure_mode(answer_id))
+    answer = store.get_answer(answer_id)
+    current = store.checklist_version(answer.qa_pair_id)
+    try:
+        providers = configured_providers(store)
+    except BenchwrightError:  # an unreadable benchwright.toml: compare the names as recorded
+        providers = ()
+    own = self_judging(judge_model, answer_model=answer.model, providers=providers,
+                       checklist_author=current.author if current is not None else None)
+    return JudgeRunsView(judgment_grid(judgments, overrides), store.failure_mode(answer_id), own)
 
 
 @dataclass(frozen=True)
