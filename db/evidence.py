@@ -189,6 +189,17 @@ class EvidenceStoreMixin:
             _CHECK_SELECT + " WHERE qa_pair_id = ? ORDER BY id", [pair_id])]
 
     @serialized
+    def evidence_counts(self, name: str) -> dict[str, int]:
+        """``{status: pairs}`` of repository ``name``'s pairs by their latest evidence check, for every status of
+        :data:`~benchwright.core.evidence_drift.EVIDENCE_STATUSES` (0 when none), ``stale`` first; empty when none was
+        checked."""
+        rows = dict(self.db.conn.execute(
+            "SELECT e.status, count(*) FROM evidence_current e JOIN qa_pairs p ON p.id = e.qa_pair_id "
+            "WHERE p.repository = ? GROUP BY e.status", [name]).fetchall())
+        order = (EVIDENCE_STALE, *(s for s in EVIDENCE_STATUSES if s != EVIDENCE_STALE))
+        return {status: rows.get(status, 0) for status in order} if rows else {}
+
+    @serialized
     def repository_pins(self, name: str) -> list[RepositoryPin]:
         """Every pin repository ``name`` had, oldest first (``repos move`` adds one).
 

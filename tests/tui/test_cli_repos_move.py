@@ -159,6 +159,13 @@ def test_repos_evidence_and_pins_print_the_latest_check_and_history(fx):
     assert len(pins) == 2 and pins[0].endswith(f"demo@{fx.one[:12]}\t{fx.checkout}")
 
 
+def test_status_counts_the_evidence_of_each_moved_repository(fx):
+    assert "evidence after repos move" not in run(fx, "status").output
+    run(fx, "repos", "move", "demo", str(fx.new_tree))
+    assert "    evidence after repos move: 3 stale, 2 ok, 0 unknown (benchwright repos evidence demo)" in \
+        run(fx, "status").output
+
+
 def test_where_evidence_is_a_where_key(fx):
     from benchwright.tui.cli.common import parse_where
 

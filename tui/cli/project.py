@@ -48,6 +48,10 @@ def status(ctx, annotator) -> None:
         click.echo(f"{store.path}: {p.total} Q&A pairs, {p.decided} decided, {p.mine} by {printable(who)}")
         for r in store.repositories():
             click.echo(printable(f"  repository {r.pin}: {r.local_path or '(not checked out here)'}"))
+            evidence = store.evidence_counts(r.name)
+            if evidence:
+                click.echo(printable("    evidence after repos move: " + ", ".join(
+                    f"{n} {status}" for status, n in evidence.items()) + f" (benchwright repos evidence {r.name})"))
         for step, c in store.curation_counts().items():
             if any(c.values()):
                 click.echo(f"  curation {step}: {c['ok']} ok, {c['failed']} failed, {c['flagged']} flagged")
