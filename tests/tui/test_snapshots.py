@@ -191,6 +191,16 @@ async def _agent_answer(pilot) -> None:
         by="setup", trajectory=outcome.trajectory_json(), source_format="agent")
 
 
+async def _refined(pilot) -> None:
+    """A step that gives the first pair a refined text version (with its model) before the text screen opens."""
+    store = pilot.app.store
+    pid = store.queue_page(VIEWER, limit=1)[0].id
+    original = store.text_version(pid)
+    store.save_text_version(pid, "In the pkg package, " + original.question[0].lower() + original.question[1:],
+                            (original.reference_answer or "") + " The module is src/pkg/app.py.",
+                            origin="refined", by="setup", model="gen-model", call_ids=[1])
+
+
 REVIEW = ("enter", "ReviewScreen")
 """From the queue, the first pair: reviewed by both annotators (accept against reject), their checklist edits,
 a note, a flagged curation step, an answer judged twice."""
@@ -204,14 +214,15 @@ SHOTS = {
     "help": [REVIEW, ("question_mark", "HelpScreen")],
     "notes": [REVIEW, ("n", "NotesScreen"), _blur],
     "criteria-notes": [REVIEW, ("k", "CriteriaNotesScreen")],
+    "reject-reason": [REVIEW, ("x", "RejectReasonScreen")],
     "evidence": [REVIEW, ("e", "ReviewScreen"), ("enter", "EvidenceScreen")],
     "checklist-editor": [REVIEW, EDITOR],
     "normalize": [REVIEW, EDITOR, _set("#w-0", "7"), ("ctrl+g", "NormalizeScreen")],  # 7 + 4 offered as 6 + 3
     "leave-editor": [REVIEW, EDITOR, _set("#kp-0", "An edited key point"), ("escape", "LeaveScreen")],
     "checklist-diff": [REVIEW, ("d", "ChecklistDiffScreen")],
     "history": [REVIEW, ("h", "HistoryScreen")],
-    "text-versions": [REVIEW, ("w", "TextVersionsScreen")],
-    "text-edit": [REVIEW, ("w", "TextVersionsScreen"), ("e", "TextEditScreen"), _blur],
+    "text-versions": [_refined, REVIEW, ("w", "TextVersionsScreen")],
+    "text-edit": [_refined, REVIEW, ("w", "TextVersionsScreen"), ("e", "TextEditScreen"), _blur],
     "curation": [REVIEW, ("g", "CurationScreen")],
     "inspector": [REVIEW, INSPECTOR],
     "override": [REVIEW, INSPECTOR, ("o", "OverrideScreen")],
