@@ -50,3 +50,11 @@ def project(tmp_path):
 def project_factory():
     """``make_project`` for tests that build the project themselves."""
     return make_project
+
+
+@pytest.fixture
+def cli_env(tmp_path, monkeypatch):
+    """No configuration file, project file or annotator from the environment: a CLI test sees only its own."""
+    monkeypatch.setenv("BENCHWRIGHT_CONFIG", str(tmp_path / "no-config.toml"))
+    monkeypatch.delenv("BENCHWRIGHT_DB", raising=False)
+    monkeypatch.delenv("BENCHWRIGHT_ANNOTATOR", raising=False)

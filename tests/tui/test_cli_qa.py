@@ -52,10 +52,7 @@ class Project:
 
 
 @pytest.fixture
-def project(tmp_path, monkeypatch):
-    monkeypatch.setenv("BENCHWRIGHT_CONFIG", str(tmp_path / "no-config.toml"))
-    monkeypatch.delenv("BENCHWRIGHT_DB", raising=False)
-    monkeypatch.delenv("BENCHWRIGHT_ANNOTATOR", raising=False)
+def project(tmp_path, cli_env):
     return Project(tmp_path)
 
 

@@ -66,7 +66,7 @@ def _print(report: QAReport, params: dict | None) -> None:
         console.print(Text("no pair is assigned or reviewed yet: nothing to report"))
         return
     console.print(_summary_table("QA pass (final decisions)", "scope",
-                                 [("every assigned or reviewed pair", report.overall), ("QA sample", report.sample)]))
+                                 [("all (sample and reviewed)", report.overall), ("QA sample", report.sample)]))
     console.print(_summary_table("By repository", "repository", list(report.by_repository.items())))
     console.print(_summary_table("By annotator (their own reviews)", "annotator", list(report.by_annotator.items())))
     reasons = Table(title="Rejected pairs by reason (a pair counts under each reason its rejects give)")
