@@ -46,9 +46,9 @@ def test_each_vocabulary_is_declared_once_and_the_old_names_are_its_views():
     assert metrics.SCALAR_JUDGES == ("swe-qa-pro", "code-qa-bench", "imported")
     assert judgment.FAILURE_MODES is vocabulary.FAILURE_MODES and metrics.FAILURE_MODES is vocabulary.FAILURE_MODES
     assert judgment.CONDITIONS is vocabulary.CONDITIONS and curation.CATEGORIES is vocabulary.CATEGORIES
-    assert curation.STEPS is STEPS and STEPS == ("classify", "enrich", "refine", "checklist", "verify")
-    assert dict(STEP_ROLES) == {"classify": "generator", "enrich": "generator", "refine": "generator",
-                                "checklist": "generator", "verify": "verifier"}
+    assert curation.STEPS is STEPS and STEPS == ("images", "classify", "enrich", "refine", "checklist", "verify")
+    assert dict(STEP_ROLES) == {"images": None, "classify": "generator", "enrich": "generator",
+                                "refine": "generator", "checklist": "generator", "verify": "verifier"}
     assert dict(metrics.FAILURE_MODE_NAMES)["context-miss"] == "Context Miss"
     assert dict(judging.DEFAULT_RUNS) == {"checklist": 1, "swe-qa-pro": 3, "code-qa-bench": 1}
     assert dict(judgment.SCALAR_SCALES) == {"swe-qa-pro": 10, "code-qa-bench": 5}
