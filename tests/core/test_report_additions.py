@@ -32,10 +32,11 @@ from benchwright.core.metrics import (
 from benchwright.core.registry import UnknownNameError
 
 _ids = iter(range(1, 100_000))
+NO_STRATA = PairStrata()
 SWE_DIMS = ("correctness", "completeness", "relevance", "clarity", "reasoning")
 
 
-def checklist_run(answer, model, run, total, strata=PairStrata(), *, judge_model="jx"):
+def checklist_run(answer, model, run, total, strata=NO_STRATA, *, judge_model="jx"):
     """A checklist run scoring ``total`` of 10: k1 (max 9) takes all but the clarity point."""
     clarity = 1 if total >= 1 else 0
     entries = (EffectiveScore("k1", "point", "knowledge", total - clarity, 9),
@@ -44,7 +45,7 @@ def checklist_run(answer, model, run, total, strata=PairStrata(), *, judge_model
                      entries, strata=strata)
 
 
-def swe_run(answer, model, run, score, strata=PairStrata(), *, judge_model="jy"):
+def swe_run(answer, model, run, score, strata=NO_STRATA, *, judge_model="jy"):
     """A SWE-QA-Pro run giving every dimension ``score`` (1-10): normalized score = score / 10."""
     entries = tuple(EffectiveScore(k, k, "dimension", score, 10) for k in SWE_DIMS)
     return JudgedRun(next(_ids), answer, "p-" + answer, model, "agentic", "swe-qa-pro", judge_model, run, "scored",
