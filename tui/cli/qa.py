@@ -65,8 +65,8 @@ def _print(report: QAReport, params: dict | None) -> None:
     if not report.overall.units:
         console.print(Text("no pair is assigned or reviewed yet: nothing to report"))
         return
-    console.print(_summary_table("QA pass (final decisions)", "scope",
-                                 [("all (sample and reviewed)", report.overall), ("QA sample", report.sample)]))
+    console.print(_summary_table("QA pass (final decisions; all: the QA sample and every reviewed pair)", "scope",
+                                 [("all", report.overall), ("QA sample", report.sample)]))
     console.print(_summary_table("By repository", "repository", list(report.by_repository.items())))
     console.print(_summary_table("By annotator (their own reviews)", "annotator", list(report.by_annotator.items())))
     reasons = Table(title="Rejected pairs by reason (a pair counts under each reason its rejects give)")
