@@ -119,12 +119,10 @@ class ReleaseStoreMixin:
     def final_decision(self, pair_id: str) -> FinalDecision:
         """``(decision, adjudicated, why_not)`` of a pair: the rule of
         :func:`benchwright.core.adjudication.final_decision`, fed from the store."""
-        row = self.db.conn.execute("SELECT reopened_at, reopened_reason FROM qa_pairs WHERE id = ?",
-                                   [pair_id]).fetchone()
+        reopened_at, reason = self.reopening(pair_id)
         return final_decision(
             self.reviews_of(pair_id), self.assignees(pair_id), adjudication=self.adjudication_of(pair_id),
-            disagreement=self.disagreement_of(pair_id), reopened_at=row[0] if row else None,
-            reopened_reason=row[1] if row else None,
+            disagreement=self.disagreement_of(pair_id), reopened_at=reopened_at, reopened_reason=reason,
         )
 
     def release_preflight(self, *, include_dropped: bool = False) -> Preflight:

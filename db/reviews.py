@@ -310,15 +310,19 @@ class ReviewStoreMixin:
     @serialized
     def disagreement_of(self, pair_id: str) -> Disagreement | None:
         """What the annotators of ``pair_id`` disagree on, or None (the rule of
-        :func:`benchwright.core.adjudication.disagreement`, fed from the store)."""
+        :func:`benchwright.core.adjudication.disagreement`, fed from the store). Reviews made before the pair was
+        last sent back to review (``qa_pairs.reopened_at``) judged another text or other evidence: they disagree
+        with nothing (the final decision waits for them to be made again)."""
+        reopened_at, _ = self.reopening(pair_id)
+        reviews = {who: r for who, r in self.reviews_of(pair_id).items()
+                   if not reopened_at or r.created_at >= reopened_at}
         edits = {who: self._checklist_edit(pair_id, v) for who, v in self.annotator_checklists(pair_id).items()}
         adj = self.adjudication_of(pair_id)
         current = settled = None
         if adj is not None and adj.checklist_version is not None:
             current = self._checklist_edit(pair_id, None)
             settled = self._checklist_edit(pair_id, adj.checklist_version)
-        return disagreement(pair_id, self.reviews_of(pair_id), edits, adjudication=adj, current=current,
-                            settled=settled)
+        return disagreement(pair_id, reviews, edits, adjudication=adj, current=current, settled=settled)
 
     def _checklist_edit(self, pair_id: str, version: int | None) -> ChecklistEdit:
         v = self.checklist_version(pair_id, version)

@@ -226,6 +226,14 @@ class TextVersionStoreMixin:
         return row[0], current.version
 
     @serialized
+    def reopening(self, pair_id: str) -> tuple[str | None, str | None]:
+        """``(reopened_at, reopened_reason)`` of ``pair_id``: when and why it was last sent back to review (both
+        None when it never was, or there is no such pair)."""
+        row = self.db.conn.execute("SELECT reopened_at, reopened_reason FROM qa_pairs WHERE id = ?",
+                                   [pair_id]).fetchone()
+        return (row[0], row[1]) if row else (None, None)
+
+    @serialized
     def reopened(self, pair_id: str, annotator: str) -> str | None:
         """The reason (``qa_pairs.reopened_reason``: :data:`~benchwright.core.vocabulary.REOPEN_TEXT`,
         :data:`~benchwright.core.vocabulary.REOPEN_EVIDENCE`) ``pair_id`` is back in ``annotator``'s review, or

@@ -147,3 +147,17 @@ def test_statistics_progress_does_not_count_a_review_of_an_earlier_text(loaded: 
     assert dict((a, done) for a, _, done in loaded.annotator_progress())[ALICE] == 1
     loaded.save_text_version(pid, "Refined?", "Refined.", origin="refined", by="runner")
     assert dict((a, done) for a, _, done in loaded.annotator_progress()).get(ALICE, 0) == 0
+
+
+def test_reviews_of_an_earlier_text_disagree_with_nothing(loaded: Store, pid: str):
+    loaded.record_decision(pid, ALICE, "accept")
+    loaded.record_decision(pid, BOB, "reject")
+    assert loaded.disagreement_of(pid) is not None and pid in {d.qa_pair_id for d in loaded.disagreements()}
+    loaded.save_text_version(pid, "Refined?", "Refined.", origin="refined", by="runner")
+    assert loaded.disagreement_of(pid) is None and pid not in {d.qa_pair_id for d in loaded.disagreements()}
+    assert loaded.final_decision(pid).why_not is Exclusion.TEXT_CHANGED
+    loaded.record_decision(pid, ALICE, "accept")  # bob's reject was of the earlier text: no dispute, bob pending
+    assert loaded.disagreement_of(pid) is None
+    assert loaded.final_decision(pid).why_not is Exclusion.TEXT_CHANGED
+    loaded.record_decision(pid, BOB, "reject")  # both on the new text, disagreeing: adjudication again
+    assert loaded.disagreement_of(pid).fields == ("decision",)
