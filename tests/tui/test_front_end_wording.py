@@ -13,6 +13,7 @@ SELECTIONS = {
     IdleReason.NO_MATCH: Selection(pair_ids=[], matching=0),
     IdleReason.ONLY_HUMAN_CHECKLISTS: Selection(pair_ids=[], matching=3, human=["a", "b", "c"]),
     IdleReason.ALL_DONE: Selection(pair_ids=[], matching=3, done=3),
+    IdleReason.ALL_DROPPED: Selection(pair_ids=[], matching=3, dropped={"images": 1, "classify": 2}),
 }
 
 
@@ -27,6 +28,8 @@ def test_a_run_with_nothing_to_do_says_why_in_each_front_ends_words(reason):
         assert "--force runs them again" in cli and "f runs them again" in app
     if reason is IdleReason.ONLY_HUMAN_CHECKLISTS:
         assert "3 pairs" in cli and "3 pairs" in app and "--include-edited" in cli
+    if reason is IdleReason.ALL_DROPPED:
+        assert "--all runs them" in cli and "x includes them" in app
 
 
 def test_no_model_configured_names_the_option_on_the_command_line_and_not_in_the_app(tmp_path, monkeypatch):
