@@ -200,3 +200,13 @@ def test_qa_report_after_a_sampled_assign_and_on_an_empty_project(project):
     assert data["sample"]["pending"] == {"not reviewed": 4}
     r = project.run("qa-report", "--csv", str(project.db))  # a file where the folder should be
     assert r.exit_code != 0 and "Traceback" not in r.output
+
+
+def test_long_and_hostile_names_are_cut_and_shown_literally(project):
+    long_name = "n" * 1_000_000
+    r = project.run("assign", "--annotators", f"{long_name},{HOSTILE}", "--overlap", "1", "--sample", "1")
+    assert r.exit_code == 0, r.output[:500]
+    assert len(r.output) < 2000 and "n" * 80 + "…" in r.output
+    assert "[bold]eve[/] [@click=quit] ␛[31mred\t" in r.output and "\x1b" not in r.output
+    r = project.run("qa-report")
+    assert r.exit_code == 0 and len(r.output) < 20_000 and "\x1b" not in r.output

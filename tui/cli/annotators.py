@@ -9,9 +9,8 @@ import click
 from benchwright.core.assignment import STRATIFY_BY
 from benchwright.core.config import resolve_annotator
 from benchwright.core.errors import BenchwrightError
-from benchwright.core.text import printable
 
-from .common import friendly, open_store, parse_where, plural, where_option
+from .common import friendly, open_store, parse_where, plural, shown_name, where_option
 
 
 @click.command()
@@ -56,9 +55,9 @@ def assign(ctx, annotators, overlap, seed, sample, fraction, stratify_by, where,
                    + (f" (the pool has only {drawn.pool})" if sample is not None and sample > drawn.pool else ""))
         if stratify_by:
             for stratum, (pool, taken) in drawn.strata.items():
-                click.echo(printable(f"  {stratify_by} {stratum or '(none)'}\t{taken} of {pool}"))
+                click.echo(f"  {stratify_by} {shown_name(stratum or '(none)')}\t{taken} of {pool}")
     for who, n in loads.items():
-        click.echo(f"{printable(who)}\t{n} pairs")
+        click.echo(f"{shown_name(who)}\t{plural(n, 'pair')}")
     click.echo(f"overlap {overlap}, seed {seed}; blind mode {'on' if blind else 'off'}")
 
 

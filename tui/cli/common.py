@@ -80,6 +80,17 @@ def plural(count: int, noun: str) -> str:
     return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
+NAME_CHARS = 80
+"""A name from data (an annotator, a repository, a category) is cut at this many characters in a summary line or
+table cell (:func:`shown_name`): a 1 MB name is not printed whole."""
+
+
+def shown_name(name: str, limit: int = NAME_CHARS) -> str:
+    """``name`` made printable (:func:`benchwright.core.text.printable`) and cut at ``limit`` characters, marked
+    ``…``; print it without markup parsing."""
+    return printable(name if len(name) <= limit else name[:limit] + "…")
+
+
 def note_deprecated(old: str, new: str) -> None:
     """Say on stderr that ``benchwright OLD`` is an old spelling, kept as a hidden alias for one release, and name
     the new one (the command then runs as before)."""

@@ -16,15 +16,15 @@ from benchwright.core.review import CRITERIA, CRITERION_LABELS
 from benchwright.core.text import printable
 from benchwright.core.vocabulary import REJECT_REASON_NAMES
 
-from .common import friendly, open_store, out_console
+from .common import friendly, open_store, out_console, shown_name
 
 CSV_FILES = ("summary.csv", "criteria.csv", "reasons.csv")
 """What ``qa-report --csv DIR`` writes: one row per scope; per scope, criterion and verdict; per scope and reason."""
 
 
 def _cell(value) -> Text:
-    """A table cell shown literally (names come from data: never read as markup)."""
-    return Text("—" if value is None else printable(str(value)))
+    """A table cell shown literally (names come from data: never read as markup), a long name cut."""
+    return Text("—" if value is None else shown_name(str(value)))
 
 
 def _rate(t: Tally) -> str:
@@ -49,7 +49,7 @@ def _sample_line(params: dict | None) -> str:
     if not params:
         return "QA sample: no assignment recorded (the sample is the assigned pairs; see benchwright assign --sample)"
     sample = params.get("sample")
-    who = ", ".join(params.get("annotators", []))
+    who = ", ".join(shown_name(a) for a in params.get("annotators", []))
     if not sample:
         return f"QA sample: every pair assigned ({params.get('pairs')} pairs; {who}; overlap {params.get('overlap')})"
     size = f"--sample {sample['size']}" if sample.get("size") is not None else f"--fraction {sample.get('fraction')}"
@@ -72,7 +72,7 @@ def _print(report: QAReport, params: dict | None) -> None:
     reasons = Table(title="Rejected pairs by reason (a pair counts under each reason its rejects give)")
     annotators = list(report.by_annotator)
     for column in ("reason", "all", "QA sample", *annotators):
-        reasons.add_column(Text(printable(column)), justify="left" if column == "reason" else "right")
+        reasons.add_column(Text(shown_name(column)), justify="left" if column == "reason" else "right")
     for r in report.reasons():
         reasons.add_row(_cell(_reason_name(r)), _cell(report.overall.reasons.get(r, 0)),
                         _cell(report.sample.reasons.get(r, 0)),
