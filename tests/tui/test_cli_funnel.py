@@ -259,3 +259,14 @@ def test_an_unresolved_link_fails_the_verifiers_link_check(project, tmp_path):
             "rationale": "unresolved external links: https://example.org/[bold]gone[/]", "passed": False}
         assert not store.curation_current(q["Q8"])["verify"].flagged
     assert stages_of(project, tmp_path)[1]["verify"]["dropped"] == {"unresolved link": 1}
+
+
+def test_reasons_from_data_are_printed_literally(project, tmp_path):
+    with Store.open(project) as store, store.write() as w:
+        w.conn.execute("UPDATE import_batches SET filtered_count = 1, filtered_json = ?", [json.dumps(
+            [{"where": "x", "upstream_id": "[@click=quit]", "url": None, "reason": "[bold]odd[/] \x1b[31mred"}])])
+    r = cli(project, "funnel", "--by", "repository")
+    assert r.exit_code == 0, r.output
+    assert "[bold]odd[/] ␛[31mred" in r.output and "\x1b" not in r.output
+    assert "Repository demo" in r.output
+    assert stages_of(project, tmp_path)[1]["imported"]["dropped"] == {"[bold]odd[/] \x1b[31mred": 1}
