@@ -73,7 +73,7 @@ class TextEditScreen(ModalScreen[tuple[str, str] | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="text-edit-dialog"):
-            yield Label(f"Edit the text (from version {self.version})   ctrl+s save · esc cancel")
+            yield Label(literal(f"Edit the text (from version {self.version})   ctrl+s save · esc cancel"))
             if self.conflict:
                 yield Static(literal(self.conflict, style="bold yellow"), id="text-edit-conflict")
             yield Label("Question", classes="section-title")
