@@ -305,6 +305,23 @@ def curation_lines(spec: ReleaseSpec) -> list[str]:
     return out
 
 
+def shipped_text_lines(table: pa.Table) -> list[str]:
+    """The card's ``### Shipped text`` section: how many pairs ship a text version other than the imported one,
+    by origin (RepoProbe §3.2: the refined text is the item), and where the original is. Empty when none does
+    (a release format 2 card stays as it was)."""
+    source = table.column("source").combine_chunks() if table.num_rows else None
+    if source is None or source.type.get_field_index("text") < 0:
+        return []
+    origins = [t["origin"] for t in source.field("text").to_pylist() if t is not None]
+    if not origins:
+        return []
+    by = ", ".join(f"{o} {c}" for o, c in sorted(Counter(origins).items()))
+    return ["", "### Shipped text", "",
+            f"{len(origins)} of {table.num_rows} pairs ship a text other than the one imported ({by}): the "
+            "question and reference answer are the current text version; `source.text` gives its version, origin "
+            "and model, and the original question and reference answer."]
+
+
 def dataset_card(rows: Sequence[ReleaseRow] | pa.Table, spec: ReleaseSpec, manifest: dict,
                  probes_index: Sequence[dict] = ()) -> str:
     """README.md of a release: YAML front matter and Markdown statistics.
@@ -365,6 +382,7 @@ def dataset_card(rows: Sequence[ReleaseRow] | pa.Table, spec: ReleaseSpec, manif
         out += [f"| `{_cell(name).replace('`', '')}` | {c} |" for name, c in stats.extra_fields.items()]
     else:
         out += ["No pair carries extra fields (`extra` is `{}` in every row)."]
+    out += shipped_text_lines(rows)
     out += ["", "## Statistics", "", "| | |", "|---|---:|", f"| pairs | {n} |", f"| repositories | {len(repos)} |",
             f"| annotators | {stats.annotators} |", f"| adjudicated pairs | {adjudicated} ({_pct(adjudicated, n)}) |", ""]
     out += ["### Repositories", "", "| repository | commit | version | pairs |", "|---|---|---|---:|"]

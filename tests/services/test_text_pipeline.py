@@ -67,6 +67,8 @@ def test_refine_edit_revert_and_release(project, tmp_path):
         "version": 4, "origin": "edited", "model": None, "original_question": original.question,
         "original_reference_answer": original.reference_answer}
     assert "text" not in rows[plain]["source"]  # a pair shipped as imported keeps its row as it was
+    card = (out / "README.md").read_text(encoding="utf-8")
+    assert "### Shipped text" in card and "1 of 2 pairs ship a text other than the one imported (edited 1)" in card
     assert pq.read_schema(out / "data/test.parquet").remove_metadata().equals(PARQUET_SCHEMA)
     assert verify_release(out).ok, verify_release(out).problems
     _, read = read_release(out)
@@ -90,4 +92,5 @@ def test_a_release_of_pairs_all_as_imported_is_format_2(project, tmp_path):
     assert json.loads((out / "manifest.json").read_text())["release_format"] == 2
     assert pq.read_schema(out / "data/test.parquet").remove_metadata().equals(parquet_schema(2))
     assert '"text"' not in (out / "data/test.jsonl").read_text()
+    assert "Shipped text" not in (out / "README.md").read_text(encoding="utf-8")
     assert verify_release(out).ok
