@@ -221,8 +221,8 @@ class ReviewScreen(Screen):
         line = Text()
         line.append(f"#{view.ordinal}  ", style="bold")
         if decision and view.reopened:
-            line.append(f"undecided (back in review: {REOPEN_WHY.get(view.reopened, view.reopened)} since your "
-                        f"{decision.value})", style="bold yellow")
+            line.append_text(literal(f"undecided (back in review: {REOPEN_WHY.get(view.reopened, view.reopened)} "
+                                     f"since your {decision.value})", style="bold yellow"))
         elif decision:
             line.append({"accept": "accepted", "reject": "rejected", "revise": "to revise", "skip": "skipped"}[decision.value],
                         style=_DECISION_STYLE[decision.value])
