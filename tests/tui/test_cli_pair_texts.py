@@ -47,6 +47,8 @@ def test_text_lists_versions_and_the_diff_literally(tmp_path):
     assert "Lazily{+, on first use+}." in r.output
     r = run("--db", db, "pairs", "text", "#1", "--version", "1")
     assert "version 1 (original text):" in r.output and "\u241b[31mconfig" in r.output
+    r = run("--db", db, "pairs", "text", "#1", "--version", "1", "--diff")
+    assert "this is the original text: nothing to compare" in r.output and "diff against" not in r.output
     r = run("--db", db, "pairs", "text", "#1", "--version", "7")
     assert r.exit_code == 1 and "no text version 7 (it has versions 1 to 2)" in r.output
 

@@ -207,6 +207,7 @@ def pairs_text(ctx, pair, show_diff, number) -> None:
     if show_diff:
         if shown.version == 1:
             click.echo("  (this is the original text: nothing to compare)")
+            return
         q, a = text_diffs(view.original, shown)
         _print_text("question diff against the original", render_word_diff(q))
         _print_text("reference answer diff against the original", render_word_diff(a))
