@@ -73,6 +73,10 @@ def test_refine_edit_revert_and_release(project, tmp_path):
     assert verify_release(out).ok, verify_release(out).problems
     _, read = read_release(out)
     assert next(r for r in read if r.id == pid).source.text.original_question == original.question
+    # into the project it came from: nothing new (the shipped text is one of the pair's versions)
+    n = store.count_pairs()
+    assert import_release(store, out, by="lead")[0] == 0 and store.count_pairs() == n
+    assert store.text_version(pid).version == 4
     # and back into a new project: the pair with the shipped text
     with Store.open(tmp_path / "other.db") as other:
         assert import_release(other, out, by="lead")[0] == 2
