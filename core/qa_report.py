@@ -14,6 +14,9 @@ from .vocabulary import REJECT_REASONS
 UNSPECIFIED = "unspecified"
 """The reason of a reject that records none (made before reasons were kept, or with no failing criterion)."""
 
+NOT_REVIEWED = "not reviewed"
+"""Why an annotator's assigned pair is undecided when they have not reviewed it."""
+
 UNSET = "unset"
 """A criterion the review left unjudged."""
 
@@ -36,7 +39,9 @@ class QAItem:
         assignees: annotators it is assigned to (empty: not in the QA sample).
         decision: its final decision (:func:`benchwright.core.adjudication.final_decision`), None if none yet.
         pending: why there is none yet (the exclusion's wording, e.g. ``reviews pending``), else None.
-        reviews: each annotator's current submitted review.
+        reviews: each annotator's current submitted review that still counts.
+        stale: annotators whose review was made before the pair was sent back to review
+            (``qa_pairs.reopened_at``), with why, as the exclusion words it: undecided again.
     """
 
     pair_id: str
@@ -46,6 +51,7 @@ class QAItem:
     decision: str | None
     pending: str | None
     reviews: Mapping[str, Review]
+    stale: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -162,14 +168,15 @@ def qa_report(items: Iterable[QAItem]) -> QAReport:
     items are left out.
 
     A pair's outcome is its final decision (accept, reject, revise) or undecided (``QAItem.pending`` says
-    why); an annotator's is their own review, undecided when a pair assigned to them has none. The discard
+    why); an annotator's is their own review, undecided when a pair assigned to them has none or only one
+    made before the pair was sent back to review (``QAItem.stale``). The discard
     rate is rejected / decided, where decided counts accepted, rejected and to-revise units.
     """
     overall, sample = Tally(), Tally()
     repos: dict[str, Tally] = {}
     annotators: dict[str, Tally] = {}
     for item in items:
-        if not item.assignees and not item.reviews:
+        if not item.assignees and not item.reviews and not item.stale:
             continue
         reviews = list(item.reviews.values())
         rejects = [r.reason for r in reviews if r.decision == "reject"]
@@ -179,11 +186,11 @@ def qa_report(items: Iterable[QAItem]) -> QAReport:
         for t in tallies:
             t._count(item.decision, rejects, item.pending)
             t._criteria(reviews)
-        for who in sorted({*item.assignees, *item.reviews}):
+        for who in sorted({*item.assignees, *item.reviews, *item.stale}):
             t = annotators.setdefault(who, Tally())
             review = item.reviews.get(who)
             if review is None:
-                t._count(None, (), "not reviewed")
+                t._count(None, (), item.stale.get(who, NOT_REVIEWED))
                 continue
             t._count(review.decision, [review.reason], None)
             t._criteria([review])

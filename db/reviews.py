@@ -10,6 +10,7 @@ from benchwright.core.adjudication import (
     Adjudication,
     ChecklistEdit,
     Disagreement,
+    Exclusion,
     disagreement,
     may_adjudicate,
 )
@@ -260,7 +261,8 @@ class ReviewStoreMixin:
     @serialized
     def qa_items(self) -> list[QAItem]:
         """The inputs of :func:`benchwright.core.qa_report.qa_report`: every pair assigned to someone or with
-        a submitted review, in queue order, with its final decision (``Store.final_decision``) and reviews."""
+        a submitted review, in queue order, with its final decision (``Store.final_decision``) and reviews (a
+        review made before the pair was sent back to review is in ``stale``, not in ``reviews``)."""
         rows = self.db.conn.execute(
             """SELECT p.id, p.repository, p.category FROM qa_pairs p
                WHERE EXISTS (SELECT 1 FROM assignments a WHERE a.qa_pair_id = p.id)
@@ -270,9 +272,13 @@ class ReviewStoreMixin:
         out = []
         for pid, repository, category in rows:
             final = self.final_decision(pid)
+            reopened_at, why = self.reopening(pid)
+            reviews = self.reviews_of(pid)
+            stale = {a: Exclusion.reopened(why).value for a, r in reviews.items()
+                     if reopened_at and r.created_at < reopened_at}
             out.append(QAItem(pid, repository, category, tuple(self.assignees(pid)), final.decision,
                               final.why_not.value if final.decision is None and final.why_not else None,
-                              self.reviews_of(pid)))
+                              {a: r for a, r in reviews.items() if a not in stale}, stale))
         return out
 
     @serialized

@@ -185,3 +185,24 @@ def test_an_old_reject_without_a_reason_counts_as_unspecified(loaded):
 def test_an_unreviewed_unassigned_pair_is_not_in_the_report(loaded):
     assert qa_report(loaded.qa_items()).overall.units == 0
     assert len(QUEUE) == 8
+
+
+def test_a_review_made_before_the_pair_was_reopened_is_undecided_again(loaded):
+    loaded.db.conn.executemany(
+        "INSERT INTO assignments (qa_pair_id, annotator, assigned_at, assigned_by, seed) VALUES (?, ?, 't', 'lead', 0)",
+        [(IDS[0], ALICE), (IDS[0], BOB)])
+    loaded.db.conn.commit()
+    loaded.record_decision(IDS[0], ALICE, "reject", criteria=_criteria(), reason="directly-answerable")
+    loaded.record_decision(IDS[0], BOB, "reject", criteria=_criteria(), reason="directly-answerable")
+    assert qa_report(loaded.qa_items()).overall.rejected == 1
+    pair = loaded.get_pair(IDS[0])
+    loaded.save_text_version(IDS[0], pair.question + " (in flask)", pair.reference_answer, origin="refined",
+                             by="gen", model="m")  # a rewrite after the reviews sends the pair back to review
+    loaded.record_decision(IDS[0], BOB, "accept", criteria=_criteria())
+    report = qa_report(loaded.qa_items())
+    assert (report.overall.rejected, report.overall.undecided) == (0, 1)
+    assert report.overall.pending == {"text changed after review": 1}
+    alice, bob = report.by_annotator[ALICE], report.by_annotator[BOB]
+    assert (alice.rejected, alice.undecided, alice.pending) == (0, 1, {"text changed after review": 1})
+    assert (bob.accepted, bob.undecided) == (1, 0)
+    assert report.overall.criteria["qa_consistency"]["unset"] == {"accept": 1, "reject": 0, "revise": 0}
