@@ -153,13 +153,13 @@ class ReleaseRow(BaseModel):
         )
 
     def to_domain(self) -> tuple[QAPair, Repository, Checklist]:
-        """The pair, its repository and its checklist, for ``import release``."""
+        """The pair (with the text shipped), its repository and its checklist, for ``import release``."""
         pair = QAPair(
             id=self.id, repository=self.repository.name, question=self.question,
             reference_answer=self.reference_answer, category=self.category, qa_type=self.qa_type,
             qa_subtype=self.qa_subtype, cluster_id=self.cluster_id, cluster_name=self.cluster_name,
             language=self.language, theme=self.theme,
-            source=SourceRef(**self.source.model_dump()), extra=dict(self.extra),
+            source=SourceRef(**self.source.model_dump(exclude={"text"})), extra=dict(self.extra),
         )
         repo = Repository(**self.repository.model_dump())
         return pair, repo, Checklist(items=list(self.checklist))

@@ -81,6 +81,12 @@ def test_refine_edit_revert_and_release(project, tmp_path):
     with Store.open(tmp_path / "other.db") as other:
         assert import_release(other, out, by="lead")[0] == 2
         assert other.get_pair(pid).question == shipped["question"]
+        versions = other.text_versions(pid)  # the original first, then the text shipped, its origin kept
+        assert [(v.version, v.origin) for v in versions] == [(1, "original"), (2, "edited")]
+        assert versions[0].question == original.question and other.stale_checklist(pid) is None
+        assert len(other.text_versions(plain)) == 1
+        assert import_release(other, out, by="lead") == (0, 0)  # again: nothing
+        assert len(other.text_versions(pid)) == 2
 
 
 def test_a_release_of_pairs_all_as_imported_is_format_2(project, tmp_path):

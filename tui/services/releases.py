@@ -339,8 +339,9 @@ def rebuild_release(store: Store, name: str, version: str, out: Path, *, by: str
 
 
 def import_release(store: Store, folder: Path, *, by: str, probes: list | None = None) -> tuple[int, int]:
-    """Bring a release back into the project: its repositories, pairs (same ids), and checklists (origin
-    ``imported``), and its probes that the project does not have (``probes/`` read as a NITR checkout, with its
+    """Bring a release back into the project: its repositories, pairs (same ids; a pair shipped with a rewritten
+    text comes in with its original text as version 1 and the text shipped as version 2, of the origin and model
+    its row's ``source.text`` names), and checklists (origin ``imported``), and its probes that the project does not have (``probes/`` read as a NITR checkout, with its
     variants; their runs and sign-offs stay in the release's validation matrices: run and sign them off here; a
     probe of the same id is kept as it is). Verifies the folder first.
     Idempotent. Returns ``(pairs added, checklists added)``; ``probes`` (when given) receives the probes imported.
@@ -366,15 +367,26 @@ def import_release(store: Store, folder: Path, *, by: str, probes: list | None =
     domain = [row.to_domain() for row in rows]
     result = ParseResult(format="release", file=str(folder), read=len(rows))
     seen_repos = {}
-    for pair, repo, _ in domain:
+    rewritten = {}
+    for row, (pair, repo, _) in zip(rows, domain, strict=True):
+        text = row.source.text
+        if text is not None:  # the pair comes in as first imported; the text shipped becomes its next version
+            rewritten[pair.id] = (text, pair.question, pair.reference_answer)
+            pair = pair.model_copy(update={"question": text.original_question,
+                                           "reference_answer": text.original_reference_answer})
         result.pairs.append(pair)
         seen_repos.setdefault(repo.name, repo)
     result.repositories = list(seen_repos.values())
     manifest_path = folder / "manifest.json"
     before = store.count_pairs()
+    known = set(store.filtered_pair_ids(by)) if rewritten else set()
     store.apply_import(result, annotator=by, file_path=manifest_path,
                        options={"release": f"{manifest.get('name')} {manifest.get('version')}"})
     added_pairs = store.count_pairs() - before
+    added = set(store.filtered_pair_ids(by)) - known if rewritten else set()
+    for pid, (text, question, answer) in rewritten.items():
+        if pid in added:
+            store.save_text_version(pid, question, answer, origin=text.origin, by=by, model=text.model)
     entries = []
     for pair, _, checklist in domain:
         current = store.checklist_version(pair.id)
