@@ -100,38 +100,31 @@ async def test_accept_edit_revert_and_hostile_text_literal(project):
             assert "Someone else's question?" in screen_text(app)  # the review screen shows the new current text
 
 
-async def test_a_stale_checklist_is_shown_on_the_review_and_text_screens(project):
+async def test_a_stale_checklist_is_shown_on_the_review_and_text_screens_and_in_the_editor(project):
+    from benchwright.tui.screens.checklist_editor import ChecklistEditorScreen
+
     db, ids = project
     pid = ids[2]
     with Store.open(db) as store:
         save_checklist(store, pid)
         store.save_text_version(pid, "A refined question?", "A refined answer.", origin="refined", by="t")
+        store.save_text_version(pid, "Edited?", "Edited.", origin="edited", by="ann")
+        note = "made from text version 1; the text is now version 3"
         app = BenchwrightApp(store, "ann", resume=False)
         async with app.run_test(size=SIZE) as pilot:
             await settle(app, pilot)
             await app.push_screen(ReviewScreen(store, "ann", pid))
             await settle(app, pilot)
-            assert "checklist stale: made from text version 1; the text is now version 2" in screen_text(app)
+            assert f"checklist stale: {note}" in screen_text(app)
             await pilot.press("w")
             await settle(app, pilot)
-            assert "checklist stale: made from text version 1; the text is now version 2" in screen_text(app)
-
-
-async def test_the_checklist_editor_says_its_checklist_is_stale(project):
-    from benchwright.tui.screens.checklist_editor import ChecklistEditorScreen
-
-    db, ids = project
-    pid = ids[3]
-    with Store.open(db) as store:
-        save_checklist(store, pid)
-        store.save_text_version(pid, "Refined?", "Refined.", origin="refined", by="t")
-        store.save_text_version(pid, "Edited?", "Edited.", origin="edited", by="ann")
-        app = BenchwrightApp(store, "ann", resume=False)
-        async with app.run_test(size=SIZE) as pilot:
+            assert f"checklist stale: {note}" in screen_text(app)
+            await pilot.press("escape")
             await settle(app, pilot)
-            await app.push_screen(ChecklistEditorScreen(store, "ann", pid))
+            await pilot.press("c")
             await settle(app, pilot)
-            assert "stale: made from text version 1; the text is now version 3" in screen_text(app)
-            await pilot.press("ctrl+s")
+            assert isinstance(app.screen, ChecklistEditorScreen)
+            assert f"stale: {note}" in screen_text(app)
+            await pilot.press("ctrl+s")  # a checklist saved now is made from the current text
             await settle(app, pilot)
             assert store.checklist_version(pid).text_version == 3 and store.stale_checklist(pid) is None
