@@ -33,7 +33,7 @@ def project(tmp_path):
 
 
 def test_text_lists_versions_and_the_diff_literally(tmp_path):
-    db, pid = project(tmp_path)
+    db, _ = project(tmp_path)
     r = run("--db", db, "pairs", "text", "#1")
     assert r.exit_code == 0, r.output
     assert f"current: text v2 refined by openai:{MARKUP}" in r.output
