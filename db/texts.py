@@ -226,6 +226,16 @@ class TextVersionStoreMixin:
         return row[0], current.version
 
     @serialized
+    def reopened_counts(self) -> dict[str, int]:
+        """``{reopen reason: pairs}``: pairs sent back to review (``qa_pairs.reopened_reason``) that hold a review
+        made before it, which no longer counts (sorted by reason; empty when there is none)."""
+        return dict(self.db.conn.execute(
+            f"""SELECT p.reopened_reason, count(DISTINCT p.id) FROM qa_pairs p
+                JOIN review_state s ON s.qa_pair_id = p.id
+                WHERE s.decision IN ('accept', 'reject', 'revise') AND {REOPENED_SQL}
+                GROUP BY p.reopened_reason ORDER BY p.reopened_reason""").fetchall())
+
+    @serialized
     def reopening(self, pair_id: str) -> tuple[str | None, str | None]:
         """``(reopened_at, reopened_reason)`` of ``pair_id``: when and why it was last sent back to review (both
         None when it never was, or there is no such pair)."""

@@ -61,6 +61,9 @@ def test_edit_accept_revert_and_the_pair_back_in_review(tmp_path):
     qf.write_text("Edited question\nover two lines?\n", encoding="utf-8")
     r = run("--db", db, "pairs", "edit", "#1", "--question-file", str(qf), "--as", "bob")
     assert r.exit_code == 0 and "recorded text v3 edited by bob; the pair is back in review" in r.output
+    r = run("--db", db, "status", "--as", "bob")
+    assert ", 0 decided, 0 by bob" in r.output
+    assert "back in review (their earlier reviews no longer count): 1 pair (the text changed)" in r.output
     with Store.open(db) as s:
         t = s.text_version(pid)
         assert (t.question, t.reference_answer, t.origin) == ("Edited question\nover two lines?\n",

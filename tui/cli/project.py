@@ -60,7 +60,13 @@ def status(ctx, annotator) -> None:
         texts = store.text_version_counts()
         if texts["pairs"]:
             click.echo(f"  text versions: {plural(texts['pairs'], 'pair')} with more than one ({texts['versions']} "
-                       f"after the first, {texts['imported']} from re-imports); benchwright pairs history PAIR lists them")
+                       f"after the first, {texts['imported']} from re-imports); benchwright pairs text PAIR lists them")
+        reopened = store.reopened_counts()
+        if reopened:
+            from benchwright.core.vocabulary import REOPEN_WHY
+
+            click.echo("  back in review (their earlier reviews no longer count): " + ", ".join(
+                printable(f"{plural(n, 'pair')} ({REOPEN_WHY.get(why, why)})") for why, n in reopened.items()))
         repairs = store.text_repair_counts()
         if repairs:
             from benchwright.db.textguard import TEXT_REPAIR_TABLES
