@@ -35,9 +35,9 @@ from benchwright.core.errors import (
     TextUpdate,
     with_remedy,
 )
+from benchwright.core.funnel import PASSED, dropped_filter, funnel_filters
 from benchwright.core.importers import ParseResult
 from benchwright.core.importers.base import paused_gc
-from benchwright.core.funnel import PASSED, dropped_filter, funnel_filters
 from benchwright.core.models import (
     Decision,
     QAPair,
@@ -54,8 +54,8 @@ from benchwright.core.vocabulary import REOPEN_TEXT
 
 from .answers import AnswerStoreMixin
 from .checklists import CHECKLIST_FILTERS, ChecklistStoreMixin
-from .evidence import EVIDENCE_FILTER_SQL, EvidenceStoreMixin
 from .eligibility import RepositoryFactsMixin, record_import_facts, unrecorded_filtered
+from .evidence import EVIDENCE_FILTER_SQL, EvidenceStoreMixin
 from .funnel import FunnelStoreMixin
 from .llm import LLMStoreMixin
 from .locking import serialized

@@ -215,7 +215,6 @@ SHOTS = {
     "notes": [REVIEW, ("n", "NotesScreen"), _blur],
     "criteria-notes": [REVIEW, ("k", "CriteriaNotesScreen")],
     "reject-reason": [REVIEW, ("x", "RejectReasonScreen")],
-    "reject-reason": [REVIEW, ("x", "RejectReasonScreen")],
     "evidence": [REVIEW, ("e", "ReviewScreen"), ("enter", "EvidenceScreen")],
     "checklist-editor": [REVIEW, EDITOR],
     "normalize": [REVIEW, EDITOR, _set("#w-0", "7"), ("ctrl+g", "NormalizeScreen")],  # 7 + 4 offered as 6 + 3
