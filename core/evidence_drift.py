@@ -137,6 +137,15 @@ def pair_status(changes: list[CitationChange] | tuple[CitationChange, ...]) -> s
     return EVIDENCE_OK
 
 
+def recheck_status(changes: list[CitationChange] | tuple[CitationChange, ...]) -> str:
+    """The evidence status of a pair re-checked at one pin after an annotator edited its text (old and new files the
+    same): like :func:`pair_status`, except that a citation naming no file of the repository keeps the pair
+    ``stale`` (at one pin it cannot be "unknown": the file is simply not there)."""
+    if any(c.status == UNKNOWN and c.path is None for c in changes):
+        return EVIDENCE_STALE
+    return pair_status(changes)
+
+
 def find_block(lines: list[str], block: list[str], near: int) -> int | None:
     """The 0-based index where ``block`` occurs as consecutive whole lines of ``lines`` (the occurrence nearest to
     ``near``), or None. An empty block is never found. Line ends (``\\r``) and trailing blanks are compared as

@@ -164,6 +164,28 @@ class EvidenceStoreMixin:
                 [(now, REOPEN_EVIDENCE, pid) for pid, status, _ in checks if status == EVIDENCE_STALE])
         return now
 
+    def record_evidence_recheck(self, pair_id: str, pin: str, status: str, changes: list[CitationChange],
+                                annotator: str) -> None:
+        """Store a re-check of ``pair_id``'s citations at its repository's current ``pin`` (``from_pin`` and
+        ``to_pin`` both ``pin``): made after an annotator edited the text of a pair whose evidence was stale, so
+        the check follows the text they wrote. Reopens nothing (the edit itself reopened the pair).
+
+        Raises:
+            NotFoundError: no such pair, or it has no repository.
+            ValueError: a status outside :data:`~benchwright.core.evidence_drift.EVIDENCE_STATUSES`.
+        """
+        if status not in EVIDENCE_STATUSES:
+            raise ValueError(f"evidence status {status!r}: use one of {', '.join(EVIDENCE_STATUSES)}")
+        with self.write() as db:
+            row = db.conn.execute("SELECT repository FROM qa_pairs WHERE id = ?", [pair_id]).fetchone()
+            if row is None or row[0] is None:
+                raise NotFoundError(f"pair {pair_id} has no repository to check its evidence in")
+            db.conn.execute(
+                "INSERT INTO evidence_checks (qa_pair_id, repository, from_pin, to_pin, status, changes_json, "
+                "created_at, created_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (pair_id, row[0], pin, pin, status, json.dumps([c.to_json() for c in changes], ensure_ascii=False),
+                 utc_now(), annotator))
+
     @serialized
     def evidence_check(self, pair_id: str) -> EvidenceCheck | None:
         """The latest evidence check of ``pair_id`` (``evidence_current``), or None when it was never checked.

@@ -31,6 +31,7 @@ from benchwright.core.evidence_drift import (
     find_block,
     old_files,
     pair_status,
+    recheck_status,
 )
 from benchwright.core.models import Repository
 from benchwright.core.repository import git_commit_sha, git_renames
@@ -204,3 +205,13 @@ def test_git_runs_without_api_keys_in_its_environment(monkeypatch, tmp_path):
     monkeypatch.setattr(repository.subprocess, "run", fake_run)
     assert repository.git_renames(tmp_path, "a", "b") == {}
     assert "OPENAI_API_KEY" not in seen and seen["BENCHWRIGHT_KEEP_ME"] == "1"
+
+
+def test_a_recheck_at_one_pin_keeps_a_citation_of_a_missing_file_stale(tmp_path):
+    (tmp_path / "a.py").write_text("x = 1\ny = 2\n")
+    here = DirectoryFiles(tmp_path)
+    fixed = check_text("a.py lines 1-2", here, here)
+    assert recheck_status(fixed) == EVIDENCE_OK and pair_status(fixed) == EVIDENCE_OK
+    gone = check_text("a.py lines 1-2 and gone.py:3", here, here)
+    assert pair_status(gone) == EVIDENCE_UNKNOWN  # between two pins this could not be compared
+    assert recheck_status(gone) == EVIDENCE_STALE  # at one pin the file is simply not there

@@ -191,3 +191,16 @@ def test_discussions_to_release_and_repin(tmp_path, monkeypatch):
             assert stale <= undecided
             assert decided_before - stale == set(store.filtered_pair_ids("ada", QueueFilter(status="accepted")))
             assert store.get_repository("widget").commit == sha2
+            moved = next(p.id for p in pairs if "loader.py lines" in (p.reference_answer or ""))
+            deleted = next(p.id for p in pairs if "parse.py" in (p.reference_answer or ""))
+        # the annotator re-cites the moved function at its new lines: the evidence is checked again, now ok
+        out = run(db, "pairs", "edit", moved, "--answer", "find_config in widget/config/loader.py lines 9-13.")
+        assert "checked again at widget@" in out and out.rstrip().endswith(": ok"), out
+        # citing the deleted file again keeps it stale; an edit of a pair whose evidence was fine checks nothing
+        out = run(db, "pairs", "edit", deleted, "--answer", "Still widget/parse.py:1-4.")
+        assert out.rstrip().endswith(": stale"), out
+        untouched_pair = next(iter(untouched))
+        out = run(db, "pairs", "edit", untouched_pair, "--answer", "See widget/http/retry.py.")
+        assert "checked again" not in out
+        with Store.open(db) as store:
+            assert set(store.filtered_pair_ids("ada", QueueFilter(evidence="stale"))) == {deleted}

@@ -250,17 +250,21 @@ def pairs_edit(ctx, pair, question, question_file, answer, answer_file, expect_v
         saved = edit_text(store, pid, current.question if question is None else question,
                           current.reference_answer if answer is None else answer, by=who,
                           expected_version=expect_version if expect_version is not None else current.version)
-    _print_saved(pid, saved, f"the text is version {current.version} already")
+        _print_saved(pid, saved, f"the text is version {current.version} already", store)
 
 
-def _print_saved(pid: str, saved, unchanged: str) -> None:
-    """The line of ``pairs edit`` / ``revert``: the version recorded, or why nothing was."""
+def _print_saved(pid: str, saved, unchanged: str, store=None) -> None:
+    """The line of ``pairs edit`` / ``revert``: the version recorded, or why nothing was; and the re-check of
+    stale evidence the change made, if it made one."""
     from ..services.texts import text_label
 
     if saved is None:
         click.echo(f"{pid}: unchanged ({unchanged})")
-    else:
-        click.echo(printable(f"{pid}: recorded {text_label(saved)}; the pair is back in review"))
+        return
+    click.echo(printable(f"{pid}: recorded {text_label(saved)}; the pair is back in review"))
+    check = store.evidence_check(pid) if store is not None else None
+    if check is not None and check.from_pin == check.to_pin and check.created_at >= saved.created_at:
+        click.echo(printable(f"{pid}: its stale evidence was checked again at {check.to_pin}: {check.status}"))
 
 
 @pairs.command("revert")
@@ -273,11 +277,13 @@ def _print_saved(pid: str, saved, unchanged: str) -> None:
 def pairs_revert(ctx, pair, to_version, annotator) -> None:
     """Make an earlier text of PAIR current again (the original by default), as a new version that restores it;
     nothing is deleted."""
+    from ..services.texts import revert_text
+
     who = resolve_annotator(annotator)
     with open_store(ctx) as store:
         pid = store.resolve_pair(pair)
-        saved = store.revert_text(pid, by=who, to_version=to_version)
-    _print_saved(pid, saved, f"the current text is version {to_version}'s already")
+        saved = revert_text(store, pid, by=who, to_version=to_version)
+        _print_saved(pid, saved, f"the current text is version {to_version}'s already", store)
 
 
 @pairs.command("accept-text")

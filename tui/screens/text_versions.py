@@ -21,7 +21,7 @@ from benchwright.core.text_diff import LONG_DIFF_CHARS, DiffCancelled, TextDiff
 from benchwright.db import Store
 from benchwright.db.texts import TextConflictError
 
-from ..services.texts import TextView, edit_text, text_diffs, text_label, text_view
+from ..services.texts import TextView, edit_text, revert_text, text_diffs, text_label, text_view
 from ..widgets import LiteralTextArea, error_text, literal, notify
 from .curation import render_text_diff
 
@@ -268,7 +268,7 @@ class TextVersionsScreen(Screen):
                 return
             target = int(options.get_option_at_index(highlighted).id.removeprefix("v"))
         try:
-            new = self.store.revert_text(self.pair_id, by=self.annotator, to_version=target,
+            new = revert_text(self.store, self.pair_id, by=self.annotator, to_version=target,
                                          expected_version=view.current.version)
         except TextConflictError as e:
             self.reload()

@@ -13,11 +13,13 @@ from pathlib import Path
 
 from benchwright.core.errors import RepositoryError
 from benchwright.core.evidence_drift import (
+    EVIDENCE_STALE,
     CitationChange,
     DirectoryFiles,
     check_text,
     old_files,
     pair_status,
+    recheck_status,
 )
 from benchwright.core.models import Repository
 from benchwright.core.repository import (
@@ -125,3 +127,26 @@ def apply_move(store: Store, plan: MovePlan, annotator: str) -> str:
     return store.record_repository_move(
         plan.before, plan.after, [(c.pair_id, c.status, list(c.changes)) for c in plan.checks], annotator)
 
+
+
+def recheck_after_edit(store: Store, pair_id: str, annotator: str) -> str | None:
+    """After an annotator changed the text of a pair whose evidence is stale (``repos move`` found its cited code
+    changed), check the citations of the new text at the repository's current pin: ``ok`` when each cited file and
+    range is there (the annotator re-cited the code as it is now), ``stale`` when one is still missing. Stored as an
+    evidence check (:meth:`~benchwright.db.Store.record_evidence_recheck`).
+
+    Returns:
+        The new status, or None when nothing was checked (the evidence was not stale, or the checkout is not here).
+    """
+    check = store.evidence_check(pair_id)
+    if check is None or check.status != EVIDENCE_STALE:
+        return None
+    pair = store.get_pair(pair_id)
+    repo = store.get_repository(pair.repository, missing_ok=True) if pair.repository else None
+    if repo is None or not repo.local_path or not Path(repo.local_path).is_dir():
+        return None
+    here = DirectoryFiles(repo.local_path)
+    changes = check_text(pair.question + "\n\n" + (pair.reference_answer or ""), here, here)
+    status = recheck_status(changes)
+    store.record_evidence_recheck(pair_id, repo.pin, status, changes, annotator)
+    return status

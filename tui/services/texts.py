@@ -14,6 +14,8 @@ from benchwright.core.models import PairText, TextOrigin, stale_checklist_note
 from benchwright.core.text_diff import TextDiff, word_diff
 from benchwright.db import Store
 
+from .evidence_moves import recheck_after_edit
+
 
 def text_label(t: PairText) -> str:
     """How the front ends name a text version: ``original text`` for version 1, else ``text v3 refined by MODEL``
@@ -114,11 +116,30 @@ def read_text_file(path: str | Path, what: str) -> str:
 def edit_text(store: Store, pair_id: str, question: str, reference_answer: str | None, *, by: str,
               expected_version: int | None) -> PairText | None:
     """An annotator's edit of the pair's text: a new ``edited`` version (it becomes the current text and sends
-    the pair back to review); None when the text is the current text already.
+    the pair back to review); None when the text is the current text already. When the pair's evidence was stale,
+    the new text's citations are checked again at the current pin (:func:`recheck_after_edit`).
 
     Raises:
         TextConflictError: the text is no longer at ``expected_version`` (nothing was written).
         BenchwrightError: an empty question.
     """
-    return store.save_text_version(pair_id, question, reference_answer if reference_answer else None,
-                                   origin=TextOrigin.EDITED, by=by, expected_version=expected_version)
+    saved = store.save_text_version(pair_id, question, reference_answer if reference_answer else None,
+                                    origin=TextOrigin.EDITED, by=by, expected_version=expected_version)
+    if saved is not None:
+        recheck_after_edit(store, pair_id, by)
+    return saved
+
+
+def revert_text(store: Store, pair_id: str, *, by: str, to_version: int = 1,
+                expected_version: int | None = None) -> PairText | None:
+    """Make text version ``to_version`` current again (:meth:`~benchwright.db.Store.revert_text`); None when it is
+    the current text already. Like an edit, a revert re-checks stale evidence against the text it restores.
+
+    Raises:
+        NotFoundError: no such pair or version.
+        TextConflictError: the text is no longer at ``expected_version`` (nothing was written).
+    """
+    saved = store.revert_text(pair_id, by=by, to_version=to_version, expected_version=expected_version)
+    if saved is not None:
+        recheck_after_edit(store, pair_id, by)
+    return saved
