@@ -873,12 +873,17 @@ class Store(ChecklistStoreMixin, ReviewStoreMixin, AgreementInputsMixin, Release
             decision_id, pair_id, previous = row
             current = self.current_decision(pair_id, annotator)
             before = db.conn.execute(
-                """SELECT criteria_json, notes, reason FROM review_decisions
+                """SELECT criteria_json, notes, reason, created_at FROM review_decisions
                    WHERE qa_pair_id = ? AND annotator = ? AND id != ?
                      AND created_at <= (SELECT created_at FROM review_decisions WHERE id = ?)
                    ORDER BY created_at DESC, id DESC LIMIT 1""",
                 [pair_id, annotator, decision_id, decision_id],
             ).fetchone()
+            reopened_at = db.conn.execute("SELECT reopened_at FROM qa_pairs WHERE id = ?", [pair_id]).fetchone()[0]
+            if previous and before and reopened_at and before[3] < reopened_at:
+                # the decision restored judged a text (or evidence) the pair has since left: restoring it with a new
+                # row's time would make it count for the current text; the earlier state is "back in review"
+                previous = None
             db.conn.execute(
                 """INSERT INTO review_decisions
                    (qa_pair_id, annotator, decision, previous_decision, reverts_id, created_at, criteria_json, notes,

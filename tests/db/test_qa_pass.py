@@ -206,3 +206,14 @@ def test_a_review_made_before_the_pair_was_reopened_is_undecided_again(loaded):
     assert (alice.rejected, alice.undecided, alice.pending) == (0, 1, {"text changed after review": 1})
     assert (bob.accepted, bob.undecided) == (1, 0)
     assert report.overall.criteria["qa_consistency"]["unset"] == {"accept": 1, "reject": 0, "revise": 0}
+
+
+def test_undo_after_the_text_changed_does_not_revive_a_review_of_the_old_text(loaded):
+    loaded.record_decision(IDS[0], ALICE, "accept", criteria=_criteria())
+    loaded.save_text_version(IDS[0], "A rewritten question?", "A rewritten answer.", origin="edited", by=BOB)
+    assert loaded.reopened(IDS[0], ALICE)  # the accept judged the old text
+    loaded.record_decision(IDS[0], ALICE, "reject", criteria=_criteria(), reason="directly-answerable")
+    assert loaded.undo_last(ALICE) == IDS[0]
+    # the earlier state: the old accept no longer counts, so the pair is undecided, not accepted for the new text
+    assert loaded.current_decision(IDS[0], ALICE) is None
+    assert loaded.progress(ALICE).mine == 0
