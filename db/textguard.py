@@ -241,14 +241,15 @@ class TextRepairMixin:
         :class:`~benchwright.core.importers.ParseResult`) listed in ``result.repaired_lines``; returns those lines
         (sorted) whose pair was added. Pairs already in the project are not flagged again."""
         lines = set(getattr(result, "repaired_lines", ()) or ())
-        if not lines or batch_id is None:
+        ids = getattr(result, "repaired_pairs", None)
+        if (not lines and not ids) or batch_id is None:
             return []
         name = str(result.file).replace("\\", "/").rsplit("/", 1)[-1]
         done = []
         with self.write() as db:
             for pair in result.pairs:
                 line = pair.source.line
-                if line not in lines:
+                if (pair.id not in ids) if ids is not None else (line not in lines):
                     continue
                 r = db.conn.execute("SELECT rowid FROM qa_pairs WHERE id = ? AND import_batch_id = ?",
                                     (pair.id, batch_id)).fetchone()

@@ -44,6 +44,8 @@ class ParseResult:
         repositories: repositories named by the records themselves (SWE-QA-Pro), to register.
         repaired_lines: lines whose text held lone surrogates (``\\udc81`` escapes), read with U+FFFD in their
             place (:func:`benchwright.core.text.repair_value`); the store flags their pairs.
+        repaired_pairs: when not None, the ids of the pairs whose own text held lone surrogates (an importer
+            whose line or page holds several records); the store flags these, not every pair of a listed line.
         filtered: valid records left out by the importer's rules, each with its reason (GitHub Discussions:
             unanswered, no accepted answer, another category, relies on an image); not problems.
         duplicates: records repeating an earlier record of the file by upstream id (a thread on two pages),
@@ -63,6 +65,7 @@ class ParseResult:
     problems: list[InputProblem] = field(default_factory=list)
     repositories: list[Repository] = field(default_factory=list)
     repaired_lines: list[int] = field(default_factory=list)
+    repaired_pairs: set[str] | None = None
     filtered: list[FilteredRecord] = field(default_factory=list)
     duplicates: int = 0
     repository_facts: RepositoryFacts | None = None
@@ -220,7 +223,7 @@ def json_type(value: Any) -> str:
 
 
 def json_lines(
-    text: str, display: str, result: ParseResult, *, headings: bool = False
+    text: str, display: str, result: ParseResult, *, headings: bool = False, repair: bool = True
 ) -> Iterator[tuple[int, Any]]:
     """Yield ``(line_number, object)`` for each JSON line of ``text`` (1-based line numbers).
 
@@ -230,7 +233,8 @@ def json_lines(
     (the SWE-QA categorized layout), are not counted, and are yielded as ``(line, "# heading text")``
     strings. A line that is not valid JSON or not a JSON object is added to ``result.problems`` and not
     yielded. A ``\\u`` escape of a lone surrogate (text no UTF-8 file, store or terminal can hold) is read as
-    U+FFFD and the line number added to ``result.repaired_lines`` (the record is kept, and flagged when stored).
+    U+FFFD and the line number added to ``result.repaired_lines`` (the record is kept, and flagged when stored);
+    ``repair=False`` leaves that to the caller (a line holding several records, each flagged on its own).
     """
     problems = result.problems
     for number, raw in enumerate(text.split("\n"), start=1):
@@ -254,7 +258,7 @@ def json_lines(
                 InputProblem(display, number, None, f"expected a JSON object, found {json_type(obj)}")
             )
             continue
-        if "\\ud" in line.lower():
+        if repair and "\\ud" in line.lower():
             obj, repaired = repair_value(obj)
             if repaired:
                 result.repaired_lines.append(number)

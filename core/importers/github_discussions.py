@@ -81,7 +81,7 @@ def parse_github_discussions(
     if repository is None:
         raise InputFileError.single(display, "github-discussions needs --repo NAME: the repository the discussions "
                                              "are about (register it first with benchwright repos add)")
-    result = ParseResult(FORMAT, display, answered_counted=True)
+    result = ParseResult(FORMAT, display, answered_counted=True, repaired_pairs=set())
     text = read_text(path, display)
     reader = _Reader(result, display, repository, categories)
     for unit, number, obj in _records(text, display, result):
@@ -109,18 +109,14 @@ def _records(text: str, display: str, result: ParseResult) -> Iterator[tuple[str
     else:
         lines = False
     if lines:
-        for number, obj in json_lines(text, display, result):
+        for number, obj in json_lines(text, display, result, repair=False):
             yield "line", number, obj
         return
     pages = _documents(text, display)
     if len(pages) == 1 and isinstance(pages[0], list):
         pages = pages[0]
-    escapes = "\\ud" in text.lower()
+    # Lone surrogates are repaired node by node (Reader.node), so only the threads that held one are flagged.
     for number, doc in enumerate(pages, start=1):
-        if escapes and isinstance(doc, dict):
-            doc, repaired = repair_value(doc)
-            if repaired:
-                result.repaired_lines.append(number)
         yield "page", number, doc
 
 
@@ -242,7 +238,8 @@ class _Reader:
             return
         info = conn.get("pageInfo")
         if isinstance(info, dict) and isinstance(info.get("hasNextPage"), bool):
-            self.next_cursor = str(info.get("endCursor") or "")[:200] if info["hasNextPage"] else None
+            cursor = repair_value(str(info.get("endCursor") or "")[:200])[0]
+            self.next_cursor = cursor if info["hasNextPage"] else None
         for i, node in enumerate(nodes, start=1):
             self.node(unit, number, i, node, f"{_join(path, 'nodes')}[{i}].")
 
@@ -254,7 +251,7 @@ class _Reader:
                              f"must be a whole number >= 0, found {json_type(stars)} {stars!r}"[:200])
             else:
                 self.stars = stars
-        created = repo.get("createdAt")
+        created = repair_value(repo.get("createdAt"))[0]
         if created is not None:
             try:
                 self.created_on = parse_created_on(created) if isinstance(created, str) else None
@@ -282,6 +279,7 @@ class _Reader:
             self.problem(unit, number, prefix.rstrip(".") or None,
                          f"expected a discussion object, found {json_type(node)}")
             return
+        node, repaired = repair_value(node)
         f = _Fields(self, unit, number, prefix, node)
         num = f.integer("number")
         url = f.text("url")
@@ -338,6 +336,8 @@ class _Reader:
         )
         if pair:
             result.pairs.append(pair)
+            if repaired and result.repaired_pairs is not None:
+                result.repaired_pairs.add(pair.id)
 
     def reason(self, answered: bool, answer_body: str | None, category: str | None, question: str) -> str | None:
         """Why a valid thread is left out (RepoProbe §3.2), or None to import it."""
@@ -402,4 +402,4 @@ def _join(path: str, key: str) -> str:
 def _first_error(errors: list) -> str:
     first = errors[0] if errors else None
     message = first.get("message") if isinstance(first, dict) else first
-    return str(message)[:200]
+    return repair_value(str(message)[:200])[0]

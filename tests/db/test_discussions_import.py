@@ -186,3 +186,31 @@ def test_created_on_reads_dates_and_github_timestamps(text, day):
 def test_created_on_refuses_what_is_not_a_day(text):
     with pytest.raises(ValueError):
         parse_created_on(text)
+
+
+def _page(nodes: list[dict]) -> dict:
+    return {"data": {"repository": {"discussions": {"nodes": nodes, "pageInfo": {"hasNextPage": False}}}}}
+
+
+def _thread(n: int, title: str) -> dict:
+    return {"number": n, "url": f"https://github.com/acme/widget/discussions/{n}", "title": title, "body": "b",
+            "isAnswered": True, "answer": {"body": "an answer"}, "category": {"name": "Q&A"}}
+
+
+@pytest.mark.parametrize("layout", ["page per line", "pretty page", "node per line"])
+def test_a_lone_surrogate_flags_its_own_thread_not_its_pages_neighbours(widget: Store, tmp_path: Path, layout):
+    """Only the thread that held a lone surrogate is flagged text-repaired, not every pair of its page."""
+    nodes = [_thread(1, "clean one"), _thread(2, "broken \ud800 title"), _thread(3, "clean two")]
+    path = tmp_path / "export.json"
+    if layout == "page per line":
+        path.write_text(json.dumps(_page(nodes)) + "\n", encoding="utf-8")
+    elif layout == "pretty page":
+        path.write_text(json.dumps(_page(nodes), indent=2), encoding="utf-8")
+    else:
+        path.write_text("".join(json.dumps(n) + "\n" for n in nodes), encoding="utf-8")
+    result = parse("github-discussions", path, repository="widget")
+    report = widget.apply_import(result, annotator="alice", file_path=path, repository="widget")
+    assert len(widget.flag_import_repairs(result, report.batch_id)) == 1
+    assert widget.text_repair_counts() == {"qa_pairs": 1}
+    flagged = [p.question for p in result.pairs if widget.text_repaired("qa_pairs", p.id)]
+    assert flagged == ["broken \ufffd title\n\nb"]
