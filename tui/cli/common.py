@@ -284,6 +284,21 @@ def write_json_file(json_file: str, data) -> None:
 
 
 # ------------------------------------------------------------------ choices and help read from core's registries
+class FractionRange(click.FloatRange):
+    """A float in [0, 1]: click.FloatRange(0, 1) lets ``nan`` through (every comparison with it is false), so a
+    threshold of ``nan`` would reach core (a traceback there, or a silent 'at or above nan%'). Refused here as a
+    usage error like any other value out of range."""
+
+    def __init__(self) -> None:
+        super().__init__(0, 1)
+
+    def convert(self, value, param, ctx):
+        rv = super().convert(value, param, ctx)
+        if rv != rv:
+            self.fail(f"{value!r} is not a number between 0 and 1.", param, ctx)
+        return rv
+
+
 class RegistryChoice(click.Choice):
     """A ``click.Choice`` over a live view of a core registry (``LLM_JUDGES``, ``STEPS``, ``FAILURE_MODES``,
     ``CONDITIONS``): the choices are read when the command runs or shows its help, so a judge or step registered

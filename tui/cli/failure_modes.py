@@ -15,6 +15,7 @@ from benchwright.core.judgment import CONDITIONS, FAILURE_MODES
 from benchwright.core.text import printable
 
 from .common import (
+    FractionRange,
     LiveHelpCommand,
     RegistryChoice,
     close_unused,
@@ -53,7 +54,7 @@ def failure_modes() -> None:
 @click.option("--judge-model", help="Use only checklist judgments by this judge model (default: any).")
 @click.option("--answers-model", help="Only answers by this model.")
 @click.option("--condition", type=click.Choice(CONDITIONS), help="Only answers under this condition.")
-@click.option("--threshold", type=click.FloatRange(0, 1), default=FAILURE_THRESHOLD, show_default=True,
+@click.option("--threshold", type=FractionRange(), default=FAILURE_THRESHOLD, show_default=True,
               help="Classify answers whose mean checklist score rate is below this.")
 @click.option("--limit", type=click.IntRange(min=1), help="At most this many answers.")
 @where_option

@@ -36,7 +36,7 @@ from benchwright.core.metrics import (
 )
 from benchwright.core.text import printable
 
-from .common import RegistryChoice, friendly, open_store, write_csv_tables, write_json_file
+from .common import FractionRange, RegistryChoice, friendly, open_store, write_csv_tables, write_json_file
 
 # The stratification axes, their --by spellings and titles are core's (core/metrics.py, STRATUM_AXIS_REGISTRY).
 
@@ -459,10 +459,10 @@ def _empty_message(report: Report, models: Sequence[str], judge: str | None) -> 
 @click.option("--judge", type=RegistryChoice(JUDGES), help="Only judgments of this judge.")
 @click.option("--csv", "csv_dir", type=click.Path(file_okay=False), help="Also write one CSV file per table here.")
 @click.option("--json", "json_file", type=click.Path(dir_okay=False), help="Also write the whole report as JSON.")
-@click.option("--instability-threshold", type=click.FloatRange(0, 1), default=INSTABILITY_THRESHOLD, show_default=True,
+@click.option("--instability-threshold", type=FractionRange(), default=INSTABILITY_THRESHOLD, show_default=True,
               help="Least range of a scalar judge's normalized scores over an answer's runs for an instability case "
                    "(RepoProbe Table 6 states none).")
-@click.option("--checklist-tolerance", type=click.FloatRange(0, 1), default=CHECKLIST_TOLERANCE, show_default=True,
+@click.option("--checklist-tolerance", type=FractionRange(), default=CHECKLIST_TOLERANCE, show_default=True,
               help="Largest range of the checklist judge's scores over the same answer's runs for them to agree.")
 @click.pass_context
 @friendly
