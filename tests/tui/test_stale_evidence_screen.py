@@ -123,3 +123,31 @@ async def test_the_queue_filters_on_evidence(moved):
             await pilot.pause()
             assert queue.flt == QueueFilter(evidence="stale")
             assert [r.id for r in queue.rows] == [fx.pair_ids[i] for i in (0, 1, 3)]
+
+
+async def test_an_unknown_check_names_the_citations_not_an_unreadable_old_text(tmp_path):
+    """A citation past the old file's end is unknown although the old text was read (the same for a file now too
+    large, or a symlink out, at the new pin): the banner said 'the old text could not be read' for every unknown."""
+    import json
+
+    from benchwright.core.importers import parse
+
+    fx = make_stale_fixture(tmp_path)
+    extra = tmp_path / "extra.jsonl"
+    extra.write_text(json.dumps({"question": "What is at line 40?", "answer": "c.py:40 does it."}) + "\n")
+    with Store.open(fx.db) as store:
+        store.apply_import(parse("jsonl", extra, repository="demo"), annotator="setup", file_path=extra)
+        [pair_id] = [r.id for r in store.queue_page("x", limit=100) if r.id not in fx.pair_ids]
+    r = CliRunner().invoke(main, ["--db", str(fx.db), "repos", "move", "demo", str(fx.new_tree)],
+                           catch_exceptions=False)
+    assert r.exit_code == 0 and "old files read from git" not in r.output, r.output  # the old checkout was read
+    with Store.open(fx.db) as store:
+        app = BenchwrightApp(store, "ann")
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            await app.screen.show_pair(pair_id)
+            await pilot.pause()
+            shown = screen_text(app)
+            assert f"evidence not re-checked at repos move to demo@{fx.two[:12]}: 1 citation could not be " \
+                   "compared (press e)" in shown
+            assert "old text could not be read" not in shown

@@ -191,8 +191,11 @@ class ReviewScreen(Screen):
         banner.display = True
         line = Text()
         if check.status == EVIDENCE_UNKNOWN:
-            line.append_text(literal(f"evidence not re-checked at repos move to {check.to_pin}: the old text could "
-                                     "not be read (press e)", style="yellow"))
+            # Unknown is not only an unreadable old text: a cited file that is now too large, or a symlink out,
+            # at the new pin, lines past the old file's end... each citation's note says why.
+            n = sum(1 for c in check.changes if c.status == UNKNOWN)
+            line.append_text(literal(f"evidence not re-checked at repos move to {check.to_pin}: {n} citation"
+                                     f"{'' if n == 1 else 's'} could not be compared (press e)", style="yellow"))
         else:
             n = len(check.stale_changes)
             line.append_text(literal(f"evidence stale since repos move to {check.to_pin}: {n} citation"
@@ -322,6 +325,7 @@ class ReviewScreen(Screen):
                 self.pair_id, self.annotator, decision,
                 criteria=self.criteria if decision != "skip" else self.store.current_criteria(self.pair_id, self.annotator),
                 expected_state=self.state_id, reason=reason,
+                expected_text_version=self.view.text.version if self.view.text is not None else None,
             )
         except StaleReviewError as e:
             self._progress = None  # another session decided: the header's counts are stale too
