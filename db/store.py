@@ -794,6 +794,7 @@ class Store(ChecklistStoreMixin, ReviewStoreMixin, AgreementInputsMixin, Release
     def record_decision(
         self, pair_id: str, annotator: str, decision: Decision | str, *, criteria: Criteria | None = None,
         notes: str | None = None, expected_state: int | str | None = "any", reason: str | None = None,
+        expected_text_version: int | None = None,
     ) -> int:
         """Append ``annotator``'s decision on ``pair_id`` (with the four criteria and notes, a review);
         committed before returning. Returns the row id.
@@ -803,6 +804,9 @@ class Store(ChecklistStoreMixin, ReviewStoreMixin, AgreementInputsMixin, Release
 
         ``expected_state`` is the ``review_state.decision_id`` the caller showed (None: no decision yet);
         when the state moved on meanwhile (the same annotator in another terminal), nothing is written.
+        ``expected_text_version`` is the text version the caller showed: when the pair's text changed since (an
+        edit or a rewrite in another session), nothing is written, so a review never counts for a text its
+        annotator did not see.
 
         Raises:
             NotFoundError: no such pair.
@@ -828,6 +832,13 @@ class Store(ChecklistStoreMixin, ReviewStoreMixin, AgreementInputsMixin, Release
                         f"this pair was changed in another session meanwhile (now: {what}, at "
                         f"{row[2][11:19] if row else '?'} UTC); the screen shows it now; press the key again "
                         "to replace it"
+                    )
+            if expected_text_version is not None and decision is not Decision.SKIP:
+                now = db.conn.execute("SELECT text_version FROM qa_pairs WHERE id = ?", [pair_id]).fetchone()[0]
+                if now is not None and now != expected_text_version:
+                    raise StaleReviewError(
+                        f"the text of this pair changed in another session meanwhile (now: text v{now}, you saw "
+                        f"v{expected_text_version}); the screen shows it now; press the key again to decide on it"
                     )
             previous = self.current_decision(pair_id, annotator)
             cur = db.conn.execute(
