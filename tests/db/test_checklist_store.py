@@ -218,7 +218,8 @@ def test_queue_filters_on_the_current_checklist(loaded):
     assert ids("valid-checklist") == [IDS[1], IDS[4]]
     assert ids("invalid-checklist") == [IDS[2], IDS[5]]
     assert ids("draft-checklist") == [IDS[2], IDS[3], IDS[5]]
-    assert set(CHECKLIST_FILTERS) == {"no-checklist", "invalid-checklist", "draft-checklist", "valid-checklist"}
+    assert set(CHECKLIST_FILTERS) == {"no-checklist", "invalid-checklist", "draft-checklist", "valid-checklist",
+                                      "stale-checklist"}
     # combined with other filters, and in the previous/next walk
     assert [r.id for r in loaded.queue_page(ALICE, QueueFilter(checklist="invalid-checklist", repository="click"))] \
         == [IDS[5]]

@@ -417,7 +417,7 @@ def test_reimport_with_white_space_changes_adds_nothing_and_a_new_answer_is_list
     assert f"    {v2}, line 2: #2 {pid} is now at text version 2" in r.stdout
     assert project.rows("SELECT reference_answer FROM qa_pairs WHERE id = ?", pid) == [("Because it is faster.",)]
     status = project.run("status", "--as", "tester")
-    assert "  text versions: 1 pair with more than one (1 after the first, 1 from re-imports); benchwright pairs history " \
+    assert "  text versions: 1 pair with more than one (1 after the first, 1 from re-imports); benchwright pairs text " \
            "PAIR lists them" in status.stdout
     history = project.run("pairs", "history", "#2")
     assert history.stdout.splitlines()[0] == f"{pid} has 2 text versions; the current text is version 2 (imported, by tester)"
