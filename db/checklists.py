@@ -61,7 +61,7 @@ class ChecklistStoreMixin:
     def save_checklist(
         self, pair_id: str, checklist: Checklist, *, author: str, origin: Origin | str = Origin.EDITED,
         expected_version: int | str | None = "any", draft: bool = False, restored_from: int | None = None,
-        source_format: str | None = None, visible_to: str | None = None,
+        source_format: str | None = None, visible_to: str | None = None, text_version: int | None = None,
     ) -> ChecklistVersion:
         """Append a new version of ``pair_id``'s checklist; returns it.
 
@@ -70,6 +70,8 @@ class ChecklistStoreMixin:
                 version differs, someone else saved meanwhile and nothing is written. ``"any"`` skips the
                 check (imports).
             draft: keep a checklist that breaks the rules, marked as a draft (never released).
+            text_version: the pair's text version the checklist was written from (the editor's, when it was
+                opened); default: the current one. A text saved meanwhile elsewhere thus leaves it stale.
 
         Raises:
             InvalidChecklistError: not a draft and :func:`validate` finds violations.
@@ -111,11 +113,12 @@ class ChecklistStoreMixin:
                 """INSERT INTO checklist_versions (qa_pair_id, version, origin, is_draft, is_valid, author,
                    created_at, parent_version, restored_from, source_format, items_json, violations_json, uid,
                    text_version)
-                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, (SELECT text_version FROM qa_pairs WHERE id = ?))""",
+                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
+                           coalesce(?, (SELECT text_version FROM qa_pairs WHERE id = ?)))""",
                 (
                     pair_id, version, origin.value, int(draft), int(not violations), author, utc_now(), current,
                     restored_from, source_format, checklist.to_json(), json.dumps([str(v) for v in violations]),
-                    uuid.uuid4().hex, pair_id,
+                    uuid.uuid4().hex, text_version, pair_id,
                 ),
             )
         return self.checklist_version(pair_id, version)

@@ -225,3 +225,22 @@ async def test_versions_survive_restart_and_queue_filters_checklists(project):
         history = store.checklist_history(ids[1])
         assert [v.version for v in history] == [1, 2]
         assert history[1].checklist.items[0].key_point.endswith("!")
+
+
+async def test_a_save_after_the_text_changed_elsewhere_is_stale_not_fitted_to_the_new_text(project):
+    db, ids = project
+    with Store.open(db) as store:
+        store.save_checklist(ids[0], generated(), author="llm", origin="generated")
+        app = BenchwrightApp(store, "ann")
+        async with app.run_test(size=SIZE) as pilot:
+            ed = await open_editor(pilot, app)
+            with Store.open(db) as other:  # another terminal rewrites the text the editor shows
+                other.save_text_version(ids[0], "Another question entirely?", "Another answer.", origin="edited",
+                                        by="bob")
+            ed.query_one("#kp-0", Input).focus()
+            await pilot.press("end", *" too")
+            await pilot.press("ctrl+s")
+            await pilot.pause()
+            current = store.checklist_version(ids[0])
+            assert current.version == 2 and current.text_version == 1  # written from the text shown
+            assert store.stale_checklist(ids[0]) == (1, 2)

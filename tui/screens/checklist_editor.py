@@ -143,6 +143,11 @@ class ChecklistEditorScreen(Screen[object]):
         self.view = checklist_editor_view(store, pair_id, annotator)
         current = self.view.base
         self.base_version: int | None = current.version if current else None
+        # the text the editor shows: a text saved meanwhile elsewhere leaves the saved checklist stale
+        try:
+            self.text_version: int | None = store.text_version(pair_id).version
+        except BenchwrightError:  # no text versions: the save takes the current text
+            self.text_version = None
         start = initial or (current.checklist if current else starter_checklist())
         self.form: list[dict] = checklist_to_form(start)
         self.saved_form = copy.deepcopy(self.form)
@@ -404,6 +409,7 @@ class ChecklistEditorScreen(Screen[object]):
             saved = self.store.save_checklist(
                 self.pair_id, checklist, author=self.annotator, origin=Origin.EDITED,
                 expected_version=self.base_version, draft=draft, visible_to=self.annotator,
+                text_version=self.text_version,
             )
         except BenchwrightError as e:
             notify(self, str(e), title="Not saved", severity="error", timeout=10)
