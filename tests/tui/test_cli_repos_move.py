@@ -126,6 +126,8 @@ def test_old_text_unreadable_makes_pairs_unknown_not_stale(fx, tmp_path):
     assert r.exit_code == 0, r.output
     assert "totals: 5 pairs: 0 stale, 1 ok, 4 unknown" in r.output
     assert "a.py:4-5 unknown (the old commit" in r.output
+    # the header said "old files read from the old commit ... is not in the git repository ...": it read nothing
+    assert "old files could not be read: the old commit" in r.output and "old files read from" not in r.output
     with Store.open(fx.db) as store:
         assert store.get_repository("demo").pin == "demo@2.0"
         assert store.db.conn.execute("SELECT count(*) FROM qa_pairs WHERE reopened_at IS NOT NULL").fetchone()[0] == 0

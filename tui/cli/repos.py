@@ -293,7 +293,8 @@ def repo_move(ctx, name, path, commit, version, dry_run, show_all, annotator) ->
     verb = "would move" if dry_run else "moved"
     click.echo(printable(f"{verb} {before.pin} ({before.local_path or 'not checked out here'}) to {after.pin} "
                          f"({after.local_path})"))
-    click.echo(printable(f"old files read from {plan.old_source}"))
+    click.echo(printable(f"old files read from {plan.old_source}" if plan.old_readable else
+                         f"old files could not be read: {plan.old_source}; every citation is unknown"))
     _print_checks([(c.ordinal, c.status, c.changes) for c in plan.checks], limit=None if show_all else PAIRS_SHOWN)
     stale = plan.count(EVIDENCE_STALE)
     sent = "" if not stale else (" (would be sent back to review)" if dry_run else " (sent back to review)")

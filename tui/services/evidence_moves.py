@@ -53,6 +53,7 @@ class MovePlan:
         checks: one per pair of the repository, in queue order.
         old_source: where the old pin's files were read from, in words (or why they could not be).
         derived: copies made from the repository (``repos strip``) that the move leaves out of date.
+        old_readable: False when the old pin's files could not be read at all (``old_source`` says why).
     """
 
     before: Repository
@@ -60,6 +61,7 @@ class MovePlan:
     checks: tuple[PairCheck, ...]
     old_source: str
     derived: tuple[Repository, ...]
+    old_readable: bool = True
 
     def count(self, status: str) -> int:
         """Pairs with ``status``."""
@@ -112,7 +114,7 @@ def plan_move(store: Store, name: str, path: str | Path, *, commit: str | None =
         changes = check_text(text, old, new, renames=renames, old_unreadable=source)
         checks.append(PairCheck(p.pair_id, p.ordinal, pair_status(changes), tuple(changes)))
     return MovePlan(before=before, after=after, checks=tuple(checks), old_source=source,
-                    derived=tuple(store.derived_repositories(name)))
+                    derived=tuple(store.derived_repositories(name)), old_readable=old is not None)
 
 
 def apply_move(store: Store, plan: MovePlan, annotator: str) -> str:
