@@ -133,8 +133,8 @@ def changed_checkout_problem(name: str, path: str | Path, commit: str | None, ch
     at = (commit or "HEAD")[:12]
     return (f"the checkout of {name} at {path} has uncommitted changes to {len(changed)} tracked "
             f"file{'s' if len(changed) != 1 else ''} ({shown}), so it is not the pinned commit {at}: commit or stash "
-            f"them, or make a clean worktree (git -C {path} worktree add DIR {at}) and register it "
-            f"(benchwright repos add {name} DIR); untracked files are allowed")
+            f"them, or make a clean worktree (git -C {path} worktree add DIR {at}) and pin {name} to it "
+            f"(benchwright repos move {name} DIR); untracked files are allowed")
 
 
 def describe_local_repository(

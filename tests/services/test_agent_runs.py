@@ -179,7 +179,7 @@ def test_a_checkout_with_uncommitted_changes_is_refused_untracked_files_are_allo
     assert (ids[2], 0) not in plan.targets
     assert f"the checkout of gitpkg at {gitrepo} has uncommitted changes to 1 tracked file (lib/core.py)" in why
     assert f"not the pinned commit {where['pinned'][:12]}: commit or stash them" in why
-    assert f"worktree add DIR {where['pinned'][:12]}" in why and "benchwright repos add gitpkg DIR" in why
+    assert f"worktree add DIR {where['pinned'][:12]}" in why and "benchwright repos move gitpkg DIR" in why  # repos add refuses a registered name
     assert "notes.txt" not in why
     _git(gitrepo, "add", "lib/core.py")  # staged counts too
     assert ids[2] in dict(plan_agent_answers(store, "m-agent", "documented").refused)

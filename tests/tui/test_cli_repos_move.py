@@ -105,6 +105,8 @@ def test_a_checkout_with_uncommitted_changes_is_refused(fx):
     before = _snapshot(fx.db)
     r = run(fx, "repos", "move", "demo", str(fx.new_tree), "--commit", fx.two)
     assert r.exit_code == 1 and "uncommitted changes to 1 tracked file (c.py)" in r.output
+    # the remedy names a command that works for a registered repository (repos add refuses its name)
+    assert "(benchwright repos move demo DIR)" in r.output and "repos add" not in r.output
     assert _snapshot(fx.db) == before
 
 
