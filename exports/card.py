@@ -299,9 +299,16 @@ def curation_lines(spec: ReleaseSpec) -> list[str]:
                 "each stage when the release was made; a pair enters a stage when it came out of the last stage "
                 "that drops pairs before it.", "",
                 "| " + " | ".join(FUNNEL_COLUMNS) + " |", "|---|" + "---:|" * (len(FUNNEL_COLUMNS) - 1)]
-        for row in stage_lines([Stage.from_dict(d) for d in spec.funnel]):
+        stages = [Stage.from_dict(d) for d in spec.funnel]
+        for row in stage_lines(stages):
             label = f"&nbsp;&nbsp;{_cell(row[0].strip())}" if row[0].startswith("  ") else _cell(row[0])
             out.append(f"| {label} | " + " | ".join(row[1:]) + " |")
+        if getattr(spec, "include_dropped", False):
+            released = next((s.out for s in stages if s.name == "released"), None)
+            held = f" (the release holds {st.get('pairs')} pairs; `released` counts {released})" if (
+                st is not None and st.get("pairs") is not None and released is not None) else ""
+            out += ["", "Made with `--include-dropped`: the release also ships pairs a gating curation step dropped; "
+                        f"the funnel counts them where they were dropped, not as released{held}."]
     return out
 
 

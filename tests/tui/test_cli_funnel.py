@@ -238,8 +238,12 @@ def test_releases_refuse_dropped_pairs_and_the_card_carries_the_funnel(project, 
     assert r.exit_code == 0, r.output
     manifest = json.loads((out / "demo-qa-1.1.0" / "manifest.json").read_text(encoding="utf-8"))
     assert manifest["include_dropped"] is True and manifest["n_pairs"] == 4
+    card = (out / "demo-qa-1.1.0" / "README.md").read_text(encoding="utf-8")
+    assert "| released | 3 | 3 | - | 0 | 0 |" in card  # the dropped pair shipped is not counted as released...
+    assert "Made with `--include-dropped`" in card and "(the release holds 4 pairs; `released` counts 3)" in card
     r = cli(project, "releases", "rebuild", "demo-qa", "--version", "1.1.0", "--out", str(tmp_path / "again2"))
     assert r.exit_code == 0, r.output
+    assert (tmp_path / "again2" / "demo-qa-1.1.0" / "README.md").read_text(encoding="utf-8") == card
 
 
 def test_an_unresolved_link_fails_the_verifiers_link_check(project, tmp_path):
