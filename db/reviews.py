@@ -198,7 +198,8 @@ class ReviewStoreMixin:
         one of ``STRATIFY_BY``, or not). The parameters are kept in the ``assignment`` setting (JSON).
 
         Raises:
-            BenchwrightError: bad annotators, overlap, size, fraction or stratifying field.
+            BenchwrightError: bad annotators, overlap, size, fraction or stratifying field, or a sample that holds
+                no pair (nothing is written: the earlier assignments stay).
         """
         if stratify_by is not None and stratify_by not in STRATIFY_BY:
             raise BenchwrightError(f"cannot stratify by {stratify_by!r}; use one of {', '.join(STRATIFY_BY)}")
@@ -214,6 +215,11 @@ class ReviewStoreMixin:
                 chosen = sample_pairs(pool, [r[1] for r in rows] if stratify_by else None, n, seed)
             except ValueError as e:
                 raise BenchwrightError(str(e)) from None
+            if not chosen:  # an empty sample would replace the assignments with none
+                raise BenchwrightError(
+                    f"the QA sample would hold no pair ({len(pool)} pairs match"
+                    + (f" --where {' '.join(where_text)}" if where_text else "")
+                    + "); the assignments were left as they were")
             strata = {r[0]: r[1] or NO_STRATUM for r in rows} if stratify_by else dict.fromkeys(pool, NO_STRATUM)
             per_stratum: dict[str, list[int]] = {}
             for pid in pool:

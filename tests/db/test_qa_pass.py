@@ -103,7 +103,9 @@ def test_the_sample_is_drawn_from_the_pairs_where_selects(loaded):
                                 where=where).strata == {"": (1, 1), "Project Architecture": (1, 1)}
 
 
-@pytest.mark.parametrize("kw", [{"size": -1}, {"fraction": 2.0}, {}, {"size": 2, "stratify_by": "qa_type"}])
+@pytest.mark.parametrize("kw", [{"size": -1}, {"fraction": 2.0}, {}, {"size": 2, "stratify_by": "qa_type"},
+                                {"size": 0}, {"fraction": 0.0},
+                                {"size": 3, "where": QueueFilter(repository="no-such-repository")}])
 def test_bad_sample_parameters_change_nothing(loaded, kw):
     loaded.assign([ALICE, BOB], 1, seed=0, by="lead")
     with pytest.raises(BenchwrightError):
