@@ -148,6 +148,10 @@ def test_derived_copies_are_listed_as_out_of_date_and_kept(fx):
         assert copy.commit == fx.one  # nothing deleted or changed
     refused = run(fx, "repos", "move", "demo-code-only", str(fx.new_tree))
     assert refused.exit_code == 1 and "is the code-only copy of 'demo'" in refused.output
+    # repos evidence of the copy pointed at 'repos move demo-code-only', which is the command refused above
+    shown = run(fx, "repos", "evidence", "demo-code-only")
+    assert shown.exit_code == 0 and "repos move demo-code-only" not in shown.output
+    assert "demo-code-only is a code-only copy of demo: evidence is checked when demo moves" in shown.output
 
 
 def test_repos_evidence_and_pins_print_the_latest_check_and_history(fx):

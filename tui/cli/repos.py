@@ -318,7 +318,7 @@ def repo_move(ctx, name, path, commit, version, dry_run, show_all, annotator) ->
 def repo_evidence(ctx, name, pair, show_all) -> None:
     """Print the latest evidence check of NAME's pairs (made by repos move), stale first, with what changed."""
     with open_store(ctx) as store:
-        store.get_repository(name)
+        repo = store.get_repository(name)
         if pair:
             pid = store.resolve_pair(pair)
             ordinal = store.ordinal_of(pid)
@@ -335,8 +335,13 @@ def repo_evidence(ctx, name, pair, show_all) -> None:
             if check is not None:
                 rows.append((p.ordinal, check.status, check.changes))
     if not rows:
-        click.echo(f"no evidence checks of {printable(name)} yet: benchwright repos move {printable(name)} "
-                   "--commit SHA PATH makes them")
+        if repo.derived_from:  # a copy (repos strip) is never moved itself (repos move refuses it): its original is
+            click.echo(f"{printable(name)} is a {repo.derivation} copy of {printable(repo.derived_from)}: evidence is "
+                       f"checked when {printable(repo.derived_from)} moves (benchwright repos evidence "
+                       f"{printable(repo.derived_from)})")
+        else:
+            click.echo(f"no evidence checks of {printable(name)} yet: benchwright repos move {printable(name)} "
+                       "PATH --commit SHA makes them")
         return
     _print_checks(rows, limit=None if show_all else PAIRS_SHOWN)
     click.echo(f"totals: {_totals([r[1] for r in rows])}")
