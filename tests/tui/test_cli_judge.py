@@ -126,6 +126,15 @@ def test_answer_generates_direct_answers_and_stores_them(judged_project):
     assert r.exit_code == 0 and "nothing to do; 4 pairs already answered" in r.output
 
 
+def test_a_hostile_model_name_is_printed_literally_by_answers_generate(judged_project):
+    db, _ = judged_project
+    name = "m\x1b[31m[bold]x[/bold]"
+    for _ in range(2):  # the summary of a run, then the "nothing to do" line of the rerun
+        r = invoke(db, ["answers", "generate", "--model", name, "--limit", "1"], ScriptedProvider(lambda req: "A."))
+        assert r.exit_code == 0, r.output
+        assert "\x1b" not in r.output and "m␛[31m[bold]x[/bold]" in r.output
+
+
 def test_failure_modes_and_an_annotator_correction(judged_project):
     db, ids = judged_project
     invoke(db, ["judgments", "run", "checklist", "--model", "j1"], checklist_judge())  # answer 0 scores 10%, others 70%

@@ -395,7 +395,7 @@ def _generate_direct_answers(ctx, model, condition, *, samples, limit, where, an
         plan = plan_direct_answers(store, role.model, condition, where=flt, limit=limit, samples=samples)
         if not plan.targets:
             close_unused(client)
-            out.print(Text(f"answer ({role.model}, {condition}): nothing to do; "
+            out.print(Text(f"answer ({printable(role.model)}, {condition}): nothing to do; "
                            f"{_already(plan.already_answered, samples)}"))
             return
         settings = AnswerSettings(model=role.model, params=role.params, project_dir=project_dir_of(store))
@@ -408,7 +408,7 @@ def _generate_direct_answers(ctx, model, condition, *, samples, limit, where, an
         failed = [o for o in outcomes if not o.ok and not o.truncated]
         if final is None:
             out.print(Text(f"answer: cancelled; {len(outcomes)} of {len(plan.targets)} finished and saved."))
-        out.print(Text(f"answer ({role.model}, {condition}): {plural(len(ok), 'answer')} stored, {len(failed)} failed"
+        out.print(Text(f"answer ({printable(role.model)}, {condition}): {plural(len(ok), 'answer')} stored, {len(failed)} failed"
                        f"{f', {len(truncated)} truncated (stored flagged)' if truncated else ''}"
                        f"{f', {_already(plan.already_answered, samples)}' if plan.already_answered else ''}; "
                        f"{money(outcomes)}"))
@@ -447,7 +447,7 @@ def _generate_agent_answers(ctx, model, condition, *, samples, max_turns, limit,
         flt = parse_where(where, facets=store.facets() if where else None)
         config, role = llm_role(store, ANSWER_ROLE, model)
         plan = plan_agent_answers(store, role.model, condition, samples=samples, where=flt, limit=limit)
-        label = f"agent ({role.model}, {condition})"
+        label = f"agent ({printable(role.model)}, {condition})"
         for pid, reason in plan.refused[:LIST_LIMIT]:
             out.print(Text(f"  refused #{store.ordinal_of(pid)} {pid}: {printable(reason)}"))
         if len(plan.refused) > LIST_LIMIT:
