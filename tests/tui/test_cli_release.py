@@ -181,6 +181,44 @@ async def test_release_screen_shows_preflight_and_creates(reviewed, monkeypatch)
             assert store.release_exists("demo-qa", "2.0.0")
 
 
+async def test_release_screen_includes_dropped_pairs_on_ctrl_d(reviewed):
+    import json
+
+    from textual.widgets import Input
+
+    from benchwright.tui.app import BenchwrightApp
+
+    db, _ids, tmp = reviewed
+    with Store.open(db) as store:
+        dropped = store.release_preflight().included[0].pair.id
+        store.save_curation_result(dropped, "classify", status="ok", flagged=True, by="lead",
+                                   output={"rationale": "r", "code_understanding_relevant": False,
+                                           "category": "Business Logic"})
+        app = BenchwrightApp(store, "lead", resume=False)
+        async with app.run_test(size=(160, 48)) as pilot:
+            await pilot.pause()
+            await pilot.press("R")
+            await pilot.pause()
+            screen = app.screen
+            assert len(screen.preflight.included) == 2  # the dropped pair is left out by default
+            assert any("classify" in reason for reason in dict(screen.preflight.reasons()))
+            await pilot.press("ctrl+g")
+            await pilot.pause()
+            assert len(screen.preflight.included) == 3 and screen.preflight.include_dropped
+            screen.query_one("#release-name", Input).value = "with-dropped"
+            screen.query_one("#release-version", Input).value = "1.0.0"
+            await pilot.press("ctrl+s")
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            manifest = json.loads((screen.created / "manifest.json").read_text())
+            assert manifest["include_dropped"] is True
+            await pilot.press("escape")
+            await pilot.pause()
+            await pilot.press("R")
+            await pilot.pause()
+            assert len(app.screen.preflight.included) == 2  # a new visit starts from the default again
+
+
 def test_release_guards(reviewed):
     db, ids, tmp = reviewed
     out = tmp / "releases"

@@ -33,6 +33,7 @@ class ReleaseScreen(Screen):
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back", id="release.back"),
         Binding("ctrl+s", "create", "Create release", id="release.create"),
+        Binding("ctrl+g", "toggle_dropped", "Include dropped", id="release.include_dropped"),
     ]
 
     class Progress(Message):
@@ -69,6 +70,7 @@ class ReleaseScreen(Screen):
         self.annotator = annotator
         self.out = out if out is not None else Path(store.path).resolve().parent / "releases"
         self.preflight = None
+        self.include_dropped = False
         self.created: Path | None = None
 
     def compose(self) -> ComposeResult:
@@ -84,10 +86,22 @@ class ReleaseScreen(Screen):
         yield Footer()
 
     def on_mount(self) -> None:
-        view = release_view(self.store)
+        self.show_preflight()
+        self.query_one("#release-name", Input).focus()
+
+    def action_toggle_dropped(self) -> None:
+        """Include pairs a gating curation step dropped, or leave them out again (the default)."""
+        self.include_dropped = not self.include_dropped
+        self.show_preflight()
+
+    def show_preflight(self) -> None:
+        """Run the preflight (with or without the dropped pairs) and show what it includes and excludes."""
+        view = release_view(self.store, include_dropped=self.include_dropped)
         pre = self.preflight = view.preflight
-        table = Table(title=literal(f"Preflight: {len(pre.included)} pairs included, {len(pre.excluded)} excluded"),
-                      expand=True)
+        dropped = ("; pairs dropped by a gating curation step are included (ctrl+g leaves them out)"
+                   if self.include_dropped else "")
+        table = Table(title=literal(f"Preflight: {len(pre.included)} pairs included, {len(pre.excluded)} excluded"
+                                    + dropped), expand=True)
         table.add_column("excluded because")
         table.add_column("pairs", justify="right")
         table.add_column("first of them")
@@ -95,7 +109,6 @@ class ReleaseScreen(Screen):
             table.add_row(literal(group.reason), literal(len(group.pair_ids)),
                           literal(", ".join(f"#{n}" for n in group.first_ordinals)))
         self.query_one("#release-preflight", Static).update(table)
-        self.query_one("#release-name", Input).focus()
 
     def action_create(self) -> None:
         """Create the release (refused when empty, or when the version exists)."""

@@ -254,9 +254,10 @@ class ReleaseView:
     excluded: tuple[ExclusionGroup, ...]
 
 
-def release_view(store: Store) -> ReleaseView:
-    """The release screen's view: the preflight and its exclusions grouped by reason."""
-    preflight = store.release_preflight()
+def release_view(store: Store, *, include_dropped: bool = False) -> ReleaseView:
+    """The release screen's view: the preflight and its exclusions grouped by reason. ``include_dropped``: also
+    release pairs a gating curation step dropped (``releases create --include-dropped``)."""
+    preflight = store.release_preflight(include_dropped=include_dropped)
     by_reason: dict[str, list[str]] = {}
     for pid, reason in preflight.excluded:
         by_reason.setdefault(reason, []).append(pid)
