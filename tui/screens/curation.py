@@ -119,6 +119,12 @@ def render_result(step: str, result, *, has_checklist: bool = False,
     return t
 
 
+def _dropped_note(plan) -> str:
+    """``N dropped pairs left out (x includes them)``: what a run left to the gating steps that dropped them."""
+    n = sum(plan.dropped.values())
+    return f"{n} dropped pair{'' if n == 1 else 's'} left out (x includes them)"
+
+
 def _idle_status(step: str, plan) -> str:
     """Why a run from the queue has nothing to do, naming this screen's keys (``Selection.idle_reason``)."""
     from ..services.curation_runs import IdleReason
@@ -428,7 +434,7 @@ class CurationRunScreen(_RunMixin, Screen):
         if plan.human:
             notes.append(f"{len(plan.human)} human checklists left alone")
         if plan.dropped:
-            notes.append(f"{sum(plan.dropped.values())} dropped pairs left out (x includes them)")
+            notes.append(_dropped_note(plan))
         self.running = True
         self.query_one("#run-progress", ProgressBar).update(total=len(ids), progress=0)
         self._status(f"{step}: 0/{len(ids)} (escape cancels)" + (" · " + "; ".join(notes) if notes else ""))
@@ -437,7 +443,8 @@ class CurationRunScreen(_RunMixin, Screen):
             if final is not None:
                 if run_id is not None:
                     self.store.finish_run(run_id)
-                self._status(f"{step} finished: " + progress_line(final))
+                self._status(f"{step} finished: " + progress_line(final)
+                             + (" · " + _dropped_note(plan) if plan.dropped else ""))
         except asyncio.CancelledError:
             self._status(f"{step}: cancelled; finished pairs are saved. Run it again to continue.")
             raise
