@@ -164,8 +164,9 @@ class QAReport:
 
 
 def qa_report(items: Iterable[QAItem]) -> QAReport:
-    """Tally the QA pass over ``items``: the pairs in the QA sample (assigned) and every reviewed pair; other
-    items are left out.
+    """Tally the QA pass over ``items``: the pairs in the QA sample (assigned), every reviewed pair and every pair
+    with a final decision (an adjudication of a pair nobody reviewed counts, as in the funnel and the release);
+    other items are left out.
 
     A pair's outcome is its final decision (accept, reject, revise) or undecided (``QAItem.pending`` says
     why); an annotator's is their own review, undecided when a pair assigned to them has none or only one
@@ -176,7 +177,7 @@ def qa_report(items: Iterable[QAItem]) -> QAReport:
     repos: dict[str, Tally] = {}
     annotators: dict[str, Tally] = {}
     for item in items:
-        if not item.assignees and not item.reviews and not item.stale:
+        if not item.assignees and not item.reviews and not item.stale and item.decision is None:
             continue
         reviews = list(item.reviews.values())
         rejects = [r.reason for r in reviews if r.decision == "reject"]

@@ -266,14 +266,16 @@ class ReviewStoreMixin:
 
     @serialized
     def qa_items(self) -> list[QAItem]:
-        """The inputs of :func:`benchwright.core.qa_report.qa_report`: every pair assigned to someone or with
-        a submitted review, in queue order, with its final decision (``Store.final_decision``) and reviews (a
+        """The inputs of :func:`benchwright.core.qa_report.qa_report`: every pair assigned to someone, with a
+        submitted review or with an adjudication (a lead may decide a pair nobody reviewed; the funnel and the
+        release count it), in queue order, with its final decision (``Store.final_decision``) and reviews (a
         review made before the pair was sent back to review is in ``stale``, not in ``reviews``)."""
         rows = self.db.conn.execute(
             """SELECT p.id, p.repository, p.category FROM qa_pairs p
                WHERE EXISTS (SELECT 1 FROM assignments a WHERE a.qa_pair_id = p.id)
                   OR EXISTS (SELECT 1 FROM review_state s WHERE s.qa_pair_id = p.id
                              AND s.decision IN ('accept', 'reject', 'revise'))
+                  OR EXISTS (SELECT 1 FROM adjudications j WHERE j.qa_pair_id = p.id)
                ORDER BY p.ordinal""").fetchall()
         out = []
         for pid, repository, category in rows:

@@ -189,6 +189,13 @@ def test_an_unreviewed_unassigned_pair_is_not_in_the_report(loaded):
     assert len(QUEUE) == 8
 
 
+def test_a_pair_only_adjudicated_counts_with_its_final_decision(loaded):
+    # a lead may decide a pair nobody reviewed (the funnel and the release count it): so does the QA report
+    loaded.adjudicate(QUEUE[3].id, "lead", "accept", "checked it myself")
+    report = qa_report(loaded.qa_items())
+    assert (report.overall.units, report.overall.accepted) == (1, 1)
+
+
 def test_a_review_made_before_the_pair_was_reopened_is_undecided_again(loaded):
     loaded.db.conn.executemany(
         "INSERT INTO assignments (qa_pair_id, annotator, assigned_at, assigned_by, seed) VALUES (?, ?, 't', 'lead', 0)",
