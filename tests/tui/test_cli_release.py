@@ -188,7 +188,7 @@ async def test_release_screen_includes_dropped_pairs_on_ctrl_d(reviewed):
 
     from benchwright.tui.app import BenchwrightApp
 
-    db, _ids, tmp = reviewed
+    db, _ids, _tmp = reviewed
     with Store.open(db) as store:
         dropped = store.release_preflight().included[0].pair.id
         store.save_curation_result(dropped, "classify", status="ok", flagged=True, by="lead",
