@@ -142,6 +142,8 @@ class QAPair(BaseModel):
     language: str | None = None
     theme: str | None = None
     task_set: str | None = None
+    split: str | None = None
+    """The pair's split (``train``, ``test``...), apart from its task set (m020); cross-split dedup reads it."""
     source: SourceRef
     extra: dict = Field(default_factory=dict)
 

@@ -201,3 +201,55 @@ REOPEN_EVIDENCE = "evidence-stale"
 """``qa_pairs.reopened_reason``: ``repos move`` found the pair's cited files or lines changed at the new pin."""
 REOPEN_WHY = {REOPEN_TEXT: "the text changed", REOPEN_EVIDENCE: "the cited evidence changed"}
 """Reopen reason -> how the front ends say why a pair is back in review."""
+
+
+# ------------------------------------------------------------------ SWE-QA-Pro data methods (issue 17)
+CLUSTER_ORIGINS = ("imported", "annotator", "taxonomy")
+"""Who set a pair's ``cluster_id`` / ``cluster_name`` (``qa_pairs.cluster_origin``): the import, an annotator, or
+``taxonomy assign``. ``taxonomy assign`` replaces only ``taxonomy`` clusters (and unset ones) unless ``--force``."""
+
+ISSUE_TEXT_MIN_BYTES = 10
+ISSUE_TEXT_MAX_BYTES = 16 * 1024
+"""SWE-QA-Pro §2.1: issue texts (title + body) are kept when 10 bytes <= UTF-8 length <= 16 KB."""
+
+DEDUP_SCOPES = ("repository", "global")
+"""``dedup --scope``: compare questions within each repository (the default) or across the whole project."""
+
+DEDUP_DECISIONS = ("keep-one", "keep-both", "merge")
+"""An annotator's resolution of a duplicate group: keep one member (the others are dropped as duplicates), keep
+both / all (not duplicates), or merge (keep one; the others are recorded as merged into it). Nothing is deleted."""
+
+DEDUP_FILTERS = ("any", "unresolved", "representative", "kept", "dropped", "not-duplicate", "cross-split",
+                 "multi-query", "none")
+"""Values of the queue filter ``dedup=`` over the latest dedup run: ``any`` a member of a duplicate group;
+``unresolved`` a member of a group nobody resolved yet, other than its representative (the member first in the
+queue); ``representative`` that member; ``kept`` / ``dropped`` / ``not-duplicate`` by the group's resolution;
+``cross-split`` a member of a train-vs-test group; ``multi-query`` a question asking several things;
+``none`` in no group. Dedup survivors are the pairs neither ``unresolved`` nor ``dropped``."""
+
+CALIBRATION_RULES = ("mean-z", "all-z")
+"""``calibrate --rule``: ``mean-z`` calls a pair too easy when the mean over models of z_m(q) is at least the
+threshold; ``all-z`` when every model's z_m(q) is (SWE-QA-Pro §2.3 gives neither rule nor threshold)."""
+
+DEFAULT_CALIBRATION_RULE = "mean-z"
+DEFAULT_CALIBRATION_THRESHOLD = 0.5
+"""Our default: a pair whose direct answers score half a standard deviation above each model's mean, on average,
+is too easy (documented in docs/data-methods.md; the paper is silent)."""
+
+DIFFICULTY_DECISIONS = ("too-easy", "kept", "insufficient")
+"""A pair's calibration decision: ``too-easy`` (filtered, §2.3), ``kept``, ``insufficient`` (too few models
+answered and were judged to decide)."""
+
+DIFFICULTY_FILTERS = (*DIFFICULTY_DECISIONS, "uncalibrated")
+"""Values of the queue filter ``difficulty=`` over the latest calibration run (``uncalibrated``: not in it)."""
+
+ITEM_FLAGS = ("saturated", "unsolved", "closed-book-solvable", "low-discrimination")
+"""Item-statistics flags of a pair (``items``): every model above the high bar, every model below the low bar,
+too easy by calibration, discrimination index below its bar."""
+
+ITEM_FILTERS = (*ITEM_FLAGS, "unrated")
+"""Values of the queue filter ``item=`` over the latest ``items`` run (``unrated``: not in it)."""
+
+LEAKAGE_STATUSES = ("leaked", "clean")
+LEAKAGE_FILTERS = (*LEAKAGE_STATUSES, "unchecked")
+"""Values of the queue filter ``leakage=``: the check of the pair's current text version (``unchecked``: none)."""

@@ -1158,5 +1158,273 @@ def _backfill_rewrites(db: Database) -> None:
         )
 
 
+@migrations(name="m020_data_methods")
+def m020_data_methods(db: Database) -> None:
+    """SWE-QA-Pro's data methods (§2.1-§2.4, issue 17), each table documented in docs/store.md:
+
+    - ``embeddings``: the vector cache, one row per (text SHA-256, model, dimensions), float32 little-endian.
+    - ``issues``: issue texts imported as taxonomy seeds (§2.1), with the batch that brought them.
+    - ``qa_pairs.split``: the pair's split (``train``, ``test``...), apart from its task set; backfilled from
+      ``task_set`` where that held a split name. ``qa_pairs.cluster_origin``: who set the cluster
+      (``imported``, ``annotator``, ``taxonomy``); backfilled ``imported`` where a cluster was set.
+    - ``taxonomies`` / ``taxonomy_nodes`` / ``taxonomy_members``: versioned two-level taxonomies; every build,
+      label run and edit is a new version (append-only).
+    - ``cluster_assignments``: every cluster a pair was given (append-only); the latest is copied onto
+      ``qa_pairs.cluster_id`` / ``cluster_name`` / ``cluster_origin`` by trigger.
+    - ``dedup_runs`` / ``duplicate_groups`` / ``duplicate_members`` / ``duplicate_resolutions`` /
+      ``multi_query_flags``: semantic dedup (§2.3); nothing is deleted, a resolution says what is kept.
+    - ``calibration_runs`` / ``calibration_values``: difficulty calibration from direct answers (§2.3).
+    - ``selections`` / ``selection_members``: named balanced samples (§2.4); the latest of a name counts.
+    - ``item_stats_runs`` / ``item_stats``: per-pair statistics over a model panel.
+    - ``leakage_checks``: reference-answer or checklist terms that a rewrite put into the question.
+    """
+    db.executescript(
+        """
+        CREATE TABLE embeddings (
+            id INTEGER PRIMARY KEY,
+            text_sha256 TEXT NOT NULL,
+            model TEXT NOT NULL,
+            dimensions INTEGER NOT NULL CHECK (dimensions > 0),
+            vector BLOB NOT NULL CHECK (length(vector) = 4 * dimensions),
+            provider TEXT NOT NULL,
+            call_id INTEGER REFERENCES llm_calls(id),
+            created_at TEXT NOT NULL,
+            UNIQUE (text_sha256, model, dimensions)
+        );
+
+        CREATE TABLE issues (
+            id TEXT PRIMARY KEY,
+            repository TEXT NOT NULL,
+            number INTEGER,
+            title TEXT NOT NULL,
+            body TEXT,
+            labels_json TEXT NOT NULL DEFAULT '[]',
+            url TEXT,
+            state TEXT,
+            text TEXT NOT NULL,
+            text_bytes INTEGER NOT NULL,
+            import_batch_id INTEGER REFERENCES import_batches(id),
+            source_file TEXT,
+            source_line INTEGER,
+            created_at TEXT NOT NULL,
+            created_by TEXT NOT NULL
+        );
+        CREATE UNIQUE INDEX issues_number ON issues(repository, number) WHERE number IS NOT NULL;
+
+        ALTER TABLE qa_pairs ADD COLUMN split TEXT;
+        UPDATE qa_pairs SET split = lower(task_set)
+        WHERE lower(task_set) IN ('train', 'test', 'dev', 'validation', 'val', 'eval');
+        ALTER TABLE qa_pairs ADD COLUMN cluster_origin TEXT;
+        UPDATE qa_pairs SET cluster_origin = 'imported'
+        WHERE cluster_id IS NOT NULL OR cluster_name IS NOT NULL;
+
+        CREATE TABLE taxonomies (
+            id INTEGER PRIMARY KEY,
+            lineage INTEGER NOT NULL,
+            parent_id INTEGER REFERENCES taxonomies(id),
+            operation TEXT NOT NULL,
+            operation_json TEXT NOT NULL DEFAULT '{}',
+            source TEXT NOT NULL,
+            embedder_model TEXT NOT NULL,
+            dimensions INTEGER NOT NULL,
+            params_json TEXT NOT NULL DEFAULT '{}',
+            created_at TEXT NOT NULL,
+            created_by TEXT NOT NULL
+        );
+        CREATE TABLE taxonomy_nodes (
+            taxonomy_id INTEGER NOT NULL REFERENCES taxonomies(id),
+            node_id TEXT NOT NULL,
+            parent_node TEXT,
+            level INTEGER NOT NULL CHECK (level IN (1, 2)),
+            label TEXT,
+            description TEXT,
+            label_origin TEXT,
+            label_model TEXT,
+            label_call_ids_json TEXT,
+            label_by TEXT,
+            label_at TEXT,
+            size INTEGER NOT NULL DEFAULT 0,
+            centroid BLOB,
+            PRIMARY KEY (taxonomy_id, node_id)
+        );
+        CREATE TABLE taxonomy_members (
+            taxonomy_id INTEGER NOT NULL REFERENCES taxonomies(id),
+            item_id TEXT NOT NULL,
+            node_id TEXT NOT NULL,
+            distance REAL,
+            PRIMARY KEY (taxonomy_id, item_id)
+        );
+        CREATE INDEX taxonomy_members_node ON taxonomy_members(taxonomy_id, node_id);
+
+        CREATE TABLE cluster_assignments (
+            id INTEGER PRIMARY KEY,
+            qa_pair_id TEXT NOT NULL REFERENCES qa_pairs(id),
+            taxonomy_id INTEGER REFERENCES taxonomies(id),
+            node_id TEXT,
+            cluster_id TEXT,
+            cluster_name TEXT,
+            origin TEXT NOT NULL,
+            distance REAL,
+            previous_cluster_id TEXT,
+            previous_cluster_name TEXT,
+            previous_origin TEXT,
+            created_at TEXT NOT NULL,
+            created_by TEXT NOT NULL
+        );
+        CREATE INDEX cluster_assignments_pair ON cluster_assignments(qa_pair_id);
+        CREATE TRIGGER cluster_assignments_current AFTER INSERT ON cluster_assignments
+        BEGIN
+            UPDATE qa_pairs SET cluster_id = NEW.cluster_id, cluster_name = NEW.cluster_name,
+                   cluster_origin = NEW.origin
+            WHERE id = NEW.qa_pair_id;
+        END;
+
+        CREATE TABLE dedup_runs (
+            id INTEGER PRIMARY KEY,
+            scope TEXT NOT NULL,
+            threshold REAL NOT NULL,
+            across_splits INTEGER NOT NULL DEFAULT 0,
+            embedder_model TEXT NOT NULL,
+            dimensions INTEGER NOT NULL,
+            params_json TEXT NOT NULL DEFAULT '{}',
+            pair_count INTEGER NOT NULL DEFAULT 0,
+            group_count INTEGER NOT NULL DEFAULT 0,
+            cross_split_group_count INTEGER NOT NULL DEFAULT 0,
+            multi_query_count INTEGER NOT NULL DEFAULT 0,
+            created_at TEXT NOT NULL,
+            created_by TEXT NOT NULL
+        );
+        CREATE TABLE duplicate_groups (
+            id INTEGER PRIMARY KEY,
+            run_id INTEGER NOT NULL REFERENCES dedup_runs(id),
+            kind TEXT NOT NULL CHECK (kind IN ('duplicate', 'cross-split')),
+            scope_key TEXT,
+            signature TEXT NOT NULL,
+            representative TEXT NOT NULL REFERENCES qa_pairs(id),
+            max_score REAL NOT NULL,
+            edges_json TEXT NOT NULL DEFAULT '[]'
+        );
+        CREATE INDEX duplicate_groups_run ON duplicate_groups(run_id);
+        CREATE INDEX duplicate_groups_signature ON duplicate_groups(signature);
+        CREATE TABLE duplicate_members (
+            group_id INTEGER NOT NULL REFERENCES duplicate_groups(id),
+            qa_pair_id TEXT NOT NULL REFERENCES qa_pairs(id),
+            split TEXT,
+            max_score REAL NOT NULL,
+            PRIMARY KEY (group_id, qa_pair_id)
+        );
+        CREATE INDEX duplicate_members_pair ON duplicate_members(qa_pair_id);
+        CREATE TABLE duplicate_resolutions (
+            id INTEGER PRIMARY KEY,
+            signature TEXT NOT NULL,
+            group_id INTEGER REFERENCES duplicate_groups(id),
+            decision TEXT NOT NULL CHECK (decision IN ('keep-one', 'keep-both', 'merge')),
+            kept_json TEXT NOT NULL DEFAULT '[]',
+            dropped_json TEXT NOT NULL DEFAULT '[]',
+            merged_into TEXT REFERENCES qa_pairs(id),
+            note TEXT,
+            annotator TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            uid TEXT NOT NULL UNIQUE
+        );
+        CREATE INDEX duplicate_resolutions_signature ON duplicate_resolutions(signature);
+        CREATE TABLE multi_query_flags (
+            run_id INTEGER NOT NULL REFERENCES dedup_runs(id),
+            qa_pair_id TEXT NOT NULL REFERENCES qa_pairs(id),
+            parts_json TEXT NOT NULL,
+            PRIMARY KEY (run_id, qa_pair_id)
+        );
+
+        CREATE TABLE calibration_runs (
+            id INTEGER PRIMARY KEY,
+            models_json TEXT NOT NULL,
+            judge TEXT NOT NULL,
+            judge_model TEXT,
+            condition TEXT NOT NULL,
+            samples INTEGER,
+            rule TEXT NOT NULL,
+            threshold REAL NOT NULL,
+            params_json TEXT NOT NULL DEFAULT '{}',
+            model_stats_json TEXT NOT NULL DEFAULT '{}',
+            pair_count INTEGER NOT NULL DEFAULT 0,
+            too_easy_count INTEGER NOT NULL DEFAULT 0,
+            created_at TEXT NOT NULL,
+            created_by TEXT NOT NULL
+        );
+        CREATE TABLE calibration_values (
+            run_id INTEGER NOT NULL REFERENCES calibration_runs(id),
+            qa_pair_id TEXT NOT NULL REFERENCES qa_pairs(id),
+            scores_json TEXT NOT NULL,
+            mean_z REAL,
+            min_z REAL,
+            decision TEXT NOT NULL,
+            PRIMARY KEY (run_id, qa_pair_id)
+        );
+
+        CREATE TABLE selections (
+            id INTEGER PRIMARY KEY,
+            name TEXT NOT NULL,
+            params_json TEXT NOT NULL DEFAULT '{}',
+            seed INTEGER,
+            size INTEGER NOT NULL,
+            coverage_json TEXT NOT NULL DEFAULT '{}',
+            shortfalls_json TEXT NOT NULL DEFAULT '[]',
+            created_at TEXT NOT NULL,
+            created_by TEXT NOT NULL
+        );
+        CREATE INDEX selections_name ON selections(name);
+        CREATE TABLE selection_members (
+            selection_id INTEGER NOT NULL REFERENCES selections(id),
+            qa_pair_id TEXT NOT NULL REFERENCES qa_pairs(id),
+            position INTEGER NOT NULL,
+            cluster_id TEXT,
+            qa_type TEXT,
+            PRIMARY KEY (selection_id, qa_pair_id)
+        );
+
+        CREATE TABLE item_stats_runs (
+            id INTEGER PRIMARY KEY,
+            judge TEXT NOT NULL,
+            judge_model TEXT,
+            condition TEXT,
+            models_json TEXT NOT NULL,
+            thresholds_json TEXT NOT NULL DEFAULT '{}',
+            pair_count INTEGER NOT NULL DEFAULT 0,
+            counts_json TEXT NOT NULL DEFAULT '{}',
+            created_at TEXT NOT NULL,
+            created_by TEXT NOT NULL
+        );
+        CREATE TABLE item_stats (
+            run_id INTEGER NOT NULL REFERENCES item_stats_runs(id),
+            qa_pair_id TEXT NOT NULL REFERENCES qa_pairs(id),
+            models INTEGER NOT NULL,
+            mean REAL,
+            sd REAL,
+            pass_share REAL,
+            discrimination REAL,
+            flags_json TEXT NOT NULL DEFAULT '[]',
+            scores_json TEXT NOT NULL DEFAULT '{}',
+            PRIMARY KEY (run_id, qa_pair_id)
+        );
+
+        CREATE TABLE leakage_checks (
+            id INTEGER PRIMARY KEY,
+            qa_pair_id TEXT NOT NULL REFERENCES qa_pairs(id),
+            text_version INTEGER NOT NULL,
+            status TEXT NOT NULL CHECK (status IN ('leaked', 'clean')),
+            spans_json TEXT NOT NULL DEFAULT '[]',
+            created_at TEXT NOT NULL,
+            created_by TEXT NOT NULL
+        );
+        CREATE INDEX leakage_checks_pair ON leakage_checks(qa_pair_id, text_version);
+        """
+    )
+    for table in ("embeddings", "taxonomies", "taxonomy_nodes", "taxonomy_members", "cluster_assignments",
+                  "dedup_runs", "duplicate_groups", "duplicate_members", "duplicate_resolutions",
+                  "multi_query_flags", "calibration_runs", "calibration_values", "selections",
+                  "selection_members", "item_stats_runs", "item_stats", "leakage_checks"):
+        _append_only(db, table)
+
+
 SCHEMA_VERSION = len(migrations._migrations)
 """Number of migrations this version of benchwright knows; recorded in exports."""

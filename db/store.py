@@ -52,8 +52,10 @@ from benchwright.core.review import Criteria, decision_reason
 from benchwright.core.steps import gating_steps
 from benchwright.core.vocabulary import REOPEN_TEXT
 
+from . import data_filters
 from .answers import AnswerStoreMixin
 from .checklists import CHECKLIST_FILTERS, ChecklistStoreMixin
+from .embeddings import EmbeddingStoreMixin
 from .eligibility import RepositoryFactsMixin, record_import_facts, unrecorded_filtered
 from .evidence import EVIDENCE_FILTER_SQL, EvidenceStoreMixin
 from .funnel import FunnelStoreMixin
@@ -98,7 +100,7 @@ _STATUS_DECISION = {"accepted": "accept", "rejected": "reject", "to-revise": "re
 _PAIR_COLUMNS = (
     "id, ordinal, repository, question, reference_answer, needs_reference, category, qa_type, qa_subtype, "
     "cluster_id, cluster_name, language, theme, task_set, source_format, source_file, source_line, "
-    "source_unit, source_upstream_id, extra_json"
+    "source_unit, source_upstream_id, extra_json, split, cluster_origin"
 )
 
 @dataclass(frozen=True)
@@ -116,6 +118,12 @@ class QueueFilter:
         curation: one of :data:`CURATION_FILTERS`, on the pairs' current curation results.
         evidence: one of :data:`benchwright.core.evidence_drift.EVIDENCE_FILTERS`, on the pair's latest evidence
             check (``repos move``); ``unchecked``: never checked.
+        dedup: one of :data:`benchwright.core.vocabulary.DEDUP_FILTERS`, over the latest dedup run.
+        difficulty: one of :data:`benchwright.core.vocabulary.DIFFICULTY_FILTERS`, the pair's latest calibration.
+        item: one of :data:`benchwright.core.vocabulary.ITEM_FILTERS`, the pair's latest item statistics.
+        leakage: one of :data:`benchwright.core.vocabulary.LEAKAGE_FILTERS`, on the current text version.
+        selection: the name of a selection (``sample``): its latest members.
+        split: the pair's split (``train``, ``test``...).
     """
 
     status: str | None = None
@@ -127,6 +135,12 @@ class QueueFilter:
     assigned_to: str | None = None
     curation: str | None = None
     evidence: str | None = None
+    dedup: str | None = None
+    difficulty: str | None = None
+    item: str | None = None
+    leakage: str | None = None
+    selection: str | None = None
+    split: str | None = None
 
     def sql(self, annotator: str) -> tuple[str, list]:
         """``(where_clause, params)`` over ``qa_pairs p LEFT JOIN review_state s`` (s for ``annotator``).
@@ -182,6 +196,17 @@ class QueueFilter:
                     f"unknown evidence filter {self.evidence!r}; use one of {', '.join(EVIDENCE_FILTER_SQL)}"
                 )
             clauses.append(EVIDENCE_FILTER_SQL[self.evidence])
+        if self.dedup is not None:
+            clauses.append(data_filters.dedup_sql(self.dedup))
+        for value, build in ((self.difficulty, data_filters.difficulty_sql), (self.item, data_filters.item_sql),
+                             (self.leakage, data_filters.leakage_sql), (self.selection, data_filters.selection_sql)):
+            if value is not None:
+                clause, extra = build(value)
+                clauses.append(clause)
+                params += extra
+        if self.split is not None:
+            clauses.append("p.split = ?")
+            params.append(self.split)
         return (" AND ".join(clauses) or "1"), params
 
 
@@ -241,7 +266,7 @@ class Progress:
 
 class Store(ChecklistStoreMixin, ReviewStoreMixin, AgreementInputsMixin, ReleaseStoreMixin, ProbeStoreMixin,
             LLMStoreMixin, AnswerStoreMixin, TextRepairMixin, ResultStoreMixin, DerivedRepositoryMixin,
-            TextVersionStoreMixin, FunnelStoreMixin, RepositoryFactsMixin, EvidenceStoreMixin):
+            TextVersionStoreMixin, FunnelStoreMixin, RepositoryFactsMixin, EvidenceStoreMixin, EmbeddingStoreMixin):
     """A benchwright project database.
 
     Open with :meth:`Store.open`; use as a context manager or call :meth:`close`.
@@ -546,7 +571,7 @@ class Store(ChecklistStoreMixin, ReviewStoreMixin, AgreementInputsMixin, Release
             start = (self._one("SELECT coalesce(max(ordinal), 0) FROM qa_pairs") or (0,))[0]
             db.conn.executemany(
                 f"INSERT INTO qa_pairs ({_PAIR_COLUMNS}, import_batch_id, created_at) "
-                f"VALUES ({', '.join('?' * 22)})",
+                f"VALUES ({', '.join('?' * 24)})",
                 (
                     (*_pair_values(p, start + i + 1, path.name), report.batch_id, now)
                     for i, (p, _, _) in enumerate(new)
@@ -1019,7 +1044,8 @@ def _pair_values(p: QAPair, ordinal: int, file_name: str) -> tuple:
         p.id, ordinal, p.repository, p.question, p.reference_answer, int(p.needs_reference), p.category,
         p.qa_type, p.qa_subtype, p.cluster_id, p.cluster_name, p.language, p.theme, p.task_set,
         p.source.format, file_name, p.source.line, p.source.unit, p.source.upstream_id,
-        json.dumps(p.extra, ensure_ascii=False, default=str),
+        json.dumps(p.extra, ensure_ascii=False, default=str), p.split,
+        "imported" if p.cluster_id is not None or p.cluster_name is not None else None,
     )
 
 
@@ -1028,5 +1054,5 @@ def _pair_from_row(r: tuple) -> QAPair:
         id=r[0], repository=r[2], question=r[3], reference_answer=r[4], category=r[6], qa_type=r[7],
         qa_subtype=r[8], cluster_id=r[9], cluster_name=r[10], language=r[11], theme=r[12], task_set=r[13],
         source=SourceRef(format=r[14], file=r[15], line=r[16], unit=r[17], upstream_id=r[18]),
-        extra=json.loads(r[19]),
+        extra=json.loads(r[19]), split=r[20],
     )

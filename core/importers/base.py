@@ -359,5 +359,5 @@ def build_pair(
 
 
 _OPTIONAL_FIELDS = (
-    "category", "qa_type", "qa_subtype", "cluster_id", "cluster_name", "language", "theme", "task_set",
+    "category", "qa_type", "qa_subtype", "cluster_id", "cluster_name", "language", "theme", "task_set", "split",
 )

@@ -131,6 +131,7 @@ def parse_swe_qa_pro(path: Path, display: str, repository: str | None) -> ParseR
             question=question, reference_answer=reference, repository=repos[key].name,
             upstream_id=upstream_id, extra=extra, qa_type=qa_type, qa_subtype=subtype,
             cluster_id=cluster_id, cluster_name=cluster_name, task_set=split,
+            split=split.lower() if split else None,
         )
         if pair:
             result.pairs.append(pair)

@@ -19,7 +19,7 @@ from .base import ParseResult, build_pair, json_lines, json_type, parquet_rows, 
 
 TARGETS = (
     "question", "answer", "id", "category", "qa_type", "qa_subtype", "cluster_id", "cluster_name",
-    "language", "theme", "task_set",
+    "language", "theme", "task_set", "split",
 )
 """Fields a ``--map`` may fill. ``answer`` becomes the reference answer, ``id`` the upstream id."""
 
@@ -101,7 +101,8 @@ def _records_to_pairs(
             display=display, line=line, unit=unit, fmt=fmt, problems=problems,
             question=values["question"], reference_answer=values["answer"], repository=repository,
             upstream_id=values.get("id"), extra=extra, qa_type=qa_type,
-            **{k: values.get(k) for k in ("category", "qa_subtype", "cluster_id", "cluster_name", "language", "theme", "task_set")},
+            **{k: values.get(k) for k in ("category", "qa_subtype", "cluster_id", "cluster_name", "language", "theme", "task_set",
+                                          "split")},
         )
         if pair:
             result.pairs.append(pair)

@@ -24,6 +24,9 @@ ANSWER = "The app registers it in two steps:\nfirst the rule,\nthen the view fun
 ANSWER_SPACED = "The app registers it in two steps:   \r\nfirst the rule,\t\r\nthen the view function.\r\n"
 QUESTION = "How does Flask register a URL rule?"
 
+_OLD_PAIR_COLUMNS = store_module._PAIR_COLUMNS.replace(", split, cluster_origin", "")
+"""The pair columns before m020 (split, cluster_origin), for projects written by older code."""
+
 
 def imp(store: Store, folder: Path, pairs: list[QAPair], *, name: str = "input.jsonl", update: bool = False,
         annotator: str = ALICE) -> ImportReport:
@@ -152,9 +155,9 @@ def _project_before_text_versions(path: Path) -> list[str]:
         "VALUES ('jsonl', 'old.jsonl', '/x/old.jsonl', 'ab', 'flask', '{}', 2, 2, 0, 0, 0, '[]', ?, 'alice')", [now])
     pairs = [make_pair(QUESTION, ANSWER, line=1), make_pair("Why blueprints?", "To group views.", line=2)]
     db.conn.executemany(
-        f"INSERT INTO qa_pairs ({store_module._PAIR_COLUMNS}, import_batch_id, created_at) "
-        f"VALUES ({', '.join('?' * 22)})",
-        [(*store_module._pair_values(p, n, "old.jsonl"), cur.lastrowid, now) for n, p in enumerate(pairs, start=1)])
+        f"INSERT INTO qa_pairs ({_OLD_PAIR_COLUMNS}, import_batch_id, created_at) "
+        f"VALUES ({', '.join('?' * (len(_OLD_PAIR_COLUMNS.split(',')) + 2))})",
+        [(*store_module._pair_values(p, n, "old.jsonl")[:-2], cur.lastrowid, now) for n, p in enumerate(pairs, start=1)])
     db.conn.execute("INSERT INTO review_decisions (qa_pair_id, annotator, decision, created_at) "
                     "VALUES (?, 'alice', 'accept', ?)", [pairs[0].id, now])
     db.conn.commit()

@@ -23,6 +23,9 @@ from benchwright.db.migrations import migrations
 
 BEFORE = "m016_judges_and_steps_checked_on_write"
 
+_OLD_PAIR_COLUMNS = store_module._PAIR_COLUMNS.replace(", split, cluster_origin", "")
+"""The pair columns before m020 (split, cluster_origin), for projects written by older code."""
+
 
 def _project_before_m016(path: Path) -> dict:
     """A project as the code before m016 wrote it: a pair, an answer, a judgment with an override, a failure-mode
@@ -34,8 +37,8 @@ def _project_before_m016(path: Path) -> dict:
     db.conn.execute("INSERT INTO repositories (name, version_label, commit_verified, created_at, created_by) "
                     "VALUES (?, '3.1.1', 0, ?, 'alice')", [pair.repository, now])
     db.conn.execute(
-        f"INSERT INTO qa_pairs ({store_module._PAIR_COLUMNS}, import_batch_id, created_at) "
-        f"VALUES ({', '.join('?' * 22)})", [*store_module._pair_values(pair, 1, "old.jsonl"), None, now])
+        f"INSERT INTO qa_pairs ({_OLD_PAIR_COLUMNS}, import_batch_id, created_at) "
+        f"VALUES ({', '.join('?' * (len(_OLD_PAIR_COLUMNS.split(',')) + 2))})", [*store_module._pair_values(pair, 1, "old.jsonl")[:-2], None, now])
     db.conn.execute("INSERT INTO answers (id, qa_pair_id, model, condition, text, source_format, created_at, "
                     "created_by) VALUES ('ans_1', ?, 'm', 'closed-book', 'in app.py', 'jsonl', ?, 'alice')",
                     [pair.id, now])

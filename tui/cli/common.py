@@ -114,10 +114,11 @@ def run_app(store: Store, annotator: str, title: str | None = None) -> None:
 
 # --------------------------------------------------------------------------------------------- --where
 WHERE_KEYS = ("repository", "qa_type", "category", "status", "checklist", "curation", "evidence", "text",
-              "assigned_to")
+              "assigned_to", "dedup", "difficulty", "item", "leakage", "selection", "split")
 """The keys of ``--where KEY=VALUE`` (fields of :class:`benchwright.db.QueueFilter`); ``curation`` takes one of
 :data:`benchwright.db.CURATION_FILTERS`, among them the funnel's ``passed`` and ``dropped:STEP`` (STEP a gating
-step: images, classify, verify)."""
+step: images, classify, verify); ``dedup``, ``difficulty``, ``item``, ``leakage`` take the values of
+:mod:`benchwright.core.vocabulary` (SWE-QA-Pro's data methods), ``selection`` the name of a selection."""
 
 
 def parse_where(values: tuple[str, ...], *, facets: dict[str, list[str]] | None = None) -> QueueFilter:

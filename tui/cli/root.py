@@ -20,11 +20,16 @@ from . import (
     aliases,
     annotators,
     answers,
+    calibration,
     checklists,
     config,
     curation,
+    dedup,
+    embeddings,
     failure_modes,
     funnel,
+    issues,
+    items,
     judgments,
     ledger,
     links,
@@ -35,6 +40,8 @@ from . import (
     releases,
     report,
     repos,
+    sampling,
+    taxonomy,
 )
 
 
@@ -96,6 +103,9 @@ for command in (
     # one group per noun, verbs inside
     pairs.pairs, repos.repos, checklists.checklists, answers.answers, judgments.judgments, curation.curation,
     failure_modes.failure_modes, adjudication.adjudication, releases.releases, probes.probes, links.links,
+    # SWE-QA-Pro's data methods (issue 17)
+    issues.issues, embeddings.embeddings, taxonomy.taxonomy, dedup.dedup, calibration.calibrate, sampling.sample,
+    sampling.selections, items.items,
     # the spellings before the groups, hidden, for one release
     *aliases.ALIASES,
 ):
