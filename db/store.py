@@ -55,8 +55,8 @@ from benchwright.core.vocabulary import REOPEN_TEXT
 from . import data_filters
 from .answers import AnswerStoreMixin
 from .checklists import CHECKLIST_FILTERS, ChecklistStoreMixin
-from .embeddings import EmbeddingStoreMixin
 from .eligibility import RepositoryFactsMixin, record_import_facts, unrecorded_filtered
+from .embeddings import EmbeddingStoreMixin
 from .evidence import EVIDENCE_FILTER_SQL, EvidenceStoreMixin
 from .funnel import FunnelStoreMixin
 from .llm import LLMStoreMixin

@@ -10,7 +10,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from benchwright.core.embeddings import BUILTIN_PROVIDER, DEFAULT_EMBEDDER_MODEL, builtin_embedder, text_sha256
+from benchwright.core.embeddings import (
+    BUILTIN_PROVIDER,
+    DEFAULT_EMBEDDER_MODEL,
+    builtin_embedder,
+    text_sha256,
+)
 from benchwright.db import Store
 
 BATCH = 256
