@@ -81,7 +81,8 @@ class FunnelStoreMixin:
                 imported.append((repo, str(upstream)))
         filtered = []
         for batch, repo, text in conn.execute(
-                "SELECT id, repository, filtered_json FROM import_batches WHERE filtered_count > 0 ORDER BY id"):
+                "SELECT id, repository, filtered_json FROM import_batches WHERE filtered_count > 0 "
+                "AND format != 'github-issues' ORDER BY id"):  # issue texts are no pairs (db/issues.py)
             try:
                 records = json.loads(text or "[]")
             except ValueError:

@@ -59,6 +59,7 @@ from .eligibility import RepositoryFactsMixin, record_import_facts, unrecorded_f
 from .embeddings import EmbeddingStoreMixin
 from .evidence import EVIDENCE_FILTER_SQL, EvidenceStoreMixin
 from .funnel import FunnelStoreMixin
+from .issues import IssueStoreMixin
 from .llm import LLMStoreMixin
 from .locking import serialized
 from .migrations import PAIR_TEXT_COLUMNS, migrations, original_text_uid
@@ -266,7 +267,8 @@ class Progress:
 
 class Store(ChecklistStoreMixin, ReviewStoreMixin, AgreementInputsMixin, ReleaseStoreMixin, ProbeStoreMixin,
             LLMStoreMixin, AnswerStoreMixin, TextRepairMixin, ResultStoreMixin, DerivedRepositoryMixin,
-            TextVersionStoreMixin, FunnelStoreMixin, RepositoryFactsMixin, EvidenceStoreMixin, EmbeddingStoreMixin):
+            TextVersionStoreMixin, FunnelStoreMixin, RepositoryFactsMixin, EvidenceStoreMixin, EmbeddingStoreMixin,
+            IssueStoreMixin):
     """A benchwright project database.
 
     Open with :meth:`Store.open`; use as a context manager or call :meth:`close`.
