@@ -54,11 +54,14 @@ from benchwright.core.vocabulary import REOPEN_TEXT
 
 from . import data_filters
 from .answers import AnswerStoreMixin
+from .calibration import CalibrationStoreMixin
 from .checklists import CHECKLIST_FILTERS, ChecklistStoreMixin
+from .dedup import DedupStoreMixin
 from .eligibility import RepositoryFactsMixin, record_import_facts, unrecorded_filtered
 from .embeddings import EmbeddingStoreMixin
 from .evidence import EVIDENCE_FILTER_SQL, EvidenceStoreMixin
 from .funnel import FunnelStoreMixin
+from .leakage import LeakageStoreMixin
 from .issues import IssueStoreMixin
 from .llm import LLMStoreMixin
 from .locking import serialized
@@ -68,6 +71,8 @@ from .releases import ReleaseStoreMixin
 from .repositories import DerivedRepositoryMixin, derived_columns, derived_fields
 from .results import ResultStoreMixin
 from .reviews import AgreementInputsMixin, ReviewStoreMixin
+from .selections import SelectionStoreMixin
+from .taxonomy import TaxonomyStoreMixin
 from .textguard import GuardedConnection, TextRepairMixin
 from .texts import REOPENED_SQL, STALE_CHECKLIST_SQL, TextVersionStoreMixin
 
@@ -266,9 +271,9 @@ class Progress:
 
 
 class Store(ChecklistStoreMixin, ReviewStoreMixin, AgreementInputsMixin, ReleaseStoreMixin, ProbeStoreMixin,
-            LLMStoreMixin, AnswerStoreMixin, TextRepairMixin, ResultStoreMixin, DerivedRepositoryMixin,
+            LLMStoreMixin, AnswerStoreMixin, CalibrationStoreMixin, TextRepairMixin, ResultStoreMixin, DerivedRepositoryMixin,
             TextVersionStoreMixin, FunnelStoreMixin, RepositoryFactsMixin, EvidenceStoreMixin, EmbeddingStoreMixin,
-            IssueStoreMixin):
+            IssueStoreMixin, DedupStoreMixin, SelectionStoreMixin, TaxonomyStoreMixin, LeakageStoreMixin):
     """A benchwright project database.
 
     Open with :meth:`Store.open`; use as a context manager or call :meth:`close`.
@@ -711,7 +716,8 @@ class Store(ChecklistStoreMixin, ReviewStoreMixin, AgreementInputsMixin, Release
 
     @serialized
     def facets(self) -> dict[str, list[str]]:
-        """Distinct non-empty values of repository, qa_type and category, for filter choices."""
+        """Distinct non-empty values of repository, qa_type and category, for filter choices, and ``selection``:
+        the names of the selections."""
         out = {}
         for column in ("repository", "qa_type", "category"):
             out[column] = [
@@ -719,6 +725,7 @@ class Store(ChecklistStoreMixin, ReviewStoreMixin, AgreementInputsMixin, Release
                     f"SELECT DISTINCT {column} FROM qa_pairs WHERE {column} IS NOT NULL ORDER BY {column}"
                 )
             ]
+        out["selection"] = self.selection_names()
         return out
 
     # ---------------------------------------------------------------- queue
