@@ -126,7 +126,7 @@ def parse_where(values: tuple[str, ...], *, facets: dict[str, list[str]] | None 
 
     With ``facets`` (``Store.facets()``), ``repository``, ``qa_type`` and ``category`` values are matched to the
     project's values without regard to case (``qa_type=what`` finds ``What``); a value no pair has is an error
-    that lists the values there are.
+    that lists the values there are; so is a ``selection`` that is not the name of a selection.
 
     Raises:
         BenchwrightError: an option without ``=``, an unknown key, a key given twice, or an unknown value.
@@ -152,6 +152,10 @@ def parse_where(values: tuple[str, ...], *, facets: dict[str, list[str]] | None 
                 shown = ", ".join(facets.get(key, [])) or "none yet"
                 raise BenchwrightError(f"--where {key}={fields[key]}: no pair has it; values: {shown}")
             fields[key] = value
+        if "selection" in fields and fields["selection"] not in facets.get("selection", []):
+            shown = ", ".join(facets.get("selection", [])) or "none yet (make one with benchwright sample)"
+            raise BenchwrightError(f"--where selection={shown_name(fields['selection'])}: no selection of that name; "
+                                   f"selections: {shown}")
     flt = QueueFilter(**fields)
     flt.sql("")  # unknown status / checklist / curation values fail here, before any call
     return flt
