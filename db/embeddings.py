@@ -54,3 +54,30 @@ class EmbeddingStoreMixin:
             return [tuple(r) for r in self.db.conn.execute(
                 "SELECT model, dimensions, count(*) FROM embeddings GROUP BY model, dimensions "
                 "ORDER BY count(*) DESC, model")]
+
+    def native_embedding_dimensions(self, model: str, provider: str) -> int | None:
+        """The dimensions ``model`` on ``provider`` answered with when no ``dimensions`` was sent (its own), as the
+        cache and the ledger recorded it; None when never seen."""
+        with self._lock:
+            r = self.db.conn.execute(
+                """SELECT e.dimensions FROM embeddings e JOIN llm_calls c ON c.id = e.call_id
+                   WHERE e.model = ? AND e.provider = ? AND json_extract(c.params_json, '$.dimensions') IS NULL
+                   ORDER BY e.id DESC LIMIT 1""", [model, provider]).fetchone()
+        return None if r is None else r[0]
+
+    def embedding_source_texts(self, source: str, pair_ids: Sequence[str] | None = None) -> list[tuple[str, str]]:
+        """``[(id, text)]`` embedded for ``source``: ``pairs`` (each pair's current question, queue order; only
+        ``pair_ids`` when given, in that order) or ``issues`` (each issue text, import order).
+
+        Raises:
+            ValueError: another source.
+        """
+        if source == "issues":
+            return self.issue_texts()
+        with self._lock:
+            if source != "pairs":
+                raise ValueError(f"unknown embedding source {source!r}")
+            rows = {r[0]: r[1] for r in self.db.conn.execute("SELECT id, question FROM qa_pairs ORDER BY ordinal")}
+        if pair_ids is None:
+            return list(rows.items())
+        return [(i, rows[i]) for i in pair_ids if i in rows]

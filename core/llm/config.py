@@ -4,8 +4,9 @@ Where it is read from, lowest precedence first, merged key by key (a project fil
 ``providers.local.base_url`` keeps every other key of ``[providers.local]`` from the user file):
 
 1. built-in defaults: providers ``openai`` (kind openai, base URL from ``OPENAI_BASE_URL`` when set, key from
-   ``OPENAI_API_KEY``) and ``anthropic`` (base URL from ``ANTHROPIC_BASE_URL`` when set, key from
-   ``ANTHROPIC_API_KEY``);
+   ``OPENAI_API_KEY``), ``anthropic`` (base URL from ``ANTHROPIC_BASE_URL`` when set, key from
+   ``ANTHROPIC_API_KEY``) and ``builtin`` (kind builtin: the embedders shipped with benchwright, embedder role
+   only);
 2. the user file: ``benchwright.toml`` in the folder of the user configuration file
    (:func:`benchwright.core.config.config_path`, which ``BENCHWRIGHT_CONFIG`` moves);
 3. the project file: ``benchwright.toml`` next to the project database.
@@ -29,6 +30,13 @@ Shape (every key optional unless noted)::
     max_tokens = 2048
     truncation_retry_factor = 2        # an output cut off at max_tokens is retried once at 2x (default 2)
     retry_max_tokens = 8192            # or: the retry's max_tokens outright (overrides the factor)
+
+    [roles.embedder]                   # text embeddings (taxonomy, dedup); default: the built-in model
+    provider = "builtin"               # kind builtin (offline, in the wheel) or an openai-kind provider
+    model = "wordllama-l2-supercat"    # builtin: wordllama-l2-supercat, hashing; openai: the server's model
+    dimensions = 256                   # optional; sent as "dimensions" only when set
+    max_inputs = 2048                  # texts per request; also max_input_tokens (8192), max_request_tokens
+                                       # (300000); tokens estimated as UTF-8 bytes / 3 (docs/data-methods.md)
 
     [agent]                            # agent runs (answers generate --agent), SWE-QA-Pro §3.1 defaults
     max_turns = 25                     # model calls at most; also context_tokens (32000), tool_output_chars
@@ -59,6 +67,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ..config import config_path
+from ..embeddings import BUILTIN_EMBEDDERS, BUILTIN_PROVIDER, DEFAULT_EMBEDDER_MODEL
 from ..errors import Remedy, with_remedy
 from ..sandbox import mode_problem
 from .base import LLMConfigError, Provider
@@ -66,6 +75,10 @@ from .client import Price, TruncationPolicy
 
 FILE_NAME = "benchwright.toml"
 ROLES = ("generator", "verifier", "judge")
+"""The chat-model roles (providers of kind openai or anthropic)."""
+EMBEDDER_ROLE = "embedder"
+"""The embedding role (providers of kind builtin or openai; :meth:`LLMConfig.embedder`)."""
+EMBEDDER_KINDS = (BUILTIN_PROVIDER, "openai")
 DEFAULT_PROVIDER = "openai"
 PARAM_KEYS = ("temperature", "max_tokens", "top_p", "seed")
 
@@ -81,7 +94,7 @@ class ProviderSettings(BaseModel):
 
     model_config = _STRICT
 
-    kind: Literal["openai", "anthropic"]
+    kind: Literal["openai", "anthropic", "builtin"]
     base_url: str | None = None
     api_key_env: str | None = None
     structured_output: Literal["json_schema", "prompt"] = "json_schema"
@@ -143,6 +156,21 @@ class RoleSettings(BaseModel):
         return self
 
 
+class EmbedderRoleSettings(BaseModel):
+    """The ``[roles.embedder]`` table: the embedding provider and model, the dimensions asked for, and the
+    request limits (OpenAI's embeddings API: 2048 inputs, 8192 tokens per input, 300000 tokens per request)."""
+
+    model_config = _STRICT
+
+    provider: str = BUILTIN_PROVIDER
+    model: str | None = Field(None, min_length=1)
+    """None: ``wordllama-l2-supercat`` on the builtin provider; required for an openai-kind provider."""
+    dimensions: int | None = Field(None, ge=1, le=65536)
+    max_inputs: int = Field(2048, ge=1, le=100000)
+    max_input_tokens: int = Field(8192, ge=1)
+    max_request_tokens: int = Field(300000, ge=1)
+
+
 class RolesSettings(BaseModel):
     """The ``[roles]`` table: one entry per role."""
 
@@ -151,6 +179,7 @@ class RolesSettings(BaseModel):
     generator: RoleSettings = Field(default_factory=RoleSettings)
     verifier: RoleSettings = Field(default_factory=RoleSettings)
     judge: RoleSettings = Field(default_factory=RoleSettings)
+    embedder: EmbedderRoleSettings = Field(default_factory=EmbedderRoleSettings)
 
 
 class PriceSettings(BaseModel):
@@ -234,6 +263,32 @@ class RoleConfig:
 
 
 @dataclass(frozen=True)
+class EmbedderConfig:
+    """The ``embedder`` role resolved for use.
+
+    Attributes:
+        provider: the provider's configured name (``builtin`` for the built-in embedders).
+        settings: that provider's settings (kind ``builtin`` or ``openai``).
+        model: the model name (a :data:`~benchwright.core.embeddings.BUILTIN_EMBEDDERS` key for kind builtin).
+        dimensions: the dimensions asked for, or None (the model's own).
+        max_inputs, max_input_tokens, max_request_tokens: the request limits (kind openai).
+    """
+
+    provider: str
+    settings: ProviderSettings
+    model: str
+    dimensions: int | None = None
+    max_inputs: int = 2048
+    max_input_tokens: int = 8192
+    max_request_tokens: int = 300000
+
+    @property
+    def kind(self) -> str:
+        """``builtin`` or ``openai``."""
+        return self.settings.kind
+
+
+@dataclass(frozen=True)
 class ConfigFile:
     """One configuration file: its scope (``user`` or ``project``), path, and whether it exists."""
 
@@ -247,6 +302,7 @@ def _builtin_layer() -> tuple[dict, dict[tuple, str]]:
         "providers": {
             "openai": {"kind": "openai", "api_key_env": "OPENAI_API_KEY"},
             "anthropic": {"kind": "anthropic", "api_key_env": "ANTHROPIC_API_KEY"},
+            BUILTIN_PROVIDER: {"kind": BUILTIN_PROVIDER, "api_key_env": ""},
         }
     }
     origins: dict[tuple, str] = {}
@@ -372,6 +428,10 @@ class LLMConfig:
             if not model:
                 raise LLMConfigError(f"--model '{model_override}': no model name given (use MODEL or PROVIDER:MODEL)")
         settings = self.provider(provider)
+        if settings.kind == BUILTIN_PROVIDER:
+            raise LLMConfigError(f"provider '{provider}' is of kind builtin: it only embeds text (the embedder "
+                                 f"role); the {name} role needs a chat model (a provider of kind openai or "
+                                 "anthropic)")
         if not model:
             raise with_remedy(LLMConfigError(
                 f"no model configured for the {name} role. Add to {self.edit_file}:\n\n"
@@ -382,6 +442,48 @@ class LLMConfig:
                                       retry=rs.truncation_retry_factor > 1 or rs.retry_max_tokens is not None)
         return RoleConfig(role=name, provider=provider, settings=settings, model=model, params=params,
                           truncation=truncation)
+
+    def embedder(self, model_override: str | None = None, dimensions: int | None = None) -> EmbedderConfig:
+        """The ``embedder`` role: provider, model, dimensions and request limits.
+
+        Args:
+            model_override: ``MODEL`` (on the role's provider; a built-in model name such as ``hashing`` always
+                means the builtin provider) or ``PROVIDER:MODEL``, e.g. from ``--model``.
+            dimensions: replaces the configured ``dimensions`` (``--dimensions``); None keeps it.
+
+        Raises:
+            LLMConfigError: an unknown provider, a provider of kind anthropic (Anthropic has no embeddings
+                endpoint), no model for an openai-kind provider, or a built-in model name that does not exist.
+        """
+        rs = self.settings.roles.embedder
+        provider, model = rs.provider, rs.model
+        if model_override is not None:
+            override = model_override.strip()
+            head, sep, tail = override.partition(":")
+            if sep and head in self.settings.providers:
+                provider, model = head, tail.strip()
+            elif override in BUILTIN_EMBEDDERS:
+                provider, model = BUILTIN_PROVIDER, override
+            else:
+                model = override
+            if not model:
+                raise LLMConfigError(f"--model '{model_override}': no model name given (use MODEL or PROVIDER:MODEL)")
+        settings = self.provider(provider)
+        _check_embedder_kind(provider, settings.kind, "--model" if model_override else "roles.embedder.provider")
+        if settings.kind == BUILTIN_PROVIDER:
+            model = model or DEFAULT_EMBEDDER_MODEL
+            if model not in BUILTIN_EMBEDDERS:
+                raise LLMConfigError(f"no built-in embedder {model!r}; built-in embedders are "
+                                     f"{', '.join(BUILTIN_EMBEDDERS)} (for a model served over /v1/embeddings "
+                                     "use PROVIDER:MODEL with a provider of kind openai)")
+        elif not model:
+            raise with_remedy(LLMConfigError(
+                f"no model configured for the embedder role on provider '{provider}'. Add to {self.edit_file}:"
+                f"\n\n[roles.embedder]\nprovider = \"{provider}\"\nmodel = \"MODEL-NAME\""), Remedy.GIVE_MODEL)
+        return EmbedderConfig(provider=provider, settings=settings, model=model,
+                              dimensions=dimensions if dimensions is not None else rs.dimensions,
+                              max_inputs=rs.max_inputs, max_input_tokens=rs.max_input_tokens,
+                              max_request_tokens=rs.max_request_tokens)
 
     @property
     def prices(self) -> dict[str, Price]:
@@ -415,10 +517,13 @@ class LLMConfig:
                 state = "(not needed)"
             entry["api_key"] = {"value": state, "source": "environment"}
             out["providers"][name] = entry
-        for role in ROLES:
-            rs: RoleSettings = getattr(self.settings.roles, role)
+        for role in (*ROLES, EMBEDDER_ROLE):
+            rs = getattr(self.settings.roles, role)
             out["roles"][role] = {k: {"value": v, "source": self._source(("roles", role, k))}
                                   for k, v in rs.model_dump().items()}
+        if out["roles"][EMBEDDER_ROLE]["model"]["value"] is None \
+                and self.provider(self.settings.roles.embedder.provider).kind == BUILTIN_PROVIDER:
+            out["roles"][EMBEDDER_ROLE]["model"] = {"value": DEFAULT_EMBEDDER_MODEL, "source": SOURCE_DEFAULT}
         for model in sorted(self.settings.prices):
             out["prices"][model] = {k: {"value": v, "source": self._source(("prices", model, k))}
                                     for k, v in self.settings.prices[model].model_dump().items()}
@@ -486,7 +591,34 @@ def load_llm_config(project_dir: str | os.PathLike | None = None) -> LLMConfig:
             known = ", ".join(sorted(settings.providers))
             raise LLMConfigError(f"{where(loc)}: roles.{role}.provider: no provider named '{rs.provider}' "
                                  f"(configured: {known}); add a [providers.{rs.provider}] table{line(loc)}")
+        if settings.providers[rs.provider].kind == BUILTIN_PROVIDER:
+            loc = ("roles", role, "provider")
+            raise LLMConfigError(f"{where(loc)}: roles.{role}.provider: provider '{rs.provider}' is of kind builtin, "
+                                 f"which only embeds text (the embedder role); the {role} role needs a provider of "
+                                 f"kind openai or anthropic{line(loc)}")
+    emb = settings.roles.embedder
+    loc = ("roles", EMBEDDER_ROLE, "provider")
+    if emb.provider not in settings.providers:
+        known = ", ".join(sorted(settings.providers))
+        raise LLMConfigError(f"{where(loc)}: roles.embedder.provider: no provider named '{emb.provider}' "
+                             f"(configured: {known}); add a [providers.{emb.provider}] table{line(loc)}")
+    try:
+        _check_embedder_kind(emb.provider, settings.providers[emb.provider].kind, "roles.embedder.provider")
+    except LLMConfigError as e:
+        raise LLMConfigError(f"{where(loc)}: {e}{line(loc)}") from None
     return LLMConfig(settings, files, origins)
+
+
+def _check_embedder_kind(provider: str, kind: str, key: str) -> None:
+    """Refuse a provider kind the embedder role cannot use (anthropic: no embeddings endpoint).
+
+    Raises:
+        LLMConfigError: naming ``key`` (the configuration key or option that chose the provider).
+    """
+    if kind not in EMBEDDER_KINDS:
+        raise LLMConfigError(f"{key}: provider '{provider}' is of kind {kind}, which has no embeddings endpoint "
+                             "(Anthropic offers none); the embedder role takes a provider of kind builtin (the "
+                             "default, offline) or openai (any OpenAI-compatible /v1/embeddings server)")
 
 
 _TOML_HEADER = re.compile(r"^\s*\[(?!\[)(.+?)\]\s*(?:#.*)?$")

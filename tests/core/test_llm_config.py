@@ -36,7 +36,7 @@ def write(folder, text: str):
 def test_builtin_providers_without_any_file(dirs, monkeypatch):
     _, project = dirs
     cfg = load_llm_config(project)
-    assert set(cfg.settings.providers) == {"openai", "anthropic"}
+    assert set(cfg.settings.providers) == {"openai", "anthropic", "builtin"}
     oa = cfg.provider("openai")
     assert (oa.kind, oa.base_url, oa.api_key_env) == ("openai", None, "OPENAI_API_KEY")
     assert cfg.provider("anthropic").api_key_env == "ANTHROPIC_API_KEY"
@@ -138,7 +138,7 @@ def test_role_without_model_says_what_to_add_where(dirs):
     ('[providers.local]\nkind = "openai"\nconcurrency = 0\n', "project", "providers.local.concurrency",
      "greater than or equal to 1"),
     ('[providers.local]\nbase_url = "http://x"\n', "project", "providers.local.kind", "required key is missing"),
-    ('[providers.local]\nkind = "gemini"\n', "project", "providers.local.kind", "'openai' or 'anthropic'"),
+    ('[providers.local]\nkind = "gemini"\n', "project", "providers.local.kind", "'openai', 'anthropic' or 'builtin'"),
     ('[roles.generatr]\nmodel = "x"\n', "project", "roles.generatr", "unknown key"),
     ('[roles.judge]\ntemperature = 5\n', "project", "roles.judge.temperature", "less than or equal to 2"),
     ('[prices."gpt-4.1"]\ninput = "2"\n', "project", 'prices."gpt-4.1".input', "valid number"),

@@ -7,6 +7,7 @@ old spelling              new spelling
 ``import FORMAT FILE``    ``pairs import FORMAT FILE``
 ``import answers FILE``   ``answers import FILE``
 ``import release DIR``    ``releases import DIR``
+``import issues FILE``    ``issues import FILE`` (the issue 17 spelling: no note)
 ``history PAIR``          ``pairs history PAIR``
 ``repo add|list``         ``repos add|list``
 ``checklist ...``         ``checklists ...``
@@ -36,6 +37,7 @@ from . import (
     checklists,
     curation,
     failure_modes,
+    issues,
     judgments,
     pairs,
     probes,
@@ -71,7 +73,7 @@ _failure_mode = click.Group(
 def _import_params() -> list[click.Parameter]:
     """The old ``import``'s parameters: ``pairs import``'s (FORMAT taking ``answers`` and ``release`` too), then
     the options ``answers import`` has beyond them."""
-    fmt = click.Argument(["fmt"], metavar="FORMAT", type=click.Choice([*FORMATS, "release", "answers"]))
+    fmt = click.Argument(["fmt"], metavar="FORMAT", type=click.Choice([*FORMATS, "release", "answers", "issues"]))
     own = [p for p in pairs.pairs_import.params if p.name != "fmt"]
     names = {p.name for p in own}
     return [fmt, *own, *(p for p in answers.answers_import.params if p.name not in names)]
@@ -82,7 +84,17 @@ def _import_params() -> list[click.Parameter]:
 @friendly
 def import_alias(ctx, fmt, file, repository, mapping, skip_invalid, model, condition, scale, judge_model,
                  answer_format, verbose, annotator, update, categories=None) -> None:
-    """Old spelling of: benchwright pairs import FORMAT FILE, answers import FILE, releases import DIR."""
+    """Old spelling of: benchwright pairs import FORMAT FILE, answers import FILE, releases import DIR; and
+    ``import issues FILE --repo R``, another spelling of: benchwright issues import FILE --repo R."""
+    if fmt == "issues":
+        if mapping or skip_invalid or update or categories is not None or model or condition or scale \
+                or judge_model or answer_format != "auto" or verbose:
+            raise click.UsageError("benchwright import issues takes FILE, --repo and --as only "
+                                   "(benchwright issues import --help)")
+        if not repository:
+            raise click.UsageError("Missing option '--repo': the registered repository the issues are about")
+        ctx.invoke(issues.issues_import, file=file, repository=repository, annotator=annotator)
+        return
     if fmt == "answers":
         note_deprecated("import answers", "answers import")
     elif fmt == "release":
