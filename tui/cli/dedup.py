@@ -80,7 +80,7 @@ def dedup(ctx, threshold, scope, across_splits, where, model, dimensions, annota
     out.print(Text(f"{plural(len(plain), 'duplicate group')} ({plural(members, 'pair')})"))
     cross = outcome.cross_split
     if across_splits or cross:
-        out.print(Text(f"{plural(len(cross), 'cross-split group')} (train vs test):"))
+        out.print(Text(f"{plural(len(cross), 'cross-split group')} (train vs test){':' if cross else ''}"))
         for g in cross:
             sides = " vs ".join(f"#{ordinals[m]} ({printable(g.splits[m] or 'no split')})" for m in g.members)
             out.print(Text(f"  group of {sides}, similarity {g.max_score:.3f}"))
