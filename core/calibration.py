@@ -246,14 +246,101 @@ the open end bins."""
 def z_histogram(values: Iterable[float | None], edges: Sequence[float] = HISTOGRAM_EDGES
                 ) -> list[tuple[str, int]]:
     """The distribution of z values as ``(bin label, count)`` rows, lowest bin first: ``< -2``, ``[-2, -1.5)``,
-    ..., ``>= 2`` (None values are skipped). Every bin is listed, empty ones too."""
+    ..., ``>= 2`` (None values are skipped). Every bin is listed, empty ones too; a value within
+    :data:`TIE_TOLERANCE` below an edge counts as on it (a mean z of 0 computed as -1e-17 is in ``[0, 0.5)``)."""
     labels = [f"< {edges[0]:g}"] + [f"[{lo:g}, {hi:g})" for lo, hi in itertools.pairwise(edges)] + [f">= {edges[-1]:g}"]
     counts = [0] * len(labels)
     for v in values:
         if v is None:
             continue
         i = 0
-        while i < len(edges) and v >= edges[i]:
+        while i < len(edges) and v >= edges[i] - TIE_TOLERANCE:
             i += 1
         counts[i] += 1
     return list(zip(labels, counts, strict=True))
+
+
+@dataclass(frozen=True)
+class Panel:
+    """Whose answers a calibration or ``items`` run uses: one judge and judge model, the conditions pooled, the
+    models, and ``notes`` saying which defaults were taken (for the front ends to print)."""
+
+    judge: str
+    judge_model: str
+    conditions: tuple[str, ...]
+    models: tuple[str, ...]
+    notes: tuple[str, ...] = ()
+
+    def answers(self, answers: Iterable[ScoredAnswer]) -> list[ScoredAnswer]:
+        """The answers of ``answers`` this panel uses."""
+        models, conditions = set(self.models), set(self.conditions)
+        return [a for a in answers if a.judge == self.judge and a.judge_model == self.judge_model
+                and a.condition in conditions and a.model in models]
+
+
+def available_text(answers: Sequence[ScoredAnswer], limit: int = 12) -> str:
+    """What judged answers exist, one line per model, condition, judge and judge model with the number of
+    answers (most first, at most ``limit`` lines): the body of the "no judged answers" errors."""
+    c = Counter((a.model, a.condition, a.judge, a.judge_model) for a in answers)
+    rows = sorted(c.items(), key=lambda kv: (-kv[1], kv[0]))
+    lines = [f"  {m} ({cond}) judged by {j} / {jm}: {n} answer{'' if n == 1 else 's'}" for (m, cond, j, jm), n in
+             rows[:limit]]
+    if len(rows) > limit:
+        lines.append(f"  ... and {len(rows) - limit} more")
+    return "\n".join(lines) if lines else "  none"
+
+
+def _most(values: Iterable[str], order: Sequence[str] = ()) -> list[str]:
+    """Distinct values, most frequent first, ties by their place in ``order`` then by name."""
+    c = Counter(values)
+    rank = {v: i for i, v in enumerate(order)}
+    return sorted(c, key=lambda v: (-c[v], rank.get(v, len(rank)), v))
+
+
+def choose_panel(answers: Sequence[ScoredAnswer], *, conditions: Sequence[str], judge: str | None = None,
+                 judge_model: str | None = None, models: Sequence[str] | None = None,
+                 judge_order: Sequence[str] = (), what: str = "judged answers") -> Panel:
+    """The panel of a run over ``answers`` (every judged answer of the project): under ``conditions``, the
+    ``judge`` given or the one with the most judged answers there (ties in ``judge_order``), its ``judge_model``
+    given or the one with the most answers, and the ``models`` given or every model with such answers.
+
+    Raises:
+        BenchwrightError: no judged answer under the conditions (or of the judge / judge model given), or a
+            model given without any; the message lists the judged answers that exist.
+    """
+    cond = set(conditions)
+    pool = [a for a in answers if a.condition in cond]
+    where = f"under {' or '.join(conditions)}"
+    if not pool:
+        raise BenchwrightError(f"no {what} {where}; judged answers that exist:\n{available_text(answers)}")
+    notes = []
+    judges = _most((a.judge for a in pool), judge_order)
+    if judge is None:
+        judge = judges[0]
+        if len(judges) > 1:
+            notes.append(f"judge {judge} (the most judged answers; also: {', '.join(judges[1:])}; --judge)")
+    pool = [a for a in pool if a.judge == judge]
+    if not pool:
+        raise BenchwrightError(f"no {what} {where} judged by {judge}; judged answers that exist:\n"
+                               f"{available_text(answers)}")
+    judge_models = _most(a.judge_model for a in pool)
+    if judge_model is None:
+        judge_model = judge_models[0]
+        if len(judge_models) > 1:
+            notes.append(f"judge model {judge_model} (the most judged answers; also: {', '.join(judge_models[1:])}; "
+                         "--judge-model)")
+    pool = [a for a in pool if a.judge_model == judge_model]
+    if not pool:
+        raise BenchwrightError(f"no {what} {where} judged by {judge} / {judge_model}; judged answers that exist:\n"
+                               f"{available_text(answers)}")
+    present = _most(a.model for a in pool)
+    if models is None:
+        models = sorted(present)
+    else:
+        missing = [m for m in models if m not in present]
+        if missing:
+            raise BenchwrightError(
+                f"no {what} {where} judged by {judge} / {judge_model} for model(s) {', '.join(missing)} (names must "
+                f"match exactly); judged answers that exist:\n{available_text(answers)}")
+    used = tuple(c for c in conditions if any(a.condition == c and a.model in set(models) for a in pool))
+    return Panel(judge=judge, judge_model=judge_model, conditions=used, models=tuple(models), notes=tuple(notes))

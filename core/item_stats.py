@@ -31,7 +31,13 @@ from dataclasses import dataclass, field
 
 from .calibration import ModelScore, ScoredAnswer, model_pair_scores
 from .errors import BenchwrightError
-from .vocabulary import ITEM_FLAGS
+from .vocabulary import (
+    ACCESS_REPOSITORY,
+    CONDITION_ACCESS,
+    CONDITIONS,
+    DEFAULT_AGENT_CONDITION,
+    ITEM_FLAGS,
+)
 
 
 @dataclass(frozen=True)
@@ -182,3 +188,20 @@ def item_stats(answers: Iterable[ScoredAnswer], models: Sequence[str], *,
             discrimination=disc, flags=tuple(f for f in ITEM_FLAGS if f in flags),
         ))
     return ItemStatsResult(models=tuple(models), thresholds=thresholds, items=tuple(out))
+
+
+def default_condition(answers: Iterable[ScoredAnswer]) -> str | None:
+    """The condition ``items`` uses without ``--condition``: the condition with repository access
+    (:data:`~benchwright.core.vocabulary.ACCESS_REPOSITORY`: an agent in the repository, the benchmark's own
+    setting) with the most judged answers, ties to ``agentic``; when there is none, the condition with the most
+    judged answers (ties in registry order). None without any answer."""
+    c = Counter(a.condition for a in answers)
+    if not c:
+        return None
+    order = {name: i for i, name in enumerate(CONDITIONS)}
+
+    def rank(name: str) -> tuple:
+        return (-c[name], name != DEFAULT_AGENT_CONDITION, order.get(name, len(order)), name)
+
+    repo = [name for name in c if CONDITION_ACCESS.get(name) == ACCESS_REPOSITORY]
+    return min(repo or list(c), key=rank)
