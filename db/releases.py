@@ -35,11 +35,14 @@ class ReleaseCandidate:
 class Preflight:
     """What a release would contain: ``included`` candidates and ``excluded`` ``(pair id, reason)`` (an
     :class:`~benchwright.core.adjudication.Exclusion`, whose value describes it); ``include_dropped``: pairs a
-    gating curation step dropped were let in (``--include-dropped``)."""
+    gating curation step dropped were let in (``--include-dropped``); ``selection``: only its members were
+    considered (included or excluded)."""
 
     included: list[ReleaseCandidate]
     excluded: list[tuple[str, Exclusion]]
     include_dropped: bool = False
+    selection: object | None = None
+    """The :class:`~benchwright.core.sampling.Selection` the release is restricted to (``--selection``), or None."""
 
     def reasons(self) -> dict[str, int]:
         """Excluded pairs counted by reason."""
@@ -125,11 +128,12 @@ class ReleaseStoreMixin:
             disagreement=self.disagreement_of(pair_id), reopened_at=reopened_at, reopened_reason=reason,
         )
 
-    def release_preflight(self, *, include_dropped: bool = False) -> Preflight:
+    def release_preflight(self, *, include_dropped: bool = False, selection=None) -> Preflight:
         """Which pairs a release includes, and why each other pair is excluded.
 
         A pair a gating curation step dropped (images, classify, verify: :meth:`dropped_pairs`) is excluded
-        unless ``include_dropped``.
+        unless ``include_dropped``. With ``selection`` (a :class:`~benchwright.core.sampling.Selection`) only its
+        members are considered: the others are neither included nor listed as excluded.
 
         The rule is :func:`benchwright.core.adjudication.release_exclusion`: a pair is included when its final
         decision is ``accept``, it has a current checklist that is valid and not a draft, and its repository is
@@ -139,7 +143,10 @@ class ReleaseStoreMixin:
         excluded: list[tuple[str, Exclusion]] = []
         repos = {r.name: r for r in self.repositories()}
         dropped = {} if include_dropped else self.dropped_pairs()
+        members = None if selection is None else self.selection_member_ids(selection.id)
         for (pid,) in self.db.conn.execute("SELECT id FROM qa_pairs ORDER BY ordinal").fetchall():
+            if members is not None and pid not in members:
+                continue
             pair = self.get_pair(pid)
             final = self.final_decision(pid)
             current = self.checklist_version(pid) if final.decision == "accept" else None
@@ -159,7 +166,7 @@ class ReleaseStoreMixin:
             texts = self.text_versions(pid)
             included.append(ReleaseCandidate(pair, repo, current.checklist, final.decision, final.adjudicated,
                                              annotators, *((texts[-1], texts[0]) if len(texts) > 1 else ())))
-        return Preflight(included, excluded, include_dropped)
+        return Preflight(included, excluded, include_dropped, selection)
 
     def probe_release_preflight(self) -> ProbePreflight:
         """Which probes a release includes, and why each other is left out: the rule of

@@ -312,6 +312,23 @@ def curation_lines(spec: ReleaseSpec) -> list[str]:
     return out
 
 
+def selection_lines(spec: ReleaseSpec) -> list[str]:
+    """The card's ``### Selection`` paragraph of a release restricted to a selection (``releases create
+    --selection``): its name, version, sampling parameters and how many of its pairs were released. Empty
+    without a selection (the card stays as it was)."""
+    sel = spec.selection
+    if sel is None:
+        return []
+    lo_hi = sel.get("per_cluster") or ["?", "?"]
+    balance = "QA types balanced" if sel.get("balance") == "qa-type" else "QA types not balanced"
+    total = "" if sel.get("total") is None else f", total {sel.get('total')}"
+    return ["", "### Selection", "",
+            f"Released from the selection `{_cell(sel.get('name'))}` version {sel.get('version')}, a balanced sample "
+            f"over clusters and QA types (SWE-QA-Pro §2.4; {lo_hi[0]} to {lo_hi[1]} pairs per cluster, {balance}"
+            f"{total}, seed {sel.get('seed')}): {sel.get('size')} pairs drawn, {sel.get('released')} released. The "
+            "exclusions above count its pairs only; the project's pairs outside it are not part of this release."]
+
+
 def shipped_text_lines(table: pa.Table) -> list[str]:
     """The card's ``### Shipped text`` section: how many pairs ship a text version other than the imported one,
     by origin (RepoProbe §3.2: the refined text is the item), and where the original is. Empty when none does
@@ -418,6 +435,7 @@ def dataset_card(rows: Sequence[ReleaseRow] | pa.Table, spec: ReleaseSpec, manif
         out += [f"| {_cell(reason)} | {c} |" for reason, c in sorted(excluded.items(), key=lambda kv: (-kv[1], kv[0]))]
     else:
         out += ["No pair of the project was left out."]
+    out += selection_lines(spec)
     out += judge_separation_lines(spec, n)
     out += ["", "## Annotators", ""]
     if manifest.get("annotators") == "named":

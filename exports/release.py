@@ -468,6 +468,8 @@ def _write_release(
             manifest["judges"] = list(spec.judges)
         if spec.include_dropped:
             manifest["include_dropped"] = True
+        if spec.selection is not None:
+            manifest["selection"] = spec.selection
         if spec.funnel is not None:
             manifest["funnel"] = spec.funnel
         if spec.repository_statistics is not None:

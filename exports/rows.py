@@ -359,7 +359,9 @@ class ReleaseSpec(BaseModel):
     ``repository_statistics`` (:func:`benchwright.core.code_stats.repository_statistics`, RepoProbe Table 2) are
     computed when the release is made and written to the manifest and the card; None writes neither (a release
     made before they existed rebuilds byte for byte). ``include_dropped``: pairs a gating curation step dropped
-    were let in (written to the manifest only when true).
+    were let in (written to the manifest only when true). ``selection``: the selection the release was restricted
+    to (:meth:`benchwright.core.sampling.Selection.manifest_entry`), written to the manifest and the card; None
+    writes neither.
     ``checklist_generators`` (model -> released pairs whose current checklist it generated) and ``judges`` (one
     ``{"judge", "model", "answers", "runs", "self_judged"}`` per judge and judge model that scored the released
     pairs' answers) are the judge separation's provenance (RepoProbe §5.1.3), written to the manifest and the card;
@@ -388,6 +390,7 @@ class ReleaseSpec(BaseModel):
     funnel: list[dict] | None = None
     repository_statistics: dict | None = None
     include_dropped: bool = False
+    selection: dict | None = None
     checklist_generators: dict[str, int] | None = None
     judges: list[dict] | None = None
     pseudonym_salt: str = Field(default="", exclude=True, repr=False)

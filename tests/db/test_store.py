@@ -343,6 +343,7 @@ def test_facets_list_distinct_labels(loaded):
         "repository": ["click", "flask"],
         "qa_type": ["How", "What", "Where", "Why"],
         "category": ["Business Logic", "Implementation Details", "Project Architecture"],
+        "selection": [],
     }
 
 

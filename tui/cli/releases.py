@@ -18,7 +18,9 @@ def releases() -> None:
 
 
 def _preflight_lines(pre, probes=None) -> list[str]:
-    lines = [f"included: {len(pre.included)} pairs"]
+    lines = [] if pre.selection is None else [
+        f"selection {pre.selection.label}: {plural(pre.selection.size, 'pair')}; only they are considered"]
+    lines.append(f"included: {len(pre.included)} pairs")
     for reason, n in pre.reasons().items():
         lines.append(f"excluded: {n} pairs: {reason}")
     if probes is not None and (probes.included or probes.excluded):
@@ -29,18 +31,26 @@ def _preflight_lines(pre, probes=None) -> list[str]:
 
 
 INCLUDE_DROPPED_HELP = "Also release pairs a gating curation step (images, classify, verify) dropped."
+SELECTION_HELP = ("Release only the pairs of this selection (benchwright sample; its latest version); the "
+                  "preflight still applies to them.")
+
+
+def _selection(store, name):
+    """The latest version of the selection ``name`` (None for None); NotFoundError lists the names."""
+    return None if name is None else store.selection(name)
 
 
 @releases.command("preflight")
 @click.option("--list", "list_all", is_flag=True, help="List every excluded pair with its reason.")
 @click.option("--include-dropped", is_flag=True, help=INCLUDE_DROPPED_HELP)
+@click.option("--selection", "selection", metavar="NAME", help=SELECTION_HELP)
 @click.pass_context
 @friendly
-def release_preflight(ctx, list_all, include_dropped) -> None:
+def release_preflight(ctx, list_all, include_dropped, selection) -> None:
     """Show what a release would include and exclude, and why (a pair a gating curation step dropped is
     excluded unless --include-dropped)."""
     with open_store(ctx) as store:
-        pre = store.release_preflight(include_dropped=include_dropped)
+        pre = store.release_preflight(include_dropped=include_dropped, selection=_selection(store, selection))
         for line in _preflight_lines(pre, store.probe_release_preflight()):
             click.echo(line)
         if list_all:
@@ -60,18 +70,20 @@ def release_preflight(ctx, list_all, include_dropped) -> None:
 @click.option("--without-probes", is_flag=True,
               help="Leave the signed-off probes out (by default they go in, under probes/ in NITR's layout).")
 @click.option("--include-dropped", is_flag=True, help=INCLUDE_DROPPED_HELP)
+@click.option("--selection", "selection", metavar="NAME", help=SELECTION_HELP)
 @click.option("--as", "annotator", help="Who releases.")
 @click.pass_context
 @friendly
 def release_create(ctx, name, version, out, with_annotators, license_, previous, without_probes, include_dropped,
-                   annotator) -> None:
+                   selection, annotator) -> None:
     """Preflight, then write NAME-VERSION (JSONL, Parquet, dataset card with the curation funnel, manifest,
     changelog, signed-off probes). A pair a gating curation step dropped is excluded unless --include-dropped
-    (recorded in the manifest, so a rebuild does the same)."""
+    (recorded in the manifest, so a rebuild does the same). With --selection only that selection's pairs are
+    considered (its name and version are recorded in the manifest and named on the dataset card)."""
     from ..services.releases import create_release
 
     with open_store(ctx) as store:
-        pre = store.release_preflight(include_dropped=include_dropped)
+        pre = store.release_preflight(include_dropped=include_dropped, selection=_selection(store, selection))
         probes = None if without_probes else store.probe_release_preflight()
         for line in _preflight_lines(pre, probes):
             click.echo(line)

@@ -162,7 +162,7 @@ def create_release(
             raise BenchwrightError(f"release {name} {version} is being written by another process (since "
                                    f"{stale.started_at}, to {stale.path}); wait for it to finish")
         adopted = _adopt_pending(store, stale, with_annotators=with_annotators, license=license,
-                                 with_probes=with_probes)
+                                 with_probes=with_probes, selection=preflight.selection)
         if adopted is not None:
             if notes is not None:
                 notes.append(f"recorded {adopted}: an interrupted attempt had written it at {stale.created_at} "
@@ -211,6 +211,8 @@ def create_release(
             excluded=preflight.excluded, pseudonym_salt=pseudonym_salt(store, by),
             funnel=curation.get("funnel"), repository_statistics=curation.get("repository_statistics"),
             include_dropped=preflight.include_dropped,
+            selection=(None if preflight.selection is None
+                       else preflight.selection.manifest_entry(len(preflight.included))),
             checklist_generators=models.get("checklist_generators"), judges=models.get("judges"),
         )
     except ValidationError as e:
@@ -257,7 +259,7 @@ def _remove_partials(folder: Path, folder_name: str) -> None:
 
 
 def _adopt_pending(store: Store, pending, *, with_annotators: bool, license: str,
-                   with_probes: bool = True) -> Path | None:
+                   with_probes: bool = True, selection=None) -> Path | None:
     """Resume an attempt that died: record its folder when it is the intact release it started (same name,
     version and time, every checksum right) and return it; None when the folder never appeared.
 
@@ -281,6 +283,13 @@ def _adopt_pending(store: Store, pending, *, with_annotators: bool, license: str
             f"{folder} is where an interrupted attempt wrote release {pending.name} {pending.version}, but {why}: "
             "move it away and run the command again")
     named = manifest.get("annotators") == "named"
+    recorded = manifest.get("selection") or {}
+    wanted = (selection.name, selection.version) if selection is not None else (None, None)
+    if (recorded.get("name"), recorded.get("version")) != wanted:
+        was = f"from selection {recorded.get('name')} v{recorded.get('version')}" if recorded else "without --selection"
+        raise BenchwrightError(
+            f"{folder} was written by an interrupted attempt {was}; repeat that command to record it, or move the "
+            "folder away to write it with these options")
     if "probes" in manifest and not with_probes:
         raise BenchwrightError(
             f"{folder} was written by an interrupted attempt with probes; repeat that command (without "
@@ -320,8 +329,12 @@ def rebuild_release(store: Store, name: str, version: str, out: Path, *, by: str
     if record is None:
         raise BenchwrightError(f"no release {name} {version} was made from this project")
     manifest = record["manifest"]
+    selection = None
+    if manifest.get("selection"):  # the version of the selection it was made from, not the latest of the name
+        selection = store.selection(manifest["selection"]["name"], manifest["selection"]["version"])
     path = create_release(
-        store, store.release_preflight(include_dropped=bool(manifest.get("include_dropped"))), name, version, out,
+        store, store.release_preflight(include_dropped=bool(manifest.get("include_dropped")), selection=selection),
+        name, version, out,
         by=record["created_by"], curation={k: manifest.get(k) for k in ("funnel", "repository_statistics")},
         with_annotators=with_annotators, license=manifest.get("license", "cc-by-4.0"),
         created_at=record["created_at"], record=False, with_probes="probes" in manifest,
