@@ -7,6 +7,7 @@ Nothing here imports a command module or the root group (``root.py``), so any co
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import sys
 
@@ -167,6 +168,36 @@ def where_option(fn):
                         help=f"Only pairs matching (repeatable; keys: {', '.join(WHERE_KEYS)}).")(fn)
 
 
+def model_list(value: str | None) -> list[str] | None:
+    """``--models A,B,C`` as a list (names stripped, empty ones dropped); None when not given.
+
+    Raises:
+        click.BadParameter: the value names no model.
+    """
+    if value is None:
+        return None
+    names = [n.strip() for n in value.split(",") if n.strip()]
+    if not names:
+        raise click.BadParameter("name at least one model, e.g. --models gpt-a,gpt-b", param_hint="--models")
+    return names
+
+
+HISTOGRAM_WIDTH = 40
+"""The widest bar of :func:`histogram_lines`, in characters."""
+
+
+def histogram_lines(rows: list[tuple[str, int]], title: str) -> list[str]:
+    """A text histogram: ``title``, then per ``(bin label, count)`` row the label, a bar of ``█`` scaled to
+    :data:`HISTOGRAM_WIDTH` and the count (print each line as ``Text``: labels may come from data)."""
+    top = max((n for _, n in rows), default=0)
+    width = max((len(label) for label, _ in rows), default=0)
+    out = [title]
+    for label, n in rows:
+        bar = "█" * (round(HISTOGRAM_WIDTH * n / top) if top else 0)
+        out.append(f"  {label:>{width}} {bar} {n}" if bar else f"  {label:>{width}} {n}")
+    return out
+
+
 # ------------------------------------------------------------------------------------------- LLM jobs
 def out_console() -> Console:
     """Standard output for summaries: no highlighting, long lines wrapped (print data as ``Text``)."""
@@ -205,6 +236,28 @@ def run_with_progress(coro_factory, total: int, label: str, *, console: Console 
             return None
         finally:
             last.setdefault("p", JobProgress(total=total))
+
+
+@contextlib.contextmanager
+def step_progress(label: str, *, console: Console | None = None):
+    """A Rich progress bar on stderr for a synchronous step that reports ``progress(done, total)`` (embedding
+    texts); yields that callback. The bar appears on the first report (nothing is shown when nothing is to do)."""
+    console = console or Console(stderr=True)
+    progress = Progress(TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(),
+                        TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(), console=console)
+    task: list = []
+
+    def report(done: int, total: int) -> None:
+        if not task:
+            progress.start()
+            task.append(progress.add_task(printable(label), total=total))
+        progress.update(task[0], completed=done, total=total)
+
+    try:
+        yield report
+    finally:
+        if task:
+            progress.stop()
 
 
 def money(outcomes) -> str:

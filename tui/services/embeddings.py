@@ -28,7 +28,8 @@ class EmbeddingBatch:
         vectors: ``(n, dimensions)`` float32, rows L2-normalised.
         model, dimensions, provider: the cache key's model and dimensions, and the configured provider name.
         computed: texts embedded now; cached: texts found in the cache (``computed + cached`` = distinct texts).
-        calls: provider calls made (0 for a built-in embedder); cost_usd: their cost (None when unknown).
+        calls: provider calls made (0 for a built-in embedder); cost_usd: their known cost (None when no call's
+            cost is known); cost_unknown: calls without a known cost (no price configured, or no usage reported).
     """
 
     vectors: np.ndarray
@@ -39,6 +40,7 @@ class EmbeddingBatch:
     cached: int = 0
     calls: int = 0
     cost_usd: float | None = 0.0
+    cost_unknown: int = 0
 
 
 @dataclass(frozen=True)
@@ -195,7 +197,9 @@ def _embed_remote(store: Store, texts: Sequence[str], hashes: list[str], first: 
 
     sem = asyncio.Semaphore(max(1, s.concurrency))
     asyncio.run(run())
-    batch.cost_usd = None if any(c is None for c in costs) else sum(c for c in costs if c is not None)
+    known = [c for c in costs if c is not None]
+    batch.cost_unknown = batch.calls - len(known)
+    batch.cost_usd = sum(known) if known or not batch.calls else None
     if failed:
         raise failed[0]
     batch.dimensions = state["dims"]
