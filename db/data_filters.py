@@ -49,6 +49,9 @@ DEDUP_SURVIVOR_SQL = (f"NOT {dedup_sql('unresolved')} AND NOT {dedup_sql('droppe
 """Pairs that survive dedup: not dropped by a resolution, and not a non-representative member of an unresolved
 group (an unresolved group keeps its representative only, until someone decides)."""
 
+UNRESOLVED_MEMBER_SQL = _MEMBER.format(run=LATEST_DEDUP_RUN, cond="r.id IS NULL")
+"""A member of an unresolved group of the latest dedup run, its representative included (the queue's marker)."""
+
 LATEST_CALIBRATION = "(SELECT max(v2.run_id) FROM calibration_values v2 WHERE v2.qa_pair_id = p.id)"
 """A pair's calibration is its value in the latest calibration run that included it."""
 

@@ -266,6 +266,12 @@ class DedupStoreMixin:
             [pair_id])
         return json.loads(row[0]) if row else None
 
+    @serialized
+    def pair_splits(self) -> list[str]:
+        """The distinct splits of the project's pairs (``qa_pairs.split``), sorted; for the queue's data filter."""
+        return [r[0] for r in self.db.conn.execute(
+            "SELECT DISTINCT split FROM qa_pairs WHERE split IS NOT NULL ORDER BY split")]
+
     # ------------------------------------------------------------------ status
     @serialized
     def dedup_status(self, pair_ids: Sequence[str]) -> dict[str, tuple[str, ...]]:

@@ -259,6 +259,8 @@ class QueueRow:
     reopened: str | None = None
     """Why the pair is back in this annotator's review (``qa_pairs.reopened_reason``) when their decision was made
     before it was reopened (``decision`` is then None), else None."""
+    duplicate: bool = False
+    """The pair is a member of an unresolved duplicate group of the latest dedup run (``benchwright dedup``)."""
 
 
 @dataclass(frozen=True)
@@ -740,13 +742,14 @@ class Store(ChecklistStoreMixin, ReviewStoreMixin, AgreementInputsMixin, Release
                        s.decision,
                        (SELECT group_concat(k.step, ',') FROM curation_current k
                         WHERE k.qa_pair_id = p.id AND k.flagged = 1),
-                       CASE WHEN {REOPENED_SQL} THEN coalesce(p.reopened_reason, '{REOPEN_TEXT}') END
+                       CASE WHEN {REOPENED_SQL} THEN coalesce(p.reopened_reason, '{REOPEN_TEXT}') END,
+                       {data_filters.UNRESOLVED_MEMBER_SQL}
                 FROM qa_pairs p LEFT JOIN review_state s ON s.qa_pair_id = p.id AND s.annotator = ?
                 WHERE p.ordinal > ? AND {where} ORDER BY p.ordinal LIMIT ?""",
             [annotator, after_ordinal, *params, limit],
         ).fetchall()
-        return [QueueRow(r[0], r[1], r[2], r[3], r[4], r[5], bool(r[6]), None if r[9] else r[7], r[8], r[9])
-                for r in rows]
+        return [QueueRow(r[0], r[1], r[2], r[3], r[4], r[5], bool(r[6]), None if r[9] else r[7], r[8], r[9],
+                         bool(r[10])) for r in rows]
 
     @serialized
     def count_filtered(self, annotator: str, flt: QueueFilter) -> int:

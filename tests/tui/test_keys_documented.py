@@ -48,6 +48,7 @@ LABELS = {
     "probes": "ProbesScreen",
     "sign-off reason": "ReasonScreen",
     "rules editor": "RulesEditorScreen",
+    "duplicates": "DuplicatesScreen",
 }
 
 # How the table writes a key -> Textual's key name; any other key is written as Textual names it.

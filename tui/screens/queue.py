@@ -11,6 +11,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input, Select, Static
 
 from benchwright.core.evidence_drift import EVIDENCE_FILTERS
+from benchwright.core.vocabulary import DEDUP_FILTERS, DIFFICULTY_FILTERS, ITEM_FILTERS, LEAKAGE_FILTERS
 from benchwright.db import CHECKLIST_FILTERS, CURATION_FILTERS, STATUSES, QueueFilter, QueueRow, Store
 
 from ..services.views import queue_progress
@@ -21,6 +22,18 @@ PAGE = 200
 
 MAX_PRELOAD = 1000
 """Queue position beyond which the table starts at the target pair rather than at the top."""
+
+DATA_FIELDS = ("dedup", "difficulty", "item", "leakage", "selection", "split")
+"""The queue filters of SWE-QA-Pro's data methods (issue 17), offered together in one Select, prompt "data"."""
+
+
+def data_filter_options(selections: list[str], splits: list[str]) -> list[tuple[str, str]]:
+    """``(prompt, value)`` options of the "data" Select: ``dedup: unresolved``... from the core vocabularies,
+    ``selection: NAME`` and ``split: NAME`` from the project; the value is ``KEY=VALUE`` as ``--where`` takes it."""
+    values = [("dedup", DEDUP_FILTERS), ("difficulty", DIFFICULTY_FILTERS), ("item", ITEM_FILTERS),
+              ("leakage", LEAKAGE_FILTERS), ("selection", selections), ("split", splits)]
+    return [(f"{key}: {v}", f"{key}={v}") for key, vs in values for v in vs]
+
 
 _STATUS_TEXT = {
     "revise": ("to revise", "magenta"),
@@ -45,6 +58,7 @@ class QueueScreen(Screen):
         Binding("P", "probes", "Probes", key_display="P", id="queue.probes"),
         Binding("G", "curate", "Curate queue", key_display="G", id="queue.curate"),
         Binding("M", "agent_answers", "Agent", key_display="M", id="queue.agent_answers"),
+        Binding("D", "duplicates", "Duplicates", key_display="D", id="queue.duplicates"),
     ]
 
     def __init__(self, store: Store, annotator: str, *, start_at: str | None = None) -> None:
@@ -98,6 +112,9 @@ class QueueScreen(Screen):
             self.query_one("#filters").mount(
                 Select(literal_options(EVIDENCE_FILTERS), prompt="evidence", id="f-evidence"),
                 after=self.query_one("#f-curation"))
+            options = data_filter_options(self.store.selection_names(), self.store.pair_splits())
+            self.query_one("#filters").mount(Select(literal_options(options), prompt="data", id="f-data"),
+                                             after=self.query_one("#f-evidence"))
 
     # ----------------------------------------------------------------- loading
     def reload(self, *, focus_first_undecided: bool = False, keep: str | None = None) -> None:
@@ -143,6 +160,8 @@ class QueueScreen(Screen):
             status.append("!", style="bold red")
         if r.flags:
             status.append("⚑", style="bold magenta")  # a curation step flagged the pair (see g on it)
+        if r.duplicate:
+            status.append("≈", style="bold cyan")  # in an unresolved duplicate group (see D on it)
         question = r.question.replace("\n", " ")
         return (
             Text(str(r.ordinal), justify="right"), status, literal(r.qa_type or ""),
@@ -173,7 +192,14 @@ class QueueScreen(Screen):
     def _filter_changed(self, event: Select.Changed) -> None:
         field = (event.select.id or "").removeprefix("f-")
         value = None if event.value is Select.NULL else str(event.value)
-        self.flt = QueueFilter(**{**self.flt.__dict__, field: value})
+        if field == "data":  # one data filter at a time: KEY=VALUE, the others cleared
+            fields = dict.fromkeys(DATA_FIELDS)
+            if value is not None:
+                key, _, val = value.partition("=")
+                fields[key] = val
+            self.flt = QueueFilter(**{**self.flt.__dict__, **fields})
+        else:
+            self.flt = QueueFilter(**{**self.flt.__dict__, field: value})
         self.reload()
 
     @on(Input.Submitted, "#f-text")
@@ -230,6 +256,15 @@ class QueueScreen(Screen):
         from .answer_run import AnswerRunScreen
 
         self.app.push_screen(AnswerRunScreen(self.store, self.annotator, self.flt),
+                             callback=lambda _: self.action_reload())
+
+    def action_duplicates(self) -> None:
+        """Open the duplicates screen on the highlighted pair's group (else the first unresolved group)."""
+        from .duplicates import DuplicatesScreen
+
+        table = self.query_one(DataTable)
+        pair = self.rows[table.cursor_row].id if self.rows and table.cursor_row < len(self.rows) else None
+        self.app.push_screen(DuplicatesScreen(self.store, self.annotator, pair_id=pair),
                              callback=lambda _: self.action_reload())
 
     def action_probes(self) -> None:

@@ -72,6 +72,7 @@ class ReviewScreen(Screen):
         Binding("g", "curation", "Curate", id="review.curation"),
         Binding("j", "inspect_judgments", "Judgments", id="review.judgments"),
         Binding("w", "text_versions", "Text versions", id="review.text"),
+        Binding("D", "duplicates", "Duplicates", key_display="D", show=False, id="review.duplicates"),
     ]
 
     class Decided(Message):
@@ -421,6 +422,15 @@ class ReviewScreen(Screen):
                 self.run_worker(self.show_pair(self.pair_id))
 
         self.app.push_screen(TextVersionsScreen(self.store, self.pair_id, self.annotator), back)
+
+    def action_duplicates(self) -> None:
+        """The pair's duplicate group side by side (latest dedup run): keep one, keep all or merge."""
+        from .duplicates import DuplicatesScreen
+
+        if self.store.group_of_pair(self.pair_id) is None:
+            notify(self, "this pair is in no duplicate group of the latest dedup run", timeout=4)
+            return
+        self.app.push_screen(DuplicatesScreen(self.store, self.annotator, pair_id=self.pair_id))
 
     def action_history(self) -> None:
         """The pair's audit trail: every decision, review, note, checklist version and adjudication."""

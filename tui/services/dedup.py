@@ -19,6 +19,7 @@ from benchwright.core.dedup import (
 )
 from benchwright.core.vocabulary import DEDUP_SCOPES
 from benchwright.db import QueueFilter, Store
+from benchwright.db.dedup import DedupRun, GroupView
 
 from .embeddings import EmbedderChoice, EmbeddingBatch, embed_texts
 
@@ -73,3 +74,43 @@ def run_dedup(store: Store, *, annotator: str, flt: QueueFilter = QueueFilter(),
         params={"where": list(where), "provider": batch.provider})
     batch.vectors = batch.vectors[:0]
     return DedupOutcome(run_id, len(pairs), tuple(groups), multi, batch)
+
+
+@dataclass(frozen=True)
+class DuplicatesView:
+    """What the duplicates screen shows: the ``group`` (None when there is none to show), the ``run`` it belongs to
+    (None: dedup never ran), and how many groups of the latest run are ``unresolved``."""
+
+    group: GroupView | None
+    run: DedupRun | None
+    unresolved: int
+
+
+def duplicates_view(store: Store, *, group_id: int | None = None, pair_id: str | None = None) -> DuplicatesView:
+    """The group ``group_id``, else the latest run's group of ``pair_id``, else the first unresolved group (queue
+    order of representatives), else None; with the run and the count of unresolved groups."""
+    run = store.latest_dedup_run()
+    unresolved = store.duplicate_groups(unresolved=True)
+    group = None
+    if group_id is not None:
+        group = store.duplicate_group(group_id)
+    elif pair_id is not None:
+        group = store.group_of_pair(pair_id)
+    if group is None and unresolved:
+        group = unresolved[0]
+    return DuplicatesView(group, run, len(unresolved))
+
+
+def neighbor_unresolved(store: Store, group: GroupView | None, step: int) -> GroupView | None:
+    """The unresolved group of the latest run after (``step`` 1) or before (-1) ``group`` in queue order of the
+    representatives (from the start, or the end, when ``group`` is None); None when there is none."""
+    groups = store.duplicate_groups(unresolved=True)
+    if not groups:
+        return None
+    if group is None:
+        return groups[0] if step > 0 else groups[-1]
+    key = (group.members[0].ordinal, group.id)  # members are in queue order: the first is the representative
+    keys = [(g.members[0].ordinal, g.id) for g in groups]
+    if step > 0:
+        return next((g for g, k in zip(groups, keys, strict=True) if k > key), None)
+    return next((g for g, k in reversed(list(zip(groups, keys, strict=True))) if k < key), None)
