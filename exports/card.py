@@ -17,6 +17,7 @@ import pyarrow.compute as pc
 import yaml
 
 from benchwright.core.checklist import ItemKind
+from benchwright.core.vocabulary import DIFFICULTY_FILTERS, ITEM_FILTERS
 
 from .probes import card_lines as probe_card_lines
 from .rows import ReleaseRow, ReleaseSpec, extra_field_counts, rows_to_table
@@ -329,6 +330,46 @@ def selection_lines(spec: ReleaseSpec) -> list[str]:
             "exclusions above count its pairs only; the project's pairs outside it are not part of this release."]
 
 
+def _ordered_counts(counts: dict, order: Sequence[str]) -> list[str]:
+    """``| name | count |`` rows in the vocabulary's ``order`` (other names after, sorted): a manifest read back
+    has its keys sorted, so the order must not come from the dict."""
+    names = [k for k in order if k in counts] + sorted(k for k in counts if k not in order)
+    return [f"| {_cell(k)} | {counts[k]} |" for k in names]
+
+
+def difficulty_lines(spec: ReleaseSpec) -> list[str]:
+    """The card's ``### Difficulty`` paragraph: the released pairs by their latest difficulty calibration (SWE-QA-Pro
+    §2.3) and by their item-statistics flags across a model panel (``spec.difficulty``). Empty when the project
+    had neither run (the card stays as it was)."""
+    d = spec.difficulty
+    if not d:
+        return []
+    out = ["", "### Difficulty", ""]
+    cal = d.get("calibration")
+    if cal:
+        models = ", ".join(_cell(m) for m in cal.get("models") or [])
+        out += [f"Difficulty calibration (SWE-QA-Pro §2.3) from direct answers of {models or 'no model'} judged by "
+                f"{_cell(cal.get('judge'))} / {_cell(cal.get('judge_model'))}, latest run rule "
+                f"`{_cell(cal.get('rule'))}` at threshold {_fmt(cal.get('threshold'))}: the released pairs by "
+                "their latest decision (`too-easy`: answered well without the repository).", "",
+                "| decision | pairs |", "|---|---:|"]
+        out += _ordered_counts(cal.get("counts") or {}, DIFFICULTY_FILTERS)
+        out += [""]
+    items = d.get("items")
+    if items:
+        models = ", ".join(_cell(m) for m in items.get("models") or [])
+        bars = items.get("thresholds") or {}
+        out += [f"Item statistics across the models {models or '-'} ({_cell(items.get('condition'))} answers judged "
+                f"by {_cell(items.get('judge'))} / {_cell(items.get('judge_model'))}; bars: high "
+                f"{_fmt(bars.get('high'))}, low {_fmt(bars.get('low'))}, discrimination "
+                f"{_fmt(bars.get('min_discrimination'))}): the released pairs per flag (a pair may have several; "
+                "`unrated`: in no run).", "", "| flag | pairs |", "|---|---:|"]
+        out += _ordered_counts(items.get("counts") or {}, ITEM_FILTERS)
+    while out and out[-1] == "":
+        out.pop()
+    return out
+
+
 def shipped_text_lines(table: pa.Table) -> list[str]:
     """The card's ``### Shipped text`` section: how many pairs ship a text version other than the imported one,
     by origin (RepoProbe §3.2: the refined text is the item), and where the original is. Empty when none does
@@ -436,6 +477,7 @@ def dataset_card(rows: Sequence[ReleaseRow] | pa.Table, spec: ReleaseSpec, manif
     else:
         out += ["No pair of the project was left out."]
     out += selection_lines(spec)
+    out += difficulty_lines(spec)
     out += judge_separation_lines(spec, n)
     out += ["", "## Annotators", ""]
     if manifest.get("annotators") == "named":

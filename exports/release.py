@@ -470,6 +470,8 @@ def _write_release(
             manifest["include_dropped"] = True
         if spec.selection is not None:
             manifest["selection"] = spec.selection
+        if spec.difficulty is not None:
+            manifest["difficulty"] = spec.difficulty
         if spec.funnel is not None:
             manifest["funnel"] = spec.funnel
         if spec.repository_statistics is not None:

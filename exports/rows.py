@@ -361,7 +361,10 @@ class ReleaseSpec(BaseModel):
     made before they existed rebuilds byte for byte). ``include_dropped``: pairs a gating curation step dropped
     were let in (written to the manifest only when true). ``selection``: the selection the release was restricted
     to (:meth:`benchwright.core.sampling.Selection.manifest_entry`), written to the manifest and the card; None
-    writes neither.
+    writes neither. ``difficulty``: the released pairs counted by their latest difficulty calibration and item
+    statistics (:func:`benchwright.tui.services.calibration.release_difficulty`: ``{"calibration": {...},
+    "items": {...}}``, each present only when such a run exists), written to the manifest and the card; None
+    (no run) writes neither, so a release without runs keeps its bytes.
     ``checklist_generators`` (model -> released pairs whose current checklist it generated) and ``judges`` (one
     ``{"judge", "model", "answers", "runs", "self_judged"}`` per judge and judge model that scored the released
     pairs' answers) are the judge separation's provenance (RepoProbe §5.1.3), written to the manifest and the card;
@@ -391,6 +394,7 @@ class ReleaseSpec(BaseModel):
     repository_statistics: dict | None = None
     include_dropped: bool = False
     selection: dict | None = None
+    difficulty: dict | None = None
     checklist_generators: dict[str, int] | None = None
     judges: list[dict] | None = None
     pseudonym_salt: str = Field(default="", exclude=True, repr=False)

@@ -42,7 +42,9 @@ class Project:
         pairs = tmp_path / "pairs.jsonl"
         pairs.write_text("".join(json.dumps({"question": q, "answer": "A reference.", "qa_type": "How"}) + "\n"
                                  for q in QUESTIONS), encoding="utf-8")
-        r = self.run("pairs", "import", "jsonl", str(pairs))
+        (tmp_path / "code").mkdir()
+        assert self.run("repos", "add", "demo", str(tmp_path / "code"), "--version", "1.0").exit_code == 0
+        r = self.run("pairs", "import", "jsonl", str(pairs), "--repo", "demo")
         assert r.exit_code == 0, r.output
         with Store.open(self.db) as store:
             self.ids = store.filtered_pair_ids("x")
@@ -182,3 +184,70 @@ def test_hostile_model_names_print_literally(project):
     assert "[bold]m[/bold]" in r.output and "\x1b" not in r.output
     r = project.run("calibrate", "--models", "[bold]x[/]", "--as", "t")
     assert r.exit_code == 1 and "[bold]x[/]" in r.output
+
+
+def test_report_gains_a_calibration_section_only_when_a_run_exists(project, tmp_path):
+    before = project.run("report")
+    assert before.exit_code == 0 and "Difficulty calibration" not in before.output
+    assert project.run("report", "--json", str(tmp_path / "a.json")).exit_code == 0
+    assert "calibration" not in json.loads((tmp_path / "a.json").read_text())
+    assert project.run("calibrate", "--as", "t").exit_code == 0
+    after = project.run("report", "--json", str(tmp_path / "b.json"))
+    assert after.output.startswith(before.output.rsplit("\n", 1)[0])  # the report as it was, then the section
+    section = after.output[len(before.output) - 1:]
+    assert "Difficulty calibration (SWE-QA-Pro §2.3), run 1" in section and "rule mean-z, threshold 0.5" in section
+    assert "too easy 2 · kept 4 · insufficient 0" in section
+    data = json.loads((tmp_path / "b.json").read_text())["calibration"]
+    assert data["counts"] == {"too-easy": 2, "kept": 4, "insufficient": 0} and data["models"] == ["A", "B", "C"]
+    assert sum(data["mean_z_histogram"].values()) == 6
+
+
+def _accept_with_checklists(project, positions) -> None:
+    from benchwright.core.checklist import Checklist, ChecklistItem, binary_rubric, clarity_item
+
+    checklist = Checklist(items=[ChecklistItem(key_point="Names the module", weight=5, rubric=binary_rubric(5)),
+                                 ChecklistItem(key_point="Explains the order", weight=4, rubric=binary_rubric(4)),
+                                 clarity_item()])
+    with Store.open(project.db) as store:
+        for i in positions:
+            pid = project.ids[i - 1]
+            store.save_checklist(pid, checklist, author="ada", origin="edited")
+            store.record_decision(pid, "ada", "accept")
+            store.record_decision(pid, "bob", "accept")
+
+
+def test_the_card_counts_difficulty_and_item_flags_and_a_rebuild_keeps_the_bytes(project, tmp_path):
+    _accept_with_checklists(project, [1, 2, 3, 4])
+    out = tmp_path / "rel"
+    r = project.run("releases", "create", "plain", "--version", "1.0.0", "--out", str(out), "--as", "lead")
+    assert r.exit_code == 0, r.output
+    plain = out / "plain-1.0.0"
+    assert "### Difficulty" not in (plain / "README.md").read_text()
+    assert "difficulty" not in json.loads((plain / "manifest.json").read_text())
+
+    for model, scores in AGENTIC.items():
+        project.answers(model, "agentic", scores)
+    assert project.run("calibrate", "--as", "t").exit_code == 0
+    assert project.run("items", "--as", "t").exit_code == 0
+    # the release made before the runs rebuilds byte for byte (its manifest had no difficulty figures)
+    r = project.run("releases", "rebuild", "plain", "--version", "1.0.0", "--out", str(tmp_path / "again"))
+    assert r.exit_code == 0, r.output
+    for f in ("README.md", "manifest.json", "data/test.jsonl"):
+        assert (plain / f).read_bytes() == (tmp_path / "again" / "plain-1.0.0" / f).read_bytes(), f
+
+    r = project.run("releases", "create", "hard", "--version", "1.0.0", "--out", str(out), "--as", "lead")
+    assert r.exit_code == 0, r.output
+    folder = out / "hard-1.0.0"
+    card = (folder / "README.md").read_text()
+    assert "### Difficulty" in card
+    assert "| too-easy | 2 |" in card and "| kept | 2 |" in card and "| uncalibrated | 0 |" in card
+    assert "| saturated | 1 |" in card and "| unsolved | 1 |" in card and "| closed-book-solvable | 2 |" in card
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert manifest["difficulty"]["calibration"]["counts"]["too-easy"] == 2
+    assert manifest["difficulty"]["items"]["thresholds"]["high"] == 0.9
+    assert project.run("releases", "verify", str(folder)).exit_code == 0
+    # a later calibration changes no byte of the recorded release's rebuild
+    assert project.run("calibrate", "--rule", "all-z", "--threshold", "3", "--as", "t").exit_code == 0
+    r = project.run("releases", "rebuild", "hard", "--version", "1.0.0", "--out", str(tmp_path / "again2"))
+    assert r.exit_code == 0, r.output
+    assert (folder / "README.md").read_bytes() == (tmp_path / "again2" / "hard-1.0.0" / "README.md").read_bytes()

@@ -25,6 +25,8 @@ from .common import (
     RegistryChoice,
     annotator_option,
     friendly,
+    histogram_lines,
+    model_list,
     open_store,
     out_console,
     parse_where,
@@ -33,39 +35,9 @@ from .common import (
     where_option,
 )
 
-BAR_WIDTH = 40
-"""The widest bar of the text histogram, in characters."""
-
 
 def _num(x: float | None, digits: int = 3) -> str:
     return "—" if x is None else f"{x:.{digits}f}"
-
-
-def model_list(value: str | None) -> list[str] | None:
-    """``--models A,B,C`` as a list (names stripped, empty ones dropped); None when not given.
-
-    Raises:
-        click.BadParameter: the value names no model.
-    """
-    if value is None:
-        return None
-    names = [n.strip() for n in value.split(",") if n.strip()]
-    if not names:
-        raise click.BadParameter("name at least one model, e.g. --models gpt-a,gpt-b", param_hint="--models")
-    return names
-
-
-def histogram_lines(values, title: str) -> list[Text]:
-    """A text histogram of ``values`` (z in standard deviations): one line per bin, a bar scaled to
-    :data:`BAR_WIDTH`, and the count."""
-    rows = z_histogram(values)
-    top = max((n for _, n in rows), default=0)
-    width = max(len(label) for label, _ in rows)
-    out = [Text(title)]
-    for label, n in rows:
-        bar = "█" * (round(BAR_WIDTH * n / top) if top else 0)
-        out.append(Text(f"  {label:>{width}} {bar} {n}" if bar else f"  {label:>{width}} {n}"))
-    return out
 
 
 def print_calibration(console: Console, result: CalibrationResult, *, heading: str, judge: str,
@@ -90,8 +62,8 @@ def print_calibration(console: Console, result: CalibrationResult, *, heading: s
         t.add_row(Text(shown_name(m)), str(st.n), _num(st.mean), _num(st.sd), usable)
     console.print(t)
     decided = [p.mean_z for p in result.pairs if p.decision != "insufficient"]
-    for line in histogram_lines(decided, f"mean z over the models, {plural(len(decided), 'decided pair')}:"):
-        console.print(line)
+    for line in histogram_lines(z_histogram(decided), f"mean z over the models, {plural(len(decided), 'decided pair')}:"):
+        console.print(Text(line))
     c = result.counts
     console.print(Text(f"too easy {c['too-easy']} · kept {c['kept']} · insufficient {c['insufficient']}"
                        + (" (fewer models with a z-score than required: --min-models)" if c["insufficient"] else "")))

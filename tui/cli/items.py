@@ -13,12 +13,12 @@ from benchwright.core.item_stats import ItemStat, ItemThresholds
 from benchwright.core.judges import JUDGES
 from benchwright.core.vocabulary import CONDITIONS, ITEM_FLAGS
 
-from .calibration import model_list
 from .common import (
     FractionRange,
     RegistryChoice,
     annotator_option,
     friendly,
+    model_list,
     open_store,
     out_console,
     parse_where,

@@ -17,6 +17,7 @@ from rich.text import Text
 
 from benchwright.core.agent.tools import TOOL_NAMES
 from benchwright.core.agent_metrics import GapRow, ToolUsageRow, condition_side
+from benchwright.core.calibration import z_histogram
 from benchwright.core.judges import JUDGE_REGISTRY, LLM_JUDGES, SCALAR_JUDGES
 from benchwright.core.metrics import (
     AXIS_OPTIONS,
@@ -36,7 +37,15 @@ from benchwright.core.metrics import (
 )
 from benchwright.core.text import printable
 
-from .common import FractionRange, RegistryChoice, friendly, open_store, write_csv_tables, write_json_file
+from .common import (
+    FractionRange,
+    RegistryChoice,
+    friendly,
+    histogram_lines,
+    open_store,
+    write_csv_tables,
+    write_json_file,
+)
 
 # The stratification axes, their --by spellings and titles are core's (core/metrics.py, STRATUM_AXIS_REGISTRY).
 
@@ -433,6 +442,34 @@ def _print_stability(console: Console, report: Report) -> None:
     console.print(t)
 
 
+def _calibration_dict(run) -> dict:
+    """The latest calibration run (SWE-QA-Pro §2.3) for ``report --json``: parameters, counts, the histogram of
+    mean z over the decided pairs, and per model mean / sd / pairs of s_m(q)."""
+    r = run.result
+    decided = [p.mean_z for p in r.pairs if p.decision != "insufficient"]
+    return {"run_id": run.id, "created_at": run.created_at, "judge": run.judge, "judge_model": run.judge_model,
+            "condition": run.condition, "models": list(r.models), "rule": r.rule, "threshold": r.threshold,
+            "min_models": r.min_models, "samples": r.samples, "pairs": len(r.pairs), "counts": r.counts,
+            "mean_z_histogram": dict(z_histogram(decided)),
+            "model_stats": {m: s.to_dict() for m, s in r.model_stats.items()}}
+
+
+def _print_calibration(console: Console, run) -> None:
+    """The calibration section (SWE-QA-Pro §2.3): the latest ``calibrate`` run's parameters, the distribution
+    of mean z over its decided pairs and its decisions (``benchwright calibrate show`` has the per-model table)."""
+    r = run.result
+    console.print(Text(f"Difficulty calibration (SWE-QA-Pro §2.3), run {run.id} of {run.created_at[:10]}: "
+                       f"{len(r.pairs)} pairs, rule {r.rule}, threshold {r.threshold:g}; {run.condition} answers of "
+                       f"{', '.join(printable(m) for m in r.models)} judged by {run.judge} / "
+                       f"{printable(run.judge_model or '-')}"))
+    decided = [p.mean_z for p in r.pairs if p.decision != "insufficient"]
+    for line in histogram_lines(z_histogram(decided), "  mean z over the models (decided pairs):"):
+        console.print(Text(line))
+    c = r.counts
+    console.print(Text(f"  too easy {c['too-easy']} · kept {c['kept']} · insufficient {c['insufficient']} "
+                       "(--where difficulty=too-easy; details: benchwright calibrate show)"))
+
+
 def _empty_message(report: Report, models: Sequence[str], judge: str | None) -> str:
     if report.answer_counts:
         n = sum(report.answer_counts.values())
@@ -478,6 +515,7 @@ def report(ctx, by, models, judge, csv_dir, json_file, instability_threshold, ch
 
     with open_store(ctx) as store:
         inputs = report_inputs(store, models=list(models) or None, judge=judge)
+        calibration = store.latest_calibration()
     rep = build_report(inputs, by=[axis_of_option(b) for b in by], instability_threshold=instability_threshold,
                        checklist_tolerance=checklist_tolerance)
     console = Console(highlight=False, soft_wrap=False)
@@ -487,7 +525,12 @@ def report(ctx, by, models, judge, csv_dir, json_file, instability_threshold, ch
             _print_tool_usage(console, rep)
     else:
         _print_tables(console, rep)
+    if calibration is not None:
+        _print_calibration(console, calibration)
     if csv_dir:
         write_csv_tables(csv_dir, _csv_tables(rep))
     if json_file:
-        write_json_file(json_file, rep.to_dict())
+        data = rep.to_dict()
+        if calibration is not None:
+            data["calibration"] = _calibration_dict(calibration)
+        write_json_file(json_file, data)

@@ -127,3 +127,25 @@ def run_item_stats(store: Store, *, by: str, models: Sequence[str] | None = None
                                        condition=chosen, created_by=by,
                                        params={"where": list(where), "samples": samples})
     return ItemStatsOutcome(panel, result, run_id, len(pair_ids))
+
+
+def release_difficulty(store: Store, pair_ids: Sequence[str]) -> dict | None:
+    """The dataset card's difficulty figures of the released ``pair_ids`` (the manifest's ``difficulty``):
+    ``{"calibration": {models, judge, judge_model, condition, rule, threshold (of the latest run), counts per
+    decision and ``uncalibrated``}, "items": {models, judge, judge_model, condition, thresholds, counts per flag
+    and ``unrated``}}``, each key present only when such a run exists; None when neither does (a release
+    without runs keeps its bytes)."""
+    out: dict = {}
+    counts = store.difficulty_counts(pair_ids)
+    cal = store.latest_calibration() if counts is not None else None
+    if cal is not None:
+        out["calibration"] = {"models": list(cal.result.models), "judge": cal.judge, "judge_model": cal.judge_model,
+                              "condition": cal.condition, "rule": cal.result.rule,
+                              "threshold": cal.result.threshold, "counts": counts}
+    flags = store.item_flag_counts(pair_ids)
+    run = store.latest_item_stats() if flags is not None else None
+    if run is not None:
+        bars = run.result.thresholds.to_dict()
+        out["items"] = {"models": list(run.result.models), "judge": run.judge, "judge_model": run.judge_model,
+                        "condition": run.condition, "thresholds": bars, "counts": flags}
+    return out or None

@@ -117,12 +117,17 @@ def create_release(
     with_annotators: bool = False, license: str = "cc-by-4.0", created_at: str | None = None,
     record: bool = True, progress=None, previous_path: Path | None = None, notes: list[str] | None = None,
     with_probes: bool = True, probe_preflight: ProbePreflight | None = None, curation: dict | None = None, models: dict | None = None,
+    methods: dict | None = None,
 ) -> Path:
     """Write release ``name`` ``version`` of the preflight's included pairs under ``out`` and record it.
 
     The manifest and card name the checklist generators and the judges (:func:`release_models`); ``models``
     (``{"checklist_generators": ..., "judges": ...}``, a recorded manifest's) gives them instead, a value None
     leaving it out (a rebuild of a release made before they were recorded).
+
+    The manifest and card count the released pairs by their latest difficulty calibration and item statistics
+    (:func:`benchwright.tui.services.calibration.release_difficulty`); ``methods`` (``{"difficulty": ...}``, a
+    recorded manifest's) gives them instead, None leaving them out (a rebuild reproduces the recorded figures).
 
     The manifest and card carry the curation funnel and RepoProbe Table 2's figures
     (:func:`benchwright.tui.services.funnel.release_curation`); ``curation`` (``{"funnel": ...,
@@ -200,6 +205,10 @@ def create_release(
     if models is None:
         generators, judges = release_models(store, [c.pair.id for c in preflight.included])
         models = {"checklist_generators": generators, "judges": judges}
+    if methods is None:
+        from .calibration import release_difficulty
+
+        methods = {"difficulty": release_difficulty(store, [c.pair.id for c in preflight.included])}
     try:
         spec = ReleaseSpec(
             name=name, version=version, created_at=created_at or utc_now(), created_by=by,
@@ -214,6 +223,7 @@ def create_release(
             selection=(None if preflight.selection is None
                        else preflight.selection.manifest_entry(len(preflight.included))),
             checklist_generators=models.get("checklist_generators"), judges=models.get("judges"),
+            difficulty=methods.get("difficulty"),
         )
     except ValidationError as e:
         problems = "; ".join(f"{'.'.join(map(str, err['loc']))}: {err['msg']}" for err in e.errors())
@@ -339,6 +349,7 @@ def rebuild_release(store: Store, name: str, version: str, out: Path, *, by: str
         with_annotators=with_annotators, license=manifest.get("license", "cc-by-4.0"),
         created_at=record["created_at"], record=False, with_probes="probes" in manifest,
         models={k: manifest.get(k) for k in ("checklist_generators", "judges")},
+        methods={"difficulty": manifest.get("difficulty")},
     )
     rebuilt = json.loads((path / "manifest.json").read_text(encoding="utf-8"))
     if with_annotators == (manifest.get("annotators") == "named") and rebuilt.get("files") != manifest.get("files"):
