@@ -170,3 +170,36 @@ def test_a_release_without_selection_is_unchanged(project):
     assert "### Selection" not in (a / "README.md").read_text()
     for f in sorted(p.relative_to(a) for p in a.rglob("*") if p.is_file()):
         assert (a / f).read_bytes() == (b / f).read_bytes(), f
+
+
+async def test_release_screen_offers_the_selections_and_releases_one(project):
+    from textual.widgets import Input, Select
+
+    from benchwright.tui.app import BenchwrightApp
+
+    db, ids, _ = project
+    assert run(db, "sample", "--name", "bench", "--per-cluster", "3..3", "--seed", "5").exit_code == 0
+    with Store.open(db) as store:
+        members = {m["qa_pair_id"] for m in store.selection_members(store.selection("bench").id)}
+        app = BenchwrightApp(store, "lead", resume=False)
+        async with app.run_test(size=(160, 48)) as pilot:
+            await pilot.pause()
+            await pilot.press("R")
+            await pilot.pause()
+            screen = app.screen
+            assert len(screen.preflight.included) == 16 and screen.preflight.selection is None
+            screen.query_one("#release-selection", Select).value = "bench"
+            await pilot.pause()
+            assert screen.preflight.selection.name == "bench"
+            assert {c.pair.id for c in screen.preflight.included} == members & set(ids[:16])
+            screen.query_one("#release-name", Input).value = "picked"
+            screen.query_one("#release-version", Input).value = "1.0.0"
+            await pilot.press("ctrl+s")
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            manifest = json.loads((screen.created / "manifest.json").read_text())
+            assert manifest["selection"]["name"] == "bench"
+            assert manifest["n_pairs"] == len(members & set(ids[:16]))
+            screen.query_one("#release-selection", Select).clear()
+            await pilot.pause()
+            assert screen.preflight.selection is None and len(screen.preflight.included) == 16

@@ -14,13 +14,13 @@ from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Input, Label, ProgressBar, Static
+from textual.widgets import Footer, Header, Input, Label, ProgressBar, Select, Static
 
 from benchwright.core.errors import BenchwrightError
 from benchwright.db import Store
 
 from ..services.views import release_view
-from ..widgets import LiteralInput, error_text, literal, notify
+from ..widgets import LiteralInput, error_text, literal, literal_options, notify
 
 
 class ReleaseScreen(Screen):
@@ -71,6 +71,8 @@ class ReleaseScreen(Screen):
         self.out = out if out is not None else Path(store.path).resolve().parent / "releases"
         self.preflight = None
         self.include_dropped = False
+        self.selection: str | None = None
+        """The selection the release is restricted to (``--selection``), chosen in the Select; None: every pair."""
         self.created: Path | None = None
 
     def compose(self) -> ComposeResult:
@@ -80,6 +82,9 @@ class ReleaseScreen(Screen):
             yield LiteralInput(placeholder="e.g. flask-qa", id="release-name")
             yield Label(" version ")
             yield LiteralInput(placeholder="X.Y.Z", id="release-version")
+            names = self.store.selection_names()
+            if names:  # only a project with selections shows the choice (sample --name NAME)
+                yield Select(literal_options(names), prompt="every pair (no selection)", id="release-selection")
         yield ProgressBar(total=100, show_eta=False, id="release-progress")
         with VerticalScroll():
             yield Static(id="release-preflight")
@@ -89,6 +94,12 @@ class ReleaseScreen(Screen):
         self.show_preflight()
         self.query_one("#release-name", Input).focus()
 
+    def on_select_changed(self, event: Select.Changed) -> None:
+        """Restrict the release to the chosen selection, or to none (every pair) when the choice is cleared."""
+        if event.select.id == "release-selection":
+            self.selection = event.value if isinstance(event.value, str) else None  # cleared: Select's null value
+            self.show_preflight()
+
     def action_toggle_dropped(self) -> None:
         """Include pairs a gating curation step dropped, or leave them out again (the default)."""
         self.include_dropped = not self.include_dropped
@@ -96,12 +107,14 @@ class ReleaseScreen(Screen):
 
     def show_preflight(self) -> None:
         """Run the preflight (with or without the dropped pairs) and show what it includes and excludes."""
-        view = release_view(self.store, include_dropped=self.include_dropped)
+        view = release_view(self.store, include_dropped=self.include_dropped, selection=self.selection)
         pre = self.preflight = view.preflight
         dropped = ("; pairs dropped by a gating curation step are included (ctrl+g leaves them out)"
                    if self.include_dropped else "")
+        chosen = (f"; only the {pre.selection.size} pairs of selection {pre.selection.label}"
+                  if pre.selection is not None else "")
         table = Table(title=literal(f"Preflight: {len(pre.included)} pairs included, {len(pre.excluded)} excluded"
-                                    + dropped), expand=True)
+                                    + chosen + dropped), expand=True)
         table.add_column("excluded because")
         table.add_column("pairs", justify="right")
         table.add_column("first of them")

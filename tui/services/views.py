@@ -254,10 +254,15 @@ class ReleaseView:
     excluded: tuple[ExclusionGroup, ...]
 
 
-def release_view(store: Store, *, include_dropped: bool = False) -> ReleaseView:
+def release_view(store: Store, *, include_dropped: bool = False, selection: str | None = None) -> ReleaseView:
     """The release screen's view: the preflight and its exclusions grouped by reason. ``include_dropped``: also
-    release pairs a gating curation step dropped (``releases create --include-dropped``)."""
-    preflight = store.release_preflight(include_dropped=include_dropped)
+    release pairs a gating curation step dropped (``releases create --include-dropped``); ``selection``: only the
+    pairs of the latest version of that selection (``--selection``).
+
+    Raises:
+        NotFoundError: no selection of that name."""
+    preflight = store.release_preflight(include_dropped=include_dropped,
+                                        selection=None if selection is None else store.selection(selection))
     by_reason: dict[str, list[str]] = {}
     for pid, reason in preflight.excluded:
         by_reason.setdefault(reason, []).append(pid)
