@@ -76,7 +76,7 @@ def project(tmp_path, cli_env):
 
 
 def test_calibrate_stores_values_decisions_and_prints_the_summary(project):
-    r = project.run("calibrate", "--models", "A,B,C", "--judge", "imported", "--as", "t")
+    r = project.run("calibrate", "--models", "A,B,C", "--judge", "imported", "--rule", "mean-z", "--as", "t")
     assert r.exit_code == 0, r.output
     assert "calibration run 1: 6 pairs, rule mean-z, threshold 0.5" in r.output
     assert re.search(r"A\s+│\s+6\s+│\s+0\.600\s+│\s+0\.100", r.output)
@@ -126,7 +126,7 @@ def test_where_limits_the_pairs_and_min_models_decides_the_insufficient(project,
     r = project.run("calibrate", "--models", "A,B,C,D", "--as", "t")
     assert "insufficient 6" in r.output  # D has one pair: no sd, so no pair has 4 z-scores
     r = project.run("calibrate", "--models", "A,B,C,D", "--min-models", "3", "--as", "t")
-    assert "too easy 2 · kept 4 · insufficient 0" in r.output
+    assert "too easy 1 · kept 5 · insufficient 0" in r.output  # the default all-z: q2, every model's z >= 0.5
 
 
 def test_unknown_models_and_judges_are_refused_listing_what_exists(project):
@@ -153,7 +153,7 @@ def test_a_project_without_answers_says_how_to_get_them(tmp_path, cli_env):
 def test_items_over_a_planted_panel(project, tmp_path):
     for model, scores in AGENTIC.items():
         project.answers(model, "agentic", scores)
-    assert project.run("calibrate", "--as", "t").exit_code == 0
+    assert project.run("calibrate", "--rule", "mean-z", "--as", "t").exit_code == 0
     out = tmp_path / "items.json"
     r = project.run("items", "--json", str(out), "--as", "t")
     assert r.exit_code == 0, r.output
@@ -191,14 +191,14 @@ def test_report_gains_a_calibration_section_only_when_a_run_exists(project, tmp_
     assert before.exit_code == 0 and "Difficulty calibration" not in before.output
     assert project.run("report", "--json", str(tmp_path / "a.json")).exit_code == 0
     assert "calibration" not in json.loads((tmp_path / "a.json").read_text())
-    assert project.run("calibrate", "--as", "t").exit_code == 0
+    assert project.run("calibrate", "--as", "t").exit_code == 0  # the defaults: all-z at 0.5
     after = project.run("report", "--json", str(tmp_path / "b.json"))
     assert after.output.startswith(before.output.rsplit("\n", 1)[0])  # the report as it was, then the section
     section = after.output[len(before.output) - 1:]
-    assert "Difficulty calibration (SWE-QA-Pro §2.3), run 1" in section and "rule mean-z, threshold 0.5" in section
-    assert "too easy 2 · kept 4 · insufficient 0" in section
+    assert "Difficulty calibration (SWE-QA-Pro §2.3), run 1" in section and "rule all-z, threshold 0.5" in section
+    assert "too easy 1 · kept 5 · insufficient 0" in section
     data = json.loads((tmp_path / "b.json").read_text())["calibration"]
-    assert data["counts"] == {"too-easy": 2, "kept": 4, "insufficient": 0} and data["models"] == ["A", "B", "C"]
+    assert data["counts"] == {"too-easy": 1, "kept": 5, "insufficient": 0} and data["models"] == ["A", "B", "C"]
     assert sum(data["mean_z_histogram"].values()) == 6
 
 
@@ -240,10 +240,11 @@ def test_the_card_counts_difficulty_and_item_flags_and_a_rebuild_keeps_the_bytes
     folder = out / "hard-1.0.0"
     card = (folder / "README.md").read_text()
     assert "### Difficulty" in card
-    assert "| too-easy | 2 |" in card and "| kept | 2 |" in card and "| uncalibrated | 0 |" in card
-    assert "| saturated | 1 |" in card and "| unsolved | 1 |" in card and "| closed-book-solvable | 2 |" in card
+    assert "| too-easy | 1 |" in card and "| kept | 3 |" in card and "| uncalibrated | 0 |" in card
+    assert "| saturated | 1 |" in card and "| unsolved | 1 |" in card and "| closed-book-solvable | 1 |" in card
+    assert "rule `all-z` at threshold 0.500" in card
     manifest = json.loads((folder / "manifest.json").read_text())
-    assert manifest["difficulty"]["calibration"]["counts"]["too-easy"] == 2
+    assert manifest["difficulty"]["calibration"]["counts"]["too-easy"] == 1
     assert manifest["difficulty"]["items"]["thresholds"]["high"] == 0.9
     assert project.run("releases", "verify", str(folder)).exit_code == 0
     # a later calibration changes no byte of the recorded release's rebuild

@@ -80,7 +80,7 @@ def print_calibration(console: Console, result: CalibrationResult, *, heading: s
 @click.option("--samples", type=click.IntRange(min=1), help="At most K answers per model and pair (lowest sample "
                                                              "index first; default: all).")
 @click.option("--rule", type=click.Choice(CALIBRATION_RULES), default=DEFAULT_CALIBRATION_RULE, show_default=True,
-              help="mean-z: the mean of the models' z reaches the threshold; all-z: every model's does.")
+              help="all-z: every model's z reaches the threshold; mean-z: the mean of the models' z does.")
 @click.option("--threshold", type=float, default=DEFAULT_CALIBRATION_THRESHOLD, show_default=True,
               help="z (standard deviations above each model's mean) at or above which a pair is too easy.")
 @click.option("--min-models", type=click.IntRange(min=1),
@@ -96,8 +96,8 @@ def calibrate(ctx, models, judge, judge_model, condition, samples, rule, thresho
     """Difficulty calibration from direct answers (SWE-QA-Pro §2.3): z-scores per model, too-easy pairs.
 
     Per model m, s_m(q) is the mean judged score rate of its direct answers (no repository) to pair q; z_m(q) =
-    (s_m(q) - mean_m) / sd_m over the pairs m answered. A pair is too easy when the mean z over the models
-    (--rule mean-z) or every model's z (all-z) is at least --threshold; with z-scores from fewer than
+    (s_m(q) - mean_m) / sd_m over the pairs m answered. A pair is too easy when every model's z (--rule
+    all-z, the default) or the mean z over the models (mean-z) is at least --threshold; with z-scores from fewer than
     --min-models models it is insufficient. Values, parameters and decisions are stored per pair:
     --where difficulty=too-easy|kept|insufficient|uncalibrated selects them, and `sample` leaves too-easy pairs
     out. See docs/data-methods.md, "Difficulty calibration".
