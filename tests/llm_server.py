@@ -1,4 +1,4 @@
-"""An in-test OpenAI-compatible Chat Completions server on loopback (standard library only).
+"""An in-test OpenAI-compatible Chat Completions (and Embeddings) server on loopback (standard library only).
 
 Used by the CLI, resume and benchmark tests so the real ``openai`` SDK talks HTTP to something local::
 
@@ -16,7 +16,8 @@ request carries, so a step run against the server succeeds.
 
 Every request body is kept in ``requests`` (parsed JSON), in arrival order. ``GET /stats`` returns the count
 and the most requests handled at once; ``python tests/llm_server.py --delay S`` runs the server in its own
-process (it prints the base URL on its first line).
+process (it prints the base URL on its first line). ``POST /v1/embeddings`` answers every input with
+:func:`embedding_of` (bag of hashed words, unit length), for the ``embedder`` role.
 """
 
 from __future__ import annotations
@@ -193,6 +194,23 @@ def judge_answer(body: dict, n: int, *, invalid_every: int = 0) -> Reply | None:
     return None
 
 
+EMBEDDING_DIMENSIONS = 64
+"""Dimensions of the server's embeddings when the request does not ask for others."""
+
+
+def embedding_of(text: str, dimensions: int = EMBEDDING_DIMENSIONS) -> list[float]:
+    """A deterministic unit vector for ``text``: its lower-cased words hashed (SHA-256) into ``dimensions``
+    buckets, so texts sharing words are close and unrelated ones far apart."""
+    import hashlib
+    import math
+
+    v = [0.0] * dimensions
+    for w in re.findall(r"\w+", text.lower()):
+        v[int.from_bytes(hashlib.sha256(w.encode()).digest()[:4], "big") % dimensions] += 1.0
+    norm = math.sqrt(sum(x * x for x in v)) or 1.0
+    return [x / norm for x in v]
+
+
 class _HTTPServer(ThreadingHTTPServer):
     request_queue_size = 1024  # the default listen backlog (5) refuses connections at concurrency 64
     daemon_threads = True
@@ -213,6 +231,8 @@ class LLMServer:
         self.responder = responder or default_answer
         self.script = list(script or [])
         self.requests: list[dict] = []
+        self.embedding_requests: list[dict] = []
+        """Bodies of ``POST /v1/embeddings`` requests (not counted in :attr:`count`)."""
         self.in_flight = 0
         self.max_in_flight = 0
         self._lock = threading.Lock()
@@ -319,9 +339,34 @@ class LLMServer:
                     doc = {"count": len(server.requests), "max_in_flight": server.max_in_flight}
                 self._send(200, json.dumps(doc).encode())
 
+            def _embeddings(self, raw: bytes) -> None:
+                """``POST /v1/embeddings``: one vector per input (:func:`embedding_of`), usage in words."""
+                try:
+                    body = json.loads(raw or b"{}")
+                except json.JSONDecodeError:
+                    self._send(400, b'{"error": {"message": "request body is not JSON"}}')
+                    return
+                inputs = body.get("input")
+                inputs = [inputs] if isinstance(inputs, str) else inputs
+                if not isinstance(inputs, list) or not inputs or not all(isinstance(t, str) for t in inputs):
+                    self._send(400, b'{"error": {"message": "input must be a string or a list of strings"}}')
+                    return
+                dims = body.get("dimensions") or EMBEDDING_DIMENSIONS
+                with server._lock:
+                    server.embedding_requests.append(body)
+                words = sum(len(t.split()) for t in inputs)
+                doc = {"object": "list", "model": body.get("model", "unknown"),
+                       "data": [{"object": "embedding", "index": i, "embedding": embedding_of(t, dims)}
+                                for i, t in enumerate(inputs)],
+                       "usage": {"prompt_tokens": words, "total_tokens": words}}
+                self._send(200, json.dumps(doc).encode(), {"x-request-id": f"emb-{len(server.embedding_requests)}"})
+
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length)
+                if self.path.rstrip("/").endswith("/embeddings"):
+                    self._embeddings(raw)
+                    return
                 if not self.path.rstrip("/").endswith("/chat/completions"):
                     self._send(404, b'{"error": {"message": "not found"}}')
                     return
