@@ -49,6 +49,8 @@ LABELS = {
     "sign-off reason": "ReasonScreen",
     "rules editor": "RulesEditorScreen",
     "duplicates": "DuplicatesScreen",
+    "taxonomy": "TaxonomyScreen",
+    "rename a node": "RenameNodeScreen",
 }
 
 # How the table writes a key -> Textual's key name; any other key is written as Textual names it.

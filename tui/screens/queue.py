@@ -59,6 +59,7 @@ class QueueScreen(Screen):
         Binding("G", "curate", "Curate queue", key_display="G", id="queue.curate"),
         Binding("M", "agent_answers", "Agent", key_display="M", id="queue.agent_answers"),
         Binding("D", "duplicates", "Duplicates", key_display="D", id="queue.duplicates"),
+        Binding("X", "taxonomy", "Taxonomy", key_display="X", id="queue.taxonomy"),
     ]
 
     def __init__(self, store: Store, annotator: str, *, start_at: str | None = None) -> None:
@@ -257,6 +258,12 @@ class QueueScreen(Screen):
 
         self.app.push_screen(AnswerRunScreen(self.store, self.annotator, self.flt),
                              callback=lambda _: self.action_reload())
+
+    def action_taxonomy(self) -> None:
+        """Open the taxonomy: topics and leaves with sizes, sample members, label history (SWE-QA-Pro §2.1)."""
+        from .taxonomy import TaxonomyScreen
+
+        self.app.push_screen(TaxonomyScreen(self.store, self.annotator))
 
     def action_duplicates(self) -> None:
         """Open the duplicates screen on the highlighted pair's group (else the first unresolved group)."""
