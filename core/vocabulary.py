@@ -253,5 +253,15 @@ ITEM_FILTERS = (*ITEM_FLAGS, "unrated")
 """Values of the queue filter ``item=`` over the latest ``items`` run (``unrated``: not in it)."""
 
 LEAKAGE_STATUSES = ("leaked", "clean")
+"""A leakage check's status (``leakage_checks.status``): ``leaked`` when a rewrite put at least one term of the
+reference answer or the checklist into the question that the original did not have (:mod:`benchwright.core.leakage`)."""
+
+LEAKAGE_KINDS = ("identifier", "path", "key-point")
+"""What a leaked span of a question is (:mod:`benchwright.core.leakage`): a code name (CamelCase, snake_case, a dotted
+name, a call, backticked code), a file path (``src/flask/app.py``, ``app.py:120``) or a key-point phrase (a run of
+content words of the reference answer or of a checklist key point)."""
+
+LEAKAGE_SOURCES = ("reference answer", "checklist")
+"""Where a leaked span's term was found: the pair's reference answer, or a key point of its current checklist."""
 LEAKAGE_FILTERS = (*LEAKAGE_STATUSES, "unchecked")
 """Values of the queue filter ``leakage=``: the check of the pair's current text version (``unchecked``: none)."""

@@ -12,13 +12,13 @@ from benchwright.core.errors import ImportReport
 from benchwright.core.importers import DEFAULT_CATEGORIES, FORMATS, TARGETS, parse
 from benchwright.core.text import printable
 
-from .common import annotator_option, friendly, open_store, plural
+from .common import annotator_option, friendly, open_store, parse_where, plural, where_option
 
 
 @click.group()
 def pairs() -> None:
     """Candidate Q&A pairs: import them from a file, print a pair's audit trail, show, edit, revert and accept
-    its text versions."""
+    its text versions, check rewritten questions for leaked terms."""
 
 
 @pairs.command("import")
@@ -299,3 +299,42 @@ def pairs_accept_text(ctx, pair, number, annotator) -> None:
         pid = store.resolve_pair(pair)
         v = store.accept_text(pid, who, number)
     click.echo(printable(f"{pid}: {who} accepts text version {v}"))
+
+
+@pairs.command("leakage")
+@where_option
+@click.option("--recheck", is_flag=True,
+              help="Check every rewritten pair again (after a new checklist, or with other --min-words), not only "
+                   "the ones whose current text was never checked.")
+@click.option("--min-words", type=click.IntRange(min=1), default=None,
+              help="Content words a leaked key-point phrase has at least, for the checks made now (default 3).")
+@annotator_option("Who checks (default: configuration, then the OS user).")
+@click.pass_context
+@friendly
+def pairs_leakage(ctx, where, recheck, min_words, annotator) -> None:
+    """List the pairs whose current text is a rewrite (enrich, refine) or an edit and whose question gives away
+    terms of the reference answer or the checklist that the original question did not have: identifiers, paths
+    and key-point phrases, each with its kind and source; then the counts. A text never checked is checked now
+    (rewrites and edits are checked as they are saved); --where leakage=leaked selects the leaked pairs
+    everywhere."""
+    from benchwright.core.leakage import LeakageRules, leaked_terms
+
+    from ..services.leakage import check_rewritten
+    from ..services.texts import text_label
+
+    who = resolve_annotator(annotator)
+    rules = LeakageRules(min_words=min_words) if min_words is not None else None
+    with open_store(ctx) as store:
+        ids = store.filtered_pair_ids(who, parse_where(where, facets=store.facets())) if where else None
+        rows = check_rewritten(store, ids, by=who, recheck=recheck, rules=rules)
+        labels = {r.pair_id: text_label(store.text_version(r.pair_id)) for r in rows if r.check.status == "leaked"}
+    for r in rows:
+        if r.check.status != "leaked":
+            continue
+        terms = leaked_terms(r.check.spans)
+        click.echo(printable(f"#{r.ordinal} {r.pair_id} ({labels[r.pair_id]}): leaked {plural(len(terms), 'term')}"))
+        for s in terms:
+            click.echo(printable(f"    {s.kind:<10}  from the {s.source:<16}  {s.text}"))
+    leaked = sum(r.check.status == "leaked" for r in rows)
+    click.echo(f"{plural(len(rows), 'rewritten pair')}{' matching --where' if where else ''}: {leaked} leaked, "
+               f"{len(rows) - leaked} clean; {sum(r.checked_now for r in rows)} checked now")

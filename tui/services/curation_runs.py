@@ -30,6 +30,8 @@ from benchwright.core.steps import gating_steps_before
 from benchwright.db import QueueFilter, Store
 from benchwright.db.llm import claim_owner
 
+from .leakage import check_leakage
+
 # generated_checklist_author (``llm:MODEL``, the author of a generated checklist version) is core's rule
 # (core/judges.py), which the judge separation reads back.
 
@@ -213,7 +215,9 @@ def build_input(store: Store, pair_id: str, step: str, *, with_code: bool = True
 
 
 def save_outcome(store: Store, pair_id: str, outcome: StepOutcome, *, by: str) -> None:
-    """Store one step outcome; a valid generated checklist becomes a version with origin ``generated``."""
+    """Store one step outcome; a valid generated checklist becomes a version with origin ``generated``. After a
+    rewrite becomes the current text, or a new checklist of a rewritten text, the text is checked for leaked
+    terms (:func:`~benchwright.tui.services.leakage.check_leakage`)."""
     if outcome.ok and outcome.checklist is not None:
         saved = store.save_checklist(pair_id, outcome.checklist, author=generated_checklist_author(outcome.model),
                                      origin="generated", source_format="llm")
@@ -228,10 +232,14 @@ def save_outcome(store: Store, pair_id: str, outcome: StepOutcome, *, by: str) -
     if outcome.ok and outcome.step in REWRITE_ORIGINS and isinstance(outcome.output.get("question"), str) \
             and outcome.output["question"].strip():
         # the rewrite is the item (RepoProbe §3.2): a new current text version, unless the text is unchanged
-        store.save_text_version(
+        rewritten = store.save_text_version(
             pair_id, outcome.output["question"], outcome.output.get("answer") or None,
             origin=REWRITE_ORIGINS[outcome.step], by=by, model=outcome.model, call_ids=outcome.call_ids,
         )
+        if rewritten is not None:
+            check_leakage(store, pair_id, by=by)
+    elif outcome.ok and outcome.checklist is not None:
+        check_leakage(store, pair_id, by=by)  # the new key points may be in a rewritten question
     if outcome.ok and outcome.step == "classify" and outcome.output.get("code_understanding_relevant"):
         # The RepoProbe category fills the pair's category when its source gave none (never overwritten).
         store.fill_category(pair_id, outcome.output.get("category"))

@@ -15,6 +15,7 @@ from benchwright.core.text_diff import TextDiff, word_diff
 from benchwright.db import Store
 
 from .evidence_moves import recheck_after_edit
+from .leakage import check_leakage
 
 
 def text_label(t: PairText) -> str:
@@ -117,7 +118,8 @@ def edit_text(store: Store, pair_id: str, question: str, reference_answer: str |
               expected_version: int | None) -> PairText | None:
     """An annotator's edit of the pair's text: a new ``edited`` version (it becomes the current text and sends
     the pair back to review); None when the text is the current text already. When the pair's evidence was stale,
-    the new text's citations are checked again at the current pin (:func:`recheck_after_edit`).
+    the new text's citations are checked again at the current pin (:func:`recheck_after_edit`). The new text is
+    checked for leaked terms (:func:`~benchwright.tui.services.leakage.check_leakage`).
 
     Raises:
         TextConflictError: the text is no longer at ``expected_version`` (nothing was written).
@@ -127,13 +129,15 @@ def edit_text(store: Store, pair_id: str, question: str, reference_answer: str |
                                     origin=TextOrigin.EDITED, by=by, expected_version=expected_version)
     if saved is not None:
         recheck_after_edit(store, pair_id, by)
+        check_leakage(store, pair_id, by=by)
     return saved
 
 
 def revert_text(store: Store, pair_id: str, *, by: str, to_version: int = 1,
                 expected_version: int | None = None) -> PairText | None:
     """Make text version ``to_version`` current again (:meth:`~benchwright.db.Store.revert_text`); None when it is
-    the current text already. Like an edit, a revert re-checks stale evidence against the text it restores.
+    the current text already. Like an edit, a revert re-checks stale evidence against the text it restores, and
+    checks it for leaked terms.
 
     Raises:
         NotFoundError: no such pair or version.
@@ -142,4 +146,5 @@ def revert_text(store: Store, pair_id: str, *, by: str, to_version: int = 1,
     saved = store.revert_text(pair_id, by=by, to_version=to_version, expected_version=expected_version)
     if saved is not None:
         recheck_after_edit(store, pair_id, by)
+        check_leakage(store, pair_id, by=by)
     return saved
