@@ -144,7 +144,7 @@ def _embed_remote(store: Store, texts: Sequence[str], hashes: list[str], first: 
     batch = EmbeddingBatch(np.zeros((0, dims or 1), dtype=np.float32), model, dims or 0, cfg.provider,
                            computed=0, cached=len(first) - len(todo))
     if not todo:
-        batch.vectors = _ordered(cached, hashes, dims)
+        batch.vectors = _ordered(cached, hashes, dims or 0)
         return batch
     position: dict[str, int] = {}
     for i, h in enumerate(hashes):
