@@ -90,7 +90,7 @@ def test_shortfalls_dry_run_and_refusals(project):
         r = run(db, "sample", *bad)
         assert r.exit_code == 1 and "Traceback" not in r.output, r.output
     r = run(db, "sample", "--name", "none", "--where", "qa_type=Why", "--where", "status=rejected")
-    assert r.exit_code == 1 and "empty" in r.output
+    assert r.exit_code == 1 and "no candidate pair" in r.output
 
 
 def test_where_selection_filters_and_refuses_an_unknown_name(project):

@@ -11,6 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from benchwright.core.config import resolve_annotator
+from benchwright.core.errors import BenchwrightError
 from benchwright.core.sampling import DEFAULT_PER_CLUSTER, SAMPLE_BALANCES, Shortfall, parse_per_cluster
 
 from .common import (
@@ -124,9 +125,10 @@ def sample(ctx, name, per_cluster, balance, total, seed, where, all_pairs, inclu
         out.print(Text(f"candidates: {plural(sum(s.candidates.values()), 'pair')} in "
                        f"{plural(len(s.candidates), 'cluster')} ({c['matching']} matching"
                        f"{' --where' if where else ''}{'; left out: ' + ', '.join(left) if left else ''})"))
+        if not s.candidates:
+            raise BenchwrightError("no candidate pair to draw from (see the counts above); nothing was stored")
         out.print(_coverage_table(s.coverage, draw.names, s.candidates))
-        out.print(Text(f"drawn: {plural(len(s.members), 'pair')} (per cluster {lo_hi[0]}..{lo_hi[1]}, balance "
-                       f"{balance}, total {total if total is not None else 'not set'}, seed {seed})"))
+        out.print(Text(f"drawn: {plural(len(s.members), 'pair')} (per cluster {_parameters(draw.params, seed)})"))
         _print_shortfalls(out, s.shortfalls, lo_hi[0])
         if dry_run:
             out.print(Text("dry run: nothing was stored"))
@@ -137,6 +139,17 @@ def sample(ctx, name, per_cluster, balance, total, seed, where, all_pairs, inclu
     out.print(Text(f"selection {sel.name}: version {sel.version} stored, {plural(sel.size, 'pair')}{kept}"))
     out.print(Text(f"next: benchwright selections show {sel.name}\n"
                    f"      benchwright releases create RELEASE --version 1.0.0 --selection {sel.name}"))
+
+
+def _parameters(p: dict, seed) -> str:
+    """A selection's sampling parameters in the words of ``sample``'s options."""
+    lo_hi = p.get("per_cluster") or ["?", "?"]
+    words = [f"{lo_hi[0]}..{lo_hi[1]}", f"balance {p.get('balance')}",
+             f"total {'not set' if p.get('total') is None else p['total']}", f"seed {seed}"]
+    words += [] if p.get("survivors", True) else ["--all"]
+    words += ["--include-unclustered"] if p.get("include_unclustered") else []
+    words += [f"--where {w}" for w in p.get("where") or []]
+    return ", ".join(words)
 
 
 @click.group("selections")
@@ -156,15 +169,13 @@ def selections_list(ctx) -> None:
         out.print(Text("no selection yet; make one with: benchwright sample --name NAME --total N"))
         return
     table = Table(show_edge=False)
-    for col in ("name", "version", "pairs", "per cluster", "balance", "total", "seed", "shortfalls", "made", "by"):
-        table.add_column(col, justify="right" if col in ("version", "pairs", "total", "seed", "shortfalls") else "left")
+    for col in ("name", "version", "pairs", "parameters", "shortfalls", "made", "by"):
+        table.add_column(col, justify="right" if col in ("version", "pairs", "shortfalls") else "left")
     for sel in rows:
-        p = sel.params
-        lo_hi = p.get("per_cluster") or ["", ""]
-        table.add_row(*(Text(shown_name(str(v))) for v in (
-            sel.name, sel.version, sel.size, f"{lo_hi[0]}..{lo_hi[1]}", p.get("balance"),
-            "-" if p.get("total") is None else p["total"], sel.seed, len(sel.shortfalls), sel.created_at[:19],
-            sel.created_by)))
+        table.add_row(*(Text(shown_name(str(v), 40)) for v in (sel.name, sel.version, sel.size)),
+                      Text(shown_name(_parameters(sel.params, sel.seed), 400)),
+                      *(Text(shown_name(str(v), 40)) for v in (len(sel.shortfalls), sel.created_at[:10],
+                                                               sel.created_by)))
     out.print(table)
 
 
@@ -183,15 +194,9 @@ def selections_show(ctx, name, version, json_file) -> None:
         sel = store.selection(name, version)
         members = store.selection_members(sel.id)
     out = out_console()
-    p = sel.params
-    lo_hi = p.get("per_cluster") or [0, 0]
-    where = " ".join(f"--where {w}" for w in p.get("where") or [])
-    out.print(Text(shown_name(
-        f"selection {sel.label}: {plural(sel.size, 'pair')}, made {sel.created_at[:19]} by {sel.created_by}; "
-        f"per cluster {lo_hi[0]}..{lo_hi[1]}, balance {p.get('balance')}, total "
-        f"{'not set' if p.get('total') is None else p['total']}, seed {sel.seed}"
-        f"{'' if p.get('survivors', True) else ', --all'}{', --include-unclustered' if p.get('include_unclustered') else ''}"
-        f"{', ' + where if where else ''}", 2000)))
+    lo_hi = sel.params.get("per_cluster") or [0, 0]
+    out.print(Text(shown_name(f"selection {sel.label}: {plural(sel.size, 'pair')}, made {sel.created_at[:19]} by "
+                              f"{shown_name(sel.created_by)}; per cluster {_parameters(sel.params, sel.seed)}", 2000)))
     names = {}
     for m in members:
         if m["cluster_id"] is not None and m["cluster_name"] and m["cluster_id"] != m["cluster_name"]:
