@@ -14,6 +14,7 @@ docs/data-methods.md "Semantic dedup" and configurable through :class:`MultiQuer
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections.abc import Sequence
@@ -250,7 +251,7 @@ class MultiQueryRule:
     joins: tuple[str, ...] = (
         rf"[,;]\s+and\s+(?:also\s+)?(?={_WH}\b)",
         rf"\band\s+also\s+(?={_WH}\b)",
-        rf"[,;.]?\s*\badditionally,?\s+(?={_WH}\b)",
+        rf"\badditionally,?\s+(?={_WH}\b)",
         rf"[,;]\s+also,?\s+(?={_WH}\b)",
     )
 
@@ -271,6 +272,11 @@ def _mask_code(text: str) -> str:
     return text
 
 
+@functools.lru_cache(maxsize=64)
+def _compiled(pattern: str) -> re.Pattern:
+    return re.compile(pattern, re.I)
+
+
 def _words(text: str) -> int:
     return len(_WORD.findall(text))
 
@@ -280,7 +286,7 @@ def multi_query_parts(question: str, rule: MultiQueryRule = DEFAULT_MULTI_QUERY_
     empty list. The tests are those of :class:`MultiQueryRule`, tried in order: enumerated sub-questions, several
     ``?``-ended sentences, joins."""
     masked = _mask_code(question)
-    if rule.enumerated:
+    if rule.enumerated and "\n" in masked:
         items = []
         for line, shown in zip(masked.splitlines(), question.splitlines(), strict=True):
             m = _ITEM.match(line)
@@ -288,15 +294,16 @@ def multi_query_parts(question: str, rule: MultiQueryRule = DEFAULT_MULTI_QUERY_
                 items.append((m.group(1).rstrip(), shown[m.start(1):].strip()))
         if len(items) >= 2 and any(t.endswith("?") for t, _ in items):
             return [s for _, s in items]
-    starts, parts = 0, []
-    for m in _QEND.finditer(masked):
-        parts.append((masked[starts:m.end()], question[starts:m.end()].strip()))
-        starts = m.end()
-    asked = [shown for part, shown in parts if _words(part) >= rule.min_words]
-    if len(asked) >= rule.min_questions:
-        return asked
+    if masked.count("?") >= rule.min_questions:
+        starts, parts = 0, []
+        for m in _QEND.finditer(masked):
+            parts.append((masked[starts:m.end()], question[starts:m.end()].strip()))
+            starts = m.end()
+        asked = [shown for part, shown in parts if _words(part) >= rule.min_words]
+        if len(asked) >= rule.min_questions:
+            return asked
     for pattern in rule.joins:
-        cuts = [m for m in re.finditer(pattern, masked, re.I)]
+        cuts = list(_compiled(pattern).finditer(masked))
         if not cuts:
             continue
         pieces, last = [], 0

@@ -189,17 +189,16 @@ class SimilarPair:
 
 def similar_pairs(vectors: np.ndarray, threshold: float, *, block: int = 2048) -> list[SimilarPair]:
     """Every pair of rows of ``vectors`` (n, d; rows L2-normalised) with cosine similarity >= ``threshold``,
-    ``i < j``, ordered by ``(i, j)``. Computed block by block (``block`` rows at a time), so memory is
-    ``O(block * n)`` and never ``O(n^2)``."""
+    ``i < j``, ordered by ``(i, j)``. Computed block by block (``block`` rows at a time, each against the rows
+    from its own first one on: the upper triangle only), so memory is ``O(block * n)`` and never ``O(n^2)``."""
     n = vectors.shape[0]
     out: list[SimilarPair] = []
     v = np.asarray(vectors, dtype=np.float32)
     for start in range(0, n, block):
-        sims = v[start:start + block] @ v.T
+        sims = v[start:start + block] @ v[start:].T
         rows, cols = np.nonzero(sims >= threshold)
         for r, c in zip(rows.tolist(), cols.tolist(), strict=True):
-            i = start + r
-            if c > i:
-                out.append(SimilarPair(i, c, float(sims[r, c])))
+            if c > r:
+                out.append(SimilarPair(start + r, start + c, float(sims[r, c])))
     out.sort(key=lambda p: (p.i, p.j))
     return out

@@ -176,3 +176,16 @@ def test_real_swe_qa_pro_questions_are_almost_never_flagged():
     assert len(questions) == 475
     # one question joins a second one after a comma ("..., and which specific transport implementations ...?")
     assert len(flagged) == 1 and ", and which specific transport" in flagged[0]
+
+
+def test_similar_pairs_blockwise_upper_triangle_equals_brute_force():
+    from benchwright.core.embeddings import similar_pairs
+
+    rng = np.random.default_rng(5)
+    v = normalize_rows(rng.normal(size=(50, 4)))
+    sims = v @ v.T
+    expected = [(i, j) for i in range(50) for j in range(i + 1, 50) if sims[i, j] >= 0.8]
+    for block in (1, 7, 50, 4096):
+        got = similar_pairs(v, 0.8, block=block)
+        assert [(p.i, p.j) for p in got] == expected
+        assert all(abs(p.score - sims[p.i, p.j]) < 1e-6 for p in got)
