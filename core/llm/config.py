@@ -419,14 +419,7 @@ class LLMConfig:
         rs: RoleSettings = getattr(self.settings.roles, name)
         provider, model = rs.provider, rs.model
         if model_override is not None:
-            override = model_override.strip()
-            head, sep, tail = override.partition(":")
-            if sep and head in self.settings.providers:
-                provider, model = head, tail.strip()
-            else:
-                model = override
-            if not model:
-                raise LLMConfigError(f"--model '{model_override}': no model name given (use MODEL or PROVIDER:MODEL)")
+            provider, model = self._override(model_override, provider)
         settings = self.provider(provider)
         if settings.kind == BUILTIN_PROVIDER:
             raise LLMConfigError(f"provider '{provider}' is of kind builtin: it only embeds text (the embedder "
@@ -443,6 +436,23 @@ class LLMConfig:
         return RoleConfig(role=name, provider=provider, settings=settings, model=model, params=params,
                           truncation=truncation)
 
+    def _override(self, model_override: str, provider: str) -> tuple[str, str]:
+        """``(provider, model)`` of ``--model MODEL`` (on ``provider``) or ``--model PROVIDER:MODEL`` (PROVIDER a
+        configured provider's name, so ``qwen2.5-coder:7b`` stays whole).
+
+        Raises:
+            LLMConfigError: no model name given.
+        """
+        override = model_override.strip()
+        head, sep, tail = override.partition(":")
+        if sep and head in self.settings.providers:
+            provider, model = head, tail.strip()
+        else:
+            model = override
+        if not model:
+            raise LLMConfigError(f"--model '{model_override}': no model name given (use MODEL or PROVIDER:MODEL)")
+        return provider, model
+
     def embedder(self, model_override: str | None = None, dimensions: int | None = None) -> EmbedderConfig:
         """The ``embedder`` role: provider, model, dimensions and request limits.
 
@@ -458,16 +468,10 @@ class LLMConfig:
         rs = self.settings.roles.embedder
         provider, model = rs.provider, rs.model
         if model_override is not None:
-            override = model_override.strip()
-            head, sep, tail = override.partition(":")
-            if sep and head in self.settings.providers:
-                provider, model = head, tail.strip()
-            elif override in BUILTIN_EMBEDDERS:
-                provider, model = BUILTIN_PROVIDER, override
+            if model_override.strip() in BUILTIN_EMBEDDERS:
+                provider, model = BUILTIN_PROVIDER, model_override.strip()
             else:
-                model = override
-            if not model:
-                raise LLMConfigError(f"--model '{model_override}': no model name given (use MODEL or PROVIDER:MODEL)")
+                provider, model = self._override(model_override, provider)
         settings = self.provider(provider)
         _check_embedder_kind(provider, settings.kind, "--model" if model_override else "roles.embedder.provider")
         if settings.kind == BUILTIN_PROVIDER:
