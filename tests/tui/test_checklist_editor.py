@@ -3,6 +3,7 @@ leaving with unsaved edits, normalize, restart."""
 
 from __future__ import annotations
 
+import pytest
 from textual.widgets import DataTable, Input, Static
 
 from benchwright.core.checklist import Checklist, ChecklistItem, RubricTier, binary_rubric, clarity_item
@@ -102,6 +103,8 @@ async def test_every_violation_is_listed_and_a_draft_can_be_kept(project):
             assert "item 1: the rubric has no score 0" in draft.violations
 
 
+# slow, to keep the default run short; main path: test_edit_weight_see_violation_fix_save_new_version_and_diff
+@pytest.mark.slow
 async def test_undo_redo_add_remove_move_and_limit_of_four(project):
     db, ids = project
     with Store.open(db) as store:
@@ -135,6 +138,8 @@ async def test_undo_redo_add_remove_move_and_limit_of_four(project):
             assert [it["key_point"] for it in ed.form] == [before[0], before[2]]
 
 
+# slow, to keep the default run short; main path: test_edit_weight_see_violation_fix_save_new_version_and_diff
+@pytest.mark.slow
 async def test_escape_with_unsaved_edits_asks_first(project):
     db, ids = project
     with Store.open(db) as store:
@@ -157,6 +162,8 @@ async def test_escape_with_unsaved_edits_asks_first(project):
             assert store.checklist_version(ids[0]).version == 1
 
 
+# slow, to keep the default run short; main path: test_edit_weight_see_violation_fix_save_new_version_and_diff
+@pytest.mark.slow
 async def test_normalize_weights_is_proposed_then_applied(project):
     db, ids = project
     skewed = Checklist(items=[
@@ -186,6 +193,8 @@ async def test_normalize_weights_is_proposed_then_applied(project):
             assert "✓ valid" in bar(ed)
 
 
+# slow, to keep the default run short; main path: test_edit_weight_see_violation_fix_save_new_version_and_diff
+@pytest.mark.slow
 async def test_conflicting_save_is_refused(project):
     db, ids = project
     with Store.open(db) as store:

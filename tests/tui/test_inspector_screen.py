@@ -3,6 +3,8 @@ rationales shown literally, override from the grid (original kept), compare mode
 
 from __future__ import annotations
 
+import pytest
+
 from benchwright.core.importers.answers import AnswerRecord
 from benchwright.core.inspection import judgment_grid
 from benchwright.db import Store
@@ -125,6 +127,8 @@ async def test_inspector_without_answers(project):
             assert isinstance(app.screen, InspectorScreen)
 
 
+# slow, to keep the default run short; main path: test_inspector_shows_runs_and_overrides
+@pytest.mark.slow
 async def test_inspector_cycles_judges_and_labels_failure_mode(project):
     db, ids = project
     with Store.open(db) as store:

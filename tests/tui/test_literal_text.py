@@ -247,6 +247,8 @@ async def walk(tmp_path, monkeypatch, text: str, marks: tuple[str, ...]) -> None
             assert app.is_running
 
 
+# slow, to keep the default run short; main path: test_review_app.py::test_text_from_data_is_literal
+@pytest.mark.slow
 async def test_every_screen_shows_hostile_text_literally(tmp_path, monkeypatch):
     await walk(tmp_path, monkeypatch, HOSTILE, LITERAL_MARKS)
 

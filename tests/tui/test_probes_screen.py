@@ -154,6 +154,8 @@ def test_states_need_intended_and_shortcut_and_errors_do_not_separate(python_pro
         assert store.validation_state("bare") == "incomplete"
 
 
+# slow, to keep the default run short; main path: test_validation_screen_runs_all_and_signs_off
+@pytest.mark.slow
 async def test_rules_editor_save_keeps_variants_and_makes_the_sign_off_stale(python_probe):
     db, folder = python_probe
     assert run(db, "probes", "run", "token-clock").exit_code == 0
@@ -179,6 +181,8 @@ async def test_rules_editor_save_keeps_variants_and_makes_the_sign_off_stale(pyt
         assert "_now" in (folder / "evaluator" / "pipeline.json").read_text()
 
 
+# slow, to keep the default run short; main path: test_validation_screen_runs_all_and_signs_off
+@pytest.mark.slow
 async def test_test_counts_and_a_shortcut_that_fails_to_build_in_the_cli_and_the_screen(python_probe):
     db, folder = python_probe
     broken = folder / "variants" / "broken-shortcut"

@@ -3,6 +3,8 @@ enter the default (the first failing criterion), esc stores nothing; a criterion
 
 from __future__ import annotations
 
+import pytest
+
 from benchwright.db import Store
 from benchwright.tui.app import BenchwrightApp
 from benchwright.tui.screens.reject_reason import RejectReasonScreen
@@ -84,6 +86,8 @@ async def test_a_criterion_marked_pass_cannot_be_the_reason_and_undo_still_works
     assert _stored(db, ids[0])[0] is None
 
 
+# slow, to keep the default run short; main path: test_enter_takes_the_first_failing_criterion_and_esc_stores_nothing
+@pytest.mark.slow
 async def test_others_reviews_and_the_adjudication_table_name_the_reject_reason(project):
     from benchwright.core.review import Criteria
     from benchwright.tui.screens.adjudication import AdjudicationScreen

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
 from rich.console import Console
 from textual.widgets import DataTable, Input, OptionList, Static
 
@@ -75,6 +76,8 @@ async def test_previous_next_and_undo(project):
             assert decisions(db)[ids[1]] is None
 
 
+# slow, to keep the default run short; main path: test_opens_at_first_undecided_and_stores_each_decision_at_once
+@pytest.mark.slow
 async def test_resume_after_restart_and_undo_across_it(project):
     db, ids = project
     with Store.open(db) as store:
@@ -147,6 +150,8 @@ async def test_notes_are_saved_and_cancel_keeps_nothing(project):
             assert store.current_note(ids[0], "ann") == "ok [red]x"
 
 
+# slow, to keep the default run short; main path: test_notes_are_saved_and_cancel_keeps_nothing
+@pytest.mark.slow
 async def test_a_note_saved_meanwhile_by_another_session_is_not_replaced_silently(project):
     """The same annotator in two terminals: the second save is refused, shows the newer note and keeps what was
     typed; a second ctrl+s then saves it on purpose."""
@@ -347,6 +352,8 @@ async def test_revise_shows_in_the_queue_and_its_filter(project):
             assert [r.id for r in queue.rows] == [ids[0]]
 
 
+# slow, to keep the default run short; main path: test_opens_at_first_undecided_and_stores_each_decision_at_once
+@pytest.mark.slow
 async def test_marked_criteria_survive_moving_away_and_a_restart(project):
     db, ids = project
     with Store.open(db) as store:
@@ -362,6 +369,8 @@ async def test_marked_criteria_survive_moving_away_and_a_restart(project):
         assert store.current_decision(ids[0], "ann") is None
 
 
+# slow, to keep the default run short; main path: test_evidence_opens_cited_file_at_line_and_flags_missing_and_unsafe
+@pytest.mark.slow
 async def test_evidence_key_skips_an_ambiguous_citations_header(tmp_path):
     import json
 
@@ -387,6 +396,8 @@ async def test_evidence_key_skips_an_ambiguous_citations_header(tmp_path):
             assert isinstance(app.screen, EvidenceScreen) and app.screen.evidence.path == "a/views.py"
 
 
+# slow, to keep the default run short; main path: test_opens_at_first_undecided_and_stores_each_decision_at_once
+@pytest.mark.slow
 async def test_a_refused_stale_decision_refreshes_the_counts(project):
     """Two sessions of one annotator: the second's decision on a pair the first already decided is refused,
     and its header shows the first session's decision in the counts."""
@@ -417,6 +428,8 @@ async def test_home_moves_the_queue_cursor_to_the_top(project):
             assert table.cursor_row == 0
 
 
+# slow, to keep the default run short; main path: test_opens_at_first_undecided_and_stores_each_decision_at_once
+@pytest.mark.slow
 async def test_a_huge_key_point_is_cut_in_the_sidebar(project):
     """A 1 MB key point (140,000 words) is cut in the review screen's checklist panel: wrapping it whole
     froze the screen for seconds each time its pair was shown."""

@@ -192,6 +192,8 @@ async def test_preview_shows_nitr_matching_normalize_global_rules_and_enabled_if
         assert "would be ignored" in _preview(editor)
 
 
+# slow, to keep the default run short; main path: test_every_condition_kind_is_edited_previewed_and_saved_whole
+@pytest.mark.slow
 async def test_new_rule_and_new_global_rule_are_appended(project, tmp_path):
     checkout = _checkout(tmp_path)
     assert run("--db", project, "probes", "import", checkout).exit_code == 0
@@ -253,6 +255,8 @@ async def test_preview_on_the_papers_case_021_with_variants(project, tmp_path):
     assert _digest(NITR / "evaluator" / "021.inline-filter-entrypoint-reuse") == before
 
 
+# slow, to keep the default run short; main path: test_every_condition_kind_is_edited_previewed_and_saved_whole
+@pytest.mark.slow
 async def test_an_edit_is_kept_when_another_rule_is_shown_and_esc_warns_before_dropping_it(project, tmp_path):
     checkout = _checkout(tmp_path)
     assert run("--db", project, "probes", "import", checkout).exit_code == 0
@@ -273,6 +277,8 @@ async def test_an_edit_is_kept_when_another_rule_is_shown_and_esc_warns_before_d
     assert json.loads((checkout / "evaluator" / CASE / "pipeline.json").read_text()) == PIPELINE
 
 
+# slow, to keep the default run short; main path: test_every_condition_kind_is_edited_previewed_and_saved_whole
+@pytest.mark.slow
 async def test_esc_warns_before_dropping_an_edit_that_is_not_valid_json_yet(project, tmp_path):
     checkout = _checkout(tmp_path)
     assert run("--db", project, "probes", "import", checkout).exit_code == 0

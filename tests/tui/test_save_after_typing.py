@@ -9,6 +9,7 @@ typed before them.
 
 from __future__ import annotations
 
+import pytest
 from test_adjudication_screen import disagreeing_project
 from textual import events
 from textual.widgets import Input
@@ -48,6 +49,8 @@ async def test_a_note_typed_in_a_burst_is_saved_whole(project):
             assert store.current_note(ids[0], "ann") == TEXT
 
 
+# slow, to keep the default run short; main path: test_a_note_typed_in_a_burst_is_saved_whole
+@pytest.mark.slow
 async def test_an_adjudication_reason_typed_in_a_burst_is_recorded_whole(project):
     db, ids = project
     disagreeing_project(db, ids)

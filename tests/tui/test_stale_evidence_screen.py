@@ -79,6 +79,8 @@ async def test_banner_and_changed_citations_first_then_the_diff_literally(moved)
         assert isinstance(app.screen, ReviewScreen)
 
 
+# slow, to keep the default run short; main path: test_banner_and_changed_citations_first_then_the_diff_literally
+@pytest.mark.slow
 async def test_a_deleted_file_opens_the_change_and_says_the_file_is_gone(moved):
     fx = moved
     async with reviewing(fx, 1) as (app, pilot, screen):
@@ -90,6 +92,8 @@ async def test_a_deleted_file_opens_the_change_and_says_the_file_is_gone(moved):
         assert f"b.py is not in the repository at demo@{fx.two[:12]}" in shown
 
 
+# slow, to keep the default run short; main path: test_banner_and_changed_citations_first_then_the_diff_literally
+@pytest.mark.slow
 async def test_moved_citation_opens_the_viewer_at_the_new_lines(moved):
     fx = moved
     async with reviewing(fx, 0) as (app, pilot, screen):
@@ -102,6 +106,8 @@ async def test_moved_citation_opens_the_viewer_at_the_new_lines(moved):
         assert "8 ❱ def f(x):" in screen_text(app)
 
 
+# slow, to keep the default run short; main path: test_banner_and_changed_citations_first_then_the_diff_literally
+@pytest.mark.slow
 async def test_no_banner_for_a_pair_whose_evidence_is_ok(moved):
     fx = moved
     async with reviewing(fx, 2) as (app, _pilot, screen):

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from benchwright.core.agent.model import AgentOutcome, ToolUse, Turn
 from benchwright.core.importers.answers import AnswerRecord
 from benchwright.core.llm.base import Usage
@@ -119,6 +121,8 @@ async def test_inspector_t_shows_turns_literally(project):
             assert screen.query_one("#answer-text").display and not screen.query_one("#trajectory-text").display
 
 
+# slow, to keep the default run short; main path: test_inspector_t_shows_turns_literally
+@pytest.mark.slow
 async def test_inspector_t_imported_json(project):
     db, ids = project
     with Store.open(db) as store:
