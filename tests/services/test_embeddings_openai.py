@@ -195,3 +195,15 @@ def test_ada_on_openai_refuses_dimensions(tmp_path, monkeypatch):
     with pytest.raises(EmbeddingError, match="takes no dimensions"):
         embed_texts(store, ["a text to embed"], choice, http_client=client(Server()))
     store.close()
+
+
+def test_called_from_inside_an_event_loop(project):
+    import asyncio
+
+    server = Server()
+
+    async def inside():
+        return embed_texts(project, TEXTS[:2], resolve_embedder(project.path.parent), http_client=client(server))
+
+    batch = asyncio.run(inside())
+    assert batch.vectors.shape == (2, 8) and len(server.bodies) == 1

@@ -6,6 +6,7 @@ so a rerun makes no calls. Used by ``taxonomy build``, ``dedup`` and ``embedding
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
@@ -196,7 +197,13 @@ def _embed_remote(store: Store, texts: Sequence[str], hashes: list[str], first: 
             await provider.aclose()
 
     sem = asyncio.Semaphore(max(1, s.concurrency))
-    asyncio.run(run())
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        asyncio.run(run())
+    else:  # called from inside an event loop (an app's handler): the requests get a thread and a loop of their own
+        with concurrent.futures.ThreadPoolExecutor(1) as pool:
+            pool.submit(asyncio.run, run()).result()
     known = [c for c in costs if c is not None]
     batch.cost_unknown = batch.calls - len(known)
     batch.cost_usd = sum(known) if known or not batch.calls else None
