@@ -207,3 +207,17 @@ def test_called_from_inside_an_event_loop(project):
 
     batch = asyncio.run(inside())
     assert batch.vectors.shape == (2, 8) and len(server.bodies) == 1
+
+
+def test_openai_default_limits_split_at_2048_inputs(tmp_path, monkeypatch):
+    monkeypatch.setenv("BENCHWRIGHT_CONFIG", str(tmp_path / "user" / "config.toml"))
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    (tmp_path / "benchwright.toml").write_text('[roles.embedder]\nprovider = "openai"\nmodel = "text-embedding-3-small"\n')
+    store = Store.open(tmp_path / "p.db")
+    server = Server(dims=4)
+    batch = embed_texts(store, [f"text {i}" for i in range(2049)], resolve_embedder(tmp_path),
+                        http_client=client(server))
+    assert [len(b["input"]) for b in server.bodies] == [2048, 1] and batch.vectors.shape == (2049, 4)
+    assert calls(store)[0][4] is None and batch.cost_unknown == 2  # no [prices] entry: cost unknown, never $0
+    store.close()
