@@ -22,7 +22,7 @@ sampled like any cluster).
 
 Shortfalls (:class:`Shortfall`) say where the sample falls short of the rule: a cluster with fewer than ``lo``
 pairs drawn (too few candidates, or ``total`` too small for every cluster's minimum), a ``total`` that could not
-be reached, and QA types far from even (:data:`QA_TYPE_TOLERANCE`).
+be reached, QA types far from even (:data:`QA_TYPE_TOLERANCE`), and drawn pairs without a QA type.
 """
 
 from __future__ import annotations
@@ -73,7 +73,8 @@ class Shortfall:
 
     ``kind`` is ``cluster`` (a cluster drew fewer than the minimum: ``subject`` is the cluster, ``reason``
     ``few-candidates`` or ``total``), ``total`` (fewer pairs than ``--total``) or ``qa-type`` (``subject`` is a QA
-    type far from even, ``reason`` ``over`` or ``under``). ``wanted`` and ``got`` are counts of pairs; ``short`` is
+    type far from even, ``reason`` ``over`` or ``under``; or :data:`NO_QA_TYPE`, ``reason`` ``untyped``: ``got``
+    drawn pairs have no QA type). ``wanted`` and ``got`` are counts of pairs; ``short`` is
     ``wanted - got`` (negative for a QA type over its share); ``detail`` says it in words."""
 
     kind: str
@@ -288,6 +289,12 @@ def _shortfalls(clusters: dict[str, _Cluster], names: list[str], lo: int, hi: in
                              f"{len(names)} cluster{'' if len(names) == 1 else 's'} hold at most {capacity} at up to "
                              f"{hi} each"))
     typed = [c for c in members if c.qa_type is not None]
+    if len(typed) < len(members):
+        untyped = len(members) - len(typed)
+        out.append(Shortfall("qa-type", NO_QA_TYPE, 0, untyped, "untyped",
+                             f"QA types: {untyped} of the {len(members)} pairs drawn have no QA type "
+                             f"({'none of them can be balanced' if not typed else 'they are drawn last'}; "
+                             "set QA types on import or by annotation)"))
     if types and typed:
         even = len(typed) / len(types)
         counts = Counter(c.qa_type for c in typed)

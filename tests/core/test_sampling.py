@@ -107,6 +107,12 @@ def test_untyped_pairs_come_last_and_have_their_own_column():
     s = balanced_sample(cands, per_cluster=(4, 9), total=5, seed=1)
     assert Counter(c.qa_type for c in s.members) == {"What": 3, None: 2}
     assert s.coverage["a"] == {NO_QA_TYPE: 2, "What": 3} and s.qa_types == ["What", NO_QA_TYPE]
+    (untyped,) = [f for f in s.shortfalls if f.reason == "untyped"]
+    assert untyped.got == 2 and "2 of the 5 pairs drawn have no QA type" in untyped.detail
+    none = balanced_sample([Candidate(f"qa_{i}", "a", None, i) for i in range(4)], per_cluster=(4, 9), seed=0)
+    assert [f.detail for f in none.shortfalls] == [
+        "QA types: 4 of the 4 pairs drawn have no QA type (none of them can be balanced; set QA types on import or "
+        "by annotation)"]
 
 
 def test_unclustered_pairs_are_left_out_unless_included():
