@@ -20,11 +20,8 @@ HOSTILE = "[bold]x[/] [@click=app.quit]q \x1b[31mred"
 
 
 @pytest.fixture
-def project(tmp_path, monkeypatch) -> Path:
-    monkeypatch.setenv("BENCHWRIGHT_CONFIG", str(tmp_path / "user" / "config.toml"))
-    monkeypatch.setenv("BENCHWRIGHT_ANNOTATOR", "tester")
+def project(tmp_path, monkeypatch, cli_env) -> Path:
     monkeypatch.setenv("COLUMNS", "200")
-    monkeypatch.delenv("BENCHWRIGHT_DB", raising=False)
     db = tmp_path / "p.db"
     repo = tmp_path / "repo"
     repo.mkdir()
@@ -84,8 +81,7 @@ def test_build_from_issues_and_too_few_items(project):
     assert "Traceback" not in big.output
 
 
-def test_build_from_issues_without_issues_says_what_to_do(tmp_path, monkeypatch):
-    monkeypatch.setenv("BENCHWRIGHT_CONFIG", str(tmp_path / "config.toml"))
+def test_build_from_issues_without_issues_says_what_to_do(tmp_path, cli_env):
     db = tmp_path / "empty.db"
     run(db, "init")
     r = run(db, "taxonomy", "build", "--model", "hashing")
