@@ -195,7 +195,8 @@ def request_hash(provider: OpenAIEmbeddingProvider, model: str, texts: Sequence[
 
 
 def answer_problem(response: EmbeddingResponse, count: int, dimensions: int | None) -> str | None:
-    """Why ``response`` cannot be used for ``count`` texts at ``dimensions`` (None: any length, equal for all):
+    """Why ``response`` cannot be used for ``count`` texts at ``dimensions`` (asked for, or known as the model's own;
+    None: any length, equal for all):
     the wrong number of vectors, unequal or unexpected lengths, an empty vector, a value that is not a finite
     number. None when it is usable."""
     if len(response.vectors) != count:
@@ -207,7 +208,7 @@ def answer_problem(response: EmbeddingResponse, count: int, dimensions: int | No
     if length == 0:
         return "the answer's vectors are empty"
     if dimensions is not None and length != dimensions:
-        return f"the answer's vectors have {length} dimensions, {dimensions} were asked for"
+        return f"the answer's vectors have {length} dimensions where {dimensions} were expected"
     for v in response.vectors:
         if not all(isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x) for x in v):
             return "the answer's vectors hold values that are not finite numbers"
@@ -215,9 +216,12 @@ def answer_problem(response: EmbeddingResponse, count: int, dimensions: int | No
 
 
 async def embed_batch(provider: OpenAIEmbeddingProvider, ledger: Ledger, prices: dict[str, Price], model: str,
-                      texts: Sequence[str], dimensions: int | None = None) -> tuple[np.ndarray, CallRecord]:
+                      texts: Sequence[str], dimensions: int | None = None, *,
+                      expect: int | None = None) -> tuple[np.ndarray, CallRecord]:
     """One embeddings request, recorded in ``ledger``: ``(vectors (len(texts), d) float32 L2-normalised, the
     ledger row)`` (``record.id`` its id, ``record.cost_usd`` its cost, None without a price or usage).
+    ``dimensions`` is sent (None: not sent); ``expect`` is the length the vectors must have when it is not sent
+    (the model's own dimensions, known from earlier answers; None: any).
 
     Raises:
         EmbeddingError: the request failed (its row has status ``error``, the message names the row) or the
@@ -254,7 +258,7 @@ async def embed_batch(provider: OpenAIEmbeddingProvider, ledger: Ledger, prices:
     record.usage_missing = response.usage is None
     price = prices.get(record.returned_model or "") or prices.get(model)
     record.cost_usd = price.cost(record.usage) if price and response.usage is not None else None
-    problem = answer_problem(response, len(texts), dimensions)
+    problem = answer_problem(response, len(texts), dimensions if dimensions is not None else expect)
     if problem:
         record.status, record.error = CallStatus.INVALID, f"{provider.name}: {problem}"
         call_id = ledger.record_call(record)

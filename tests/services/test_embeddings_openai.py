@@ -156,7 +156,7 @@ def test_wrong_dimension_is_refused(project):
         return server(httpx2.Request("POST", request.url, json=body))
 
     choice = resolve_embedder(project.path.parent, None, 4)
-    with pytest.raises(EmbeddingError, match="8 dimensions, 4 were asked for"):
+    with pytest.raises(EmbeddingError, match="8 dimensions where 4 were expected"):
         embed_texts(project, TEXTS[:2], choice, http_client=httpx2.AsyncClient(
             transport=httpx2.MockTransport(ignore_dimensions)))
     assert project.embedding_counts() == []
@@ -221,3 +221,15 @@ def test_openai_default_limits_split_at_2048_inputs(tmp_path, monkeypatch):
     assert [len(b["input"]) for b in server.bodies] == [2048, 1] and batch.vectors.shape == (2049, 4)
     assert calls(store)[0][4] is None and batch.cost_unknown == 2  # no [prices] entry: cost unknown, never $0
     store.close()
+
+
+def test_a_model_that_changes_its_own_dimensions_is_refused(project):
+    server = Server(dims=8)
+    choice = resolve_embedder(project.path.parent)
+    embed_texts(project, TEXTS[:2], choice, http_client=client(server))
+    server.dims = 6  # the server now answers with other vectors for the same model
+    with pytest.raises(EmbeddingError, match="6 dimensions where 8 were expected"):
+        embed_texts(project, TEXTS[:4], choice, http_client=client(server))
+    assert [r[5] for r in calls(project)] == ["ok", "invalid"] and project.embedding_counts() == [
+        ("qwen3-embedding", 8, 2)]
+    assert "dimensions" not in server.bodies[-1]  # the model's own dimensions: not sent

@@ -168,7 +168,7 @@ def _embed_remote(store: Store, texts: Sequence[str], hashes: list[str], first: 
             chunk = [todo[i] for i in group]
             try:
                 vecs, record = await embed_batch(provider, store, config.prices, model, [first[h] for h in chunk],
-                                                 wire_dims)
+                                                 wire_dims, expect=state["dims"])
             except EmbeddingError as e:
                 batch.calls += 1
                 failed.append(e)
