@@ -200,9 +200,7 @@ class _Reader:
                     self.result.read += 1
                     self.problem(unit, number, None, path, f"must be an object, found {json_type(doc)}")
                     return
-        nodes = doc.get("nodes")
-        if nodes is None and isinstance(doc.get("edges"), list):
-            nodes = [e.get("node") if isinstance(e, dict) else e for e in doc["edges"]]
+        nodes = _connection_nodes(doc)
         if not isinstance(nodes, list):
             self.result.read += 1
             where = f"{path}.nodes" if path else "nodes"
@@ -275,10 +273,8 @@ class _Reader:
         if value is None:
             return ()
         if isinstance(value, dict):
-            if isinstance(value.get("nodes"), list):
-                value = value["nodes"]
-            elif isinstance(value.get("edges"), list):
-                value = [e.get("node") if isinstance(e, dict) else e for e in value["edges"]]
+            nodes = _connection_nodes(value)
+            value = value if nodes is None else nodes
         if not isinstance(value, list):
             self.problem(unit, line, item, "labels", f"must be an array, found {json_type(value)}")
             return ()
@@ -293,3 +289,11 @@ class _Reader:
                 names.append(name.strip())
         return tuple(names)
 
+
+def _connection_nodes(conn: dict) -> Any:
+    """A GraphQL connection's items: its ``nodes``, else the ``node`` of each of its ``edges`` (None when it has
+    neither; whatever ``nodes`` holds otherwise, for the caller to check)."""
+    nodes = conn.get("nodes")
+    if nodes is None and isinstance(conn.get("edges"), list):
+        nodes = [e.get("node") if isinstance(e, dict) else e for e in conn["edges"]]
+    return nodes
