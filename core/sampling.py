@@ -336,7 +336,9 @@ class Selection:
 
     def manifest_entry(self, released: int) -> dict:
         """What a release made from this selection records (manifest ``selection``): name, version, size, how many
-        of its pairs the release holds (``released``), the seed and the sampling parameters."""
+        of its pairs the release holds (``released``), the seed, the sampling parameters and the shortfalls (their
+        sentences)."""
         keys = ("per_cluster", "balance", "total", "survivors", "include_unclustered", "where")
         return {"name": self.name, "version": self.version, "size": self.size, "released": released,
-                "seed": self.seed, "created_at": self.created_at, **{k: self.params.get(k) for k in keys}}
+                "seed": self.seed, "created_at": self.created_at, **{k: self.params.get(k) for k in keys},
+                "shortfalls": [s.get("detail", "") for s in self.shortfalls]}

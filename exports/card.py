@@ -321,13 +321,17 @@ def selection_lines(spec: ReleaseSpec) -> list[str]:
     if sel is None:
         return []
     lo_hi = sel.get("per_cluster") or ["?", "?"]
-    balance = "QA types balanced" if sel.get("balance") == "qa-type" else "QA types not balanced"
     total = "" if sel.get("total") is None else f", total {sel.get('total')}"
-    return ["", "### Selection", "",
-            f"Released from the selection `{_cell(sel.get('name'))}` version {sel.get('version')}, a balanced sample "
-            f"over clusters and QA types (SWE-QA-Pro §2.4; {lo_hi[0]} to {lo_hi[1]} pairs per cluster, {balance}"
-            f"{total}, seed {sel.get('seed')}): {sel.get('size')} pairs drawn, {sel.get('released')} released. The "
-            "exclusions above count its pairs only; the project's pairs outside it are not part of this release."]
+    out = ["", "### Selection", "",
+           f"Released from the selection `{_cell(sel.get('name'))}` version {sel.get('version')}, a balanced sample "
+           f"over clusters and QA types (SWE-QA-Pro §2.4; {lo_hi[0]} to {lo_hi[1]} pairs per cluster, balance "
+           f"`{_cell(sel.get('balance'))}`{total}, seed {sel.get('seed')}): {sel.get('size')} pairs drawn, "
+           f"{sel.get('released')} released. The exclusions above count its pairs only; the project's pairs outside "
+           "it are not part of this release."]
+    if sel.get("shortfalls"):
+        out += ["", "Where the sample fell short of its rule when it was drawn:", ""]
+        out += [f"- {_cell(line)}" for line in sel["shortfalls"]]
+    return out
 
 
 def _ordered_counts(counts: dict, order: Sequence[str]) -> list[str]:

@@ -146,6 +146,7 @@ def test_release_of_a_selection_ships_only_its_pairs_and_rebuilds_identically(pr
     assert sum(manifest["excluded"].values()) == 9 - len(releasable)  # members only
     card = (folder / "README.md").read_text()
     assert "### Selection" in card and "selection `bench` version 1" in card
+    assert manifest["selection"]["shortfalls"] == [] and "fell short" not in card
     assert run(db, "releases", "verify", str(folder)).exit_code == 0
     # a newer version of the name does not change what the release was made from
     assert run(db, "sample", "--name", "bench", "--per-cluster", "2..2", "--seed", "9").exit_code == 0
@@ -203,3 +204,18 @@ async def test_release_screen_offers_the_selections_and_releases_one(project):
             screen.query_one("#release-selection", Select).clear()
             await pilot.pause()
             assert screen.preflight.selection is None and len(screen.preflight.included) == 16
+
+
+def test_card_selection_paragraph_lists_the_shortfalls_literally():
+    from benchwright.exports.card import selection_lines
+    from benchwright.exports.rows import ReleaseSpec
+
+    base = {"name": "x", "version": "1.0.0", "created_at": "2026-12-02T06:00:00+00:00", "created_by": "a",
+            "schema_version": 1}
+    assert selection_lines(ReleaseSpec(**base)) == []
+    sel = {"name": "bench", "version": 2, "size": 9, "released": 4, "seed": 1, "per_cluster": [4, 9],
+           "balance": "qa-type", "total": 20, "shortfalls": ["cluster a|b\nc: 2 drawn, 2 short of the minimum 4"]}
+    lines = selection_lines(ReleaseSpec(**base, selection=sel))
+    text = "\n".join(lines)
+    assert "version 2" in text and "9 pairs drawn, 4 released" in text and "total 20, seed 1" in text
+    assert lines[-1] == "- cluster a\\|b c: 2 drawn, 2 short of the minimum 4"  # one line, the pipe escaped
