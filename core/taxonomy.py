@@ -41,6 +41,11 @@ OPERATIONS = ("build", "label", "rename", "merge", "split", "delete")
 SOURCES = ("issues", "pairs")
 """What a taxonomy clusters: issue texts (§2.1, ``issues import``) or the pairs' questions."""
 
+LABEL_MAX_CHARS = 80
+DESCRIPTION_MAX_CHARS = 600
+"""A node's label is one line of at most 80 characters, its description at most 600 (whoever writes them: a
+person renaming, or an LLM labelling)."""
+
 
 class TaxonomyError(BenchwrightError):
     """A taxonomy cannot be built or edited as asked (too few items, an unknown node, an edit that does not
@@ -306,11 +311,18 @@ def rename(taxonomy: Taxonomy, node_id: str, label: str, description: str | None
     (origin ``annotator``, ``by`` at ``at``).
 
     Raises:
-        TaxonomyError: an unknown node, or an empty label.
+        TaxonomyError: an unknown node, an empty label, or one over :data:`LABEL_MAX_CHARS` or several lines (a
+        description over :data:`DESCRIPTION_MAX_CHARS`).
     """
     label = label.strip()
     if not label:
         raise TaxonomyError("a label cannot be empty")
+    if len(label) > LABEL_MAX_CHARS or "\n" in label:
+        raise TaxonomyError(f"a label is one line of at most {LABEL_MAX_CHARS} characters (this one has "
+                            f"{len(label)}{' and several lines' if chr(10) in label else ''})")
+    if description is not None and len(description) > DESCRIPTION_MAX_CHARS:
+        raise TaxonomyError(f"a description has at most {DESCRIPTION_MAX_CHARS} characters (this one has "
+                            f"{len(description)})")
     old = taxonomy.node(node_id)
     new = replace(old, label=label, description=old.description if description is None else description,
                   label_origin="annotator", label_model=None, label_call_ids=(), label_by=by, label_at=at)

@@ -19,6 +19,7 @@ from .llm.base import ChatMessage, LLMRequest
 from .llm.client import LLMClient, truncation_reason
 from .llm.jobs import OutcomeAccounting
 from .llm.prompts import delimit, load_template
+from .taxonomy import DESCRIPTION_MAX_CHARS, LABEL_MAX_CHARS
 
 TEMPLATE_ID = "taxonomy_label"
 PURPOSE = "taxonomy-label"
@@ -30,8 +31,6 @@ LABEL_SCHEMA = {
     "required": ["label", "description"],
     "additionalProperties": False,
 }
-LABEL_MAX_CHARS = 80
-DESCRIPTION_MAX_CHARS = 600
 MEMBER_CHARS = 1500
 """At most this many characters of each sampled member's text go into the prompt (issue texts reach 16 KB)."""
 

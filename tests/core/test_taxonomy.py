@@ -144,6 +144,12 @@ def test_rename_sets_a_human_label(built):
     assert built.node("2.1").label is None  # a new version; the old one is unchanged
     with pytest.raises(TaxonomyError, match="empty"):
         tx.rename(built, "2.1", " ", None, by="ada", at="t")
+    with pytest.raises(TaxonomyError, match="at most 80 characters"):
+        tx.rename(built, "2.1", "x" * 1_000_000, None, by="ada", at="t")
+    with pytest.raises(TaxonomyError, match="several lines"):
+        tx.rename(built, "2.1", "a\nb", None, by="ada", at="t")
+    with pytest.raises(TaxonomyError, match="at most 600"):
+        tx.rename(built, "2.1", "ok", "d" * 601, by="ada", at="t")
     with pytest.raises(TaxonomyError, match="no node '9'"):
         tx.rename(built, "9", "x", None, by="ada", at="t")
 
