@@ -5,6 +5,7 @@ made meanwhile elsewhere refused (compare-and-set)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 
 import numpy as np
@@ -60,48 +61,55 @@ async def _open(app, pilot, key="D"):
     assert isinstance(app.screen, DuplicatesScreen), type(app.screen)
 
 
+@contextlib.asynccontextmanager
+async def running(db):
+    """``(store, app, pilot)``: the app on the project ``db``, settled on its queue."""
+    with Store.open(db, create=True) as store:
+        app = BenchwrightApp(store, "ann", resume=False)
+        async with app.run_test(size=SIZE, notifications=True) as pilot:
+            await settle(app, pilot)
+            yield store, app, pilot
+
+
 def _resolution(store, pid):
     return store.group_of_pair(pid).resolution
 
 
 async def test_side_by_side_keep_merge_keep_all_and_group_walk(dedup_project):
     db, ids = dedup_project
-    with Store.open(db) as store:
-        app = BenchwrightApp(store, "ann", resume=False)
-        async with app.run_test(size=SIZE, notifications=True) as pilot:
-            await settle(app, pilot)
-            assert isinstance(app.screen, QueueScreen)
-            shown = screen_text(app)
-            assert shown.count("≈") == 4  # every member of the two unresolved groups; #5 is in none
-            await _open(app, pilot)  # the cursor is on #1: its group
-            shown = screen_text(app)
-            assert "Group 1 of run 1 · cross-split · 2 members" in shown and "2 unresolved groups" in shown
-            assert "#1 · split train" in shown and "#2 · split test" in shown and "first in queue" in shown
-            assert "Where are blueprints registered?" in shown and "Where do blueprints get registered?" in shown
-            assert_literal(app, "duplicates screen", marks=("[bold]x[/bold] [@click=app.quit]quit[/] ␛[31mred",))
-            await pilot.press("right")  # highlight #2, keep it
-            await pilot.press("k")
-            await settle(app, pilot)
-            r = _resolution(store, ids[0])
-            assert (r.decision, r.kept, r.dropped, r.annotator) == ("keep-one", (ids[1],), (ids[0],), "ann")
-            assert "keep-one by ann · kept #2 · dropped #1" in screen_text(app)
-            await pilot.press("right_square_bracket")  # the next unresolved group
-            await settle(app, pilot)
-            assert "Group 2 of run 1 · duplicate" in screen_text(app) and "1 unresolved group in" in screen_text(app)
-            await pilot.press("m")  # merge into the highlighted (#3)
-            await settle(app, pilot)
-            r = _resolution(store, ids[2])
-            assert (r.decision, r.kept, r.merged_into) == ("merge", (ids[2],), ids[2])
-            await pilot.press("b")  # changed mind: not duplicates
-            await settle(app, pilot)
-            assert _resolution(store, ids[2]).decision == "keep-both"
-            await pilot.press("right_square_bracket")
-            await settle(app, pilot)
-            assert any("no next unresolved group" in t for t in toasts(app))
-            await pilot.press("escape")
-            await settle(app, pilot)
-            assert isinstance(app.screen, QueueScreen)
-            assert "≈" not in screen_text(app)  # every group resolved
+    async with running(db) as (store, app, pilot):
+        assert isinstance(app.screen, QueueScreen)
+        shown = screen_text(app)
+        assert shown.count("≈") == 4  # every member of the two unresolved groups; #5 is in none
+        await _open(app, pilot)  # the cursor is on #1: its group
+        shown = screen_text(app)
+        assert "Group 1 of run 1 · cross-split · 2 members" in shown and "2 unresolved groups" in shown
+        assert "#1 · split train" in shown and "#2 · split test" in shown and "first in queue" in shown
+        assert "Where are blueprints registered?" in shown and "Where do blueprints get registered?" in shown
+        assert_literal(app, "duplicates screen", marks=("[bold]x[/bold] [@click=app.quit]quit[/] ␛[31mred",))
+        await pilot.press("right")  # highlight #2, keep it
+        await pilot.press("k")
+        await settle(app, pilot)
+        r = _resolution(store, ids[0])
+        assert (r.decision, r.kept, r.dropped, r.annotator) == ("keep-one", (ids[1],), (ids[0],), "ann")
+        assert "keep-one by ann · kept #2 · dropped #1" in screen_text(app)
+        await pilot.press("right_square_bracket")  # the next unresolved group
+        await settle(app, pilot)
+        assert "Group 2 of run 1 · duplicate" in screen_text(app) and "1 unresolved group in" in screen_text(app)
+        await pilot.press("m")  # merge into the highlighted (#3)
+        await settle(app, pilot)
+        r = _resolution(store, ids[2])
+        assert (r.decision, r.kept, r.merged_into) == ("merge", (ids[2],), ids[2])
+        await pilot.press("b")  # changed mind: not duplicates
+        await settle(app, pilot)
+        assert _resolution(store, ids[2]).decision == "keep-both"
+        await pilot.press("right_square_bracket")
+        await settle(app, pilot)
+        assert any("no next unresolved group" in t for t in toasts(app))
+        await pilot.press("escape")
+        await settle(app, pilot)
+        assert isinstance(app.screen, QueueScreen)
+        assert "≈" not in screen_text(app)  # every group resolved
     with Store.open(db) as store:
         assert store.filtered_pair_ids("x", QueueFilter(dedup="dropped")) == [ids[0]]
         assert store.filtered_pair_ids("x", QueueFilter(dedup="not-duplicate")) == ids[2:4]
@@ -109,81 +117,70 @@ async def test_side_by_side_keep_merge_keep_all_and_group_walk(dedup_project):
 
 async def test_previous_group_and_a_resolution_made_meanwhile_is_refused(dedup_project):
     db, ids = dedup_project
-    with Store.open(db) as store:
-        app = BenchwrightApp(store, "ann", resume=False)
-        async with app.run_test(size=SIZE, notifications=True) as pilot:
-            await settle(app, pilot)
-            await app.push_screen(DuplicatesScreen(store, "ann", pair_id=ids[3]))
-            await settle(app, pilot)
-            assert "Group 2" in screen_text(app)
-            assert app.screen.highlighted == 1  # opened on #4: it is highlighted
-            await pilot.press("left_square_bracket")
-            await settle(app, pilot)
-            assert "Group 1" in screen_text(app)
-            # another session resolves group 1 meanwhile: this screen's keep is refused, nothing written
-            group = store.group_of_pair(ids[0])
-            store.resolve_duplicate_group(group.id, "keep-both", None, annotator="bob")
-            await pilot.press("k")
-            await settle(app, pilot)
-            assert any("bob resolved this group meanwhile" in t for t in toasts(app))
-            assert _resolution(store, ids[0]).annotator == "bob"
-            assert "keep-both by bob" in screen_text(app)  # reloaded: what is stored now
-            await pilot.press("k")  # now on the current resolution: accepted
-            await settle(app, pilot)
-            assert _resolution(store, ids[0]).decision == "keep-one"
+    async with running(db) as (store, app, pilot):
+        await app.push_screen(DuplicatesScreen(store, "ann", pair_id=ids[3]))
+        await settle(app, pilot)
+        assert "Group 2" in screen_text(app)
+        assert app.screen.highlighted == 1  # opened on #4: it is highlighted
+        await pilot.press("left_square_bracket")
+        await settle(app, pilot)
+        assert "Group 1" in screen_text(app)
+        # another session resolves group 1 meanwhile: this screen's keep is refused, nothing written
+        group = store.group_of_pair(ids[0])
+        store.resolve_duplicate_group(group.id, "keep-both", None, annotator="bob")
+        await pilot.press("k")
+        await settle(app, pilot)
+        assert any("bob resolved this group meanwhile" in t for t in toasts(app))
+        assert _resolution(store, ids[0]).annotator == "bob"
+        assert "keep-both by bob" in screen_text(app)  # reloaded: what is stored now
+        await pilot.press("k")  # now on the current resolution: accepted
+        await settle(app, pilot)
+        assert _resolution(store, ids[0]).decision == "keep-one"
 
 
 async def test_review_screen_opens_the_pairs_group_and_says_when_there_is_none(dedup_project):
     db, ids = dedup_project
-    with Store.open(db) as store:
-        app = BenchwrightApp(store, "ann", resume=False)
-        async with app.run_test(size=SIZE, notifications=True) as pilot:
-            await settle(app, pilot)
-            await app.push_screen(ReviewScreen(store, "ann", ids[4]))
-            await settle(app, pilot)
-            await pilot.press("D")
-            await settle(app, pilot)
-            assert isinstance(app.screen, ReviewScreen)
-            assert any("in no duplicate group" in t for t in toasts(app))
-            await app.push_screen(ReviewScreen(store, "ann", ids[1]))
-            await _open(app, pilot)
-            assert "Group 1" in screen_text(app) and app.screen.highlighted == 1
+    async with running(db) as (store, app, pilot):
+        await app.push_screen(ReviewScreen(store, "ann", ids[4]))
+        await settle(app, pilot)
+        await pilot.press("D")
+        await settle(app, pilot)
+        assert isinstance(app.screen, ReviewScreen)
+        assert any("in no duplicate group" in t for t in toasts(app))
+        await app.push_screen(ReviewScreen(store, "ann", ids[1]))
+        await _open(app, pilot)
+        assert "Group 1" in screen_text(app) and app.screen.highlighted == 1
 
 
 async def test_no_dedup_run_yet(tmp_path):
-    with Store.open(tmp_path / "p.db", create=True) as store:
-        app = BenchwrightApp(store, "ann", resume=False)
-        async with app.run_test(size=SIZE, notifications=True) as pilot:
-            await _open(app, pilot)
-            assert "No dedup run yet" in screen_text(app)
-            await pilot.press("k")
-            await settle(app, pilot)
-            assert any("no duplicate group to resolve" in t for t in toasts(app))
+    async with running(tmp_path / "p.db") as (_, app, pilot):
+        await _open(app, pilot)
+        assert "No dedup run yet" in screen_text(app)
+        await pilot.press("k")
+        await settle(app, pilot)
+        assert any("no duplicate group to resolve" in t for t in toasts(app))
 
 
 async def test_the_queue_data_filter(dedup_project):
     db, ids = dedup_project
-    with Store.open(db) as store:
-        app = BenchwrightApp(store, "ann", resume=False)
-        async with app.run_test(size=SIZE, notifications=True) as pilot:
-            await settle(app, pilot)
-            select = app.screen.query_one("#f-data", Select)
-            values = [v for _, v in select._options if v is not Select.NULL]
-            assert values[:2] == ["dedup=any", "dedup=unresolved"]
-            assert "difficulty=too-easy" in values and "item=saturated" in values and "leakage=leaked" in values
-            assert "split=test" in values and "split=train" in values
-            select.value = "dedup=unresolved"
-            await settle(app, pilot)
-            table = app.screen.query_one(DataTable)
-            assert [str(k.value) for k in table.rows] == [ids[1], ids[3]]
-            assert app.screen.flt.dedup == "unresolved"
-            select.value = "split=train"  # one data filter at a time: dedup is cleared
-            await settle(app, pilot)
-            assert (app.screen.flt.dedup, app.screen.flt.split) == (None, "train")
-            assert [str(k.value) for k in table.rows] == [ids[0], ids[2], ids[3]]
-            select.clear()
-            await settle(app, pilot)
-            assert len(table.rows) == 5 and app.screen.flt.split is None
+    async with running(db) as (_store, app, pilot):
+        select = app.screen.query_one("#f-data", Select)
+        values = [v for _, v in select._options if v is not Select.NULL]
+        assert values[:2] == ["dedup=any", "dedup=unresolved"]
+        assert "difficulty=too-easy" in values and "item=saturated" in values and "leakage=leaked" in values
+        assert "split=test" in values and "split=train" in values
+        select.value = "dedup=unresolved"
+        await settle(app, pilot)
+        table = app.screen.query_one(DataTable)
+        assert [str(k.value) for k in table.rows] == [ids[1], ids[3]]
+        assert app.screen.flt.dedup == "unresolved"
+        select.value = "split=train"  # one data filter at a time: dedup is cleared
+        await settle(app, pilot)
+        assert (app.screen.flt.dedup, app.screen.flt.split) == (None, "train")
+        assert [str(k.value) for k in table.rows] == [ids[0], ids[2], ids[3]]
+        select.clear()
+        await settle(app, pilot)
+        assert len(table.rows) == 5 and app.screen.flt.split is None
 
 
 def test_data_filter_options_come_from_the_vocabularies():
