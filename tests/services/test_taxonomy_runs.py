@@ -12,6 +12,7 @@ from taxonomy_topics import planted
 
 from benchwright.core.importers import parse
 from benchwright.core.llm import Delay, LLMClient, ScriptedProvider
+from benchwright.core.taxonomy import TaxonomyError
 from benchwright.db import QueueFilter
 from benchwright.tui.services.embeddings import EmbedderChoice
 from benchwright.tui.services.taxonomy import assign_pairs, build_taxonomy, edit_taxonomy, label_taxonomy
@@ -85,6 +86,8 @@ def test_a_persons_label_is_kept_and_force_relabels_the_llms(built):
     forced = ScriptedProvider(lambda r: {"label": "Again", "description": "d"})
     run = asyncio.run(label_taxonomy(store, LLMClient(forced, store), model="m", by="lead", force=True))
     assert run.kept_human == [leaf]
+    with pytest.raises(TaxonomyError, match="not the latest of its lineage"):
+        asyncio.run(label_taxonomy(store, LLMClient(forced, store), model="m", by="lead", version=tv.id))
     tax = store.taxonomy_version().taxonomy
     assert tax.node(leaf).label == "Mine" and {n.label for n in tax.nodes if n.node_id != leaf} == {"Again"}
 

@@ -216,8 +216,15 @@ async def label_taxonomy(store: Store, client, *, model: str, params: dict | Non
     leaves' labels. A failed or invalid call leaves its node unlabelled (it is in the ledger); the labels that
     came back are saved as one new version (operation ``label``), also after a cancel (then re-raised), so a
     rerun labels only what is left and a finished call is reused from the ledger.
+
+    Raises:
+        TaxonomyError: no taxonomy, or ``version`` is not the latest of its lineage (checked before any call).
     """
     tv = latest_version(store, version)
+    newest = store.taxonomy_versions(tv.lineage)[-1].id
+    if newest != tv.id:
+        raise TaxonomyError(f"taxonomy version {tv.id} is not the latest of its lineage (version {newest} is); "
+                            f"label version {newest}")
     tax = tv.taxonomy
     leaves, parents, kept = label_plan(tv, force=force)
     run = LabelRun(tv, kept_human=kept)
