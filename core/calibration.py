@@ -278,13 +278,22 @@ class Panel:
                 and a.condition in conditions and a.model in models]
 
 
+NAME_CHARS = 80
+"""A model or judge-model name is cut at this many characters in a message (a 1 MB name is not printed whole)."""
+
+
+def short_name(name: str) -> str:
+    """``name`` cut at :data:`NAME_CHARS` characters, marked ``…``."""
+    return name if len(name) <= NAME_CHARS else name[:NAME_CHARS] + "…"
+
+
 def available_text(answers: Sequence[ScoredAnswer], limit: int = 12) -> str:
     """What judged answers exist, one line per model, condition, judge and judge model with the number of
     answers (most first, at most ``limit`` lines): the body of the "no judged answers" errors."""
     c = Counter((a.model, a.condition, a.judge, a.judge_model) for a in answers)
     rows = sorted(c.items(), key=lambda kv: (-kv[1], kv[0]))
-    lines = [f"  {m} ({cond}) judged by {j} / {jm}: {n} answer{'' if n == 1 else 's'}" for (m, cond, j, jm), n in
-             rows[:limit]]
+    lines = [f"  {short_name(m)} ({cond}) judged by {j} / {short_name(jm)}: {n} answer{'' if n == 1 else 's'}"
+             for (m, cond, j, jm), n in rows[:limit]]
     if len(rows) > limit:
         lines.append(f"  ... and {len(rows) - limit} more")
     return "\n".join(lines) if lines else "  none"
@@ -327,11 +336,12 @@ def choose_panel(answers: Sequence[ScoredAnswer], *, conditions: Sequence[str], 
     if judge_model is None:
         judge_model = judge_models[0]
         if len(judge_models) > 1:
-            notes.append(f"judge model {judge_model} (the most judged answers; also: {', '.join(judge_models[1:])}; "
+            notes.append(f"judge model {short_name(judge_model)} (the most judged answers; also: "
+                         f"{', '.join(short_name(m) for m in judge_models[1:])}; "
                          "--judge-model)")
     pool = [a for a in pool if a.judge_model == judge_model]
     if not pool:
-        raise BenchwrightError(f"no {what} {where} judged by {judge} / {judge_model}; judged answers that exist:\n"
+        raise BenchwrightError(f"no {what} {where} judged by {judge} / {short_name(judge_model)}; judged answers that exist:\n"
                                f"{available_text(answers)}")
     present = _most(a.model for a in pool)
     if models is None:
@@ -340,7 +350,8 @@ def choose_panel(answers: Sequence[ScoredAnswer], *, conditions: Sequence[str], 
         missing = [m for m in models if m not in present]
         if missing:
             raise BenchwrightError(
-                f"no {what} {where} judged by {judge} / {judge_model} for model(s) {', '.join(missing)} (names must "
+                f"no {what} {where} judged by {judge} / {short_name(judge_model)} for model(s) "
+                f"{', '.join(short_name(m) for m in missing)} (names must "
                 f"match exactly); judged answers that exist:\n{available_text(answers)}")
     used = tuple(c for c in conditions if any(a.condition == c and a.model in set(models) for a in pool))
     return Panel(judge=judge, judge_model=judge_model, conditions=used, models=tuple(models), notes=tuple(notes))

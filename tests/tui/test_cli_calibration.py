@@ -252,3 +252,15 @@ def test_the_card_counts_difficulty_and_item_flags_and_a_rebuild_keeps_the_bytes
     r = project.run("releases", "rebuild", "hard", "--version", "1.0.0", "--out", str(tmp_path / "again2"))
     assert r.exit_code == 0, r.output
     assert (folder / "README.md").read_bytes() == (tmp_path / "again2" / "hard-1.0.0" / "README.md").read_bytes()
+
+
+def test_a_huge_model_name_is_cut_in_every_message(project):
+    huge = "m" * 200_000
+    project.answers(huge, "closed-book", [1, 2, 3, 4, 5, 6])
+    for args in (("calibrate", "--as", "t"), ("calibrate", "--models", "A,nobody", "--as", "t"),
+                 ("items", "--as", "t")):
+        r = project.run(*args)
+        assert huge[:80] + "…" in r.output or "nobody" in r.output, args
+        assert len(r.output) < 60_000, (args, len(r.output))
+    section = project.run("report").output.split("Difficulty calibration (SWE-QA-Pro §2.3)")[1]
+    assert huge not in section.replace("\n", "") and len(section) < 5_000  # the report's own tables are not ours

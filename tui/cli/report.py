@@ -43,6 +43,7 @@ from .common import (
     friendly,
     histogram_lines,
     open_store,
+    shown_name,
     write_csv_tables,
     write_json_file,
 )
@@ -460,8 +461,8 @@ def _print_calibration(console: Console, run) -> None:
     r = run.result
     console.print(Text(f"Difficulty calibration (SWE-QA-Pro §2.3), run {run.id} of {run.created_at[:10]}: "
                        f"{len(r.pairs)} pairs, rule {r.rule}, threshold {r.threshold:g}; {run.condition} answers of "
-                       f"{', '.join(printable(m) for m in r.models)} judged by {run.judge} / "
-                       f"{printable(run.judge_model or '-')}"))
+                       f"{', '.join(shown_name(m) for m in r.models)} judged by {run.judge} / "
+                       f"{shown_name(run.judge_model or '-')}"))
     decided = [p.mean_z for p in r.pairs if p.decision != "insufficient"]
     for line in histogram_lines(z_histogram(decided), "  mean z over the models (decided pairs):"):
         console.print(Text(line))

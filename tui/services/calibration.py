@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from benchwright.core.calibration import CalibrationResult, Panel, calibrate, choose_panel
+from benchwright.core.calibration import CalibrationResult, Panel, calibrate, choose_panel, short_name
 from benchwright.core.errors import BenchwrightError
 from benchwright.core.item_stats import ItemStatsResult, ItemThresholds, default_condition, item_stats
 from benchwright.core.judges import JUDGES
@@ -45,7 +45,7 @@ def _unjudged_hint(store: Store) -> str:
     if not answered:
         return ("\nNo answers are stored: write direct answers with benchwright answers generate --model M, or "
                 "import them with benchwright answers import FILE --model M --condition closed-book")
-    lines = "\n".join(f"  {m} ({c}): {n} answer{'' if n == 1 else 's'}" for m, c, n in answered[:12])
+    lines = "\n".join(f"  {short_name(m)} ({c}): {n} answer{'' if n == 1 else 's'}" for m, c, n in answered[:12])
     return f"\nAnswers stored (judged or not; benchwright answers list):\n{lines}"
 
 
