@@ -4,9 +4,11 @@ even, drawn reproducibly from a seed.
 SWE-QA-Pro §2.4 keeps 4-9 questions per cluster and balances the QA types; it does not say how. Our algorithm
 (:func:`balanced_sample`, docs/data-methods.md "Balanced sampling"):
 
-1. Candidates are sorted by pair id, so the input order never matters. Each cluster's candidates are shuffled with
-   a numpy ``Generator`` seeded from the seed and the cluster's name (so one cluster's draw does not change when
-   another cluster gains or loses candidates); clusters take turns in an order shuffled from the seed.
+1. Candidates are sorted by pair id, so the input order never matters. Each cluster's candidates are shuffled by
+   a seeded hash: ordered by SHA-256 of (seed, cluster, pair id) (:func:`_shuffled`), so one cluster's draw does
+   not change when another cluster gains or loses candidates, and the same seed gives the same sample on any
+   machine and with any numpy version (a numpy ``Generator``'s streams may change between versions). Clusters take
+   turns in an order shuffled the same way.
 2. **Minimum**: rounds over the clusters, one pair per cluster per round, until each cluster holds ``lo`` pairs
    (or has none left, or ``total`` is reached).
 3. **Fill**: further rounds, one pair per cluster below ``hi`` per round, until ``total`` pairs are drawn or no
@@ -33,8 +35,6 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
-
-import numpy as np
 
 from .errors import BenchwrightError
 
@@ -143,18 +143,21 @@ def check_selection_name(name: str) -> str:
     return name
 
 
-def _rng(seed: int, *key: str) -> np.random.Generator:
-    """A Generator seeded from ``seed`` and the strings ``key`` (stable across runs and platforms)."""
-    digest = hashlib.sha256("\x00".join(key).encode("utf-8", "surrogatepass")).digest()
-    return np.random.default_rng(np.random.SeedSequence([seed & (2**64 - 1), int.from_bytes(digest[:8], "big")]))
+def _shuffled(seed: int, scope: str, keys: Iterable[str]) -> list[str]:
+    """``keys`` in a random order drawn from ``seed`` and ``scope``: sorted by SHA-256 of (seed, scope, key), a
+    uniform shuffle that every machine and Python or numpy version reproduces."""
+    def rank(key: str) -> bytes:
+        return hashlib.sha256(f"{seed}\x00{scope}\x00{key}".encode("utf-8", "surrogatepass")).digest()
+
+    return sorted(keys, key=lambda k: (rank(k), k))
 
 
 class _Cluster:
     """One cluster's shuffled queues: per QA type, and all together (for ``balance=None``)."""
 
     def __init__(self, name: str, items: list[Candidate], seed: int):
-        order = _rng(seed, "cluster", name).permutation(len(items))
-        self.shuffled = [items[i] for i in order]
+        by_id = {c.pair_id: c for c in items}
+        self.shuffled = [by_id[i] for i in _shuffled(seed, "cluster\x00" + name, by_id)]
         self.by_type: dict[str | None, list[Candidate]] = {}
         for c in self.shuffled:
             self.by_type.setdefault(c.qa_type, []).append(c)
@@ -226,10 +229,9 @@ def balanced_sample(candidates: Iterable[Candidate | Sequence], *, per_cluster: 
         groups.setdefault(c.cluster, []).append(c)
     names = sorted(groups)
     clusters = {n: _Cluster(n, groups[n], seed) for n in names}
-    turn = [names[i] for i in _rng(seed, "turns").permutation(len(names))]
+    turn = _shuffled(seed, "turns", names)
     types = sorted({c.qa_type for g in groups.values() for c in g if c.qa_type is not None})
-    type_rank: dict[str | None, int] = {t: int(r) for t, r in zip(types, _rng(seed, "types").permutation(len(types)),
-                                                                   strict=True)}
+    type_rank: dict[str | None, int] = {t: r for r, t in enumerate(_shuffled(seed, "types", types))}
     type_rank[None] = len(types)
     overall: Counter[str | None] = Counter()
     members: list[Candidate] = []

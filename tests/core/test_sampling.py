@@ -174,3 +174,9 @@ def test_parse_per_cluster_and_selection_names():
     for bad in ("", "a b", "x" * 65, "a/b", "[bold]x[/]", "é"):
         with pytest.raises(BenchwrightError, match="selection name"):
             check_selection_name(bad)
+
+
+def test_a_seed_draws_the_same_pairs_on_every_machine_and_version():
+    """Pinned: the shuffle is a SHA-256 order, not a library's random stream, so a recorded seed redraws exactly."""
+    s = balanced_sample(pool({"a": 6, "b": 6}), per_cluster=(2, 3), total=5, seed=42)
+    assert [c.pair_id for c in s.members] == ["qa_b_000", "qa_a_002", "qa_b_003", "qa_a_001", "qa_b_002"]
