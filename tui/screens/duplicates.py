@@ -48,8 +48,10 @@ class DuplicatesScreen(Screen):
 
     BINDINGS = [
         Binding("escape", "back", "Back", id="duplicates.back"),
-        Binding("left", "highlight(-1)", "Previous member", key_display="←", id="duplicates.previous_member"),
-        Binding("right", "highlight(1)", "Next member", key_display="→", id="duplicates.next_member"),
+        Binding("left", "highlight(-1)", "Previous member", key_display="←", priority=True,
+                id="duplicates.previous_member"),
+        Binding("right", "highlight(1)", "Next member", key_display="→", priority=True,
+                id="duplicates.next_member"),
         Binding("k", "keep", "Keep highlighted", id="duplicates.keep"),
         Binding("b", "keep_all", "Keep all", id="duplicates.keep_all"),
         Binding("m", "merge", "Merge into highlighted", id="duplicates.merge"),
@@ -138,8 +140,7 @@ class DuplicatesScreen(Screen):
             classes="dup-member" + (" -highlighted" if index == self.highlighted else ""),
             id=f"dup-member-{index}",
         )
-        column.can_focus = False
-        return column
+        return column  # focused when highlighted: up / down / page keys scroll it
 
     def _refresh_status(self) -> None:
         status = Text()
@@ -147,6 +148,8 @@ class DuplicatesScreen(Screen):
         if g is not None:
             for i, column in enumerate(self.query(".dup-member")):
                 column.set_class(i == self.highlighted, "-highlighted")
+                if i == self.highlighted:
+                    column.focus(scroll_visible=True)
             r = g.resolution
             ordinal = {m.id: m.ordinal for m in g.members}
             if r is None:
@@ -172,7 +175,6 @@ class DuplicatesScreen(Screen):
         if self.group is not None:
             self.highlighted = (self.highlighted + step) % len(self.group.members)
             self._refresh_status()
-            self.query_one(f"#dup-member-{self.highlighted}").scroll_visible()
 
     def _highlighted_id(self) -> str | None:
         return self.group.members[self.highlighted].id if self.group is not None else None
