@@ -95,6 +95,7 @@ _NAMES_BY_KEYS = {
     ("answer", "question"): "integrated_pair",
     ("answer", "changes", "question"): "refined_pair",
     ("answerable", "self_contained"): "verification",
+    ("description", "label"): "taxonomy_label",
     ("items",): "checklist",
     ("mode", "rationale"): "failure_mode",
     ("clarity", "completeness", "correctness", "rated_answer", "reasoning", "relevance"): "swe_qa_pro_judgment",
@@ -143,6 +144,8 @@ def default_answer(body: dict, n: int) -> Reply:
         return Reply({"question": q + " (with link context)", "answer": "Integrated answer."})
     if name == "refined_pair":
         return Reply({"question": "Refined: " + q, "answer": "Refined answer.", "changes": "Removed chatter."})
+    if name == "taxonomy_label":
+        return Reply({"label": f"Topic {n}: {q[:40]}".strip(), "description": "Questions about one area of the code."})
     if name == "verification":
         return Reply({"self_contained": {"rationale": "Stands alone.", "passed": True},
                       "answerable": {"rationale": "The code shows it.", "passed": True}})
