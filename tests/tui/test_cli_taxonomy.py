@@ -134,6 +134,7 @@ def test_label_saves_a_version_a_failed_node_stays_unlabelled_and_the_rerun_fini
     r2 = run(project, "taxonomy", "label", "--model", "m-1", "--sample", "50", provider=fixed)
     assert r2.exit_code == 0, r2.output
     assert len(fixed.calls) == 1 and "label: 1 labelled, 0 failed" in r2.output
+    assert "pairs keep their cluster names until: benchwright taxonomy assign" in r2.output
     r3 = run(project, "taxonomy", "label", "--model", "m-1", provider=_labeller())
     assert r3.exit_code == 0 and "nothing to label" in r3.output
 
@@ -169,6 +170,7 @@ def test_edits_history_and_assign_with_origins(project):
     r = run(project, "taxonomy", "assign")
     assert r.exit_code == 0, r.output
     assert "90 pairs; 88 assigned, 0 unchanged, 1 kept-imported, 1 kept-annotator (--force replaces those)" in r.output
+    assert "leaves have no label yet, so their pairs have no cluster_name" in r.output
     with Store.open(project) as s:
         tv = s.taxonomy_version()
         third = s.get_pair(s.filtered_pair_ids("x")[2])

@@ -314,6 +314,11 @@ def taxonomy_assign(ctx, where, force, pair, node, version, annotator) -> None:
                        f"assigned, {c.unchanged} unchanged, {c.kept_imported} kept-imported, {c.kept_annotator} "
                        f"kept-annotator" + ("" if force or not (c.kept_imported or c.kept_annotator)
                                             else " (--force replaces those)")))
+        unlabelled = sum(1 for n in result.version.taxonomy.leaves if not n.label)
+        if unlabelled and c.assigned:
+            leaves = "1 leaf has" if unlabelled == 1 else f"{unlabelled} leaves have"
+            out.print(Text(f"  {leaves} no label yet, so their pairs have no cluster_name: benchwright taxonomy "
+                           "label, then assign again"))
 
 
 # -------------------------------------------------------------------------------------------------- label
@@ -379,6 +384,7 @@ def taxonomy_label(ctx, model, sample, seed, version, force, annotator) -> None:
         if saved:
             out.print(Text(f"saved taxonomy version {saved} (from {tv.id})"))
             _print_tree(out, latest_version(store, saved))
+            out.print(Text("pairs keep their cluster names until: benchwright taxonomy assign"))
         for o in failed[:20]:
             out.print(Text(f"  failed {o.node_id}: {shown_name(o.reason or '', 300)}"))
         if run is None:
