@@ -119,6 +119,7 @@ def test_where_limits_the_pairs_and_min_models_decides_the_insufficient(project,
     r = project.run("calibrate", "--where", "text=Question 1:", "--as", "t")
     assert r.exit_code == 0, r.output
     assert "1 pair," in r.output
+    assert "insufficient 1" in r.output  # standardised over the run's one pair: no spread, so no z-scores
     d = tmp_path / "d.jsonl"
     d.write_text(json.dumps({"question": QUESTIONS[0], "answer": "x", "scores": {"correctness": 1}}) + "\n")
     assert project.run("answers", "import", str(d), "--model", "D", "--condition", "direct", "--scale", "10",

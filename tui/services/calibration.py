@@ -56,7 +56,8 @@ def run_calibration(store: Store, *, by: str, models: Sequence[str] | None = Non
     """Calibrate the pairs ``flt`` lets through (all by default) from the direct answers (``condition``, or every
     direct condition pooled) of ``models`` judged by ``judge`` / ``judge_model`` (defaults:
     :func:`~benchwright.core.calibration.choose_panel`), and store the run unless ``dry_run``. Only pairs with
-    at least one judged answer of the panel are calibrated (the others stay ``uncalibrated``).
+    at least one judged answer of the panel are calibrated (the others stay ``uncalibrated``), and each model is
+    standardised over the pairs of the run (``flt``'s), not the whole project.
 
     Raises:
         BenchwrightError: a non-direct ``condition``; no judged answers for the models or judge (the message
@@ -66,15 +67,16 @@ def run_calibration(store: Store, *, by: str, models: Sequence[str] | None = Non
         raise BenchwrightError(f"calibration uses direct answers: --condition must be one of "
                                f"{', '.join(DIRECT_CONDITIONS)}, not {condition!r}")
     pair_ids = _pairs(store, by, flt)
+    wanted = set(pair_ids)
     everything = store.scored_answers()
     conditions = (condition,) if condition else tuple(DIRECT_CONDITIONS)
     try:
-        panel = choose_panel([a for a in everything if a.qa_pair_id in set(pair_ids)] if flt else everything,
+        panel = choose_panel([a for a in everything if a.qa_pair_id in wanted] if flt else everything,
                              conditions=conditions, judge=judge, judge_model=judge_model, models=models,
                              judge_order=JUDGES, what="judged direct answers")
     except BenchwrightError as e:
         raise BenchwrightError(f"{e}{_unjudged_hint(store)}") from None
-    answers = panel.answers(everything)
+    answers = [a for a in panel.answers(everything) if a.qa_pair_id in wanted]
     answered = {a.qa_pair_id for a in answers}
     result = calibrate(answers, panel.models, rule=rule, threshold=threshold, min_models=min_models,
                        samples=samples, pair_ids=[p for p in pair_ids if p in answered])
@@ -101,8 +103,9 @@ def run_item_stats(store: Store, *, by: str, models: Sequence[str] | None = None
     if condition is not None and condition not in CONDITIONS:
         raise BenchwrightError(f"unknown condition {condition!r}; use one of {', '.join(CONDITIONS)}")
     pair_ids = _pairs(store, by, flt)
+    wanted = set(pair_ids)
     everything = store.scored_answers()
-    pool = [a for a in everything if a.qa_pair_id in set(pair_ids)] if flt else everything
+    pool = [a for a in everything if a.qa_pair_id in wanted] if flt else everything
     filtered = [a for a in pool if (judge is None or a.judge == judge)
                 and (judge_model is None or a.judge_model == judge_model)
                 and (models is None or a.model in set(models))]
@@ -115,7 +118,7 @@ def run_item_stats(store: Store, *, by: str, models: Sequence[str] | None = None
     if condition is None:
         panel = Panel(panel.judge, panel.judge_model, panel.conditions, panel.models,
                       (*panel.notes, f"condition {chosen} (--condition)"))
-    answers = panel.answers(everything)
+    answers = [a for a in panel.answers(everything) if a.qa_pair_id in wanted]
     answered = {a.qa_pair_id for a in answers}
     decisions = store.difficulty_decisions(answered)
     result = item_stats(answers, panel.models, thresholds=thresholds or ItemThresholds(), samples=samples,
