@@ -112,3 +112,22 @@ async def test_without_a_taxonomy_it_says_how_to_build_one(project):
             await pilot.press("e")
             await pilot.pause()
             assert isinstance(app.screen, TaxonomyScreen)
+
+
+async def test_a_rename_on_a_version_edited_meanwhile_is_refused(project):
+    db, _ = project
+    leaf = _with_taxonomy(db)
+    with Store.open(db) as store:
+        app = BenchwrightApp(store, "ann")
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            await _open(app, pilot)
+            app.screen.show(leaf)
+            meanwhile = edit_taxonomy(store, "rename", by="bob", node=leaf, label="Bob's")
+            await pilot.press("e")
+            await pilot.pause()
+            await pilot.press(*"x", "enter")
+            await pilot.pause()
+            assert isinstance(app.screen, TaxonomyScreen) and app.is_running
+        tv = store.taxonomy_version()
+        assert tv.id == meanwhile.id and tv.taxonomy.node(leaf).label == "Bob's"
