@@ -188,3 +188,27 @@ def test_data_filter_options_come_from_the_vocabularies():
     assert ("dedup: unresolved", "dedup=unresolved") in options
     assert ("selection: bench", "selection=bench") in options and ("split: test", "split=test") in options
     assert ("difficulty: too-easy", "difficulty=too-easy") in options
+
+
+async def test_a_large_group_shows_its_first_members_and_says_so(tmp_path):
+    from benchwright.tui.screens.duplicates import SHOWN_MEMBERS
+
+    db = tmp_path / "p.db"
+    src = tmp_path / "many.jsonl"
+    src.write_text("".join(json.dumps({"question": f"Where is thing {i} registered?", "answer": "a"}) + "\n"
+                           for i in range(SHOWN_MEMBERS + 3)), encoding="utf-8")
+    with Store.open(db, create=True) as store:
+        store.add_repository(Repository(name="demo", version_label="1"), "setup")
+        store.apply_import(parse("jsonl", src, repository="demo"), annotator="setup", file_path=src)
+        ids = store.filtered_pair_ids("x")
+        groups = find_groups(ids, normalize_rows(np.ones((len(ids), 3), dtype=np.float32)), threshold=0.9)
+        store.save_dedup_run(scope="global", threshold=0.9, across_splits=False, embedder_model="hand", dimensions=3,
+                             pair_count=len(ids), groups=groups, multi_query={}, annotator="setup")
+    async with running(db) as (store, app, pilot):
+        await _open(app, pilot)
+        assert len(app.screen.query(".dup-member")) == SHOWN_MEMBERS
+        assert f"{SHOWN_MEMBERS + 3} members" in screen_text(app)
+        assert f"the first {SHOWN_MEMBERS} shown" in screen_text(app)
+        await pilot.press("left", "k")  # wraps to the last member shown
+        await settle(app, pilot)
+        assert _resolution(store, ids[0]).kept == (ids[SHOWN_MEMBERS - 1],)

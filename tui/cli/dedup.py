@@ -21,6 +21,7 @@ from .common import (
     parse_where,
     plural,
     shown_name,
+    step_progress,
     where_option,
 )
 
@@ -65,8 +66,9 @@ def dedup(ctx, threshold, scope, across_splits, where, model, dimensions, annota
     with open_store(ctx) as store:
         flt = parse_where(where, facets=store.facets())
         choice = resolve_embedder(store.path.parent, model, dimensions)
-        outcome = run_dedup(store, annotator=by, flt=flt, threshold=threshold, scope=scope,
-                            across_splits=across_splits, choice=choice, where=where)
+        with step_progress(f"embedding questions with {shown_name(choice.model)}") as report:
+            outcome = run_dedup(store, annotator=by, flt=flt, threshold=threshold, scope=scope,
+                                across_splits=across_splits, choice=choice, where=where, progress=report)
         ordinals = {c.id: c.ordinal for c in store.dedup_candidates([m for g in outcome.groups for m in g.members])}
     out = out_console()
     b = outcome.batch
@@ -74,7 +76,8 @@ def dedup(ctx, threshold, scope, across_splits, where, model, dimensions, annota
     out.print(Text(f"dedup run {outcome.run_id}: compared {plural(outcome.pair_count, 'question')} "
                    f"(scope {scope}, {within}, threshold {threshold:g}) with {printable(b.model)} at "
                    f"{b.dimensions} dimensions: {b.computed} embedded, {b.cached} from the cache, "
-                   f"{plural(b.calls, 'call')}"))
+                   f"{plural(b.calls, 'call')}"
+                   + ("" if not b.calls else ", cost unknown" if b.cost_usd is None else f", ${b.cost_usd:.4f}")))
     plain = [g for g in outcome.groups if g.kind != "cross-split"]
     members = sum(len(g.members) for g in plain)
     out.print(Text(f"{plural(len(plain), 'duplicate group')} ({plural(members, 'pair')})"))

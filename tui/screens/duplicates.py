@@ -21,6 +21,10 @@ from benchwright.db.dedup import GroupMember, GroupView
 from ..services.dedup import duplicates_view, neighbor_unresolved
 from ..widgets import error_text, literal, notify
 
+SHOWN_MEMBERS = 12
+"""Members shown side by side at most (a low threshold can chain hundreds into one group); the others are counted
+and ``benchwright dedup list`` lists them all."""
+
 SHOWN_CHARS = 20_000
 """Characters of a question or an answer the screen renders; the rest is counted (``dedup list`` and the review
 screen show the pair)."""
@@ -92,7 +96,7 @@ class DuplicatesScreen(Screen):
         self.group = view.group
         if not (keep_highlight and previous == (view.group.id if view.group else None)):
             self.highlighted = 0
-            if view.group is not None and pair_id is not None and pair_id in view.group.member_ids:
+            if view.group is not None and pair_id in view.group.member_ids[:SHOWN_MEMBERS]:
                 self.highlighted = view.group.member_ids.index(pair_id)
         summary = Text()
         if view.run is None:
@@ -107,6 +111,9 @@ class DuplicatesScreen(Screen):
                 summary.append(" · ")
                 summary.append_text(literal(g.scope_key))
             summary.append(f" · {len(g.members)} members · max similarity {g.max_score:.3f}")
+            if len(g.members) > SHOWN_MEMBERS:
+                summary.append(f" · the first {SHOWN_MEMBERS} shown (benchwright dedup list shows all)",
+                               style="yellow")
             if g.run_id != view.run.id:
                 summary.append(" · from an earlier run", style="yellow")
             summary.append(f"\n{view.unresolved} unresolved group{'' if view.unresolved == 1 else 's'} in run "
@@ -115,8 +122,11 @@ class DuplicatesScreen(Screen):
         members = self.query_one("#dup-members", HorizontalScroll)
         await members.remove_children()
         if self.group is not None:
-            await members.mount_all([self._column(m, i) for i, m in enumerate(self.group.members)])
+            await members.mount_all([self._column(m, i) for i, m in enumerate(self._members())])
         self._refresh_status()
+
+    def _members(self) -> tuple[GroupMember, ...]:
+        return self.group.members[:SHOWN_MEMBERS] if self.group is not None else ()
 
     def _column(self, m: GroupMember, index: int) -> VerticalScroll:
         g = self.group
@@ -173,7 +183,7 @@ class DuplicatesScreen(Screen):
     def action_highlight(self, step: int) -> None:
         """Highlight the previous / next member."""
         if self.group is not None:
-            self.highlighted = (self.highlighted + step) % len(self.group.members)
+            self.highlighted = (self.highlighted + step) % len(self._members())
             self._refresh_status()
 
     def _highlighted_id(self) -> str | None:
