@@ -322,27 +322,25 @@ def choose_panel(answers: Sequence[ScoredAnswer], *, conditions: Sequence[str], 
     where = f"under {' or '.join(conditions)}"
     if not pool:
         raise BenchwrightError(f"no {what} {where}; judged answers that exist:\n{available_text(answers)}")
-    notes = []
-    judges = _most((a.judge for a in pool), judge_order)
-    if judge is None:
-        judge = judges[0]
-        if len(judges) > 1:
-            notes.append(f"judge {judge} (the most judged answers; also: {', '.join(judges[1:])}; --judge)")
-    pool = [a for a in pool if a.judge == judge]
+    notes: list[str] = []
+    existing = f"; judged answers that exist:\n{available_text(answers)}"
+
+    def narrow(pool: list[ScoredAnswer], field: str, given: str | None, option: str, order: Sequence[str] = ()):
+        """The value of ``field`` given, or the most frequent one (noted when there are others), and the pool
+        narrowed to it; refused when nothing is left."""
+        values = _most((getattr(a, field) for a in pool), order)
+        value = values[0] if given is None else given
+        if given is None and len(values) > 1:
+            notes.append(f"{option.removeprefix('--').replace('-', ' ')} {short_name(value)} (the most judged "
+                         f"answers; also: {', '.join(short_name(v) for v in values[1:])}; {option})")
+        return value, [a for a in pool if getattr(a, field) == value]
+
+    judge, pool = narrow(pool, "judge", judge, "--judge", judge_order)
     if not pool:
-        raise BenchwrightError(f"no {what} {where} judged by {judge}; judged answers that exist:\n"
-                               f"{available_text(answers)}")
-    judge_models = _most(a.judge_model for a in pool)
-    if judge_model is None:
-        judge_model = judge_models[0]
-        if len(judge_models) > 1:
-            notes.append(f"judge model {short_name(judge_model)} (the most judged answers; also: "
-                         f"{', '.join(short_name(m) for m in judge_models[1:])}; "
-                         "--judge-model)")
-    pool = [a for a in pool if a.judge_model == judge_model]
+        raise BenchwrightError(f"no {what} {where} judged by {judge}{existing}")
+    judge_model, pool = narrow(pool, "judge_model", judge_model, "--judge-model")
     if not pool:
-        raise BenchwrightError(f"no {what} {where} judged by {judge} / {short_name(judge_model)}; judged answers that exist:\n"
-                               f"{available_text(answers)}")
+        raise BenchwrightError(f"no {what} {where} judged by {judge} / {short_name(judge_model)}{existing}")
     present = _most(a.model for a in pool)
     if models is None:
         models = sorted(present)
@@ -351,7 +349,7 @@ def choose_panel(answers: Sequence[ScoredAnswer], *, conditions: Sequence[str], 
         if missing:
             raise BenchwrightError(
                 f"no {what} {where} judged by {judge} / {short_name(judge_model)} for model(s) "
-                f"{', '.join(short_name(m) for m in missing)} (names must "
-                f"match exactly); judged answers that exist:\n{available_text(answers)}")
-    used = tuple(c for c in conditions if any(a.condition == c and a.model in set(models) for a in pool))
+                f"{', '.join(short_name(m) for m in missing)} (names must match exactly){existing}")
+    panel = set(models)
+    used = tuple(c for c in conditions if any(a.condition == c and a.model in panel for a in pool))
     return Panel(judge=judge, judge_model=judge_model, conditions=used, models=tuple(models), notes=tuple(notes))

@@ -156,3 +156,19 @@ def test_histogram_bins():
     assert rows["< -2"] == 1 and rows["[-2, -1.5)"] == 1 and rows["[-0.5, 0)"] == 1
     assert rows["[0, 0.5)"] == 2 and rows["[0.5, 1)"] == 1 and rows[">= 2"] == 2
     assert sum(rows.values()) == 8 and len(rows) == 10
+
+
+def test_choose_panel_takes_the_most_judged_and_says_so():
+    from benchwright.core.calibration import choose_panel
+
+    rows = [*answers(), ScoredAnswer("q1", "A", "closed-book", 0, "checklist", "k", 0.5, 1),
+            ScoredAnswer("q1", "A", "agentic", 0, "swe-qa-pro", "j2", 0.5, 1)]
+    panel = choose_panel(rows, conditions=("closed-book", "direct"))
+    assert (panel.judge, panel.judge_model, panel.models, panel.conditions) == ("swe-qa-pro", "j", ("A", "B", "C"),
+                                                                                ("closed-book",))
+    assert panel.notes == ("judge swe-qa-pro (the most judged answers; also: checklist; --judge)",)
+    assert choose_panel(rows, conditions=("closed-book",), judge="checklist").models == ("A",)
+    with pytest.raises(BenchwrightError, match=r"judged by code-qa-bench; judged answers that exist:\n  A \(closed-book\) judged by swe-qa-pro / j: 7 answers"):
+        choose_panel(rows, conditions=("closed-book",), judge="code-qa-bench")
+    with pytest.raises(BenchwrightError, match="no judged answers under direct"):
+        choose_panel(rows, conditions=("direct",))
