@@ -201,6 +201,21 @@ async def _refined(pilot) -> None:
                             origin="refined", by="setup", model="gen-model", call_ids=[1])
 
 
+async def _duplicates(pilot) -> None:
+    """A step that stores a dedup run grouping the first two pairs (cross-split when their splits differ) before
+    the duplicates screen opens."""
+    import numpy as np
+
+    from benchwright.core.dedup import find_groups
+
+    store = pilot.app.store
+    pairs = store.dedup_candidates(store.filtered_pair_ids(VIEWER))
+    vectors = np.array([[1.0, 0.0], [0.995, 0.0998]], dtype=np.float32)
+    groups = find_groups([p.id for p in pairs[:2]], vectors, threshold=0.9, splits=[p.split for p in pairs[:2]])
+    store.save_dedup_run(scope="global", threshold=0.9, across_splits=True, embedder_model="hashing", dimensions=2,
+                         pair_count=2, groups=groups, multi_query={}, annotator="setup")
+
+
 REVIEW = ("enter", "ReviewScreen")
 """From the queue, the first pair: reviewed by both annotators (accept against reject), their checklist edits,
 a note, a flagged curation step, an answer judged twice."""
@@ -235,6 +250,7 @@ SHOTS = {
     "probes": [PROBES],
     "sign-off-reason": [PROBES, ("n", "ReasonScreen")],
     "rules-editor": [PROBES, ("e", "RulesEditorScreen")],
+    "duplicates": [_duplicates, ("D", "DuplicatesScreen")],
 }
 """Each picture: how it is reached from the queue. Every screen class is the last screen of one of them (and of
 the adjudication test); test_every_screen_has_a_picture keeps it so."""
