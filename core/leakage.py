@@ -17,8 +17,10 @@ A *leaked span* is a stretch of the new question that is one of:
   extension (``app.py``), either with an optional line suffix (``app.py:120``, ``:120-130``). The line suffix is
   not compared: a path is found in a text when the text has the path or its file name at a path boundary.
 - ``key-point``: a run of at least :attr:`LeakageRules.min_words` content words (stop words skipped,
-  case-insensitive, a trailing possessive ``'s`` or plural ``s`` removed) every window of which occurs as
-  consecutive content words of the reference answer or of a key point, does not occur so in the original question,
+  case-insensitive, a trailing possessive ``'s`` or plural ``s`` removed) within one phrase (punctuation other than
+  commas, hyphens and apostrophes ends a phrase, and so does code: a key point is prose) every window of which
+  occurs as consecutive content words of the reference answer or of a key point, does not occur so in the original
+  question,
   and holds at least :attr:`LeakageRules.min_new_words` words the original does not have at all (a reordering of
   the original's own words, or one new word among them, is not a leak).
 
@@ -31,8 +33,9 @@ by offset, so the same inputs always give the same spans. Nothing here reads a f
 from __future__ import annotations
 
 import bisect
+import functools
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from .errors import BenchwrightError
@@ -139,6 +142,11 @@ _WORD_RE = re.compile(r"\w+")
 _BACKTICK_RE = re.compile(r"`([^`\n]{1,300})`")
 _CONTENT_WORD_RE = re.compile(r"\w+(?:['’]\w+)*")
 _SENTENCE_END = (".", "?", "!", ":", "\n")
+_PHRASE_JOINERS = frozenset(" \t,-'’_")
+_CAPITALISED_RE = re.compile(r"(?<!\w)[A-Z]\w{2,}")
+_CAMEL_RE = re.compile(r"[a-z][A-Z]|[A-Z]{2}[a-z]")
+_SHAPED_RE = re.compile(r"(?<!\w)(?=\w*(?:_|[a-z][A-Z]|[A-Z]{2}[a-z]))\w+")
+"""The word tokens that may be shaped (:func:`_is_shaped` decides), found in one pass."""
 
 
 def _is_shaped(token: str) -> bool:
@@ -147,7 +155,7 @@ def _is_shaped(token: str) -> bool:
     letter)."""
     if "_" in token:
         return any(c.isalpha() for c in token)
-    return bool(re.search(r"[a-z][A-Z]|[A-Z]{2}[a-z]", token))
+    return _CAMEL_RE.search(token) is not None
 
 
 def _code_tokens(text: str) -> set[str]:
@@ -189,6 +197,7 @@ def _starts_sentence(text: str, at: int) -> bool:
     return not before.strip() or before.endswith(_SENTENCE_END)
 
 
+@functools.lru_cache(maxsize=65536)
 def _norm(word: str) -> str:
     w = word.lower().replace("’", "'")
     if w.endswith("'s"):
@@ -198,18 +207,50 @@ def _norm(word: str) -> str:
     return w
 
 
-def _content_words(text: str, stop: frozenset[str]) -> list[tuple[str, int, int]]:
-    """``(normalised word, start, end)`` of each content word of ``text``, in order."""
+def _code_regions(text: str) -> list[tuple[int, int]]:
+    """The ``(start, end)`` stretches of ``text`` that are code (backticks, paths, dotted names, shaped tokens),
+    sorted by start."""
+    regions = [m.span() for r in (_BACKTICK_RE, _PATH_RE, _DOTTED_RE) for m in r.finditer(text)]
+    regions += [m.span() for m in _SHAPED_RE.finditer(text) if _is_shaped(m.group())]
+    return sorted(regions)
+
+
+def _breaks(gap: str) -> bool:
+    """True when the text between two content words ends a phrase: any character but letters, digits, spaces,
+    commas, hyphens and apostrophes (sentence ends, brackets, quotes, markup, control characters, new lines)."""
+    return gap != " " and any(not (c.isalnum() or c in _PHRASE_JOINERS) for c in gap)
+
+
+def _content_words(text: str, stop: frozenset[str]) -> list[tuple[str, int, int, int]]:
+    """``(normalised word, start, end, phrase)`` of each content word of ``text``, in order; ``phrase`` counts the
+    breaks before the word (:func:`_breaks`, or code between: code is never part of a key-point phrase)."""
     out = []
+    regions, k, phrase, last = _code_regions(text), 0, 0, 0
     for m in _CONTENT_WORD_RE.finditer(text):
+        while k < len(regions) and regions[k][1] <= m.start():
+            k += 1
+        if k < len(regions) and regions[k][0] < m.end():  # inside code
+            phrase, last = phrase + 1, m.end()
+            continue
         w = _norm(m.group())
-        if w and w not in stop and m.group().lower() not in stop:
-            out.append((w, m.start(), m.end()))
+        if not w or w in stop or m.group().lower() in stop:
+            continue
+        if _breaks(text[last:m.start()]):
+            phrase += 1
+        out.append((w, m.start(), m.end(), phrase))
+        last = m.end()
     return out
 
 
-def _grams(words: Sequence[str], n: int) -> set[tuple[str, ...]]:
-    return {tuple(words[i:i + n]) for i in range(len(words) - n + 1)}
+def _windows(words: Sequence[tuple[str, int, int, int]], n: int) -> Iterator[tuple[int, tuple[str, ...]]]:
+    """``(index of the first word, normalised words)`` of each run of ``n`` content words within one phrase."""
+    for i in range(len(words) - n + 1):
+        if words[i][3] == words[i + n - 1][3]:
+            yield i, tuple(w[0] for w in words[i:i + n])
+
+
+def _grams(words: Sequence[tuple[str, int, int, int]], n: int) -> set[tuple[str, ...]]:
+    return {gram for _, gram in _windows(words, n)}
 
 
 @dataclass
@@ -225,9 +266,8 @@ class _Source:
 
 
 def _source(name: str, text: str, rules: LeakageRules, stop: frozenset[str]) -> _Source:
-    words = [w for w, _, _ in _content_words(text, stop)]
     return _Source(name, text, _code_tokens(text), _paths(text), _backticked_names(text),
-                   _grams(words, rules.min_words))
+                   _grams(_content_words(text, stop), rules.min_words))
 
 
 # ------------------------------------------------------------------------------------------------ the check
@@ -253,8 +293,8 @@ def find_leaks(original: str, new: str, reference_answer: str | None, checklist_
     orig_tokens = {t.lower() for t in _code_tokens(original)}
     orig_paths, orig_lower = _paths(original), original.lower()
     orig_words = _content_words(original, stop)
-    orig_grams = _grams([w for w, _, _ in orig_words], rules.min_words)
-    orig_vocab = {w for w, _, _ in orig_words}
+    orig_grams = _grams(orig_words, rules.min_words)
+    orig_vocab = {w[0] for w in orig_words}
     spans: dict[tuple[int, int], LeakedSpan] = {}
 
     def add(start: int, end: int, kind: str, source: str) -> None:
@@ -311,27 +351,23 @@ def find_leaks(original: str, new: str, reference_answer: str | None, checklist_
             identifier(m.group(), m.start(), m.end(), suffixes=True)
     for m in _CALL_RE.finditer(new):
         identifier(m.group(1), m.start(1), m.end(1))
-    for m in _WORD_RE.finditer(new):
+    for m in _SHAPED_RE.finditer(new):
+        if _is_shaped(m.group()) and not in_path(m.start(), m.end()):
+            identifier(m.group(), m.start(), m.end())
+    for m in _CAPITALISED_RE.finditer(new):
         tok = m.group()
-        if in_path(m.start(), m.end()):
-            continue
-        if _is_shaped(tok):
-            identifier(tok, m.start(), m.end())
-        elif tok[0].isupper() and len(tok) >= 3 and tok.lower() not in stop \
-                and any(tok in s.code_names for s in sources) and not _starts_sentence(new, m.start()) \
+        if not _is_shaped(tok) and tok.lower() not in stop and any(tok in s.code_names for s in sources) \
+                and not in_path(m.start(), m.end()) and not _starts_sentence(new, m.start()) \
                 and not name_in_original(tok):
             add(m.start(), m.end(), IDENTIFIER, next(s.name for s in sources if tok in s.code_names))
     # key-point phrases
     n = rules.min_words
     words = _content_words(new, stop)
     runs: dict[str, list[list[int]]] = {REFERENCE_ANSWER: [], CHECKLIST: []}
-    for i in range(len(words) - n + 1):
-        window = words[i:i + n]
-        gram = tuple(w for w, _, _ in window)
-        if gram in orig_grams or sum(w not in orig_vocab for w in gram) < min(rules.min_new_words, n):
-            continue
+    new_words = min(rules.min_new_words, n)
+    for i, gram in _windows(words, n):
         source = next((s.name for s in sources if gram in s.grams), None)
-        if source is None:
+        if source is None or gram in orig_grams or sum(w not in orig_vocab for w in gram) < new_words:
             continue
         run = runs[source]
         if run and run[-1][1] >= i:  # overlaps or touches the previous window: one phrase

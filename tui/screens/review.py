@@ -17,6 +17,7 @@ from textual.widgets.option_list import Option
 from benchwright.core.errors import BenchwrightError
 from benchwright.core.evidence import Citation, Evidence
 from benchwright.core.evidence_drift import DELETED, EVIDENCE_STALE, EVIDENCE_UNKNOWN, UNKNOWN, CitationChange
+from benchwright.core.leakage import leaked_terms
 from benchwright.core.models import QAPair, stale_checklist_note
 from benchwright.core.review import CRITERIA, CRITERION_LABELS, Criteria, Verdict, next_verdict
 from benchwright.core.vocabulary import REJECT_REASON_NAMES, REOPEN_WHY
@@ -36,6 +37,10 @@ _EVIDENCE_MARK = {
 
 MAX_CANDIDATES = 6
 """Files listed under a citation that several files of the repository match."""
+LEAKED_TERMS_SHOWN = 12
+"""Leaked terms the leakage banner names (the text screen, ``w``, marks every one)."""
+LEAKED_TERM_CHARS = 80
+"""A leaked term longer than this (a long key-point phrase) is cut in the banner."""
 KEY_POINT_CHARS = 500
 """A key point longer than this is cut in the sidebar (``c`` shows it whole): wrapping a 1 MB key point froze
 the screen for seconds on every visit of its pair."""
@@ -102,6 +107,7 @@ class ReviewScreen(Screen):
         yield Header()
         yield Static(id="review-status")
         yield Static(id="evidence-stale")
+        yield Static(id="leakage-banner")
         with Horizontal(id="review-body"):
             with VerticalScroll(id="review-text"):
                 yield Static(id="text-origin")
@@ -150,6 +156,7 @@ class ReviewScreen(Screen):
             options.add_option(Option(Text("no file cited", style="dim"), disabled=True))
         self._openable: dict[str, Evidence] = {}
         self._show_evidence_check(view, options)
+        self._show_leakage(view)
         for i, ev in enumerate(self.evidence):
             mark, style = _EVIDENCE_MARK[ev.status]
             label = literal(str(ev.citation))
@@ -178,6 +185,27 @@ class ReviewScreen(Screen):
         self.query_one("#others", Static).update(self._others_text(view.others))
         note = view.note
         self.query_one("#note", Static).update(literal(note) if note else Text("no notes", style="dim"))
+
+    def _show_leakage(self, view: ReviewView) -> None:
+        """The banner of a pair whose current question gives away terms of its reference answer or checklist
+        (:mod:`benchwright.core.leakage`): each leaked term, literally, with its kind and source."""
+        banner = self.query_one("#leakage-banner", Static)
+        check = view.leakage
+        if check is None or check.status != "leaked":
+            banner.display = False
+            return
+        banner.display = True
+        terms = leaked_terms(check.spans)
+        line = literal(f"question leaks {len(terms)} term{'' if len(terms) == 1 else 's'} the original did not "
+                       f"have (w shows them): ", style="bold black on yellow")
+        for k, span in enumerate(terms[:LEAKED_TERMS_SHOWN]):
+            line.append(" · " if k else "")
+            text = span.text if len(span.text) <= LEAKED_TERM_CHARS else span.text[:LEAKED_TERM_CHARS] + "…"
+            line.append_text(literal(text, style="bold"))
+            line.append_text(literal(f" ({span.kind}, {span.source})", style="italic"))
+        if len(terms) > LEAKED_TERMS_SHOWN:
+            line.append(f" · and {len(terms) - LEAKED_TERMS_SHOWN} more", style="italic")
+        banner.update(line)
 
     def _show_evidence_check(self, view: ReviewView, options: OptionList) -> None:
         """The banner of a pair whose evidence went stale at a re-pin (``repos move``), and an entry in the evidence

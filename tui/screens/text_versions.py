@@ -17,6 +17,7 @@ from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
 from benchwright.core.errors import BenchwrightError
+from benchwright.core.leakage import leaked_terms
 from benchwright.core.text_diff import LONG_DIFF_CHARS, DiffCancelled, TextDiff
 from benchwright.db import Store
 from benchwright.db.texts import TextConflictError
@@ -27,6 +28,29 @@ from .curation import render_text_diff
 
 DIFF_SHOWN_CHARS = 20_000
 """Characters of each diff the screen renders (wrapping a 1 MB diff froze the screen); the rest is counted."""
+
+
+LEAK_STYLE = "reverse underline"
+"""How the text screen marks a leaked span of the question."""
+
+
+def marked_spans(text: str, spans, limit: int = DIFF_SHOWN_CHARS) -> Text:
+    """``text`` (its first ``limit`` characters) shown literally, the ``spans`` (objects with ``start`` / ``end``
+    offsets into it, as :class:`~benchwright.core.leakage.LeakedSpan`) in :data:`LEAK_STYLE`; overlapping
+    spans are marked as one. Built piece by piece, so a control character before a span does not shift it."""
+    shown = text[:limit]
+    out, at = Text(), 0
+    for s in sorted(spans, key=lambda s: (s.start, s.end)):
+        start, end = max(s.start, at), min(s.end, len(shown))
+        if start >= end:
+            continue
+        out.append_text(literal(shown[at:start]))
+        out.append_text(literal(shown[start:end], style=LEAK_STYLE))
+        at = end
+    out.append_text(literal(shown[at:]))
+    if len(text) > limit:
+        out.append(f"… {len(text) - limit:,} more characters", style="dim")
+    return out
 
 
 def _diff_text(title: str, diff: TextDiff) -> Text:
@@ -130,6 +154,7 @@ class TextVersionsScreen(Screen):
         yield Header()
         yield Static(id="text-summary")
         with VerticalScroll(id="text-diff"):
+            yield Static(id="text-leakage")
             yield Static(id="text-diff-body")
         yield Label("Versions (v reverts to the highlighted one)", classes="section-title")
         yield OptionList(id="text-versions")
@@ -168,7 +193,30 @@ class TextVersionsScreen(Screen):
                 line.append_text(literal(f" · accepted by {', '.join(who)}", style="green"))
             options.add_option(Option(line, id=f"v{v.version}"))
         options.highlighted = 0
+        self._show_leakage()
         self._show_diff()
+
+    def _show_leakage(self) -> None:
+        """The leaked terms of the current question (:mod:`benchwright.core.leakage`): listed with kind and source,
+        and marked (reverse, underlined) in the question itself; hidden when its latest check is clean or none."""
+        panel = self.query_one("#text-leakage", Static)
+        check = self.store.leakage_check(self.pair_id, self.view.current.version)
+        if check is None or check.status != "leaked":
+            panel.display = False
+            return
+        panel.display = True
+        terms = leaked_terms(check.spans)
+        t = Text()
+        t.append(f"Leaked terms: {len(terms)} of the reference answer or checklist the original question did not "
+                 "have\n", style="bold yellow")
+        for span in terms:
+            t.append("  • ")
+            t.append_text(literal(span.text[:DIFF_SHOWN_CHARS], style=LEAK_STYLE))
+            t.append_text(literal(f"  {span.kind}, from the {span.source}\n", style="italic"))
+        t.append("Question with the leaked terms marked:\n", style="bold")
+        t.append_text(marked_spans(self.view.current.question, check.spans))
+        t.append("\n")
+        panel.update(t)
 
     def _show_diff(self) -> None:
         view = self.view

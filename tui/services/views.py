@@ -26,6 +26,7 @@ from benchwright.core.models import Decision, PairText, QAPair, Repository
 from benchwright.core.review import Criteria, Review
 from benchwright.db import ChecklistVersion, Progress, QueueFilter, Store
 from benchwright.db.evidence import EvidenceCheck
+from benchwright.db.leakage import LeakageCheck
 from benchwright.db.llm import CurationResult
 from benchwright.db.releases import Preflight
 
@@ -76,6 +77,8 @@ class ReviewView:
         reopened: why the pair is back in the viewer's review (``text``, ``evidence-stale``) when their decision
             was made before it was reopened, else None (:meth:`~benchwright.db.Store.reopened`).
         stale_checklist: ``(made from, current)`` text versions when the current checklist is stale, else None.
+        leakage: the latest leakage check of the current text (:mod:`benchwright.core.leakage`), None when it was
+            never checked (an original text is not).
     """
 
     pair: QAPair
@@ -94,6 +97,7 @@ class ReviewView:
     evidence_check: EvidenceCheck | None = None
     reopened: str | None = None
     stale_checklist: tuple[int, int] | None = None
+    leakage: LeakageCheck | None = None
 
 
 def others_reviews(store: Store, pair_id: str, viewer: str) -> OthersReviews:
@@ -135,6 +139,7 @@ def review_view(store: Store, pair_id: str, viewer: str, *, progress: Progress |
         progress=progress if progress is not None else store.progress(viewer),
         evidence_check=store.evidence_check(pair_id),
         reopened=store.reopened(pair_id, viewer), stale_checklist=store.stale_checklist(pair_id),
+        leakage=store.leakage_check(pair_id),
     )
 
 
