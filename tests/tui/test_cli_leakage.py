@@ -6,16 +6,11 @@ from __future__ import annotations
 
 import json
 
-from click.testing import CliRunner
+from test_cli_pair_texts import run
 
 from benchwright.db import Store
-from benchwright.tui.cli import main
 
 ANSWER = "It reads `[bold]x_cfg[/]` in src/app/config.py and calls \x1b[31mload_settings()."
-
-
-def run(*args):
-    return CliRunner().invoke(main, list(args), catch_exceptions=False)
 
 
 def project(tmp_path):
