@@ -120,6 +120,10 @@ def test_where_limits_the_pairs_and_min_models_decides_the_insufficient(project,
     assert r.exit_code == 0, r.output
     assert "1 pair," in r.output
     assert "insufficient 1" in r.output  # standardised over the run's one pair: no spread, so no z-scores
+    r = project.run("calibrate", "--where", "text=no such words", "--as", "t")
+    assert r.exit_code == 1 and "--where matches no pair" in r.output
+    r = project.run("items", "--where", "text=Question 1:", "--condition", "agentic", "--as", "t")
+    assert r.exit_code == 1 and "no judged answers to the 1 pair --where selects under agentic" in r.output
     d = tmp_path / "d.jsonl"
     d.write_text(json.dumps({"question": QUESTIONS[0], "answer": "x", "scores": {"correctness": 1}}) + "\n")
     assert project.run("answers", "import", str(d), "--model", "D", "--condition", "direct", "--scale", "10",

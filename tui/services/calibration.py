@@ -37,7 +37,15 @@ class ItemStatsOutcome:
 
 
 def _pairs(store: Store, annotator: str, flt: QueueFilter | None) -> list[str]:
-    return store.filtered_pair_ids(annotator, flt or QueueFilter())
+    """The pairs of the run: every pair, or those ``flt`` lets through (refused when none)."""
+    ids = store.filtered_pair_ids(annotator, flt or QueueFilter())
+    if flt is not None and not ids:
+        raise BenchwrightError("--where matches no pair; nothing to compute")
+    return ids
+
+
+def _among(flt: QueueFilter | None, pair_ids: Sequence[str]) -> str:
+    return "" if flt is None else f" to the {len(pair_ids)} pair{'' if len(pair_ids) == 1 else 's'} --where selects"
 
 
 def _unjudged_hint(store: Store) -> str:
@@ -73,7 +81,7 @@ def run_calibration(store: Store, *, by: str, models: Sequence[str] | None = Non
     try:
         panel = choose_panel([a for a in everything if a.qa_pair_id in wanted] if flt else everything,
                              conditions=conditions, judge=judge, judge_model=judge_model, models=models,
-                             judge_order=JUDGES, what="judged direct answers")
+                             judge_order=JUDGES, what="judged direct answers" + _among(flt, pair_ids))
     except BenchwrightError as e:
         raise BenchwrightError(f"{e}{_unjudged_hint(store)}") from None
     answers = [a for a in panel.answers(everything) if a.qa_pair_id in wanted]
@@ -112,7 +120,8 @@ def run_item_stats(store: Store, *, by: str, models: Sequence[str] | None = None
     chosen = condition or default_condition(filtered) or default_condition(pool)
     try:
         panel = choose_panel(pool, conditions=(chosen,) if chosen else tuple(CONDITIONS), judge=judge,
-                             judge_model=judge_model, models=models, judge_order=JUDGES)
+                             judge_model=judge_model, models=models, judge_order=JUDGES,
+                             what="judged answers" + _among(flt, pair_ids))
     except BenchwrightError as e:
         raise BenchwrightError(f"{e}{_unjudged_hint(store)}") from None
     if condition is None:
