@@ -159,6 +159,9 @@ async def test_no_dedup_run_yet(tmp_path):
         await pilot.press("k")
         await settle(app, pilot)
         assert any("no duplicate group to resolve" in t for t in toasts(app))
+        await pilot.press("question_mark")
+        await settle(app, pilot)
+        assert "Keep highlighted" in screen_text(app) and "Next unresolved" in screen_text(app)
 
 
 async def test_the_queue_data_filter(dedup_project):
