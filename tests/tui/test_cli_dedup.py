@@ -29,11 +29,14 @@ HASHING = ("--model", "builtin:hashing", "--dimensions", "1024")
 
 
 @pytest.fixture
-def project(tmp_path, monkeypatch) -> Path:
-    monkeypatch.setenv("BENCHWRIGHT_CONFIG", str(tmp_path / "user" / "config.toml"))
+def tester(cli_env, monkeypatch):
+    """The CLI environment of tests/tui/conftest.py, the annotator ``tester``."""
     monkeypatch.setenv("BENCHWRIGHT_ANNOTATOR", "tester")
     monkeypatch.setenv("COLUMNS", "200")
-    monkeypatch.delenv("BENCHWRIGHT_DB", raising=False)
+
+
+@pytest.fixture
+def project(tmp_path, tester) -> Path:
     db = tmp_path / "project.db"
     with Store.open(db, create=True) as store:
         for repo in ("demo", "other"):
@@ -141,12 +144,10 @@ SWE_QA_PRO = Path("/work/shared/data/swe-qa-pro")
 
 @pytest.mark.slow
 @pytest.mark.skipif(not (SWE_QA_PRO / "train.parquet").is_file(), reason="needs ../shared/data/swe-qa-pro")
-def test_swe_qa_pro_train_against_test_with_the_built_in_embedder(tmp_path, monkeypatch):
+def test_swe_qa_pro_train_against_test_with_the_built_in_embedder(tmp_path, tester):
     """The real cross-split check: SWE-QA-Pro's 464 training questions against its 11 test rows, every repository
     compared with every other (--scope global --across-splits). None of the test questions is within 0.9 (or 0.95)
     of a training question with wordllama; a test question planted in train, lightly reworded, is found."""
-    monkeypatch.setenv("BENCHWRIGHT_CONFIG", str(tmp_path / "user" / "config.toml"))
-    monkeypatch.setenv("BENCHWRIGHT_ANNOTATOR", "tester")
     db = tmp_path / "p.db"
     assert cli(db, "init").exit_code == 0
     for name in ("train.parquet", "test.rows-0-10.parquet"):
