@@ -32,6 +32,8 @@ DIFF_SHOWN_CHARS = 20_000
 
 LEAK_STYLE = "reverse underline"
 """How the text screen marks a leaked span of the question."""
+LEAKED_TERM_CHARS = 300
+"""A leaked term longer than this (a long key-point phrase) is cut in the list (the question marks it whole)."""
 
 
 def marked_spans(text: str, spans, limit: int = DIFF_SHOWN_CHARS) -> Text:
@@ -211,7 +213,8 @@ class TextVersionsScreen(Screen):
                  "have\n", style="bold yellow")
         for span in terms:
             t.append("  • ")
-            t.append_text(literal(span.text[:DIFF_SHOWN_CHARS], style=LEAK_STYLE))
+            cut = span.text if len(span.text) <= LEAKED_TERM_CHARS else span.text[:LEAKED_TERM_CHARS] + "…"
+            t.append_text(literal(cut, style=LEAK_STYLE))
             t.append_text(literal(f"  {span.kind}, from the {span.source}\n", style="italic"))
         t.append("Question with the leaked terms marked:\n", style="bold")
         t.append_text(marked_spans(self.view.current.question, check.spans))
