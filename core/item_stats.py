@@ -29,6 +29,8 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from .calibration import ModelScore, ScoredAnswer, model_pair_scores
 from .errors import BenchwrightError
 from .vocabulary import (
@@ -117,17 +119,14 @@ class ItemStatsResult:
 
 
 def pearson(xs: Sequence[float], ys: Sequence[float]) -> float | None:
-    """The Pearson correlation of two equally long sequences; None with fewer than two points or when either
-    has no variance."""
+    """The Pearson correlation of two equally long sequences (numpy's ``corrcoef``); None with fewer than two
+    points or when either has no variance."""
     if len(xs) != len(ys) or len(xs) < 2:
         return None
-    mx, my = statistics.fmean(xs), statistics.fmean(ys)
-    sxy = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True))
-    sxx = sum((x - mx) ** 2 for x in xs)
-    syy = sum((y - my) ** 2 for y in ys)
-    if sxx <= 1e-18 or syy <= 1e-18:
+    x, y = np.asarray(xs, dtype=float), np.asarray(ys, dtype=float)
+    if np.ptp(x) <= 1e-12 or np.ptp(y) <= 1e-12:
         return None
-    return max(-1.0, min(1.0, sxy / math.sqrt(sxx * syy)))
+    return float(np.clip(np.corrcoef(x, y)[0, 1], -1.0, 1.0))
 
 
 def item_stats(answers: Iterable[ScoredAnswer], models: Sequence[str], *,
