@@ -102,6 +102,9 @@ def test_a_later_run_decides_and_show_prints_it_again(project):
     r = project.run("calibrate", "--rule", "all-z", "--threshold", "1", "--as", "t")
     assert "calibration run 2" in r.output and "too easy 1 · kept 5" in r.output  # the tie: q2's min z is 1
     assert project.where(difficulty="too-easy") == [2]
+    lines = r.output.split("min z over the models (all-z decides on it), 6 decided pairs:\n")[1].splitlines()[:10]
+    bins = {m.group(1): int(m.group(2)) for m in (re.match(r"\s+(.+?) [█ ]*?(\d+)$", x) for x in lines)}
+    assert bins["[-1, -0.5)"] == 4 and bins["[0, 0.5)"] == 1 and bins["[1, 1.5)"] == 1  # min z: -1 x4, 0, 1
     shown = project.run("calibrate", "show")
     assert "calibration run 2 (" in shown.output and "rule all-z, threshold 1" in shown.output
     assert "too easy 1 · kept 5" in shown.output

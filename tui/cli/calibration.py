@@ -61,9 +61,13 @@ def print_calibration(console: Console, result: CalibrationResult, *, heading: s
         usable = "yes" if st.usable else "none (sd 0 or under 2 pairs: its pairs lack this model)"
         t.add_row(Text(shown_name(m)), str(st.n), _num(st.mean), _num(st.sd), usable)
     console.print(t)
-    decided = [p.mean_z for p in result.pairs if p.decision != "insufficient"]
-    for line in histogram_lines(z_histogram(decided), f"mean z over the models, {plural(len(decided), 'decided pair')}:"):
-        console.print(Text(line))
+    decided = [p for p in result.pairs if p.decision != "insufficient"]
+    shown = [("mean z over the models", [p.mean_z for p in decided])]
+    if result.rule == "all-z":  # the statistic the rule decides on: every model's z >= threshold iff the minimum is
+        shown.append(("min z over the models (all-z decides on it)", [p.min_z for p in decided]))
+    for title, values in shown:
+        for line in histogram_lines(z_histogram(values), f"{title}, {plural(len(decided), 'decided pair')}:"):
+            console.print(Text(line))
     c = result.counts
     console.print(Text(f"too easy {c['too-easy']} · kept {c['kept']} · insufficient {c['insufficient']}"
                        + (" (fewer models with a z-score than required: --min-models)" if c["insufficient"] else "")))
