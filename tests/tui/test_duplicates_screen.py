@@ -143,13 +143,22 @@ async def test_review_screen_opens_the_pairs_group_and_says_when_there_is_none(d
     async with running(db) as (store, app, pilot):
         await app.push_screen(ReviewScreen(store, "ann", ids[4]))
         await settle(app, pilot)
+        assert "possible duplicate" not in screen_text(app)
         await pilot.press("D")
         await settle(app, pilot)
         assert isinstance(app.screen, ReviewScreen)
         assert any("in no duplicate group" in t for t in toasts(app))
         await app.push_screen(ReviewScreen(store, "ann", ids[1]))
+        await settle(app, pilot)
+        assert ("possible duplicate of #1 (cross-split, similarity up to 0.999, unresolved): D compares them"
+                in screen_text(app))
         await _open(app, pilot)
         assert "Group 1" in screen_text(app) and app.screen.highlighted == 1
+        await pilot.press("k")  # resolved: the review screen's banner goes
+        await settle(app, pilot)
+        await pilot.press("escape")
+        await settle(app, pilot)
+        assert isinstance(app.screen, ReviewScreen) and "possible duplicate" not in screen_text(app)
 
 
 async def test_no_dedup_run_yet(tmp_path):

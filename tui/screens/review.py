@@ -108,6 +108,7 @@ class ReviewScreen(Screen):
         yield Static(id="review-status")
         yield Static(id="evidence-stale")
         yield Static(id="leakage-banner")
+        yield Static(id="duplicate-banner")
         with Horizontal(id="review-body"):
             with VerticalScroll(id="review-text"):
                 yield Static(id="text-origin")
@@ -157,6 +158,7 @@ class ReviewScreen(Screen):
         self._openable: dict[str, Evidence] = {}
         self._show_evidence_check(view, options)
         self._show_leakage(view)
+        self._show_duplicates(view)
         for i, ev in enumerate(self.evidence):
             mark, style = _EVIDENCE_MARK[ev.status]
             label = literal(str(ev.citation))
@@ -185,6 +187,21 @@ class ReviewScreen(Screen):
         self.query_one("#others", Static).update(self._others_text(view.others))
         note = view.note
         self.query_one("#note", Static).update(literal(note) if note else Text("no notes", style="dim"))
+
+    def _show_duplicates(self, view: ReviewView) -> None:
+        """The banner of a pair in an unresolved duplicate group of the latest dedup run (SWE-QA-Pro §2.3): the
+        other members' positions and the group's highest similarity; ``D`` compares them side by side."""
+        banner = self.query_one("#duplicate-banner", Static)
+        group = view.duplicates
+        if group is None or group.resolution is not None:
+            banner.display = False
+            return
+        banner.display = True
+        others = [m for m in group.members if m.id != view.pair.id]
+        shown = ", ".join(f"#{m.ordinal}" for m in others[:8]) + (f" and {len(others) - 8} more" if len(others) > 8
+                                                                  else "")
+        banner.update(Text(f"possible duplicate of {shown} ({group.kind}, similarity up to {group.max_score:.3f}, "
+                           "unresolved): D compares them", style="bold black on cyan"))
 
     def _show_leakage(self, view: ReviewView) -> None:
         """The banner of a pair whose current question gives away terms of its reference answer or checklist
@@ -458,7 +475,11 @@ class ReviewScreen(Screen):
         if self.store.group_of_pair(self.pair_id) is None:
             notify(self, "this pair is in no duplicate group of the latest dedup run", timeout=4)
             return
-        self.app.push_screen(DuplicatesScreen(self.store, self.annotator, pair_id=self.pair_id))
+        def back(changed: bool | None) -> None:
+            if changed:  # a resolution: the banner follows
+                self.run_worker(self.show_pair(self.pair_id))
+
+        self.app.push_screen(DuplicatesScreen(self.store, self.annotator, pair_id=self.pair_id), back)
 
     def action_history(self) -> None:
         """The pair's audit trail: every decision, review, note, checklist version and adjudication."""

@@ -25,6 +25,7 @@ from benchwright.core.judgment import Answer, FailureModeLabel
 from benchwright.core.models import Decision, PairText, QAPair, Repository
 from benchwright.core.review import Criteria, Review
 from benchwright.db import ChecklistVersion, Progress, QueueFilter, Store
+from benchwright.db.dedup import GroupView
 from benchwright.db.evidence import EvidenceCheck
 from benchwright.db.leakage import LeakageCheck
 from benchwright.db.llm import CurationResult
@@ -79,6 +80,7 @@ class ReviewView:
         stale_checklist: ``(made from, current)`` text versions when the current checklist is stale, else None.
         leakage: the latest leakage check of the current text (:mod:`benchwright.core.leakage`), None when it was
             never checked (an original text is not).
+        duplicates: the pair's group in the latest dedup run (``benchwright dedup``), None when it is in none.
     """
 
     pair: QAPair
@@ -98,6 +100,7 @@ class ReviewView:
     reopened: str | None = None
     stale_checklist: tuple[int, int] | None = None
     leakage: LeakageCheck | None = None
+    duplicates: GroupView | None = None
 
 
 def others_reviews(store: Store, pair_id: str, viewer: str) -> OthersReviews:
@@ -139,7 +142,7 @@ def review_view(store: Store, pair_id: str, viewer: str, *, progress: Progress |
         progress=progress if progress is not None else store.progress(viewer),
         evidence_check=store.evidence_check(pair_id),
         reopened=store.reopened(pair_id, viewer), stale_checklist=store.stale_checklist(pair_id),
-        leakage=store.leakage_check(pair_id),
+        leakage=store.leakage_check(pair_id), duplicates=store.group_of_pair(pair_id),
     )
 
 
