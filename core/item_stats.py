@@ -154,6 +154,7 @@ def item_stats(answers: Iterable[ScoredAnswer], models: Sequence[str], *,
                                                                   samples=samples)
     scores = {q: {m: by[m].s for m in models if m in by} for q, by in per_pair.items()}
     totals = {m: [s[m] for s in scores.values() if m in s] for m in models}
+    sums = {m: sum(v) for m, v in totals.items()}
     easy = set(too_easy)
     t = thresholds
     out = []
@@ -168,7 +169,7 @@ def item_stats(answers: Iterable[ScoredAnswer], models: Sequence[str], *,
                 xs = []
                 break
             xs.append(s)
-            ys.append((sum(totals[m]) - s) / others)
+            ys.append((sums[m] - s) / others)
         disc = pearson(xs, ys) if len(xs) >= 3 else None
         flags: list[str] = []
         if n >= t.min_models:
