@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 
+import pytest
 from textual.widgets import Input
 
 from benchwright.core.checklist import Checklist, ChecklistItem, binary_rubric, clarity_item
@@ -133,6 +134,8 @@ async def test_statistics_screen_says_undefined_without_variance(project):
             assert "n/a (n=2)" not in text
 
 
+# slow, to keep the default run short; main path: test_adjudicate_with_items_from_both_annotators
+@pytest.mark.slow
 async def test_long_checklists_are_compared_in_a_worker_and_nothing_is_recorded_meanwhile(project, monkeypatch):
     """Long checklists: ``computing diff…`` while a thread worker compares them; ctrl+s is refused until the diff
     is shown (it would otherwise record no checklist); the composed checklist then comes from the worker's diff."""

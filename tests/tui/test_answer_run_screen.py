@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from benchwright.core.llm import Delay, ScriptedProvider
 from benchwright.core.llm.fake import Reply
 from benchwright.db import Store
@@ -156,6 +158,8 @@ async def test_run_screen_samples_refusals_and_nothing_to_do(project):
         assert sorted((a.qa_pair_id, a.sample_index) for a in answers) == sorted((p, s) for p in ids for s in (0, 1))
 
 
+# slow, to keep the default run short; main path: test_run_screen_runs_agent_and_lists_results
+@pytest.mark.slow
 async def test_escape_mid_run_cancels_and_keeps_finished(project):
     db, ids = project
     _config(db)

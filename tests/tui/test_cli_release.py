@@ -181,6 +181,8 @@ async def test_release_screen_shows_preflight_and_creates(reviewed, monkeypatch)
             assert store.release_exists("demo-qa", "2.0.0")
 
 
+# slow, to keep the default run short; main path: test_release_screen_shows_preflight_and_creates
+@pytest.mark.slow
 async def test_release_screen_includes_dropped_pairs_on_ctrl_d(reviewed):
     import json
 

@@ -214,6 +214,8 @@ async def test_test_counts_and_a_shortcut_that_fails_to_build_in_the_cli_and_the
             assert rows["intended"][4] == "✓ 3", "the functional tests' cell shows how many tests passed"
 
 
+# slow, to keep the default run short; main path: test_validation_screen_runs_all_and_signs_off
+@pytest.mark.slow
 async def test_a_nitr_case_without_variants_says_why_it_is_incomplete_and_shows_its_starter_run(tmp_path, monkeypatch):
     import test_rules_editor_nitr as nitr
 

@@ -18,6 +18,8 @@ def _stored(db, pair_id, annotator="ann"):
         return s.current_decision(pair_id, annotator), (s.reviews_of(pair_id).get(annotator) or None)
 
 
+# slow, to keep the default run short; main path: test_enter_takes_the_first_failing_criterion_and_esc_stores_nothing
+@pytest.mark.slow
 async def test_a_key_picks_the_reason_and_it_is_stored(project):
     db, ids = project
     with Store.open(db) as store:
