@@ -110,6 +110,8 @@ async def test_statistics_screen_shows_agreement(project):
             assert app.screen.checklists.n_pairs == 1
 
 
+# slow, to keep the default run short; main path: test_statistics_screen_shows_agreement
+@pytest.mark.slow
 async def test_statistics_screen_says_undefined_without_variance(project):
     """Issue 12 item 11: all accepted by both: the screen says "undefined (no variance)" with the percent."""
     db, ids = project

@@ -110,6 +110,8 @@ def finisher(request):
     return Reply("", tool_calls=[("finish", {"answer": "See src/pkg/app.py: line 3."})])
 
 
+# slow, to keep the default run short; main path: test_run_screen_runs_agent_and_lists_results
+@pytest.mark.slow
 async def test_run_screen_samples_refusals_and_nothing_to_do(project):
     db, ids = project
     _config(db)
@@ -194,6 +196,8 @@ async def test_escape_mid_run_cancels_and_keeps_finished(project):
         assert len(cancelled) == 1
 
 
+# slow, to keep the default run short; main path: test_run_screen_runs_agent_and_lists_results
+@pytest.mark.slow
 async def test_run_screen_says_what_is_missing(project, monkeypatch):
     """No model configured: the screen says so and a run is refused with the configuration error; a model but
     no API key: the plan is shown, then the run stops naming the variable to set. Nothing is stored."""

@@ -211,6 +211,8 @@ async def test_conflicting_save_is_refused(project):
             assert ed.dirty
 
 
+# slow, to keep the default run short; main path: test_edit_weight_see_violation_fix_save_new_version_and_diff
+@pytest.mark.slow
 async def test_versions_survive_restart_and_queue_filters_checklists(project):
     db, ids = project
     with Store.open(db) as store:

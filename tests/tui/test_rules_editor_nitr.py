@@ -215,6 +215,8 @@ async def test_new_rule_and_new_global_rule_are_appended(project, tmp_path):
     assert [r["id"] for r in saved["modules"][0]["global_rules"]] == ["g1", "new-global-rule"]
 
 
+# slow, to keep the default run short; main path: test_preview_shows_nitr_matching_normalize_global_rules_and_enabled_if
+@pytest.mark.slow
 async def test_preview_on_the_papers_case_021_with_variants(project, tmp_path):
     if not (NITR / "evaluator").is_dir():
         pytest.skip(f"real data {NITR} is absent (the shared data folder ../shared/data is not checked out here)")
