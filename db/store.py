@@ -61,8 +61,8 @@ from .eligibility import RepositoryFactsMixin, record_import_facts, unrecorded_f
 from .embeddings import EmbeddingStoreMixin
 from .evidence import EVIDENCE_FILTER_SQL, EvidenceStoreMixin
 from .funnel import FunnelStoreMixin
-from .leakage import LeakageStoreMixin
 from .issues import IssueStoreMixin
+from .leakage import LeakageStoreMixin
 from .llm import LLMStoreMixin
 from .locking import serialized
 from .migrations import PAIR_TEXT_COLUMNS, migrations, original_text_uid
