@@ -24,6 +24,7 @@ the file (same number, or same text when it has none) is read once.
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,6 +40,9 @@ FORMAT = "github-issues"
 
 PULL_REQUEST = "pull request"
 """Reason a REST list item with a ``pull_request`` key is left out."""
+
+_MAX_NUMBER = 2**63 - 1
+"""The largest issue number SQLite's INTEGER holds (a larger one was an OverflowError at the insert)."""
 
 
 @dataclass(frozen=True)
@@ -117,7 +121,7 @@ def issue_text(title: str, body: str | None) -> str:
     """SWE-QA-Pro §2.1's issue text: the title, a blank line and the body (each stripped; the title alone when
     the body is empty)."""
     title, body = title.strip(), (body or "").strip()
-    return f"{title}\n\n{body}" if body else title
+    return f"{title}\n\n{body}" if body and title else title or body
 
 
 def length_reason(text: str) -> str | None:
@@ -249,10 +253,11 @@ class _Reader:
     def number(self, unit: str, line: int, item: int | None, value: Any) -> int | None:
         if value is None:
             return None
-        if isinstance(value, str) and value.strip().lstrip("#").isdigit():
-            return int(value.strip().lstrip("#"))
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            self.problem(unit, line, item, "number", f"must be a whole number >= 0, found {json_type(value)}")
+        if isinstance(value, str) and re.fullmatch(r"[0-9]+", value.strip().lstrip("#")):
+            value = int(value.strip().lstrip("#"))  # ASCII digits only: "²".isdigit() is True, int("²") fails
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= _MAX_NUMBER:
+            found = "a number over 2**63 - 1" if isinstance(value, int) and value > _MAX_NUMBER else json_type(value)
+            self.problem(unit, line, item, "number", f"must be a whole number >= 0, found {found}")
             return None
         return value
 

@@ -103,3 +103,17 @@ def test_lone_surrogates_are_repaired(tmp_path):
     f.write_text('{"number": 1, "title": "bad \\udc81 text here"}\n')
     [issue] = parse_github_issues(f, "s.jsonl", "flask").issues
     assert issue.title == "bad \ufffd text here"
+
+
+@pytest.mark.parametrize("number", [10**30, "99999999999999999999999", "²", "1²"])
+def test_a_number_sqlite_cannot_hold_or_a_non_ascii_digit_is_a_problem(tmp_path, number):
+    f = tmp_path / "n.jsonl"
+    f.write_text(json.dumps({"number": number, "title": "An issue with an odd number"}) + "\n")
+    r = parse_github_issues(f, "n.jsonl", "flask")
+    assert not r.issues and [p.field for p in r.problems] == ["number"]
+    assert "must be a whole number >= 0" in str(r.problems[0])
+
+
+def test_an_empty_title_adds_no_blank_lines_to_the_text():
+    assert issue_text("  ", "body text here") == "body text here"
+    assert issue_text("", None) == ""
