@@ -216,6 +216,25 @@ async def _duplicates(pilot) -> None:
                          pair_count=2, groups=groups, multi_query={}, annotator="setup")
 
 
+async def _taxonomy(pilot) -> None:
+    """A step that stores a taxonomy of the pairs (fixed vectors, seed 0) with labels on a topic and a leaf before
+    the taxonomy screen opens."""
+    import numpy as np
+
+    from benchwright.core import taxonomy as tx
+    from benchwright.tui.services.taxonomy import edit_taxonomy
+
+    store = pilot.app.store
+    ids = store.filtered_pair_ids(VIEWER)
+    vectors = np.random.default_rng(0).normal(size=(len(ids), 8)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    store.save_taxonomy(tx.build(vectors, ids, 2, 3, 0), operation="build", source="pairs", embedder_model="hand",
+                        dimensions=8, by="setup")
+    version = store.taxonomy_version().taxonomy
+    edit_taxonomy(store, "rename", by="setup", node=version.leaves[0].node_id, label="Request routing",
+                  description="How URLs reach views.")
+
+
 REVIEW = ("enter", "ReviewScreen")
 """From the queue, the first pair: reviewed by both annotators (accept against reject), their checklist edits,
 a note, a flagged curation step, an answer judged twice."""
@@ -251,6 +270,8 @@ SHOTS = {
     "sign-off-reason": [PROBES, ("n", "ReasonScreen")],
     "rules-editor": [PROBES, ("e", "RulesEditorScreen")],
     "duplicates": [_duplicates, ("D", "DuplicatesScreen")],
+    "taxonomy": [_taxonomy, ("X", "TaxonomyScreen")],
+    "rename-node": [_taxonomy, ("X", "TaxonomyScreen"), ("e", "RenameNodeScreen"), _blur],
 }
 """Each picture: how it is reached from the queue. Every screen class is the last screen of one of them (and of
 the adjudication test); test_every_screen_has_a_picture keeps it so."""
