@@ -99,6 +99,7 @@ for _axis in (
     StratumAxis("cluster", "cluster", "Cluster", "SWE-QA-Pro appendix G.3"),
     StratumAxis("repository", "repository", "Repository", "RepoProbe §5.2.2, SWE-QA-Pro Table 2"),
     StratumAxis("qa_subtype", "qa-subtype", "QA subtype", "SWE-QA-Pro appendix G"),
+    StratumAxis("task_set", "task-set", "Task set", "Code-QA-Bench \"Methodology 4\" (dual task set)"),
 ):
     STRATUM_AXIS_REGISTRY.register(_axis)
 
@@ -181,6 +182,7 @@ class PairStrata:
     cluster_name: str | None = None
     repository: str | None = None
     qa_subtype: str | None = None
+    task_set: str | None = None
 
     def value(self, axis: str) -> str:
         """The pair's value on ``axis`` (one of :data:`STRATA`), :data:`NO_VALUE` when it has none.

@@ -27,7 +27,7 @@ _RUNS_SQL = """
 SELECT j.id, j.answer_id, a.qa_pair_id, a.model, a.condition, j.judge, j.judge_model, j.run_index, j.status,
        j.scores_json, j.reason,
        COALESCE(NULLIF(p.language, ''), r.language), p.category, COALESCE(NULLIF(p.theme, ''), r.theme),
-       p.qa_type, p.cluster_id, p.cluster_name, p.repository, p.qa_subtype
+       p.qa_type, p.cluster_id, p.cluster_name, p.repository, p.qa_subtype, p.task_set
 FROM judgments j
 JOIN answers a ON a.id = j.answer_id
 JOIN qa_pairs p ON p.id = a.qa_pair_id
@@ -168,7 +168,7 @@ def report_inputs(store: Store, *, models: Iterable[str] | None = None, judge: s
     runs = []
     for row in conn.execute(_RUNS_SQL.format(where=model_sql + judge_sql), model_args + judge_args):
         (jid, answer_id, pair_id, model, condition, judge_name, judge_model, run_index, status, scores_json,
-         reason, language, category, theme, qa_type, cluster_id, cluster_name, repository, qa_subtype) = row
+         reason, language, category, theme, qa_type, cluster_id, cluster_name, repository, qa_subtype, task_set) = row
         entries = parse_entries(scores_json, judgment_id=jid)
         mine = overrides.get(jid, {})
         used = 0
@@ -184,7 +184,7 @@ def report_inputs(store: Store, *, models: Iterable[str] | None = None, judge: s
             entries=tuple(effective), overrides_used=used, reason=reason,
             strata=PairStrata(language=language, category=category, theme=theme, qa_type=qa_type,
                               cluster_id=cluster_id, cluster_name=cluster_name, repository=repository,
-                              qa_subtype=qa_subtype),
+                              qa_subtype=qa_subtype, task_set=task_set),
         ))
 
     label_sql, label_args = _in("a.model", models)

@@ -54,7 +54,7 @@ def swe_run(answer, model, run, score, strata=NO_STRATA, *, judge_model="jy"):
 
 # ------------------------------------------------------------------------------------------ the axes
 def test_axes_live_once_in_core_with_their_cli_spellings():
-    assert list(STRATA) == ["language", "category", "theme", "qa_type", "cluster", "repository", "qa_subtype"]
+    assert list(STRATA) == ["language", "category", "theme", "qa_type", "cluster", "repository", "qa_subtype", "task_set"]
     assert AXIS_OPTIONS["qa_type"] == "qa-type" and AXIS_OPTIONS["qa_subtype"] == "qa-subtype"
     assert AXIS_TITLES["repository"] == "Repository"
     assert axis_of_option("qa-subtype") == "qa_subtype" and axis_of_option("repository") == "repository"
