@@ -178,6 +178,10 @@ def builtin_embedder(model: str, dimensions: int | None = None) -> Embedder:
     return cls(dimensions or BUILTIN_DEFAULT_DIMENSIONS[model])
 
 
+SIMILARITY_TOLERANCE = 1e-5
+"""Rounding slack of :func:`similar_pairs`' comparison with its threshold (float32 dot products of unit rows)."""
+
+
 @dataclass(frozen=True)
 class SimilarPair:
     """Two rows ``i < j`` of a vector matrix and their cosine similarity ``score`` in [-1, 1]."""
@@ -190,13 +194,16 @@ class SimilarPair:
 def similar_pairs(vectors: np.ndarray, threshold: float, *, block: int = 2048) -> list[SimilarPair]:
     """Every pair of rows of ``vectors`` (n, d; rows L2-normalised) with cosine similarity >= ``threshold``,
     ``i < j``, ordered by ``(i, j)``. Computed block by block (``block`` rows at a time, each against the rows
-    from its own first one on: the upper triangle only), so memory is ``O(block * n)`` and never ``O(n^2)``."""
+    from its own first one on: the upper triangle only), so memory is ``O(block * n)`` and never ``O(n^2)``.
+    A similarity within :data:`SIMILARITY_TOLERANCE` under ``threshold`` counts as reaching it: float32 rounding
+    puts the cosine of two equal unit vectors at 0.9999994 as often as at 1.0, and equal texts are duplicates at
+    any threshold, ``--threshold 1`` included."""
     n = vectors.shape[0]
     out: list[SimilarPair] = []
     v = np.asarray(vectors, dtype=np.float32)
     for start in range(0, n, block):
         sims = v[start:start + block] @ v[start:].T
-        rows, cols = np.nonzero(sims >= threshold)
+        rows, cols = np.nonzero(sims >= threshold - SIMILARITY_TOLERANCE)
         for r, c in zip(rows.tolist(), cols.tolist(), strict=True):
             if c > r:
                 out.append(SimilarPair(start + r, start + c, float(sims[r, c])))

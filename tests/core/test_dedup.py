@@ -178,6 +178,16 @@ def test_real_swe_qa_pro_questions_are_almost_never_flagged():
     assert len(flagged) == 1 and ", and which specific transport" in flagged[0]
 
 
+def test_equal_questions_are_duplicates_at_threshold_one_despite_float32_rounding():
+    # the cosine of a float32 unit vector with itself is often 0.9999994, not 1.0: equal texts must still link
+    rng = np.random.default_rng(0)
+    v = normalize_rows(rng.normal(size=(20, 256))).astype(np.float32)
+    assert ((v * v).sum(axis=1) < 1).any()
+    ids = [f"p{i}" for i in range(40)]
+    groups = find_groups(ids, np.vstack([v, v]), threshold=1.0)
+    assert sorted(g.members for g in groups) == sorted((f"p{i}", f"p{i + 20}") for i in range(20))
+
+
 def test_similar_pairs_blockwise_upper_triangle_equals_brute_force():
     from benchwright.core.embeddings import similar_pairs
 
