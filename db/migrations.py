@@ -1439,5 +1439,69 @@ def m021_latest_run_indexes(db: Database) -> None:
         """
     )
 
+@migrations(name="m023_answer_first")
+def m023_answer_first(db: Database) -> None:
+    """Answer-first generation (Code-QA-Bench "Methodology" 3 and 4): ``doc_chunk_runs`` (one
+    ``generate doc-chunks`` run: repository, pin, settings, counts), ``doc_chunks`` (the chunks a run kept, with
+    features and score) and ``generation_results`` (each gold / audit / question result of a chunk, with its
+    calls, trajectory and the pair it made). All append-only."""
+    db.executescript(
+        """
+        CREATE TABLE doc_chunk_runs (
+            id INTEGER PRIMARY KEY,
+            repository TEXT NOT NULL REFERENCES repositories(name),
+            pin TEXT NOT NULL,
+            settings_json TEXT NOT NULL DEFAULT '{}',
+            top INTEGER,
+            found INTEGER NOT NULL DEFAULT 0,
+            kept INTEGER NOT NULL DEFAULT 0,
+            created_at TEXT NOT NULL,
+            created_by TEXT NOT NULL
+        );
+        CREATE TABLE doc_chunks (
+            run_id INTEGER NOT NULL REFERENCES doc_chunk_runs(id),
+            id TEXT NOT NULL,
+            rank INTEGER NOT NULL,
+            repository TEXT NOT NULL,
+            pin TEXT NOT NULL,
+            path TEXT NOT NULL,
+            start_line INTEGER NOT NULL,
+            end_line INTEGER NOT NULL,
+            kind TEXT NOT NULL,
+            title TEXT NOT NULL,
+            text TEXT NOT NULL,
+            scores_json TEXT NOT NULL DEFAULT '{}',
+            references_json TEXT NOT NULL DEFAULT '[]',
+            score REAL NOT NULL,
+            PRIMARY KEY (run_id, id)
+        );
+        CREATE INDEX doc_chunks_id ON doc_chunks(id);
+        CREATE TABLE generation_results (
+            id INTEGER PRIMARY KEY,
+            chunk_id TEXT NOT NULL,
+            repository TEXT NOT NULL,
+            step TEXT NOT NULL CHECK (step IN ('gold', 'audit', 'question')),
+            task_set TEXT NOT NULL,
+            status TEXT NOT NULL CHECK (status IN ('ok', 'failed')),
+            output_json TEXT NOT NULL DEFAULT '{}',
+            reason TEXT,
+            raw_text TEXT,
+            model TEXT,
+            template_hash TEXT,
+            input_hash TEXT,
+            call_ids_json TEXT NOT NULL DEFAULT '[]',
+            calls_made INTEGER NOT NULL DEFAULT 0,
+            trajectory_json TEXT,
+            qa_pair_id TEXT REFERENCES qa_pairs(id),
+            created_at TEXT NOT NULL,
+            created_by TEXT NOT NULL
+        );
+        CREATE INDEX generation_results_chunk ON generation_results(chunk_id, step, task_set, id);
+        """
+    )
+    for table in ("doc_chunk_runs", "doc_chunks", "generation_results"):
+        _append_only(db, table)
+
+
 SCHEMA_VERSION = len(migrations._migrations)
 """Number of migrations this version of benchwright knows; recorded in exports."""

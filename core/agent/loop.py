@@ -87,10 +87,10 @@ def failure_reason(result: CallResult) -> str:
 class _Conversation:
     """The messages of a run and which of them are tool outputs (oldest first), for the budget."""
 
-    def __init__(self, system: str, question: str, budget: int):
+    def __init__(self, system: str, first_turn: str, budget: int):
         self.system = system
         self.budget = budget
-        self.messages: list[ChatMessage] = [ChatMessage("user", question_turn(question))]
+        self.messages: list[ChatMessage] = [ChatMessage("user", first_turn)]
         self.outputs: list[tuple[int, int, ToolUse]] = []  # (message index, turn index, use), oldest first
 
     def add_tool_output(self, turn: int, use: ToolUse) -> None:
@@ -129,7 +129,8 @@ async def _notify(on_turn: Callable[[Turn], object] | None, turn: Turn) -> None:
 async def run_agent(client: LLMClient, workspace: Workspace, question: str, settings: AgentSettings, *,
                     qa_pair_id: str, sample_index: int = 0, purpose: str = "agent",
                     on_turn: Callable[[Turn], object] | None = None,
-                    outcome: AgentOutcome | None = None) -> AgentOutcome:
+                    outcome: AgentOutcome | None = None, template_id: str = TEMPLATE_ID,
+                    task: str | None = None) -> AgentOutcome:
     """Run the agent on ``question`` in ``workspace`` (SWE-QA-Pro §3.1; see the module docstring for the turns,
     the budget and how a run ends).
 
@@ -143,6 +144,10 @@ async def run_agent(client: LLMClient, workspace: Workspace, question: str, sett
         on_turn: called with each finished turn (its tools run); may return an awaitable, which is awaited.
         outcome: an empty outcome to fill in place (returned), so a caller still has the turns and totals so far
             when the run raises; None: a new one.
+        template_id: the system prompt's template (``agent``; answer-first generation's gold answer uses
+            ``gold_agent``, :mod:`benchwright.core.generation`); it may use ``$max_turns``.
+        task: the first user turn as written (already delimited), instead of :func:`question_turn` of
+            ``question``.
 
     Returns:
         The outcome: ``ok`` with the answer, or ``failed`` with the reason; the trajectory and totals either way;
@@ -154,9 +159,9 @@ async def run_agent(client: LLMClient, workspace: Workspace, question: str, sett
         BenchwrightError: the prompt template cannot be loaded (a bad project override); an unknown sandbox mode.
         LLMConfigError: the provider is misconfigured (from the client, before any request).
     """
-    template = load_template(TEMPLATE_ID, settings.project_dir)
+    template = load_template(template_id, settings.project_dir)
     system = template.render(max_turns=str(settings.max_turns))
-    conv = _Conversation(system, question, settings.context_tokens)
+    conv = _Conversation(system, task if task is not None else question_turn(question), settings.context_tokens)
     if outcome is None:
         outcome = AgentOutcome(qa_pair_id=qa_pair_id, model=settings.model, sample_index=sample_index)
     confinement = command_sandbox(workspace, settings.sandbox)
@@ -178,7 +183,7 @@ async def run_agent(client: LLMClient, workspace: Workspace, question: str, sett
             return fail(f"context budget exceeded: about {turn.context_tokens:,} tokens with every tool output "
                         f"elided (budget {settings.context_tokens:,})")
         request = LLMRequest(model=settings.model, messages=tuple(conv.messages), system=system,
-                             params=dict(settings.params), template_id=TEMPLATE_ID, template_hash=template.sha256,
+                             params=dict(settings.params), template_id=template_id, template_hash=template.sha256,
                              repeat=sample_index, tools=TOOLS, cache_scope=workspace.scope)
         try:
             result = await client.call(request, purpose=purpose, qa_pair_id=qa_pair_id)

@@ -43,6 +43,10 @@ Shape (every key optional unless noted)::
     command_timeout_s = 10             # (8000), search_max_hits (50)
     sandbox = "auto"                   # command_line under bubblewrap; "required" or "off" (default auto)
 
+    [generation]                       # generate doc-chunks (Code-QA-Bench answer-first; docs/generation.md)
+    top = 50                           # keep the best 50 chunks (default: all); also min_words (20),
+    weights = { references = 0.4 }     # target_words (120), max_words (600), target_references (4)
+
     [prices."gpt-4.1"]                 # US dollars per million tokens, by model name
     input = 2.0
     output = 8.0
@@ -221,6 +225,24 @@ class AgentTableSettings(BaseModel):
         return {k: v for k, v in self.model_dump().items() if v is not None}
 
 
+class GenerationTableSettings(BaseModel):
+    """The ``[generation]`` table: how ``generate doc-chunks`` cuts and scores documentation (unset keys keep the
+    defaults of :class:`benchwright.core.doc_chunks.ChunkSettings`; ``weights`` over its default weights)."""
+
+    model_config = _STRICT
+
+    top: int | None = Field(None, ge=1)
+    weights: dict[str, float] = Field(default_factory=dict)
+    min_words: int | None = Field(None, ge=0)
+    target_words: int | None = Field(None, ge=1)
+    max_words: int | None = Field(None, ge=1)
+    target_references: int | None = Field(None, ge=1)
+
+    def overrides(self) -> dict:
+        """The chunking keys set (not ``top`` nor ``weights``), as keyword arguments of ``ChunkSettings``."""
+        return {k: v for k, v in self.model_dump(exclude={"top", "weights"}).items() if v is not None}
+
+
 class LLMSettings(BaseModel):
     """The whole merged ``benchwright.toml``."""
 
@@ -230,6 +252,7 @@ class LLMSettings(BaseModel):
     roles: RolesSettings = Field(default_factory=RolesSettings)
     prices: dict[str, PriceSettings] = Field(default_factory=dict)
     agent: AgentTableSettings = Field(default_factory=AgentTableSettings)
+    generation: GenerationTableSettings = Field(default_factory=GenerationTableSettings)
 
     @field_validator("providers")
     @classmethod

@@ -79,7 +79,8 @@ def template_ids() -> list[str]:
 
 
 DATA_TAGS = ("question", "answer", "answer_a", "answer_b", "candidate_answer", "reference_answer", "checklist",
-             "code", "judge_scores", "page", "rubric", "summaries", "member", "subtopic")
+             "code", "judge_scores", "page", "rubric", "summaries", "member", "subtopic", "documentation",
+             "gold_answer")
 """Tags that delimit data in benchwright's prompts; their tags inside data are defused by :func:`delimit`."""
 _DATA_TAG = re.compile(r"<(/?)(" + "|".join(sorted(DATA_TAGS, key=len, reverse=True)) + r")>", re.I)
 
