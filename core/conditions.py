@@ -228,8 +228,36 @@ def condition_deltas(runs: Iterable[JudgedRun], *, by: str | None = None, test: 
     return rows
 
 
+CONDITION_FIELDS = (
+    "model", "judge", "judge_model", "task_set", "axis", "stratum",
+    *(f"{c.replace('-', '_')}_{x}" for c in CODE_QA_CONDITIONS for x in ("mean", "pairs")),
+    "delta", "n", "only_treatment", "only_baseline", "mean_delta", "ci_low", "ci_high", "test", "statistic",
+    "p_value", "note",
+)
+"""The columns of :func:`condition_records` (``conditions.csv`` of ``report --conditions --csv``)."""
+
+
+def condition_records(rows: Iterable[ConditionRow]) -> list[dict]:
+    """One flat record per row and delta (two per :class:`ConditionRow`), keys :data:`CONDITION_FIELDS`: the
+    row's means beside each delta, numbers unrounded, ``delta`` named ``code-only - closed-book``."""
+    out = []
+    for r in rows:
+        means = {}
+        for m in r.means:
+            means[f"{m.condition.replace('-', '_')}_mean"] = m.mean
+            means[f"{m.condition.replace('-', '_')}_pairs"] = m.pairs
+        for d in r.deltas:
+            out.append({"model": r.model, "judge": r.judge, "judge_model": r.judge_model, "task_set": r.task_set,
+                        "axis": r.axis, "stratum": r.stratum, **means, "delta": d.name, "n": d.n,
+                        "only_treatment": d.only_treatment, "only_baseline": d.only_baseline,
+                        "mean_delta": d.mean_delta, "ci_low": d.ci_low, "ci_high": d.ci_high, "test": d.test,
+                        "statistic": d.statistic, "p_value": d.p_value, "note": d.note})
+    return out
+
+
 __all__ = [
     "CODE_QA_CONDITIONS",
+    "CONDITION_FIELDS",
     "DEFAULT_TEST",
     "DELTAS",
     "MIN_PAIRS_INTERVAL",
@@ -241,6 +269,7 @@ __all__ = [
     "ConditionRow",
     "condition_delta",
     "condition_deltas",
+    "condition_records",
     "has_conditions",
     "paired_test",
 ]

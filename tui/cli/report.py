@@ -18,6 +18,17 @@ from rich.text import Text
 from benchwright.core.agent.tools import TOOL_NAMES
 from benchwright.core.agent_metrics import GapRow, ToolUsageRow, condition_side
 from benchwright.core.calibration import z_histogram
+from benchwright.core.conditions import (
+    CODE_QA_CONDITIONS,
+    CONDITION_FIELDS,
+    DEFAULT_TEST,
+    MIN_PAIRS_INTERVAL,
+    MIN_PAIRS_TEST,
+    PAIRED_TESTS,
+    ConditionRow,
+    condition_deltas,
+    condition_records,
+)
 from benchwright.core.judges import JUDGE_REGISTRY, LLM_JUDGES, SCALAR_JUDGES
 from benchwright.core.metrics import (
     AXIS_OPTIONS,
@@ -471,6 +482,38 @@ def _print_calibration(console: Console, run) -> None:
                        "(--where difficulty=too-easy; details: benchwright calibrate show)"))
 
 
+def _conditions_title(test: str, resamples: int, seed: int) -> str:
+    return (f"Condition deltas (Code-QA-Bench): mean normalized score (0-1) per condition (pairs in brackets); "
+            f"deltas paired over the pairs scored under both, bootstrap 95% CI ({resamples} resamples, seed {seed}), "
+            f"{PAIRED_TESTS[test]}; no interval below {MIN_PAIRS_INTERVAL} pairs, no p-value below "
+            f"{MIN_PAIRS_TEST}; left out = pairs scored under one condition only (treatment / baseline)")
+
+
+def _print_conditions(console: Console, rows: Sequence[ConditionRow], *, test: str, resamples: int,
+                      seed: int) -> None:
+    """The condition deltas table: per model, judge, judge model, task set (and stratum) two lines, one per
+    delta, the condition means on the first (Code-QA-Bench "Key Results")."""
+    axis = rows[0].axis if rows else None
+    t = Table(title=_conditions_title(test, resamples, seed) + (f"; by {AXIS_TITLES[axis]}" if axis else ""),
+              title_justify="left")
+    _add_columns(t, ("model", "judge", "judge model", "task set", *([AXIS_TITLES[axis]] if axis else [])),
+                 (*CODE_QA_CONDITIONS, ))
+    _add_columns(t, ("delta",), ("n", "mean Δ", "95% CI", "statistic", "p", "left out"))
+    _add_columns(t, ("note",))
+    for r in rows:
+        for i, d in enumerate(r.deltas):
+            first = i == 0
+            t.add_row(
+                _t(r.model if first else ""), _t(r.judge if first else ""), _t(r.judge_model if first else ""),
+                _t(r.task_set if first else ""), *([_t(r.stratum if first else "")] if axis else []),
+                *((f"{m.mean:.3f} ({m.pairs})" if m.mean is not None else "—") if first else "" for m in r.means),
+                d.name, str(d.n), f"{d.mean_delta:+.3f}" if d.mean_delta is not None else "—",
+                f"{d.ci_low:+.3f} to {d.ci_high:+.3f}" if d.ci_low is not None else "—",
+                _num(d.statistic, 3), f"{d.p_value:.3g}" if d.p_value is not None else "—",
+                f"{d.only_treatment} / {d.only_baseline}", _t(d.note), end_section=not first)
+    console.print(t)
+
+
 def _empty_message(report: Report, models: Sequence[str], judge: str | None) -> str:
     if report.answer_counts:
         n = sum(report.answer_counts.values())
@@ -502,9 +545,20 @@ def _empty_message(report: Report, models: Sequence[str], judge: str | None) -> 
                    "(RepoProbe Table 6 states none).")
 @click.option("--checklist-tolerance", type=FractionRange(), default=CHECKLIST_TOLERANCE, show_default=True,
               help="Largest range of the checklist judge's scores over the same answer's runs for them to agree.")
+@click.option("--conditions", "conditions", is_flag=True,
+              help="Only the condition deltas (Code-QA-Bench): per model and task set the mean score closed-book, "
+                   "code-only and documented, and the paired deltas code-only - closed-book and documented - "
+                   "code-only with a bootstrap interval and a paired test; --by adds a table per axis.")
+@click.option("--test", "test", type=click.Choice(list(PAIRED_TESTS)), default=DEFAULT_TEST, show_default=True,
+              help="The paired test of the condition deltas: wilcoxon (signed-rank, zero differences dropped) or "
+                   "ttest (paired t-test).")
+@click.option("--bootstrap", "resamples", type=click.IntRange(min=1), default=10_000, show_default=True,
+              help="Resamples of the condition deltas' bootstrap interval.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the condition deltas' bootstrap.")
 @click.pass_context
 @friendly
-def report(ctx, by, models, judge, csv_dir, json_file, instability_threshold, checklist_tolerance) -> None:
+def report(ctx, by, models, judge, csv_dir, json_file, instability_threshold, checklist_tolerance, conditions,
+           test, resamples, seed) -> None:
     """Paper metrics of the judged answers: Overall %, Knowledge %, Clarity %, Perfect Solve Rate (RepoProbe
     §5.1.3), optionally by language, category, theme, QA type, cluster, repository or QA subtype, per model and
     across models (mean and sample sd, RepoProbe Table 4); scalar judges per dimension (SWE-QA-Pro §4.1,
@@ -520,6 +574,18 @@ def report(ctx, by, models, judge, csv_dir, json_file, instability_threshold, ch
     rep = build_report(inputs, by=[axis_of_option(b) for b in by], instability_threshold=instability_threshold,
                        checklist_tolerance=checklist_tolerance)
     console = Console(highlight=False, soft_wrap=False)
+    axes = [None, *(axis_of_option(b) for b in by)]
+    deltas = {axis: condition_deltas(inputs.runs, by=axis, test=test, resamples=resamples, seed=seed)
+              for axis in dict.fromkeys(axes)}
+    if conditions:
+        if not deltas[None]:
+            click.echo("no model has judged answers under two of the conditions closed-book, code-only and "
+                       "documented yet (benchwright answers import FILE --model M --condition C, or answers generate)")
+        for rows in deltas.values():
+            if rows:
+                _print_conditions(console, rows, test=test, resamples=resamples, seed=seed)
+        _write_outputs(rep, deltas, csv_dir, json_file, test=test, resamples=resamples, seed=seed)
+        return
     if rep.is_empty:
         click.echo(_empty_message(rep, models, judge))
         if rep.tool_usage:
@@ -528,10 +594,29 @@ def report(ctx, by, models, judge, csv_dir, json_file, instability_threshold, ch
         _print_tables(console, rep)
     if calibration is not None:
         _print_calibration(console, calibration)
+    _write_outputs(rep, deltas, csv_dir, json_file, test=test, resamples=resamples, seed=seed,
+                   calibration=calibration)
+
+
+def _write_outputs(rep: Report, deltas: dict, csv_dir, json_file, *, test: str, resamples: int, seed: int,
+                   calibration=None) -> None:
+    """The CSV files and the JSON of the report; the condition deltas are in them (``conditions.csv``, the JSON's
+    ``conditions``) when some model has answers under two of the conditions."""
     if csv_dir:
-        write_csv_tables(csv_dir, _csv_tables(rep))
+        tables = _csv_tables(rep)
+        if deltas[None]:
+            records = condition_records(r for rows in deltas.values() for r in rows)
+            tables["conditions.csv"] = (list(CONDITION_FIELDS), [[x[f] for f in CONDITION_FIELDS] for x in records])
+        write_csv_tables(csv_dir, tables)
     if json_file:
         data = rep.to_dict()
         if calibration is not None:
             data["calibration"] = _calibration_dict(calibration)
+        if deltas[None]:
+            data["conditions"] = {
+                "test": test, "test_name": PAIRED_TESTS[test], "resamples": resamples, "seed": seed,
+                "min_pairs_test": MIN_PAIRS_TEST, "min_pairs_interval": MIN_PAIRS_INTERVAL,
+                "rows": [r.to_dict() for r in deltas[None]],
+                "by": {axis: [r.to_dict() for r in rows] for axis, rows in deltas.items() if axis is not None},
+            }
         write_json_file(json_file, data)
