@@ -186,3 +186,14 @@ def test_edits_history_and_assign_with_origins(project):
     assert level1.exit_code == 1 and "a pair's cluster is a leaf" in level1.output
     show = run(project, "taxonomy", "show", "--members", "1")
     assert show.exit_code == 0 and "taxonomy version 5 (delete, lineage 1)" in show.output
+
+
+@pytest.mark.parametrize("seed", ["-1", str(2**32)])
+def test_a_seed_kmeans_cannot_take_is_a_usage_error(project, seed):
+    r = CliRunner().invoke(main, ["--db", str(project), "taxonomy", "build", "--source", "pairs", "--k1", "3",
+                                  "--k2", "6", "--model", "hashing", "--seed", seed])
+    assert r.exit_code == 2 and "--seed" in r.output and "Traceback" not in r.output
+    _build(project)
+    r = CliRunner().invoke(main, ["--db", str(project), "taxonomy", "edit", "split", "1.1", "--k", "2",
+                                  "--seed", seed])
+    assert r.exit_code == 2 and "--seed" in r.output

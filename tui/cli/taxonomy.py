@@ -54,6 +54,10 @@ def _embedded_line(batch) -> str:
             f"{batch.cached} from the cache")
 
 
+_KMEANS_SEED = click.IntRange(0, 2**32 - 1)
+"""scikit-learn's KMeans takes a random_state in [0, 2**32 - 1] (outside it was a traceback)."""
+
+
 @taxonomy.command("build")
 @click.option("--source", type=click.Choice(SOURCES), default="issues", show_default=True,
               help="Cluster the imported issue texts (SWE-QA-Pro §2.1) or the pairs' questions.")
@@ -62,7 +66,7 @@ def _embedded_line(batch) -> str:
 @click.option("--k1", type=click.IntRange(min=1), default=10, show_default=True, help="Level-1 topics.")
 @click.option("--k2", type=click.IntRange(min=1), default=50, show_default=True,
               help="Leaves in all, split across the level-1 topics in proportion to their size.")
-@click.option("--seed", type=int, default=0, show_default=True, help="k-means seed (a build is reproducible).")
+@click.option("--seed", type=_KMEANS_SEED, default=0, show_default=True, help="k-means seed (a build is reproducible).")
 @click.option("--model", help="Embedder model (default: the embedder role's, else the built-in "
                               "wordllama-l2-supercat).")
 @click.option("--dimensions", type=click.IntRange(min=1), help="Embedding dimensions (default: the model's).")
@@ -251,7 +255,7 @@ def edit_merge(ctx, node, other, version, annotator) -> None:
 @taxonomy_edit.command("split")
 @click.argument("node")
 @click.option("--k", "k", type=click.IntRange(min=2), required=True, help="Into this many.")
-@click.option("--seed", type=int, default=0, show_default=True, help="k-means seed.")
+@click.option("--seed", type=_KMEANS_SEED, default=0, show_default=True, help="k-means seed.")
 @_version_option
 @annotator_option()
 @click.pass_context
