@@ -137,6 +137,12 @@ def test_assign_refuses_bad_input(project, args, message):
     assert project.count("assignments") == 5  # the earlier assignment stays
 
 
+def test_assign_refuses_a_seed_beyond_64_bits(project):
+    r = project.run("assign", "--annotators", "ada,bob", "--seed", str(2**63))
+    assert r.exit_code == 2 and "--seed" in r.output, r.output
+    assert project.count("assignments") == 0
+
+
 # --------------------------------------------------------------------------------------------- agreement
 def test_agreement_json_has_hand_computed_figures(project):
     rated(project)

@@ -93,6 +93,15 @@ def test_shortfalls_dry_run_and_refusals(project):
     assert r.exit_code == 1 and "no candidate pair" in r.output
 
 
+def test_a_seed_beyond_64_bits_is_refused_before_anything_is_drawn(project):
+    db, _, _ = project
+    r = run(db, "sample", "--name", "big", "--seed", str(2**63))
+    assert r.exit_code == 2 and "--seed" in r.output and "Traceback" not in r.output, r.output
+    assert "no selection yet" in run(db, "selections", "list").output
+    r = run(db, "sample", "--name", "big", "--seed", str(2**63 - 1))
+    assert r.exit_code == 0 and "selection big: version 1 stored" in r.output, r.output
+
+
 def test_where_selection_filters_and_refuses_an_unknown_name(project):
     db, _, _ = project
     assert run(db, "sample", "--name", "bench", "--per-cluster", "2..2", "--seed", "3").exit_code == 0

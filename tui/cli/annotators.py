@@ -16,8 +16,8 @@ from .common import friendly, open_store, parse_where, plural, shown_name, where
 @click.command()
 @click.option("--annotators", required=True, help="Comma-separated names, e.g. ada,bob,cy.")
 @click.option("--overlap", type=int, default=2, show_default=True, help="Annotators per pair.")
-@click.option("--seed", type=int, default=0, show_default=True,
-              help="Seed of the tie-breaking order and of the QA sample's draw.")
+@click.option("--seed", type=click.IntRange(-(2**63), 2**63 - 1), default=0, show_default=True,
+              help="Seed of the tie-breaking order and of the QA sample's draw (a 64-bit integer).")
 @click.option("--sample", "sample", type=int, metavar="N",
               help="Assign a QA sample of N pairs only (RepoProbe §3.2 human QA), drawn by --seed.")
 @click.option("--fraction", type=float, metavar="F", help="Assign a QA sample of this share of the pairs (0 to 1).")

@@ -78,7 +78,8 @@ def _print_shortfalls(out, shortfalls: list[Shortfall], lo: int) -> None:
               help="Keep QA types about even, or draw each cluster's pairs in shuffled order.")
 @click.option("--total", type=click.IntRange(min=1), metavar="N",
               help="Pairs in all (default: every cluster up to HI).")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the draw (same seed, same sample).")
+@click.option("--seed", type=click.IntRange(-(2**63), 2**63 - 1), default=0, show_default=True,
+              help="Seed of the draw (same seed, same sample); stored with the selection, so a 64-bit integer.")
 @where_option
 @click.option("--all", "all_pairs", is_flag=True,
               help="Draw from every pair --where matches, also duplicates dedup left out and pairs calibration "
