@@ -144,6 +144,44 @@ DIRECT_CONDITIONS = Names(CONDITION_REGISTRY, lambda c: not c.needs_agent)
 DEFAULT_AGENT_CONDITION = "agentic"
 """The condition of ``answers generate --agent`` without ``--condition``."""
 
+# -------------------------------------------------------------------------------------------- task sets
+TASK_SET_REGISTRY: Registry[Term] = Registry("task set")
+"""Code-QA-Bench's dual task set ("Methodology 4"), the values of ``qa_pairs.task_set``. A split (train, test,
+...) is a separate field, ``qa_pairs.split``, so a pair can have both."""
+
+for _t in (
+    Term("code-derivable", "Code-derivable", "the gold answer is verified recoverable from the code alone"),
+    Term("doc-dependent", "Doc-dependent", "the gold answer was written from the documentation and needs it"),
+):
+    TASK_SET_REGISTRY.register(_t)
+
+TASK_SETS = Names(TASK_SET_REGISTRY)
+"""Names of the task sets, as stored in ``qa_pairs.task_set`` (a live view of the registry)."""
+
+
+def normalize_task_set(value: object) -> str | None:
+    """A task set as stored: one of :data:`TASK_SETS`, case, spaces and underscores forgiven (``Code_Derivable``
+    and ``code derivable`` are ``code-derivable``); ``None`` for ``None`` or blank text.
+
+    Raises:
+        ValueError: the value is not text, or names no task set (a split such as ``test`` goes to ``split``)."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise ValueError(f"task set must be text, not {value!r}")
+    text = value.strip()
+    if not text:
+        return None
+    name = "-".join(text.lower().replace("_", " ").split())
+    if name in TASK_SETS:
+        return name
+    hint = " (a split such as train or test goes to --map split=COL)" if name in SPLIT_NAMES else ""
+    raise ValueError(f"unknown task set {value!r}; expected {' or '.join(TASK_SETS)}{hint}")
+
+
+SPLIT_NAMES = ("train", "test", "dev", "validation", "val", "eval")
+"""Split names migration m020 moved from ``task_set`` into ``split`` (and m022 cleared from ``task_set``)."""
+
 del _t
 
 __all__ = [
@@ -166,8 +204,12 @@ __all__ = [
     "FAILURE_MODE_NAMES",
     "FAILURE_MODE_REGISTRY",
     "FAILURE_THRESHOLD",
+    "SPLIT_NAMES",
+    "TASK_SETS",
+    "TASK_SET_REGISTRY",
     "Condition",
     "Term",
+    "normalize_task_set",
 ]
 
 

@@ -1503,5 +1503,18 @@ def m023_answer_first(db: Database) -> None:
         _append_only(db, table)
 
 
+@migrations(name="m022_task_sets")
+def m022_task_sets(db: Database) -> None:
+    """``qa_pairs.task_set`` holds task sets only (Code-QA-Bench's ``code-derivable`` / ``doc-dependent``,
+    :data:`benchwright.core.vocabulary.TASK_SETS`): a split name the SWE-QA-Pro importer used to write there
+    (``test``, ``train``, ...) is cleared where m020 already copied it, lower-cased, into ``split``. Nothing is lost:
+    the split is in ``split``. Other values a ``--map task_set=`` import stored before issue 18 are kept as they
+    are (the import now refuses them)."""
+    db.execute(
+        "UPDATE qa_pairs SET task_set = NULL WHERE task_set IS NOT NULL AND split IS NOT NULL"
+        " AND lower(task_set) = split"
+    )
+
+
 SCHEMA_VERSION = len(migrations._migrations)
 """Number of migrations this version of benchwright knows; recorded in exports."""

@@ -130,7 +130,7 @@ def parse_swe_qa_pro(path: Path, display: str, repository: str | None) -> ParseR
             display=display, line=number, unit="row", fmt="swe-qa-pro", problems=problems,
             question=question, reference_answer=reference, repository=repos[key].name,
             upstream_id=upstream_id, extra=extra, qa_type=qa_type, qa_subtype=subtype,
-            cluster_id=cluster_id, cluster_name=cluster_name, task_set=split,
+            cluster_id=cluster_id, cluster_name=cluster_name,
             split=split.lower() if split else None,
         )
         if pair:

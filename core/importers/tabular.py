@@ -15,6 +15,7 @@ from typing import Any
 
 from ..errors import BenchwrightError, InputFileError, InputProblem
 from ..models import normalize_qa_type
+from ..vocabulary import normalize_task_set
 from .base import ParseResult, build_pair, json_lines, json_type, parquet_rows, read_parquet, read_text
 
 TARGETS = (
@@ -94,6 +95,11 @@ def _records_to_pairs(
             qa_type = normalize_qa_type(values.get("qa_type"))
         except ValueError as e:
             problems.append(InputProblem(display, line, mapping["qa_type"], str(e), unit))
+            continue
+        try:
+            values["task_set"] = normalize_task_set(values.get("task_set"))
+        except ValueError as e:
+            problems.append(InputProblem(display, line, mapping["task_set"], str(e), unit))
             continue
         mapped_columns = set(mapping.values())
         extra = {k: v for k, v in rec.items() if k not in mapped_columns and v not in (None, "")}

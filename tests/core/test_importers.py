@@ -155,7 +155,7 @@ def test_swe_qa_pro_parquet_reads_11_rows_with_repository_commit_and_cluster():
         assert pair.cluster_name == row["cluster"]["name"]
         assert pair.qa_subtype == row["qa_type"]["sub_class_name"]
         assert pair.source.upstream_id == row["session_id"]
-        assert pair.task_set == "test"
+        assert pair.task_set is None and pair.split == "test"  # a split is not a task set (issue 18)
         assert pair.qa_type == row["qa_type"]["class_name"].split(" (")[0]
         assert not pair.needs_reference
 
@@ -492,14 +492,14 @@ def test_jsonl_with_dotted_path_mapping(tmp_path):
     path = write(tmp_path / "nested.jsonl", jsonl(*records))
     result = parse(
         "jsonl", path, repository="flask",
-        mapping=["question=title", "answer=extra_info.answer", "qa_type=kind", "id=key", "task_set=extra_info.split"],
+        mapping=["question=title", "answer=extra_info.answer", "qa_type=kind", "id=key", "split=extra_info.split"],
     )
     assert result.problems == []
     assert [(p.question, p.reference_answer, p.qa_type) for p in result.pairs] == [
         ("q1", "a1", "Why"), ("q2", "a2", "Where")
     ]
     assert [p.source.upstream_id for p in result.pairs] == ["7", "k2"]
-    assert [p.task_set for p in result.pairs] == ["test", None]
+    assert [p.split for p in result.pairs] == ["test", None]
     assert result.pairs[0].source.format == "jsonl"
 
 
