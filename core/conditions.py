@@ -228,6 +228,62 @@ def condition_deltas(runs: Iterable[JudgedRun], *, by: str | None = None, test: 
     return rows
 
 
+SATURATION_JUDGE = "code-qa-bench"
+"""The judge whose ``specificity`` axis the saturation check reads (Code-QA-Bench's 0-5 judge)."""
+
+SATURATION_KEY = "specificity"
+
+SATURATION_WARNING = 0.5
+"""Share of a model's answers at the top specificity score above which the report warns (ours: the paper names
+"specificity saturation" a diagnostic signal but gives no threshold; above half, the axis no longer tells answers
+apart)."""
+
+
+@dataclass(frozen=True)
+class SaturationRow:
+    """Specificity saturation of one model, condition and judge model under the 0-5 judge.
+
+    ``answers``: answers with a scored specificity; ``at_max``: those whose specificity (mean over their scored
+    runs) is the maximum, 5 of 5; ``share`` = at_max / answers; ``warning``: share above the threshold."""
+
+    model: str
+    condition: str
+    judge_model: str
+    answers: int
+    at_max: int
+    share: float
+    warning: bool
+
+    def to_dict(self) -> dict:
+        """The row as JSON-ready values."""
+        return asdict(self)
+
+
+def specificity_saturation(runs: Iterable[JudgedRun], *,
+                           threshold: float = SATURATION_WARNING) -> list[SaturationRow]:
+    """Per model, condition and judge model, the share of answers the Code-QA-Bench judge gave the top
+    specificity (Code-QA-Bench "Significance" 4: specificity saturation as a diagnostic signal), and whether it is
+    above ``threshold``. An answer's specificity is the mean over its scored runs (overrides applied), so an answer
+    is at the top only when every run gave it 5. Sorted by model, condition, judge model."""
+    tops: dict[str, float] = {}
+    for r in runs:
+        if r.judge == SATURATION_JUDGE:
+            for e in r.entries:
+                if e.key == SATURATION_KEY:
+                    tops.setdefault(r.answer_id, e.max)
+    counts: dict[tuple[str, str, str], list[int]] = defaultdict(lambda: [0, 0])
+    for a in answer_scores(r for r in runs if r.judge == SATURATION_JUDGE):
+        value = a.dimensions.get(SATURATION_KEY)
+        if value is None or a.answer_id not in tops:
+            continue
+        c = counts[(a.key.model, a.key.condition, a.key.judge_model)]
+        c[0] += 1
+        c[1] += value >= tops[a.answer_id]
+    return [SaturationRow(model=m, condition=c, judge_model=j, answers=n, at_max=k, share=k / n,
+                          warning=k / n > threshold)
+            for (m, c, j), (n, k) in sorted(counts.items())]
+
+
 CONDITION_FIELDS = (
     "model", "judge", "judge_model", "task_set", "axis", "stratum",
     *(f"{c.replace('-', '_')}_{x}" for c in CODE_QA_CONDITIONS for x in ("mean", "pairs")),
@@ -264,12 +320,15 @@ __all__ = [
     "MIN_PAIRS_TEST",
     "NO_VALUE",
     "PAIRED_TESTS",
+    "SATURATION_WARNING",
     "ConditionDelta",
     "ConditionMean",
     "ConditionRow",
+    "SaturationRow",
     "condition_delta",
     "condition_deltas",
     "condition_records",
     "has_conditions",
     "paired_test",
+    "specificity_saturation",
 ]

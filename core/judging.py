@@ -85,6 +85,8 @@ class JudgeInput:
         checklist: the pair's current checklist (required by the checklist judge; Code-QA-Bench uses its key
             points as the rubric when there is one).
         checklist_version: that checklist's version number (recorded with checklist judgments).
+        gold_key_points: the gold answer's key points (the pair's ``extra["gold_key_points"]``, which answer-first
+            generation writes; see :func:`gold_key_points`): Code-QA-Bench's completeness rubric when present.
     """
 
     answer_id: str
@@ -95,6 +97,23 @@ class JudgeInput:
     answer: str
     checklist: Checklist | None = None
     checklist_version: int | None = None
+    gold_key_points: tuple[str, ...] = ()
+
+
+GOLD_KEY_POINTS = "gold_key_points"
+"""The key of a pair's ``extra`` that holds its gold answer's key points (a list of strings)."""
+
+
+def gold_key_points(extra: object) -> tuple[str, ...]:
+    """The gold answer's key points in a pair's ``extra`` (``extra["gold_key_points"]``, a list of strings), each
+    stripped; blank and non-string entries are skipped, and a value that is not a list gives none (the judge then
+    falls back to the checklist, as :func:`code_qa_bench_rubric` says)."""
+    if not isinstance(extra, dict):
+        return ()
+    points = extra.get(GOLD_KEY_POINTS)
+    if not isinstance(points, list):
+        return ()
+    return tuple(p.strip() for p in points if isinstance(p, str) and p.strip())
 
 
 @dataclass(frozen=True)
@@ -501,8 +520,11 @@ def prepare_swe_qa_pro(spec: JudgeSpec, item: JudgeInput, settings: JudgeSetting
 
 
 def code_qa_bench_rubric(item: JudgeInput) -> str:
-    """The rubric key points Code-QA-Bench's completeness axis counts: the checklist's knowledge items, else a
-    note to use the reference answer's key points."""
+    """The rubric key points Code-QA-Bench's completeness axis counts ("Completeness: coverage of key points in the
+    rubric"): the gold answer's key points when the pair has them (:attr:`JudgeInput.gold_key_points`), else the
+    checklist's knowledge items, else a note to use the reference answer's key points."""
+    if item.gold_key_points:
+        return "\n".join(f"- {p}" for p in item.gold_key_points)
     if item.checklist is None or not item.checklist.knowledge_items:
         return "(no checklist: take the key points of the reference answer as the rubric)"
     return "\n".join(f"- {it.key_point}" for it in item.checklist.knowledge_items)

@@ -156,3 +156,19 @@ def test_unknown_test_and_axis_are_errors():
         condition_deltas([], test="mannwhitney")
     with pytest.raises(ValueError, match="unknown stratification axis"):
         condition_deltas([], by="colour")
+
+
+def test_specificity_saturation_share_and_warning():
+    from benchwright.core.conditions import SATURATION_WARNING, specificity_saturation
+
+    runs = [run("p1", "m", "documented", (3, 3, 5)), run("p2", "m", "documented", (2, 2, 5)),
+            run("p3", "m", "documented", (2, 2, 4)),
+            # two runs of one answer: 5 then 4, a mean of 4.5, not at the top
+            run("p1", "n", "documented", (3, 3, 5)),
+            JudgedRun(next(_ids), "p1-n-documented-0", "p1", "n", "documented", "code-qa-bench", "j", 1, "scored",
+                      tuple(EffectiveScore(k, k, "dimension", s, 5) for k, s in zip(AXES, (3, 3, 4), strict=True)),
+                      strata=PairStrata())]
+    rows = specificity_saturation(runs)
+    assert [(r.model, r.answers, r.at_max, r.warning) for r in rows] == [("m", 3, 2, True), ("n", 1, 0, False)]
+    assert rows[0].share == pytest.approx(2 / 3) and SATURATION_WARNING == 0.5
+    assert specificity_saturation(runs, threshold=0.7)[0].warning is False

@@ -97,3 +97,25 @@ def test_bad_test_is_a_usage_error(project):
     db, _ = project
     r = run("--db", db, "report", "--conditions", "--test", "mannwhitney")
     assert r.exit_code == 2 and "wilcoxon" in r.output
+
+
+def test_specificity_saturation_in_the_report_and_json(project):
+    import uuid
+
+    from benchwright.db import Store
+
+    db, tmp = project
+    with Store.open(db) as store, store.write() as conn:
+        answers = [r[0] for r in conn.execute("SELECT id FROM answers WHERE condition = 'documented' ORDER BY id")]
+        for i, aid in enumerate(answers):
+            scores = [{"key": k, "label": k, "kind": "dimension", "score": s, "max": 5}
+                      for k, s in (("accuracy", 4), ("completeness", 4), ("specificity", 5 if i < 5 else 3))]
+            conn.execute(
+                "INSERT INTO judgments (answer_id, judge, judge_model, run_index, status, scores_json, created_at,"
+                " created_by, uid) VALUES (?, 'code-qa-bench', 'jm', 0, 'scored', ?, 'now', 'setup', ?)",
+                [aid, json.dumps(scores), uuid.uuid4().hex])
+    r = run("--db", db, "report", "--json", str(tmp / "r.json"))
+    assert r.exit_code == 0, r.output
+    assert "Specificity saturation" in r.output and "saturated: specificity no longer tells" in r.output
+    [row] = json.loads((tmp / "r.json").read_text())["specificity_saturation"]["rows"]
+    assert (row["model"], row["answers"], row["at_max"], row["warning"]) == (MODEL, 8, 5, True)

@@ -25,9 +25,12 @@ from benchwright.core.conditions import (
     MIN_PAIRS_INTERVAL,
     MIN_PAIRS_TEST,
     PAIRED_TESTS,
+    SATURATION_WARNING,
     ConditionRow,
+    SaturationRow,
     condition_deltas,
     condition_records,
+    specificity_saturation,
 )
 from benchwright.core.judges import JUDGE_REGISTRY, LLM_JUDGES, SCALAR_JUDGES
 from benchwright.core.metrics import (
@@ -514,6 +517,22 @@ def _print_conditions(console: Console, rows: Sequence[ConditionRow], *, test: s
     console.print(t)
 
 
+def _print_saturation(console: Console, rows: Sequence[SaturationRow]) -> None:
+    """Specificity saturation of the 0-5 judge: per model, condition and judge model the share of answers at 5/5
+    on specificity, with a warning above the documented share (Code-QA-Bench "Significance" 4)."""
+    if not rows:
+        return
+    t = Table(title=f"Specificity saturation (Code-QA-Bench judge): share of answers at the top specificity "
+                    f"(5/5, every run); warning above {SATURATION_WARNING:.0%}", title_justify="left")
+    _add_columns(t, ("model", "condition", "judge model"), ("answers", "at 5/5", "share %"))
+    _add_columns(t, ("",))
+    for r in rows:
+        t.add_row(_t(r.model), _t(r.condition), _t(r.judge_model), str(r.answers), str(r.at_max),
+                  _pct(100 * r.share), "saturated: specificity no longer tells these answers apart" if r.warning
+                  else "")
+    console.print(t)
+
+
 def _empty_message(report: Report, models: Sequence[str], judge: str | None) -> str:
     if report.answer_counts:
         n = sum(report.answer_counts.values())
@@ -577,6 +596,7 @@ def report(ctx, by, models, judge, csv_dir, json_file, instability_threshold, ch
     axes = [None, *(axis_of_option(b) for b in by)]
     deltas = {axis: condition_deltas(inputs.runs, by=axis, test=test, resamples=resamples, seed=seed)
               for axis in dict.fromkeys(axes)}
+    saturation = specificity_saturation(inputs.runs)
     if conditions:
         if not deltas[None]:
             click.echo("no model has judged answers under two of the conditions closed-book, code-only and "
@@ -584,7 +604,8 @@ def report(ctx, by, models, judge, csv_dir, json_file, instability_threshold, ch
         for rows in deltas.values():
             if rows:
                 _print_conditions(console, rows, test=test, resamples=resamples, seed=seed)
-        _write_outputs(rep, deltas, csv_dir, json_file, test=test, resamples=resamples, seed=seed)
+        _print_saturation(console, saturation)
+        _write_outputs(rep, deltas, saturation, csv_dir, json_file, test=test, resamples=resamples, seed=seed)
         return
     if rep.is_empty:
         click.echo(_empty_message(rep, models, judge))
@@ -592,21 +613,27 @@ def report(ctx, by, models, judge, csv_dir, json_file, instability_threshold, ch
             _print_tool_usage(console, rep)
     else:
         _print_tables(console, rep)
+        _print_saturation(console, saturation)
     if calibration is not None:
         _print_calibration(console, calibration)
-    _write_outputs(rep, deltas, csv_dir, json_file, test=test, resamples=resamples, seed=seed,
+    _write_outputs(rep, deltas, saturation, csv_dir, json_file, test=test, resamples=resamples, seed=seed,
                    calibration=calibration)
 
 
-def _write_outputs(rep: Report, deltas: dict, csv_dir, json_file, *, test: str, resamples: int, seed: int,
+def _write_outputs(rep: Report, deltas: dict, saturation: Sequence[SaturationRow], csv_dir, json_file, *,
+                   test: str, resamples: int, seed: int,
                    calibration=None) -> None:
     """The CSV files and the JSON of the report; the condition deltas are in them (``conditions.csv``, the JSON's
-    ``conditions``) when some model has answers under two of the conditions."""
+    ``conditions``) when some model has answers under two of the conditions, and the specificity saturation
+    (``specificity_saturation.csv``, the JSON's ``specificity_saturation``) when the 0-5 judge scored some."""
     if csv_dir:
         tables = _csv_tables(rep)
         if deltas[None]:
             records = condition_records(r for rows in deltas.values() for r in rows)
             tables["conditions.csv"] = (list(CONDITION_FIELDS), [[x[f] for f in CONDITION_FIELDS] for x in records])
+        if saturation:
+            fields = ["model", "condition", "judge_model", "answers", "at_max", "share", "warning"]
+            tables["specificity_saturation.csv"] = (fields, [[r.to_dict()[f] for f in fields] for r in saturation])
         write_csv_tables(csv_dir, tables)
     if json_file:
         data = rep.to_dict()
@@ -619,4 +646,7 @@ def _write_outputs(rep: Report, deltas: dict, csv_dir, json_file, *, test: str, 
                 "rows": [r.to_dict() for r in deltas[None]],
                 "by": {axis: [r.to_dict() for r in rows] for axis, rows in deltas.items() if axis is not None},
             }
+        if saturation:
+            data["specificity_saturation"] = {"threshold": SATURATION_WARNING,
+                                              "rows": [r.to_dict() for r in saturation]}
         write_json_file(json_file, data)

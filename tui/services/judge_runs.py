@@ -37,6 +37,7 @@ from benchwright.core.judging import (
     JudgeSettings,
     classify_failure,
     direct_answer,
+    gold_key_points,
     needs_failure_label,
     run_judge,
     samples_problem,
@@ -200,7 +201,8 @@ def plan_judging(store: Store, judge: str, judge_model: str, *, runs: int | None
 def build_judge_input(store: Store, answer: Answer, judge: str) -> JudgeInput:
     """The judge's view of ``answer``: the pair's working question and reference answer (refined when curation
     refined them, as the checklist was generated from), the candidate text, and the current checklist (the
-    checklist judge requires it valid; Code-QA-Bench uses its key points as the rubric when valid)."""
+    checklist judge requires it valid; Code-QA-Bench uses its key points as the rubric when valid), and the gold
+    answer's key points (the pair's ``extra["gold_key_points"]``: Code-QA-Bench's rubric before the checklist's)."""
     pin = build_input(store, answer.qa_pair_id, "checklist")
     checklist, version = None, None
     v, why = _checklist_state(store, answer.qa_pair_id)
@@ -210,6 +212,7 @@ def build_judge_input(store: Store, answer: Answer, judge: str) -> JudgeInput:
         answer_id=answer.id, qa_pair_id=answer.qa_pair_id, repository=pin.pair.repository, question=pin.question,
         reference_answer=pin.answer, answer=answer.text, checklist=checklist,
         checklist_version=version if JUDGE_REGISTRY.get(judge).needs_checklist else None,
+        gold_key_points=gold_key_points(pin.pair.extra),
     )
 
 

@@ -1,0 +1,35 @@
+"""Issue 18 item 4: the 0-5 judge (Code-QA-Bench) takes the gold answer's key points as its completeness rubric when
+the pair has them (``extra["gold_key_points"]``), before the checklist's; over the scripted fake."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from test_judging import ITEM, SETTINGS, client_for, run
+
+from benchwright.core.judging import code_qa_bench_rubric, gold_key_points, run_judge
+
+OUT = {d: {"rationale": "ok", "score": 4} for d in ("accuracy", "completeness", "specificity")}
+
+
+def test_gold_key_points_come_from_extra_leniently():
+    assert gold_key_points({"gold_key_points": [" send_file streams ", "", 3, "uses safe_join"]}) == (
+        "send_file streams", "uses safe_join")
+    assert gold_key_points({"gold_key_points": "one string"}) == ()
+    assert gold_key_points({}) == () and gold_key_points(None) == ()
+
+
+def test_gold_key_points_are_the_rubric_before_the_checklist():
+    item = dataclasses.replace(ITEM, gold_key_points=("[bold]send_file[/] resolves the path with safe_join",
+                                                      "It sets Content-Disposition"))
+    assert code_qa_bench_rubric(item).splitlines() == ["- [bold]send_file[/] resolves the path with safe_join",
+                                                       "- It sets Content-Disposition"]
+    client, provider = client_for([OUT])
+    o = run(run_judge("code-qa-bench", client, item, SETTINGS, 0))
+    text = provider.calls[0].messages[0].content
+    assert o.scored and "- It sets Content-Disposition" in text
+    assert "- Names send_file as the entry point" not in text  # the checklist's key point is not used
+    # without gold key points the checklist is the rubric, as before
+    assert "- Names send_file as the entry point" in code_qa_bench_rubric(ITEM)
+    no_checklist = dataclasses.replace(ITEM, checklist=None)
+    assert "take the key points of the reference answer" in code_qa_bench_rubric(no_checklist)
