@@ -131,6 +131,7 @@ class QueueFilter:
         leakage: one of :data:`benchwright.core.vocabulary.LEAKAGE_FILTERS`, on the current text version.
         selection: the name of a selection (``sample``): its latest members.
         split: the pair's split (``train``, ``test``...).
+        task_set: the pair's task set (``code-derivable``, ``doc-dependent``: :data:`~benchwright.core.vocabulary.TASK_SETS`).
     """
 
     status: str | None = None
@@ -148,6 +149,7 @@ class QueueFilter:
     leakage: str | None = None
     selection: str | None = None
     split: str | None = None
+    task_set: str | None = None
 
     def sql(self, annotator: str) -> tuple[str, list]:
         """``(where_clause, params)`` over ``qa_pairs p LEFT JOIN review_state s`` (s for ``annotator``).
@@ -214,6 +216,9 @@ class QueueFilter:
         if self.split is not None:
             clauses.append("p.split = ?")
             params.append(self.split)
+        if self.task_set is not None:
+            clauses.append("p.task_set = ?")
+            params.append(self.task_set)
         return (" AND ".join(clauses) or "1"), params
 
 

@@ -32,3 +32,20 @@ def test_map_task_set_outside_the_vocabulary_names_the_line(tmp_path):
     [problem] = result.problems
     assert (problem.line, problem.field) == (2, "ts") and "unknown task set 'train'" in problem.message
     assert [(p.task_set, p.split) for p in result.pairs] == [("code-derivable", "test"), (None, None)]
+
+
+def test_where_task_set_filters_pairs_and_refuses_other_values(tmp_path):
+    from benchwright.core.errors import BenchwrightError
+    from benchwright.db import Store
+    from benchwright.tui.cli.common import parse_where
+
+    f = tmp_path / "p.jsonl"
+    f.write_text("".join(json.dumps({"question": f"q{i}?", "answer": "a", "ts": ts}) + "\n"
+                         for i, ts in enumerate(("code-derivable", "doc-dependent", "doc-dependent", ""))))
+    flt = parse_where(("task-set=Doc_Dependent",))
+    assert flt.task_set == "doc-dependent"
+    with pytest.raises(BenchwrightError, match="unknown task set 'test'"):
+        parse_where(("task_set=test",))
+    with Store.open(tmp_path / "p.db") as store:
+        store.apply_import(parse("jsonl", f, repository=None, mapping=["task_set=ts"]), annotator="t", file_path=f)
+        assert sorted(p.question for p in store.queue_page("t", flt, limit=10)) == ["q1?", "q2?"]

@@ -26,6 +26,7 @@ from benchwright.core.errors import BenchwrightError, Remedy
 from benchwright.core.llm.jobs import JobProgress, describe_cost
 from benchwright.core.registry import or_list as or_list
 from benchwright.core.text import printable
+from benchwright.core.vocabulary import normalize_task_set
 from benchwright.db import QueueFilter, Store
 
 from ..signals import interrupt_exit_code
@@ -115,11 +116,13 @@ def run_app(store: Store, annotator: str, title: str | None = None) -> None:
 
 # --------------------------------------------------------------------------------------------- --where
 WHERE_KEYS = ("repository", "qa_type", "category", "status", "checklist", "curation", "evidence", "text",
-              "assigned_to", "dedup", "difficulty", "item", "leakage", "selection", "split")
+              "assigned_to", "dedup", "difficulty", "item", "leakage", "selection", "split", "task_set")
 """The keys of ``--where KEY=VALUE`` (fields of :class:`benchwright.db.QueueFilter`); ``curation`` takes one of
 :data:`benchwright.db.CURATION_FILTERS`, among them the funnel's ``passed`` and ``dropped:STEP`` (STEP a gating
 step: images, classify, verify); ``dedup``, ``difficulty``, ``item``, ``leakage`` take the values of
-:mod:`benchwright.core.vocabulary` (SWE-QA-Pro's data methods), ``selection`` the name of a selection."""
+:mod:`benchwright.core.vocabulary` (SWE-QA-Pro's data methods), ``selection`` the name of a selection, ``task_set`` one of
+:data:`benchwright.core.vocabulary.TASK_SETS` (spelled as :func:`~benchwright.core.vocabulary.normalize_task_set`
+forgives)."""
 
 
 def parse_where(values: tuple[str, ...], *, facets: dict[str, list[str]] | None = None) -> QueueFilter:
@@ -157,6 +160,11 @@ def parse_where(values: tuple[str, ...], *, facets: dict[str, list[str]] | None 
             shown = ", ".join(facets.get("selection", [])) or "none yet (make one with benchwright sample)"
             raise BenchwrightError(f"--where selection={shown_name(fields['selection'])}: no selection of that name; "
                                    f"selections: {shown}")
+    if "task_set" in fields:
+        try:
+            fields["task_set"] = normalize_task_set(fields["task_set"])
+        except ValueError as e:
+            raise BenchwrightError(f"--where task_set={shown_name(fields['task_set'])}: {e}") from None
     flt = QueueFilter(**fields)
     flt.sql("")  # unknown status / checklist / curation values fail here, before any call
     return flt
