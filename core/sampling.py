@@ -204,7 +204,8 @@ def balanced_sample(candidates: Iterable[Candidate | Sequence], *, per_cluster: 
         the :class:`Sample`.
 
     Raises:
-        BenchwrightError: ``lo > hi``, ``hi < 1``, a negative ``total``, an unknown ``balance``.
+        BenchwrightError: ``lo > hi``, ``hi < 1``, a negative ``total``, an unknown ``balance``; with
+            ``include_unclustered``, a real cluster named :data:`UNCLUSTERED` while some pairs have none.
     """
     lo, hi = per_cluster
     if lo < 0 or lo > hi or hi < 1:
@@ -220,13 +221,19 @@ def balanced_sample(candidates: Iterable[Candidate | Sequence], *, per_cluster: 
         items.setdefault(c.pair_id, c)
     groups: dict[str, list[Candidate]] = {}
     unclustered = 0
+    bucketed = False
     for c in items.values():
         if c.cluster is None or c.cluster == "":
             if not include_unclustered:
                 unclustered += 1
                 continue
             c = c._replace(cluster=UNCLUSTERED)
+            bucketed = True
         groups.setdefault(c.cluster, []).append(c)
+    if bucketed and any(c.cluster == UNCLUSTERED for c in items.values()):
+        # a real cluster of that name would silently merge with the pairs that have none
+        raise BenchwrightError(f"a cluster is named {UNCLUSTERED!r}, the name --include-unclustered gives the "
+                               "pairs without a cluster; rename that cluster, or leave out --include-unclustered")
     names = sorted(groups)
     clusters = {n: _Cluster(n, groups[n], seed) for n in names}
     turn = _shuffled(seed, "turns", names)

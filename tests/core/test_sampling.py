@@ -123,6 +123,16 @@ def test_unclustered_pairs_are_left_out_unless_included():
     assert s.unclustered == 0 and per_cluster(s) == {"a": 6, UNCLUSTERED: 6}
 
 
+def test_a_real_cluster_named_unclustered_is_not_merged_with_the_pairs_without_one():
+    cands = pool({UNCLUSTERED: 5}) + [Candidate(f"qa_none_{i}", None, "What", 50 + i) for i in range(6)]
+    s = balanced_sample(cands, per_cluster=(4, 9), seed=1)  # without the bucket: an ordinary cluster
+    assert s.unclustered == 6 and per_cluster(s) == {UNCLUSTERED: 5}
+    with pytest.raises(BenchwrightError, match="a cluster is named 'unclustered'"):
+        balanced_sample(cands, per_cluster=(4, 9), seed=1, include_unclustered=True)
+    s = balanced_sample(pool({UNCLUSTERED: 5}), per_cluster=(4, 9), seed=1, include_unclustered=True)
+    assert per_cluster(s) == {UNCLUSTERED: 5}  # no pair without a cluster: nothing to confuse
+
+
 def test_same_seed_same_sample_in_any_input_order_and_another_seed_differs():
     cands = pool({"a": 30, "b": 25, "c": 12, "d": 3})
     first = balanced_sample(cands, per_cluster=(4, 9), total=25, seed=7)
