@@ -15,6 +15,7 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 
+from benchwright.core.conditions import CODE_QA_CONDITIONS, DEFAULT_TEST, PAIRED_TESTS
 from benchwright.core.review import CRITERION_LABELS
 from benchwright.db import Store
 
@@ -90,4 +91,32 @@ class StatisticsScreen(Screen):
         for who, assigned, done in view.progress:
             progress.add_row(literal(who), literal(assigned), literal(done))
         self.report, self.checklists = report, checklists
-        self.query_one("#statistics", Static).update(Group(progress, table, text))
+        parts = [progress, table, text]
+        if view.conditions:
+            parts.append(_conditions_table(view.conditions))
+        if view.conditions_error:
+            parts.append(literal(f"Condition deltas: not computed ({view.conditions_error})"))
+        self.query_one("#statistics", Static).update(Group(*parts))
+
+
+def _conditions_table(rows) -> Table:
+    """The condition deltas (Code-QA-Bench) as ``report --conditions`` computes them with its defaults: per model,
+    judge, judge model and task set the mean per condition and each paired delta (docs/metrics.md)."""
+    table = Table(title=f"Condition deltas (Code-QA-Bench): mean normalized score per condition (pairs); paired "
+                        f"deltas with bootstrap 95% CI and {PAIRED_TESTS[DEFAULT_TEST]}", expand=True)
+    for column in ("model", "judge / judge model", "task set", *CODE_QA_CONDITIONS, "delta", "n", "mean Δ",
+                   "95% CI", "p", "left out", "note"):
+        table.add_column(column, overflow="fold")
+    for r in rows:
+        for i, d in enumerate(r.deltas):
+            first = i == 0
+            table.add_row(
+                literal(r.model if first else ""), literal(f"{r.judge} / {r.judge_model}" if first else ""),
+                literal(r.task_set if first else ""),
+                *(literal(("—" if m.mean is None else f"{m.mean:.3f} ({m.pairs})") if first else "")
+                  for m in r.means),
+                literal(d.name), literal(d.n), literal("—" if d.mean_delta is None else f"{d.mean_delta:+.3f}"),
+                literal("—" if d.ci_low is None else f"{d.ci_low:+.3f} to {d.ci_high:+.3f}"),
+                literal("—" if d.p_value is None else f"{d.p_value:.3g}"),
+                literal(f"{d.only_treatment} / {d.only_baseline}"), literal(d.note), end_section=not first)
+    return table

@@ -156,22 +156,36 @@ class StatisticsView:
             (:func:`benchwright.core.agreement.agreement_report`).
         checklists: agreement of checklists edited by two or more annotators
             (:func:`benchwright.core.agreement.project_checklist_agreement`).
+        conditions: the condition deltas (:func:`benchwright.core.conditions.condition_deltas`, the defaults of
+            ``report --conditions``), empty unless some model has judged answers under two of the conditions.
+        conditions_error: why the deltas could not be computed (a judgment that cannot be read), else ``None``.
     """
 
     progress: tuple[tuple[str, int, int], ...]
     agreement: Mapping[str, FieldAgreement]
     checklists: ProjectChecklistAgreement
+    conditions: tuple = ()
+    conditions_error: str | None = None
 
 
 def statistics_view(store: Store) -> StatisticsView:
     """The statistics screen's view of the project. Takes seconds the first time (the statistics libraries
     load): build it in a worker thread."""
     from benchwright.core.agreement import agreement_report, project_checklist_agreement
+    from benchwright.core.conditions import condition_deltas
+    from benchwright.core.errors import BenchwrightError
+    from benchwright.db.report import report_inputs
 
+    conditions, error = (), None
+    try:
+        conditions = tuple(condition_deltas(report_inputs(store).runs))
+    except BenchwrightError as e:
+        error = str(e)
     return StatisticsView(
         progress=tuple(tuple(row) for row in store.annotator_progress()),
         agreement=agreement_report(store.review_ratings()),
         checklists=project_checklist_agreement(store.checklist_edits()),
+        conditions=conditions, conditions_error=error,
     )
 
 
