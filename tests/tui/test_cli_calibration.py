@@ -208,6 +208,11 @@ def test_report_gains_a_calibration_section_only_when_a_run_exists(project, tmp_
     data = json.loads((tmp_path / "b.json").read_text())["calibration"]
     assert data["counts"] == {"too-easy": 1, "kept": 5, "insufficient": 0} and data["models"] == ["A", "B", "C"]
     assert sum(data["mean_z_histogram"].values()) == 6
+    # under all-z the statistic the rule decides on is the minimum z: its histogram too, as calibrate prints it
+    assert "min z over the models (all-z decides on it; decided pairs):" in section
+    assert sum(data["min_z_histogram"].values()) == 6
+    assert project.run("calibrate", "--rule", "mean-z", "--as", "t").exit_code == 0
+    assert "min z over the models" not in project.run("report").output
 
 
 def _accept_with_checklists(project, positions) -> None:

@@ -458,28 +458,35 @@ def _print_stability(console: Console, report: Report) -> None:
 
 
 def _calibration_dict(run) -> dict:
-    """The latest calibration run (SWE-QA-Pro §2.3) for ``report --json``: parameters, counts, the histogram of
-    mean z over the decided pairs, and per model mean / sd / pairs of s_m(q)."""
+    """The latest calibration run (SWE-QA-Pro §2.3) for ``report --json``: parameters, counts, the histograms of
+    mean z and of min z (the statistic all-z decides on) over the decided pairs, and per model mean / sd / pairs of
+    s_m(q)."""
     r = run.result
-    decided = [p.mean_z for p in r.pairs if p.decision != "insufficient"]
+    decided = [p for p in r.pairs if p.decision != "insufficient"]
     return {"run_id": run.id, "created_at": run.created_at, "judge": run.judge, "judge_model": run.judge_model,
             "condition": run.condition, "models": list(r.models), "rule": r.rule, "threshold": r.threshold,
             "min_models": r.min_models, "samples": r.samples, "pairs": len(r.pairs), "counts": r.counts,
-            "mean_z_histogram": dict(z_histogram(decided)),
+            "mean_z_histogram": dict(z_histogram([p.mean_z for p in decided])),
+            "min_z_histogram": dict(z_histogram([p.min_z for p in decided])),
             "model_stats": {m: s.to_dict() for m, s in r.model_stats.items()}}
 
 
 def _print_calibration(console: Console, run) -> None:
     """The calibration section (SWE-QA-Pro §2.3): the latest ``calibrate`` run's parameters, the distribution
-    of mean z over its decided pairs and its decisions (``benchwright calibrate show`` has the per-model table)."""
+    of mean z over its decided pairs (under all-z, of min z too: the statistic that rule decides on, as
+    ``calibrate`` prints it) and its decisions (``benchwright calibrate show`` has the per-model table)."""
     r = run.result
     console.print(Text(f"Difficulty calibration (SWE-QA-Pro §2.3), run {run.id} of {run.created_at[:10]}: "
                        f"{len(r.pairs)} pairs, rule {r.rule}, threshold {r.threshold:g}; {run.condition} answers of "
                        f"{', '.join(shown_name(m) for m in r.models)} judged by {run.judge} / "
                        f"{shown_name(run.judge_model or '-')}"))
-    decided = [p.mean_z for p in r.pairs if p.decision != "insufficient"]
-    for line in histogram_lines(z_histogram(decided), "  mean z over the models (decided pairs):"):
+    decided = [p for p in r.pairs if p.decision != "insufficient"]
+    for line in histogram_lines(z_histogram([p.mean_z for p in decided]), "  mean z over the models (decided pairs):"):
         console.print(Text(line))
+    if r.rule == "all-z":  # a pair is too easy under all-z iff its minimum z reaches the threshold
+        for line in histogram_lines(z_histogram([p.min_z for p in decided]),
+                                    "  min z over the models (all-z decides on it; decided pairs):"):
+            console.print(Text(line))
     c = r.counts
     console.print(Text(f"  too easy {c['too-easy']} · kept {c['kept']} · insufficient {c['insufficient']} "
                        "(--where difficulty=too-easy; details: benchwright calibrate show)"))
