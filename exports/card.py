@@ -224,6 +224,9 @@ FIELDS = (
     ("cluster_name", "string", "Topic cluster name, when known."),
     ("language", "string", "Programming language of the repository."),
     ("theme", "string", "Theme of the repository."),
+    ("task_set", "string", "Code-QA-Bench task set: `code-derivable` (the answer is recoverable from the code alone) "
+     "or `doc-dependent` (it needs the documentation); release format 4, when some pair has one."),
+    ("split", "string", "The pair's split (`train`, `test`, ...), apart from its task set; release format 4."),
     ("source", "struct", "Provenance: `format`, `file` (name only), `line` (or row, per `unit`), `upstream_id`."),
     ("final_decision", "string", "Final review decision (accept)."),
     ("adjudicated", "bool", "True when reviewers disagreed and an adjudicator decided."),
@@ -442,7 +445,8 @@ def dataset_card(rows: Sequence[ReleaseRow] | pa.Table, spec: ReleaseSpec, manif
         "| field | type | meaning |",
         "|---|---|---|",
     ]
-    out += [f"| `{name}` | {typ} | {text} |" for name, typ, text in FIELDS]
+    out += [f"| `{name}` | {typ} | {text} |" for name, typ, text in FIELDS
+            if name not in ("task_set", "split") or name in rows.column_names]
     out += ["", "### Extra fields", ""]
     if stats.extra_fields:
         out += ["Fields of the imported records that have no column of their own, kept in `extra` (an object in "
@@ -464,6 +468,9 @@ def dataset_card(rows: Sequence[ReleaseRow] | pa.Table, spec: ReleaseSpec, manif
         out += ["", f"### {heading}", "", *_count_table(header, stats.by[key], n)]
     if "qa_subtype" in stats.by:
         out += ["", "### By QA type and subtype", "", *_count_table("QA type / subtype", stats.by["qa_subtype"], n)]
+    for name, heading in (("task_set", "task set"), ("split", "split")):
+        if name in rows.column_names:  # release format 4 (Code-QA-Bench's dual task set)
+            out += ["", f"### By {heading}", "", *_count_table(heading, _counts(rows.column(name).to_pylist()), n)]
     out += ["", "### Checklists", "", *checklist_lines(stats)]
     out += curation_lines(spec)
     if probes:

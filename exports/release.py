@@ -54,12 +54,13 @@ from .rows import (
     rows_to_table,
 )
 
-RELEASE_FORMAT = 3
+RELEASE_FORMAT = 4
 """The newest version of the release layout and row schema (``release_format`` in manifest.json). Format 2 added
 the ``extra`` field, format 3 the row's ``source.text`` (the text version shipped and the original, for pairs whose
-text is not the imported one); a release whose pairs all ship the imported text is written as format 2
+text is not the imported one), format 4 the row's ``task_set`` and ``split``; a release whose pairs have neither a
+task set nor a split is written as format 3, and one whose pairs also all ship the imported text as format 2
 (:func:`~benchwright.exports.rows.release_format_of`). :func:`verify_release` and :func:`read_release` read all."""
-READABLE_FORMATS = (1, 2, 3)
+READABLE_FORMATS = (1, 2, 3, 4)
 """Release formats this version verifies and reads."""
 
 DATA_JSONL = "data/test.jsonl"
@@ -96,7 +97,7 @@ def pseudonymize(name: str, salt: str) -> str:
 # ------------------------------------------------------------------------------------------ changelog
 _TRACKED_FIELDS = (
     "repository", "category", "qa_type", "qa_subtype", "cluster_id", "cluster_name", "language", "theme",
-    "final_decision", "adjudicated",
+    "task_set", "split", "final_decision", "adjudicated",
 )
 
 
@@ -212,6 +213,9 @@ def jsonl_bytes(rows: Sequence[ReleaseRow], annotators: Sequence[list[str]] | No
     for r, ann in zip(rows, names, strict=True):
         d = dict(r.__dict__)
         d["annotators"] = ann
+        for k in ReleaseRow.OMIT_NONE:
+            if d[k] is None:
+                del d[k]
         try:
             out.append(dumps(d, default=_fields_of, option=_JSONL_OPTIONS))
         except orjson.JSONEncodeError as e:

@@ -90,6 +90,10 @@ class ReleaseRow(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
+    OMIT_NONE: ClassVar[tuple[str, ...]] = ("task_set", "split")
+    """Fields data/test.jsonl leaves out when None (release format 4 added them: rows without a task set or a split
+    stay as format 2 and 3 wrote them)."""
+
     id: str = Field(min_length=1)
     question: str = Field(min_length=1)
     reference_answer: str = Field(min_length=1)
@@ -102,11 +106,21 @@ class ReleaseRow(BaseModel):
     cluster_name: str | None = None
     language: str | None = None
     theme: str | None = None
+    task_set: str | None = None
+    split: str | None = None
     source: ReleaseSource
     final_decision: str
     adjudicated: bool = False
     annotators: list[str] = Field(default_factory=list)
     extra: dict[str, Any] = Field(default_factory=dict)
+
+    @model_serializer(mode="wrap")
+    def _without_absent_task_set(self, handler):
+        data = handler(self)
+        for k in self.OMIT_NONE:
+            if getattr(self, k) is None:
+                data.pop(k, None)
+        return data
 
     @classmethod
     def from_domain(
@@ -139,6 +153,7 @@ class ReleaseRow(BaseModel):
             checklist=list(checklist.items), category=pair.category, qa_type=pair.qa_type,
             qa_subtype=pair.qa_subtype, cluster_id=pair.cluster_id, cluster_name=pair.cluster_name,
             language=pair.language or repository.language, theme=pair.theme or repository.theme,
+            task_set=pair.task_set, split=pair.split,
             source=ReleaseSource(
                 format=src.format, file=src.file.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1] or src.file,
                 line=src.line, unit=src.unit, upstream_id=src.upstream_id,
@@ -158,7 +173,7 @@ class ReleaseRow(BaseModel):
             id=self.id, repository=self.repository.name, question=self.question,
             reference_answer=self.reference_answer, category=self.category, qa_type=self.qa_type,
             qa_subtype=self.qa_subtype, cluster_id=self.cluster_id, cluster_name=self.cluster_name,
-            language=self.language, theme=self.theme,
+            language=self.language, theme=self.theme, task_set=self.task_set, split=self.split,
             source=SourceRef(**self.source.model_dump(exclude={"text"})), extra=dict(self.extra),
         )
         repo = Repository(**self.repository.model_dump())
@@ -190,6 +205,8 @@ PARQUET_SCHEMA = pa.schema([
     pa.field("cluster_name", pa.string()),
     pa.field("language", pa.string()),
     pa.field("theme", pa.string()),
+    pa.field("task_set", pa.string()),
+    pa.field("split", pa.string()),
     pa.field("source", pa.struct([
         pa.field("format", pa.string(), nullable=False),
         pa.field("file", pa.string(), nullable=False),
@@ -213,9 +230,12 @@ PARQUET_SCHEMA = pa.schema([
 the row's extra fields as one JSON object in text (:func:`extra_json`; ``{}`` when there are none): their
 names and shapes differ from one import to the next, so no fixed Arrow type could hold them."""
 
+PARQUET_SCHEMA_V3 = pa.schema([f for f in PARQUET_SCHEMA if f.name not in ("task_set", "split")])
+"""The Parquet schema of release format 3 (no ``task_set``, ``split``): what a release of pairs without a task set
+or a split is written with, so it stays byte for byte what it was."""
 _SOURCE_V2 = pa.struct([f for f in PARQUET_SCHEMA.field("source").type if f.name != "text"])
-PARQUET_SCHEMA_V2 = PARQUET_SCHEMA.set(PARQUET_SCHEMA.get_field_index("source"),
-                                       PARQUET_SCHEMA.field("source").with_type(_SOURCE_V2))
+PARQUET_SCHEMA_V2 = PARQUET_SCHEMA_V3.set(PARQUET_SCHEMA_V3.get_field_index("source"),
+                                          PARQUET_SCHEMA_V3.field("source").with_type(_SOURCE_V2))
 """The Parquet schema of release format 2 (no ``source.text``): also what a release of pairs all shipped as
 imported is written with, so it stays byte for byte what it was."""
 PARQUET_SCHEMA_V1 = PARQUET_SCHEMA_V2.remove(PARQUET_SCHEMA_V2.get_field_index("extra"))
@@ -223,14 +243,17 @@ PARQUET_SCHEMA_V1 = PARQUET_SCHEMA_V2.remove(PARQUET_SCHEMA_V2.get_field_index("
 
 
 def release_format_of(rows: Sequence[ReleaseRow]) -> int:
-    """The release format ``rows`` are written in: 3 when some row ships a text version other than the imported
-    one (``source.text``), else 2 (the rows and files are then exactly what format 2 wrote)."""
+    """The release format ``rows`` are written in: 4 when some row has a task set or a split (Code-QA-Bench's dual
+    task set; issue 18), else 3 when some row ships a text version other than the imported one (``source.text``),
+    else 2 (the rows and files are then exactly what format 2 wrote)."""
+    if any(r.task_set is not None or r.split is not None for r in rows):
+        return 4
     return 3 if any(r.source.text is not None for r in rows) else 2
 
 
 def parquet_schema(release_format: int) -> pa.Schema:
-    """The Parquet schema of ``release_format`` (1, 2 or 3; 3 is :data:`PARQUET_SCHEMA`)."""
-    return {1: PARQUET_SCHEMA_V1, 2: PARQUET_SCHEMA_V2}.get(release_format, PARQUET_SCHEMA)
+    """The Parquet schema of ``release_format`` (1 to 4; 4 is :data:`PARQUET_SCHEMA`)."""
+    return {1: PARQUET_SCHEMA_V1, 2: PARQUET_SCHEMA_V2, 3: PARQUET_SCHEMA_V3}.get(release_format, PARQUET_SCHEMA)
 
 _INT64 = (-(2**63), 2**63 - 1)
 
@@ -274,7 +297,7 @@ def extra_field_counts(extras: Iterable[dict]) -> dict[str, int]:
 
 
 _FLAT = ("id", "question", "reference_answer", "category", "qa_type", "qa_subtype", "cluster_id", "cluster_name",
-         "language", "theme", "final_decision")
+         "language", "theme", "task_set", "split", "final_decision")
 
 
 def _field(name: str) -> pa.Field:
