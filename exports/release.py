@@ -57,8 +57,8 @@ from .rows import (
 RELEASE_FORMAT = 4
 """The newest version of the release layout and row schema (``release_format`` in manifest.json). Format 2 added
 the ``extra`` field, format 3 the row's ``source.text`` (the text version shipped and the original, for pairs whose
-text is not the imported one), format 4 the row's ``task_set`` and ``split``; a release whose pairs have neither a
-task set nor a split is written as format 3, and one whose pairs also all ship the imported text as format 2
+text is not the imported one), format 4 the row's ``task_set`` and ``split``; a release whose pairs have no task set
+is written as format 3, and one whose pairs also all ship the imported text as format 2
 (:func:`~benchwright.exports.rows.release_format_of`). :func:`verify_release` and :func:`read_release` read all."""
 READABLE_FORMATS = (1, 2, 3, 4)
 """Release formats this version verifies and reads."""
@@ -331,6 +331,9 @@ def _prepare_rows(rows: Iterable[ReleaseRow], *, allow_empty: bool = False) -> l
     keys = env_secrets()
     if keys:  # the last line of defence: no API key of this environment is ever published (docs/llm.md "Keys")
         rows = [_without_keys(r, keys) for r in rows]
+    if release_format_of(rows) < 4 and any(r.split is not None for r in rows):
+        # no task set: the release is format 3 or 2, which has no split (its bytes stay what they were)
+        rows = [r.model_copy(update={"split": None}) for r in rows]
     return rows
 
 

@@ -243,10 +243,10 @@ PARQUET_SCHEMA_V1 = PARQUET_SCHEMA_V2.remove(PARQUET_SCHEMA_V2.get_field_index("
 
 
 def release_format_of(rows: Sequence[ReleaseRow]) -> int:
-    """The release format ``rows`` are written in: 4 when some row has a task set or a split (Code-QA-Bench's dual
-    task set; issue 18), else 3 when some row ships a text version other than the imported one (``source.text``),
+    """The release format ``rows`` are written in: 4 when some row has a task set (Code-QA-Bench's dual task set;
+    issue 18: the rows then carry their split too), else 3 when some row ships a text version other than the imported one (``source.text``),
     else 2 (the rows and files are then exactly what format 2 wrote)."""
-    if any(r.task_set is not None or r.split is not None for r in rows):
+    if any(r.task_set is not None for r in rows):
         return 4
     return 3 if any(r.source.text is not None for r in rows) else 2
 

@@ -33,6 +33,10 @@ def test_rows_with_a_task_set_are_format_4_and_round_trip(tmp_path):
 
 
 def test_a_release_without_task_sets_has_no_such_column(tmp_path):
+    assert release_format_of([row(0, split="test"), *ROWS[1:]]) == release_format_of(ROWS)  # a split alone: as before
     out = write_release(ROWS, spec(), tmp_path / "out")
+    split_only = write_release([row(0, split="test"), *ROWS[1:]], spec(), tmp_path / "split")
+    assert (split_only / "data/test.jsonl").read_bytes() == (out / "data/test.jsonl").read_bytes()
+    assert (split_only / "data/test.parquet").read_bytes() == (out / "data/test.parquet").read_bytes()
     assert "task_set" not in pq.read_table(out / "data/test.parquet").column_names
     assert "task_set" not in (out / "README.md").read_text()
