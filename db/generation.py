@@ -38,6 +38,8 @@ class GenerationResult:
         chunk_id, repository, step (``gold`` / ``audit`` / ``question``), task_set: what it is a result of.
         status: ``ok`` or ``failed`` (``reason`` says why; ``raw_text`` is the model's output when it did not
             parse).
+        flagged: an ok result with nothing usable (an empty gold answer, an audit that removed every claim, an
+            empty question): the next step leaves the chunk out.
         output: the step's output (shapes in :mod:`benchwright.core.generation`).
         model, template_hash, input_hash: who made it, with which prompt, from which input (a result whose input
             hash is not the current input's is stale).
@@ -53,6 +55,7 @@ class GenerationResult:
     step: str
     task_set: str
     status: str
+    flagged: bool
     output: dict
     reason: str | None
     raw_text: str | None
@@ -74,7 +77,7 @@ class GenerationResult:
 
 _CHUNK_COLS = ("run_id, id, rank, repository, pin, path, start_line, end_line, kind, title, text, scores_json, "
                "references_json, score")
-_RESULT_COLS = ("id, chunk_id, repository, step, task_set, status, output_json, reason, raw_text, model, "
+_RESULT_COLS = ("id, chunk_id, repository, step, task_set, status, flagged, output_json, reason, raw_text, model, "
                 "template_hash, input_hash, call_ids_json, calls_made, trajectory_json, qa_pair_id, created_at, "
                 "created_by")
 
@@ -86,9 +89,9 @@ def _chunk(r) -> StoredChunk:
 
 
 def _result(r) -> GenerationResult:
-    return GenerationResult(r[0], r[1], r[2], r[3], r[4], r[5], json.loads(r[6] or "{}"), r[7], r[8], r[9], r[10],
-                            r[11], json.loads(r[12] or "[]"), r[13], json.loads(r[14]) if r[14] else None, r[15],
-                            r[16], r[17])
+    return GenerationResult(r[0], r[1], r[2], r[3], r[4], r[5], bool(r[6]), json.loads(r[7] or "{}"), r[8], r[9],
+                            r[10], r[11], r[12], json.loads(r[13] or "[]"), r[14],
+                            json.loads(r[15]) if r[15] else None, r[16], r[17], r[18])
 
 
 class GenerationStoreMixin:
@@ -159,7 +162,7 @@ class GenerationStoreMixin:
         return _chunk(rows[0])
 
     def save_generation_result(self, chunk_id: str, repository: str, step: str, task_set: str, *, status: str,
-                               output: dict, by: str, reason: str | None = None, raw_text: str | None = None,
+                               output: dict, by: str, flagged: bool = False, reason: str | None = None, raw_text: str | None = None,
                                model: str | None = None, template_hash: str | None = None,
                                input_hash: str | None = None, call_ids: Sequence[int] = (), calls_made: int = 0,
                                trajectory: list | None = None, qa_pair_id: str | None = None) -> int:
@@ -167,8 +170,9 @@ class GenerationStoreMixin:
         with self.write() as db:
             cur = db.conn.execute(
                 f"INSERT INTO generation_results ({_RESULT_COLS.removeprefix('id, ')}) "
-                f"VALUES ({', '.join('?' * 17)})",
-                [chunk_id, repository, step, task_set, status, json.dumps(output, ensure_ascii=False), reason,
+                f"VALUES ({', '.join('?' * 18)})",
+                [chunk_id, repository, step, task_set, status, int(flagged), json.dumps(output, ensure_ascii=False),
+                 reason,
                  raw_text, model, template_hash, input_hash, json.dumps(list(call_ids)), calls_made,
                  json.dumps(trajectory, ensure_ascii=False) if trajectory is not None else None, qa_pair_id,
                  utc_now(), by])

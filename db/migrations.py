@@ -1483,6 +1483,7 @@ def m023_answer_first(db: Database) -> None:
             step TEXT NOT NULL CHECK (step IN ('gold', 'audit', 'question')),
             task_set TEXT NOT NULL,
             status TEXT NOT NULL CHECK (status IN ('ok', 'failed')),
+            flagged INTEGER NOT NULL DEFAULT 0,
             output_json TEXT NOT NULL DEFAULT '{}',
             reason TEXT,
             raw_text TEXT,

@@ -19,6 +19,14 @@ from benchwright.core.agent.model import AgentSettings
 from benchwright.core.agent.workspace import Workspace
 from benchwright.core.checklist import Checklist, ChecklistItem, binary_rubric, clarity_item
 from benchwright.core.curation import STEP_FUNCTIONS, PairInput, StepSettings, generate_checklist
+from benchwright.core.doc_chunks import DocChunk
+from benchwright.core.generation import (
+    ChunkInput,
+    audit,
+    derive_question,
+    gold_by_agent,
+    gold_from_documentation,
+)
 from benchwright.core.judging import (
     JUDGES,
     AnswerSettings,
@@ -126,6 +134,12 @@ async def _every_request() -> list[LLMRequest]:
                                                 "1: 0/9", 0.1), JudgeSettings("j"))
     with tempfile.TemporaryDirectory() as repo:
         await run_agent(client, Workspace(repo), pair.question, AgentSettings("m", max_turns=1), qa_pair_id="p1")
+        # answer-first generation (Code-QA-Bench Methodology 3 and 4): the gold agent's first turn, then each step
+        chunk_item = ChunkInput(DocChunk("dc_1", "flask", "README.md", 1, 3, "markdown", "T", "Text.", {}, (), 0.5),
+                                "code-derivable", gold="In app.py.")
+        await gold_by_agent(client, Workspace(repo), chunk_item, AgentSettings("m", max_turns=1))
+    for step in (gold_from_documentation, audit, derive_question):
+        await step(client, chunk_item, StepSettings("g"))
     return [c for c in provider.calls if len(c.messages) == 1]
 
 
@@ -142,7 +156,7 @@ def test_every_packaged_prompt_is_covered(every_request):
 
 def test_every_schema_converts_to_both_providers_rules(every_request):
     schemas = {r.template_id: r.json_schema for r in every_request if r.json_schema is not None}
-    assert len(schemas) == len(template_ids()) - 2  # all but the free-text direct answer and the agent (tools)
+    assert len(schemas) == len(template_ids()) - 3  # all but the free-text direct answer and the agents (tools)
     refused_as_is = {t for t, s in schemas.items() if anthropic_schema_problems(s)}
     assert {"judge_swe_qa_pro", "judge_code_qa_bench", "checklist"} <= refused_as_is  # what Anthropic refused
     for template, schema in schemas.items():
@@ -262,7 +276,7 @@ async def test_bounds_anthropic_cannot_enforce_are_still_validated(monkeypatch):
 
 
 def test_every_tool_meets_both_providers_rules(every_request):
-    tools = [t for r in every_request for t in r.tools]
+    tools = list({t.name: t for r in every_request for t in r.tools}.values())  # two agents share the tools
     assert {t.name for t in tools} >= {"search", "view", "command_line", "finish"}
     check_tools("p", tools)  # names and object schemas, as both APIs want them
     for t in tools:

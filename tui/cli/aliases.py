@@ -14,7 +14,7 @@ old spelling              new spelling
 ``answer``                ``answers generate``
 ``judge JUDGE``           ``judgments run JUDGE``
 ``override ...``          ``judgments override ...``
-``generate STEP``         ``curation run STEP``
+``generate STEP``         ``curation run STEP`` (STEP a curation step's name; see the end of this module)
 ``failure-modes [OPTS]``  ``failure-modes classify [OPTS]`` (in ``failure_modes.py``)
 ``failure-mode set|show`` ``failure-modes set|show``
 ``adjudicate PAIR``       ``adjudication decide PAIR``
@@ -30,6 +30,7 @@ import copy
 import click
 
 from benchwright.core.importers import FORMATS
+from benchwright.core.steps import STEPS
 
 from . import (
     adjudication,
@@ -37,6 +38,7 @@ from . import (
     checklists,
     curation,
     failure_modes,
+    generate,
     issues,
     judgments,
     pairs,
@@ -132,10 +134,15 @@ ALIASES: tuple[click.Command, ...] = (
     _alias(answers.answers_generate, "answer", "answers generate"),
     _alias(judgments.judgments_run, "judge", "judgments run"),
     _alias(judgments.judgments_override, "override", "judgments override"),
-    _alias(curation.curation_run, "generate", "curation run"),
     _alias(_failure_mode, "failure-mode", "failure-modes"),
     _alias(adjudication.adjudication_decide, "adjudicate", "adjudication decide"),
     _alias(releases.releases, "release", "releases"),
     _alias(probes.probes, "probe", "probes"),
 )
 """Every old spelling, as a hidden command the root adds next to the new ones."""
+
+# ``generate`` is a group again (answer-first generation, issue 18); its old meaning, ``generate STEP`` for
+# ``curation run STEP``, still works when STEP names a curation step (the group hands those to this alias).
+generate.generate.fallback = _alias(curation.curation_run, "generate", "curation run")
+generate.generate.fallback_names = tuple(STEPS)
+

@@ -28,6 +28,7 @@ from . import (
     embeddings,
     failure_modes,
     funnel,
+    generate,
     issues,
     items,
     judgments,
@@ -106,6 +107,8 @@ for command in (
     # SWE-QA-Pro's data methods (issue 17)
     issues.issues, embeddings.embeddings, taxonomy.taxonomy, dedup.dedup, calibration.calibrate, sampling.sample,
     sampling.selections, items.items,
+    # Code-QA-Bench's answer-first generation (issue 18)
+    generate.generate,
     # the spellings before the groups, hidden, for one release
     *aliases.ALIASES,
 ):
