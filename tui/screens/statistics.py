@@ -102,11 +102,11 @@ class StatisticsScreen(Screen):
 def _conditions_table(rows) -> Table:
     """The condition deltas (Code-QA-Bench) as ``report --conditions`` computes them with its defaults: per model,
     judge, judge model and task set the mean per condition and each paired delta (docs/metrics.md)."""
-    table = Table(title=f"Condition deltas (Code-QA-Bench): mean normalized score per condition (pairs); paired "
-                        f"deltas with bootstrap 95% CI and {PAIRED_TESTS[DEFAULT_TEST]}", expand=True)
+    table = Table(title=literal(f"Condition deltas (Code-QA-Bench): mean normalized score per condition (pairs); "
+                                f"paired deltas with bootstrap 95% CI and {PAIRED_TESTS[DEFAULT_TEST]}"), expand=True)
     for column in ("model", "judge / judge model", "task set", *CODE_QA_CONDITIONS, "delta", "n", "mean Δ",
                    "95% CI", "p", "left out", "note"):
-        table.add_column(column, overflow="fold")
+        table.add_column(literal(column), overflow="fold")
     for r in rows:
         for i, d in enumerate(r.deltas):
             first = i == 0
