@@ -203,7 +203,7 @@ def test_data_filter_options_come_from_the_vocabularies():
 
 
 async def test_a_large_group_shows_its_first_members_and_says_so(tmp_path):
-    from benchwright.tui.screens.duplicates import SHOWN_MEMBERS
+    from benchwright.tui.screens.duplicates import MEMBER_MIN_WIDTH, SHOWN_MEMBERS
 
     db = tmp_path / "p.db"
     src = tmp_path / "many.jsonl"
@@ -218,9 +218,16 @@ async def test_a_large_group_shows_its_first_members_and_says_so(tmp_path):
                              pair_count=len(ids), groups=groups, multi_query={}, annotator="setup")
     async with running(db) as (store, app, pilot):
         await _open(app, pilot)
-        assert len(app.screen.query(".dup-member")) == SHOWN_MEMBERS
+        columns = list(app.screen.query(".dup-member"))
+        assert len(columns) == SHOWN_MEMBERS
+        # more than fit side by side: each column at the narrowest width, the row scrolls sideways (a 1fr column
+        # would take the whole screen, one member at a time)
+        assert [c.outer_size.width for c in columns] == [MEMBER_MIN_WIDTH] * SHOWN_MEMBERS
         assert f"{SHOWN_MEMBERS + 3} members" in screen_text(app)
         assert f"the first {SHOWN_MEMBERS} shown" in screen_text(app)
-        await pilot.press("left", "k")  # wraps to the last member shown
+        await pilot.press("left")  # wraps to the last member shown
+        await settle(app, pilot)
+        assert app.screen.query_one("#dup-members").scroll_x > 0  # the highlighted last column scrolled into view
+        await pilot.press("k")
         await settle(app, pilot)
         assert _resolution(store, ids[0]).kept == (ids[SHOWN_MEMBERS - 1],)

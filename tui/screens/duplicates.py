@@ -25,6 +25,11 @@ SHOWN_MEMBERS = 12
 """Members shown side by side at most (a low threshold can chain hundreds into one group); the others are counted
 and ``benchwright dedup list`` lists them all."""
 
+MEMBER_MIN_WIDTH = 44
+"""Narrowest member column (cells). When the members do not fit side by side at this width, each column is this
+wide and the row scrolls sideways: Textual would otherwise give every ``1fr`` column the whole screen's width,
+one member at a time."""
+
 SHOWN_CHARS = 20_000
 """Characters of a question or an answer the screen renders; the rest is counted (``dedup list`` and the review
 screen show the pair)."""
@@ -123,7 +128,18 @@ class DuplicatesScreen(Screen):
         await members.remove_children()
         if self.group is not None:
             await members.mount_all([self._column(m, i) for i, m in enumerate(self._members())])
+            self._fit_columns(self.size.width)
         self._refresh_status()
+
+    def on_resize(self, event) -> None:
+        self._fit_columns(event.size.width)
+
+    def _fit_columns(self, width: int) -> None:
+        """``1fr`` columns while the members fit side by side at :data:`MEMBER_MIN_WIDTH`, else that fixed width."""
+        columns = list(self.query(".dup-member"))
+        fits = len(columns) * MEMBER_MIN_WIDTH <= width
+        for column in columns:
+            column.styles.width = "1fr" if fits else MEMBER_MIN_WIDTH
 
     def _members(self) -> tuple[GroupMember, ...]:
         return self.group.members[:SHOWN_MEMBERS] if self.group is not None else ()
