@@ -30,6 +30,7 @@ randomness). Pure: no store, no Textual.
 from __future__ import annotations
 
 import ast
+import fnmatch
 import hashlib
 import os
 import re
@@ -52,6 +53,8 @@ CHUNK_KINDS = ("markdown", "rst", "docstring")
 
 MARKDOWN_SUFFIXES = (".md", ".markdown")
 RST_SUFFIXES = (".rst",)
+DEFAULT_EXCLUDE = ("changes*", "changelog*", "history*", "news*", "license*", "licence*", "authors*")
+"""File names not read by default (:attr:`ChunkSettings.exclude`)."""
 SKIPPED_DIRS = frozenset({".git", ".hg", ".svn", ".tox", ".nox", ".venv", "venv", "node_modules", "__pycache__",
                           "build", "dist", ".mypy_cache", ".pytest_cache", "site-packages"})
 """Folders never read (version control, environments, build output)."""
@@ -72,6 +75,8 @@ class ChunkSettings:
         max_words: above this many prose words ``length`` falls (a long chunk is harder to answer from).
         target_references: resolving references for a full ``references`` score.
         max_file_bytes: larger files are not read.
+        exclude: file-name patterns (:func:`fnmatch.fnmatch`, case-insensitive) of files never read: change logs
+            and licences by default (their sections are release notes, not descriptions of the code).
     """
 
     weights: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
@@ -80,6 +85,7 @@ class ChunkSettings:
     max_words: int = 600
     target_references: int = 4
     max_file_bytes: int = 2_000_000
+    exclude: tuple[str, ...] = DEFAULT_EXCLUDE
 
     @classmethod
     def from_weights(cls, weights: Mapping[str, float] | None = None, **kwargs) -> ChunkSettings:
@@ -400,7 +406,8 @@ def doc_chunks(root: str | Path, repository: str, settings: ChunkSettings | None
     scored, best first (ties by path and line); ``top`` keeps the best ``top``.
 
     Markdown files (``.md``, ``.markdown``), reStructuredText files (``.rst``) and the docstrings of Python files
-    are read; folders in :data:`SKIPPED_DIRS`, hidden folders and symlinks are not. Code-QA-Bench "Methodology"
+    are read; folders in :data:`SKIPPED_DIRS`, hidden folders, symlinks and files matching
+    ``settings.exclude`` are not. Code-QA-Bench "Methodology"
     3 (chunk selection); the features and weights are ours (module docstring).
 
     Raises:
@@ -415,6 +422,8 @@ def doc_chunks(root: str | Path, repository: str, settings: ChunkSettings | None
     raws: list[_Raw] = []
     for rel in files:
         lower = rel.lower()
+        if any(fnmatch.fnmatch(lower.rsplit("/", 1)[-1], pattern.lower()) for pattern in settings.exclude):
+            continue
         if lower.endswith(MARKDOWN_SUFFIXES + RST_SUFFIXES):
             text = _read_text(root / rel, settings.max_file_bytes)
             if text is None:

@@ -34,11 +34,12 @@ from .curation import SYSTEM, StepOutcome, StepSettings, _fail, _obj, _request
 from .doc_chunks import DocChunk
 from .llm.client import LLMClient
 from .llm.prompts import delimit
+from .vocabulary import TASK_SET_REGISTRY
 
-CODE_DERIVABLE = "code-derivable"
+CODE_DERIVABLE = TASK_SET_REGISTRY.get("code-derivable").name
 """The task set of pairs whose gold answer the audit verified recoverable from the code (a name of
 :data:`~benchwright.core.vocabulary.TASK_SETS`)."""
-DOC_DEPENDENT = "doc-dependent"
+DOC_DEPENDENT = TASK_SET_REGISTRY.get("doc-dependent").name
 """The task set of pairs whose gold answer was written from the documentation alone (Methodology 4)."""
 GENERATION_TASK_SETS = (CODE_DERIVABLE, DOC_DEPENDENT)
 

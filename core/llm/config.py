@@ -237,10 +237,14 @@ class GenerationTableSettings(BaseModel):
     target_words: int | None = Field(None, ge=1)
     max_words: int | None = Field(None, ge=1)
     target_references: int | None = Field(None, ge=1)
+    exclude: list[str] | None = None
 
     def overrides(self) -> dict:
         """The chunking keys set (not ``top`` nor ``weights``), as keyword arguments of ``ChunkSettings``."""
-        return {k: v for k, v in self.model_dump(exclude={"top", "weights"}).items() if v is not None}
+        out = {k: v for k, v in self.model_dump(exclude={"top", "weights"}).items() if v is not None}
+        if "exclude" in out:
+            out["exclude"] = tuple(out["exclude"])
+        return out
 
 
 class LLMSettings(BaseModel):

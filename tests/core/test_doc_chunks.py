@@ -92,3 +92,11 @@ def test_hostile_and_undecodable_files_are_read_without_error(tmp_path):
     (tmp_path / ".git" / "x.md").write_text("# hidden\n\n" + "word " * 50)
     chunks = doc_chunks(tmp_path, "t")
     assert [c.path for c in chunks] == ["bad.md"] and "\ufffd" in chunks[0].text
+
+
+def test_change_logs_and_licences_are_left_out_unless_asked(tmp_path):
+    body = "# Release 2.0\n\n" + "The `run` function changed its defaults in this release. " * 5
+    (tmp_path / "CHANGES.md").write_text(body)
+    (tmp_path / "guide.md").write_text(body)
+    assert [c.path for c in doc_chunks(tmp_path, "t")] == ["guide.md"]
+    assert [c.path for c in doc_chunks(tmp_path, "t", ChunkSettings(exclude=()))] == ["CHANGES.md", "guide.md"]

@@ -231,3 +231,65 @@ def test_schemas_suit_openai_strict_output(schema):
 
     check(schema)
     json.dumps(schema)
+
+
+def test_the_audit_over_the_real_openai_sdk(project):
+    """One step through the real ``openai`` SDK on httpx2.MockTransport: the strict JSON Schema goes over the wire,
+    the reply is parsed and stored, and a rerun sends nothing."""
+    import httpx2
+
+    from benchwright.core.llm.openai_provider import OpenAIProvider
+
+    store = project
+    run(store, "gold", CODE_DERIVABLE, ScriptedProvider(script))
+    bodies = []
+
+    def handler(request):
+        body = json.loads(request.content)
+        bodies.append(body)
+        content = json.dumps(script(type("R", (), {"template_id": "gold_audit"})()))
+        return httpx2.Response(200, json={
+            "id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "gpt-test",
+            "choices": [{"index": 0, "finish_reason": "stop",
+                         "message": {"role": "assistant", "content": content, "refusal": None}}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}})
+
+    def provider():
+        return OpenAIProvider("local", base_url="http://llm.test/v1", api_key_env=None, max_retries=0,
+                              http_client=httpx2.AsyncClient(transport=httpx2.MockTransport(handler)))
+
+    _, final, _ = run(store, "audit", CODE_DERIVABLE, provider())
+    assert final.failed == 0 and len(bodies) == 2
+    fmt = bodies[0]["response_format"]
+    assert fmt["type"] == "json_schema" and fmt["json_schema"]["strict"] is True
+    assert fmt["json_schema"]["schema"]["properties"]["claims"]["items"]["required"] == [
+        "claim", "verdict", "evidence", "rewrite"]
+    chunk = store.current_doc_chunks("shop")[0].chunk
+    audit = store.generation_current(chunk.id, "audit", CODE_DERIVABLE)
+    assert audit.ok and audit.output["answer"] == VERIFIED and audit.model == "gpt-test"
+    plan, _, _ = run(store, "audit", CODE_DERIVABLE, provider())
+    assert plan.chunk_ids == [] and len(bodies) == 2
+
+
+@pytest.mark.slow
+def test_doc_chunks_of_flask(tmp_path):
+    """flask 3.1.1 (../shared/data/get-flask-repo): its Sphinx documentation and docstrings, the change log left
+    out, the best chunks prose about code that resolves in it."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "core"))
+    from flask_source import flask_tree_or_skip
+
+    from benchwright.core.doc_chunks import doc_chunks
+
+    tree = flask_tree_or_skip()
+    chunks = doc_chunks(tree, "flask")
+    kinds = {c.kind for c in chunks}
+    assert kinds == {"rst", "docstring", "markdown"} and len(chunks) > 300
+    assert not any(c.path.upper().startswith("CHANGES") for c in chunks)
+    best = chunks[:20]
+    assert all(c.path.startswith("docs/") or c.kind == "docstring" for c in best)
+    assert all(c.features["references"] >= 0.75 for c in best)
+    app = [c for c in chunks if c.path == "src/flask/app.py" and c.title == "Flask"]
+    assert app and any(ok for _, ok in app[0].references)
+    assert chunks == doc_chunks(tree, "flask")  # deterministic

@@ -99,7 +99,7 @@ def cut_doc_chunks(store: Store, repository: str, *, weights: dict[str, float] |
     pin = repo.commit or repo.version_label or ""
     recorded = {"weights": dict(settings.weights), "min_words": settings.min_words,
                 "target_words": settings.target_words, "max_words": settings.max_words,
-                "target_references": settings.target_references}
+                "target_references": settings.target_references, "exclude": list(settings.exclude)}
     run_id = store.record_doc_chunks(repository, pin, kept, settings=recorded, top=top, found=len(found), by=by)
     return ChunkRun(run_id, repository, pin, len(found), kept, settings, top)
 
