@@ -75,6 +75,14 @@ def test_hostile_text_prints_literally(project):
     assert "[bold]x[/] [@click=quit] ␛[31mred␛[0m" in out and "[[red]l[/]]" in out and "\x1b" not in out
 
 
+def test_a_newline_in_a_label_or_title_keeps_one_issue_a_line(project):
+    f = project.dir / "newlines.jsonl"
+    f.write_text(json.dumps({"number": 1, "title": "two\nlines here", "labels": ["x\ny", "z"]}) + "\n")
+    assert project.run("issues", "import", str(f), "--repo", "flask").exit_code == 0
+    lines = project.run("issues", "list").output.splitlines()
+    assert lines[0].split() == ["flask", "#1", "14", "B", "[x", "y,z]", "two", "lines", "here"] and len(lines) == 2
+
+
 def test_embeddings_compute_then_status_with_the_hashing_embedder(project):
     project.run("issues", "import", str(DATA / "issues.jsonl"), "--repo", "flask")
     before = project.run("embeddings", "status", "--model", "hashing")

@@ -82,7 +82,7 @@ def issues_list(ctx, repository, limit) -> None:
         return
     for i in rows:
         number = f"#{i.number}" if i.number is not None else "-"
-        labels = ",".join(i.labels)
+        labels = ",".join(label.replace("\n", " ") for label in i.labels)  # one line per issue
         repo = "" if repository else f"{shown_name(i.repository, 30)}  "
         click.echo(f"{repo}{number:>7}  {i.text_bytes:>6} B  [{shown_name(labels, 40)}]  "
                    f"{shown_name(i.title.replace(chr(10), ' '), TITLE_CHARS)}")
