@@ -33,3 +33,31 @@ def test_gold_key_points_are_the_rubric_before_the_checklist():
     assert "- Names send_file as the entry point" in code_qa_bench_rubric(ITEM)
     no_checklist = dataclasses.replace(ITEM, checklist=None)
     assert "take the key points of the reference answer" in code_qa_bench_rubric(no_checklist)
+
+
+def test_build_judge_input_reads_the_pairs_gold_key_points(tmp_path):
+    import json as _json
+
+    from click.testing import CliRunner
+
+    from benchwright.db import Store
+    from benchwright.tui.cli import main
+    from benchwright.tui.services.judge_runs import build_judge_input
+
+    db = str(tmp_path / "p.db")
+    pairs, answers = tmp_path / "pairs.jsonl", tmp_path / "answers.jsonl"
+    pairs.write_text(_json.dumps({"question": "Q?", "answer": "A.", "gold_key_points": ["k one", "k two"]}) + "\n"
+                     + _json.dumps({"question": "R?", "answer": "B."}) + "\n")
+    answers.write_text(_json.dumps({"question": "Q?", "answer": "x"}) + "\n" + _json.dumps({"question": "R?",
+                                                                                           "answer": "y"}) + "\n")
+    invoke = CliRunner().invoke
+    assert invoke(main, ["--db", db, "init"]).exit_code == 0
+    assert invoke(main, ["--db", db, "pairs", "import", "jsonl", str(pairs)]).exit_code == 0
+    assert invoke(main, ["--db", db, "answers", "import", str(answers), "--model", "m", "--condition",
+                         "documented"]).exit_code == 0
+    with Store.open(db) as store:
+        ids = [r[0] for r in store.db.conn.execute("SELECT a.id FROM answers a JOIN qa_pairs p ON p.id = "
+                                                   "a.qa_pair_id ORDER BY p.question")]
+        with_points, without = (build_judge_input(store, store.get_answer(i), "code-qa-bench") for i in ids)
+    assert with_points.gold_key_points == ("k one", "k two") and without.gold_key_points == ()
+    assert code_qa_bench_rubric(with_points) == "- k one\n- k two"
