@@ -119,3 +119,10 @@ def test_specificity_saturation_in_the_report_and_json(project):
     assert "Specificity saturation" in r.output and "saturated: specificity no longer tells" in r.output
     [row] = json.loads((tmp / "r.json").read_text())["specificity_saturation"]["rows"]
     assert (row["model"], row["answers"], row["at_max"], row["warning"]) == (MODEL, 8, 5, True)
+
+
+def test_the_full_report_points_to_the_conditions_table(project):
+    db, _ = project
+    r = run("--db", db, "report")
+    assert r.exit_code == 0 and "benchwright report --conditions" in r.output
+    assert "Condition deltas (Code-QA-Bench):" not in r.output  # the table itself only with --conditions

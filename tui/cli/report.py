@@ -621,6 +621,9 @@ def report(ctx, by, models, judge, csv_dir, json_file, instability_threshold, ch
     else:
         _print_tables(console, rep)
         _print_saturation(console, saturation)
+        if deltas[None]:
+            console.print(Text("Condition deltas (Code-QA-Bench, closed-book / code-only / documented): "
+                               "benchwright report --conditions"))
     if calibration is not None:
         _print_calibration(console, calibration)
     _write_outputs(rep, deltas, saturation, csv_dir, json_file, test=test, resamples=resamples, seed=seed,
