@@ -51,7 +51,8 @@ def script(req):
             return Reply("Looking for place_order.", tool_calls=[("search", {"query": "def place_order", "path": None})])
         return Reply("", tool_calls=[("finish", {"answer": GOLD})])
     if tid == "gold_doc":
-        return {"answer": "Reservations are not persisted; restock adds to a count. " + HOSTILE,
+        size = len(req.messages[0].content)  # each chunk its own answer
+        return {"answer": f"Reservations are not persisted; restock adds to a count ({size}). " + HOSTILE,
                 "key_points": ["not persisted", "restock adds"]}
     if tid == "gold_audit":
         return {"claims": [
@@ -152,11 +153,13 @@ def test_the_doc_dependent_path_needs_no_agent_and_no_audit(project):
         plan_generation(store, "audit", DOC_DEPENDENT)
     run(store, "gold", DOC_DEPENDENT, provider)
     assert {c.template_id for c in provider.calls} == {"gold_doc"} and len(provider.calls) == 2
-    _, final, _ = run(store, "question", DOC_DEPENDENT, provider)
-    assert final.failed == 0
+    _, _, seen = run(store, "question", DOC_DEPENDENT, provider)
     pairs = [store.get_pair(i) for i in store.filtered_pair_ids("")]
-    assert {p.task_set for p in pairs} == {DOC_DEPENDENT} and len(pairs) == 1  # the same question for both chunks
+    assert {p.task_set for p in pairs} == {DOC_DEPENDENT} and len(pairs) == 1
     assert pairs[0].reference_answer.startswith("Reservations are not persisted")
+    # the script derives the same question for the second chunk: never merged into the first chunk's pair
+    (failed,) = [o for _, o in seen if o.status == "failed"]
+    assert failed.reason.startswith("question: not added: the derived question is already pair #1's")
     # the code-derivable results of these chunks are apart: their gold has not run
     assert plan_generation(store, "question", CODE_DERIVABLE, repository="shop").waiting == 2
 

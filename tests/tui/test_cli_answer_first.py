@@ -110,3 +110,25 @@ def test_generate_with_a_curation_step_is_still_curation_run(project):
     r = CliRunner().invoke(main, ["--db", str(project), "generate", "classify", "--model", "g"])
     assert "deprecated" in r.stderr and "curation run" in r.stderr
     assert "classify: no pair matches the filter" in r.stdout
+
+
+def test_the_review_screen_text_of_an_answer_first_pair_is_literal():
+    from benchwright.tui.screens.review import answer_first_text
+
+    view = {"task_set": "code-derivable", "chunk_text": None,
+            "chunk": {"path": "README.md", "start_line": 5, "end_line": 20, "kind": "markdown", "title": HOSTILE},
+            "audit": {"claims": [{"claim": HOSTILE, "verdict": "documentation-only", "evidence": "doc", "rewrite": ""},
+                                 {"claim": "kept", "verdict": "documentation-only", "evidence": "x",
+                                  "rewrite": "[i]rewritten[/i]"},
+                                 {"claim": "code", "verdict": "code-recoverable", "evidence": "y", "rewrite": ""}],
+                      "removed": 1, "rewritten": 1, "original_answer": "A b [red]c[/red].", "answer": "A b."}}
+    text = answer_first_text(view)
+    plain = text.plain
+    assert "README.md:5-20 (markdown: [bold]x[/] [@click=app.quit] ␛[31m)" in plain
+    assert "the chunk is no longer in this project" in plain
+    assert "audit     3 claims, 1 documentation-only removed, 1 rewritten" in plain
+    assert "  ✗ [bold]x[/] [@click=app.quit] ␛[31m\n    → removed" in plain
+    assert "  ✗ kept\n    → [i]rewritten[/i]" in plain and "code-recoverable" not in plain
+    assert "gold answer → verified answer\nA b [red]c[/red]." in plain  # the diff: old and new words, literally
+    assert any("strike" in str(span.style) for span in text.spans)  # the removed words struck through
+    assert "\x1b" not in plain

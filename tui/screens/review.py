@@ -116,6 +116,8 @@ class ReviewScreen(Screen):
                 yield LiteralMarkdown(id="question")
                 yield Label("Reference answer", classes="section-title")
                 yield LiteralMarkdown(id="answer")
+                yield Label("Answer-first provenance", classes="section-title", id="answer-first-title")
+                yield Static(id="answer-first")
             with VerticalScroll(id="review-side"):
                 yield Static(id="metadata")
                 yield Label("Criteria (1-4: pass / fail / unset · k notes)", classes="section-title")
@@ -159,6 +161,7 @@ class ReviewScreen(Screen):
         self._show_evidence_check(view, options)
         self._show_leakage(view)
         self._show_duplicates(view)
+        self._show_answer_first(view)
         for i, ev in enumerate(self.evidence):
             mark, style = _EVIDENCE_MARK[ev.status]
             label = literal(str(ev.citation))
@@ -187,6 +190,16 @@ class ReviewScreen(Screen):
         self.query_one("#others", Static).update(self._others_text(view.others))
         note = view.note
         self.query_one("#note", Static).update(literal(note) if note else Text("no notes", style="dim"))
+
+    def _show_answer_first(self, view: ReviewView) -> None:
+        """A pair made by answer-first generation (Code-QA-Bench): its chunk, task set, and the audit's removed
+        and rewritten claims as a word diff of the gold answer against the verified one."""
+        shown = view.answer_first is not None
+        self.query_one("#answer-first-title", Label).display = shown
+        box = self.query_one("#answer-first", Static)
+        box.display = shown
+        if shown:
+            box.update(answer_first_text(view.answer_first))
 
     def _show_duplicates(self, view: ReviewView) -> None:
         """The banner of a pair in an unresolved duplicate group of the latest dedup run (SWE-QA-Pro §2.3): the
@@ -573,3 +586,47 @@ class ReviewScreen(Screen):
             return
         self.app.push_screen(EvidenceScreen(self.view.repository, ev,
                                             change=self._changes.get(event.option_id or "")))
+
+
+def answer_first_text(view: dict) -> Text:
+    """The answer-first provenance of a pair (:func:`~benchwright.tui.services.generation.answer_first_view`) as
+    literal text: task set, chunk (path, lines, kind, title, pin), then for a code-derivable pair the audit: each
+    documentation-only claim (removed, or its rewrite) and the word diff of the gold answer against the verified
+    answer (removed struck through, added underlined; only up to the diff limit, beyond it the claims alone)."""
+    from benchwright.core.text_diff import LONG_DIFF_CHARS
+
+    from .curation import render_diff
+
+    chunk = view.get("chunk") or {}
+    t = Text()
+    t.append("task set  ", style="bold")
+    t.append_text(literal(str(view.get("task_set") or "(none)")))
+    t.append("\nchunk     ", style="bold")
+    where = f"{chunk.get('path')}:{chunk.get('start_line')}-{chunk.get('end_line')}"
+    t.append_text(literal(f"{where} ({chunk.get('kind')}: {chunk.get('title')})"[:500]))
+    if chunk.get("pin"):
+        t.append_text(literal(f" at {chunk.get('pin')}"[:200]))
+    if view.get("chunk_text") is None:
+        t.append("\n          the chunk is no longer in this project", style="dim")
+    audit = view.get("audit")
+    if not audit:
+        if view.get("task_set") == "code-derivable":
+            t.append("\naudit     none found", style="dim")
+        return t
+    claims = audit.get("claims") or []
+    doc_only = [c for c in claims if c.get("verdict") == "documentation-only"]
+    t.append("\naudit     ", style="bold")
+    t.append(f"{len(claims)} claims, {audit.get('removed', 0)} documentation-only removed, "
+             f"{audit.get('rewritten', 0)} rewritten\n")
+    for c in doc_only[:20]:
+        t.append("  ✗ ", style="red")
+        t.append_text(literal(str(c.get("claim", ""))[:1000]))
+        rewrite = str(c.get("rewrite") or "")
+        t.append("\n    → ", style="dim")
+        t.append_text(literal(rewrite[:1000]) if rewrite.strip() else Text("removed", style="italic"))
+        t.append("\n")
+    old, new = str(audit.get("original_answer") or ""), str(audit.get("answer") or "")
+    if old and len(old) + len(new) <= LONG_DIFF_CHARS:
+        t.append("gold answer → verified answer\n", style="bold")
+        t.append_text(render_diff(old, new))
+    return t

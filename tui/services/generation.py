@@ -205,7 +205,12 @@ def pair_record(chunk: DocChunk, pin: str, task_set: str, question: GenerationOu
 def _import_pair(store: Store, chunk: DocChunk, pin: str, task_set: str, outcome: GenerationOutcome,
                  results: dict[str, int], *, by: str) -> str:
     """Write the pair's JSONL record under the project folder and import it; returns the pair id (the existing
-    one when the same text was imported before)."""
+    one when the same text was imported before; when the question is unchanged and the answer changed, a new text
+    version of this chunk's pair).
+
+    Raises:
+        BenchwrightError: the question is another pair's (nothing is written).
+    """
     from benchwright.core.importers import parse
 
     from .llm import project_dir_of
@@ -216,15 +221,21 @@ def _import_pair(store: Store, chunk: DocChunk, pin: str, task_set: str, outcome
     record = pair_record(chunk, pin, task_set, outcome, results)
     path.write_text(json.dumps(record, ensure_ascii=False) + "\n", encoding="utf-8")
     result = parse(SOURCE_FORMAT, path, repository=chunk.repository, mapping=["id=id", "task_set=task_set"])
-    report = store.apply_import(result, annotator=by, file_path=path, repository=chunk.repository, update=True)
-    # a new answer to a question already in the project is a new text version of that pair (the same question
-    # derived again from a changed gold answer), never a second pair
-    for update in report.updated or report.possible_updates:
-        if update.pair_ids:
-            return update.pair_ids[0]
-    pair_id = result.pairs[0].id
-    store.get_pair(pair_id)  # NotFoundError if the import kept it out for a reason not foreseen here
-    return pair_id
+    with store.write():  # a savepoint: a refused pair leaves nothing behind
+        report = store.apply_import(result, annotator=by, file_path=path, repository=chunk.repository)
+        for update in report.possible_updates:
+            # the question is a pair's already: the same chunk and task set derived again (a new text version of
+            # that pair), or another pair's question (refused: never a text version of someone else's pair)
+            ours = [p for p in update.pair_ids if store.get_pair(p).source.upstream_id == record["id"]]
+            if not ours:
+                raise BenchwrightError(
+                    f"not added: the derived question is already pair #{update.ordinals[0]}'s "
+                    f"({update.pair_ids[0]}); run generate question --force --chunk {chunk.id} for another")
+            store.apply_import(result, annotator=by, file_path=path, repository=chunk.repository, update=True)
+            return ours[0]
+        pair_id = result.pairs[0].id
+        store.get_pair(pair_id)  # NotFoundError if the import kept it out for a reason not foreseen here
+        return pair_id
 
 
 def _code_only_root(store: Store, repository: str) -> str:
@@ -306,7 +317,10 @@ async def run_generation(store: Store, client: LLMClient, step: str, task_set: s
                     if outcome.ok and step == "question" and not outcome.flagged:
                         results = {s: r.id for s in ("gold", "audit")
                                    if (r := store.generation_current(cid, s, task_set)) is not None}
-                        pair_id = _import_pair(store, chunk, stored.pin, task_set, outcome, results, by=by)
+                        try:
+                            pair_id = _import_pair(store, chunk, stored.pin, task_set, outcome, results, by=by)
+                        except BenchwrightError as e:  # e.g. another pair's question: this chunk fails, not the run
+                            outcome.status, outcome.reason = "failed", f"question: {e}"
                     store.save_generation_result(
                         cid, chunk.repository, step, task_set, status="ok" if outcome.ok else "failed",
                         output=outcome.output, by=by, flagged=outcome.flagged, reason=outcome.reason, raw_text=outcome.raw_text,

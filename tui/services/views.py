@@ -31,6 +31,8 @@ from benchwright.db.leakage import LeakageCheck
 from benchwright.db.llm import CurationResult
 from benchwright.db.releases import Preflight
 
+from .generation import answer_first_view
+
 if TYPE_CHECKING:
     from benchwright.core.agreement import FieldAgreement, ProjectChecklistAgreement
 
@@ -81,6 +83,8 @@ class ReviewView:
         leakage: the latest leakage check of the current text (:mod:`benchwright.core.leakage`), None when it was
             never checked (an original text is not).
         duplicates: the pair's group in the latest dedup run (``benchwright dedup``), None when it is in none.
+        answer_first: a pair made by answer-first generation (``generate question``): its chunk, task set and
+            audit (:func:`~benchwright.tui.services.generation.answer_first_view`); None for any other pair.
     """
 
     pair: QAPair
@@ -101,6 +105,7 @@ class ReviewView:
     stale_checklist: tuple[int, int] | None = None
     leakage: LeakageCheck | None = None
     duplicates: GroupView | None = None
+    answer_first: dict | None = None
 
 
 def others_reviews(store: Store, pair_id: str, viewer: str) -> OthersReviews:
@@ -143,6 +148,7 @@ def review_view(store: Store, pair_id: str, viewer: str, *, progress: Progress |
         evidence_check=store.evidence_check(pair_id),
         reopened=store.reopened(pair_id, viewer), stale_checklist=store.stale_checklist(pair_id),
         leakage=store.leakage_check(pair_id), duplicates=store.group_of_pair(pair_id),
+        answer_first=answer_first_view(store, pair),
     )
 
 
