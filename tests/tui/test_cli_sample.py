@@ -93,6 +93,20 @@ def test_shortfalls_dry_run_and_refusals(project):
     assert r.exit_code == 1 and "no candidate pair" in r.output
 
 
+def test_a_newline_in_a_cluster_id_does_not_break_a_shortfall_line(project):
+    db, _, tmp_path = project
+    data = tmp_path / "nl.jsonl"
+    data.write_text("".join(json.dumps({"question": f"Odd cluster {i}?", "answer": "A.", "cluster_id": "odd\n# fake",
+                                        "qa_type": "What"}) + "\n" for i in range(2)))
+    assert run(db, "pairs", "import", "jsonl", str(data), "--repo", "demo", "--map", "cluster_id=cluster_id",
+               "--map", "qa_type=qa_type").exit_code == 0
+    for args in (["sample", "--name", "nl", "--seed", "1"], ["selections", "show", "nl"]):
+        r = run(db, *args)
+        assert r.exit_code == 0, r.output
+        assert "  cluster odd # fake: 2 drawn, 2 short of the minimum 4: it has only 2 candidates" in r.output
+        assert "\n# fake" not in r.output
+
+
 def test_a_seed_beyond_64_bits_is_refused_before_anything_is_drawn(project):
     db, _, _ = project
     r = run(db, "sample", "--name", "big", "--seed", str(2**63))

@@ -65,7 +65,7 @@ def _print_shortfalls(out, shortfalls: list[Shortfall], lo: int) -> None:
         return
     out.print(Text(f"{plural(len(shortfalls), 'shortfall')}:"))
     for s in shortfalls:
-        out.print(Text("  " + shown_name(s.detail, 400)))
+        out.print(Text("  " + shown_name(s.detail.replace("\n", " "), 400)))  # one line each: a cluster id may hold \n
 
 
 @click.command("sample")
