@@ -46,6 +46,9 @@ ANY_CATEGORY = "*"
 UNANSWERED = "unanswered"
 NO_ACCEPTED_ANSWER = "no accepted answer"
 
+_MAX_COUNT = 2**63 - 1
+"""The largest count (stars, answered discussions) SQLite's INTEGER holds; a larger one is a problem."""
+
 
 def parse_categories(text: str | None) -> tuple[str, ...]:
     """``"Q&A, Help"`` -> ``("Q&A", "Help")``; None gives :data:`DEFAULT_CATEGORIES`.
@@ -246,7 +249,7 @@ class _Reader:
     def repository_facts(self, unit: str, number: int, repo: dict, path: str) -> None:
         stars = repo.get("stargazerCount")
         if stars is not None:
-            if isinstance(stars, bool) or not isinstance(stars, int) or stars < 0:
+            if isinstance(stars, bool) or not isinstance(stars, int) or not 0 <= stars <= _MAX_COUNT:
                 self.problem(unit, number, _join(path, "stargazerCount"),
                              f"must be a whole number >= 0, found {json_type(stars)} {stars!r}"[:200])
             else:
@@ -262,7 +265,7 @@ class _Reader:
         answered = repo.get("answeredDiscussions")
         if answered is not None:
             total = answered.get("totalCount") if isinstance(answered, dict) else answered
-            if isinstance(total, bool) or not isinstance(total, int) or total < 0:
+            if isinstance(total, bool) or not isinstance(total, int) or not 0 <= total <= _MAX_COUNT:
                 self.problem(unit, number, _join(path, "answeredDiscussions.totalCount"),
                              f"must be a whole number >= 0, found {json_type(total)}")
             else:

@@ -188,6 +188,21 @@ def test_repos_facts_are_checked_on_entry(project):
     assert r.exit_code == 1 and "repository 'nope' is not registered" in r.output
 
 
+def test_a_count_sqlite_cannot_hold_is_refused_not_a_traceback(project, tmp_path):
+    project.add()
+    huge = str(10**30)
+    for option in ("--stars", "--answered"):
+        r = project.run("repos", "set", "widget", option, huge)
+        assert r.exit_code == 2 and "too large" in r.output, r.output  # was an OverflowError (exit 1)
+    doc = json.loads(PAGE1.read_text(encoding="utf-8"))
+    doc["data"]["repository"]["stargazerCount"] = 10**30
+    path = tmp_path / "huge.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    r = project.imp(path)
+    assert r.exit_code == 1 and "field 'data.repository.stargazerCount': must be a whole number >= 0" in r.output
+    assert project.rows("SELECT count(*) FROM qa_pairs") == [(0,)]
+
+
 def test_facts_from_the_import_make_check_pass_or_fail(project, tmp_path):
     project.add()
     project.imp(PAGE1)

@@ -50,13 +50,20 @@ def _created_on(ctx, param, value: str | None) -> str | None:
         raise click.BadParameter(str(e)) from None
 
 
+def _sqlite_int(ctx, param, value):
+    """A count SQLite's INTEGER can hold (a larger one was an OverflowError traceback at the write)."""
+    if value is not None and value > 2**63 - 1:
+        raise click.BadParameter(f"{value} is too large (at most {2**63 - 1})")
+    return value
+
+
 def _fact_options(command):
     """``--stars N --created YYYY-MM-DD --answered N``: the eligibility facts (RepoProbe §3.2)."""
     for option in reversed((
-        click.option("--stars", type=click.IntRange(min=0), help="GitHub stars (RepoProbe §3.2 eligibility)."),
+        click.option("--stars", type=click.IntRange(min=0), callback=_sqlite_int, help="GitHub stars (RepoProbe §3.2 eligibility)."),
         click.option("--created", callback=_created_on, metavar="YYYY-MM-DD",
                      help="The day the repository was created on GitHub."),
-        click.option("--answered", type=click.IntRange(min=0),
+        click.option("--answered", type=click.IntRange(min=0), callback=_sqlite_int,
                      help="Answered GitHub Discussions (with an accepted answer)."),
     )):
         command = option(command)
