@@ -197,3 +197,12 @@ def test_a_seed_kmeans_cannot_take_is_a_usage_error(project, seed):
     r = CliRunner().invoke(main, ["--db", str(project), "taxonomy", "edit", "split", "1.1", "--k", "2",
                                   "--seed", seed])
     assert r.exit_code == 2 and "--seed" in r.output
+
+
+def test_a_number_past_sqlite_integer_is_an_error_not_a_traceback(project):
+    _build(project)
+    huge = str(10**30)
+    for args in (("taxonomy", "show", "--version", huge), ("taxonomy", "show", "--members", huge),
+                 ("taxonomy", "assign", "--version", huge), ("issues", "list", "--limit", huge)):
+        r = CliRunner().invoke(main, ["--db", str(project), *args])
+        assert r.exit_code == 1 and "a number given is too large" in r.output, (args, r.output)

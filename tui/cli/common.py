@@ -42,6 +42,12 @@ def friendly(fn):
         except BenchwrightError as e:
             click.echo(printable(f"error: {e}{remedy_text(e)}"), err=True)
             sys.exit(1)
+        except OverflowError as e:  # an option such as --version or --limit past SQLite's INTEGER
+            if "SQLite INTEGER" not in str(e):
+                raise
+            click.echo(f"error: a number given is too large (the project file holds whole numbers up to "
+                       f"{2**63 - 1:,})", err=True)
+            sys.exit(1)
 
     return wrapper
 
