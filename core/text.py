@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
 def _picture(m: re.Match) -> str:
@@ -13,6 +13,8 @@ def _picture(m: re.Match) -> str:
         return chr(0x2400 + code)  # U+2400 CONTROL PICTURES: ESC -> ␛
     if code == 0x7F:
         return "\u2421"  # ␡
+    if code > 0xFF:  # a bidirectional embedding, override or isolate: it would reorder what follows it
+        return f"\\u{code:04x}"
     return f"\\x{code:02x}"
 
 
@@ -20,7 +22,9 @@ def printable(text: str) -> str:
     """``text`` with every control character except newline and tab made visible.
 
     C0 controls become their Unicode control pictures (ESC shows as ``␛``), DEL as ``␡``, C1 controls
-    as ``\\x9b``-style escapes, so a terminal interprets none of them. Carriage returns become ``␍``.
+    as ``\\x9b``-style escapes, so a terminal interprets none of them. Carriage returns become ``␍``. The
+    bidirectional embeddings, overrides and isolates (U+202A-U+202E, U+2066-U+2069), which would make the terminal
+    show the text after them in another order than it is ("Trojan Source"), become ``\\u202e``-style escapes.
     Everything else, including Rich markup such as ``[bold]``, is left as it is: callers must also
     display the result without markup parsing.
     """

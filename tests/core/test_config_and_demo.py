@@ -52,6 +52,11 @@ def test_printable_makes_controls_visible_and_keeps_markup():
     assert s == "a␛[31mb␇␍\n\t[bold]\\x9b␡"
 
 
+def test_printable_shows_bidirectional_overrides_instead_of_reordering_the_text():
+    # "Trojan Source": U+202E would show 'txt.exe' as 'exe.txt'; isolates U+2066-U+2069 likewise
+    assert printable("a\u202etxt.exe\u2066b\u2069 é 😀 \u200d") == "a\\u202etxt.exe\\u2066b\\u2069 é 😀 \u200d"
+
+
 def test_demo_sample_anchors_resolve_to_real_lines(tmp_path):
     sample = prepare_demo_sample(tmp_path / "demo.jsonl")
     text = sample.read_text()
