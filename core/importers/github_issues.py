@@ -178,7 +178,8 @@ class _Reader:
             for i, item in enumerate(obj, start=1):
                 self.node(unit, number, i, item)
             return
-        if isinstance(obj, dict) and not any(k in obj for k in ("data", "repository", "issues", "nodes", "edges")):
+        if isinstance(obj, dict) and not any(k in obj for k in ("data", "repository", "issues", "nodes", "edges",
+                                                                "errors")):
             self.node("item" if unit == "page" else unit, number, None, obj)
             return
         if not isinstance(obj, dict):
@@ -191,15 +192,15 @@ class _Reader:
     def page(self, unit: str, number: int, doc: dict) -> None:
         path = ""
         for key in ("data", "repository", "issues"):
-            if key in doc:
-                if key == "data" and doc[key] is None and isinstance(doc.get("errors"), list):
+            if key in doc or (key == "data" and "errors" in doc and "title" not in doc):
+                if key == "data" and doc.get(key) is None and isinstance(doc.get("errors"), list):
                     self.result.read += 1
                     first = doc["errors"][0] if doc["errors"] else None
                     msg = first.get("message") if isinstance(first, dict) else first
                     self.problem(unit, number, None, "errors", "the GraphQL response holds errors and no data: "
                                  + repair_value(str(msg)[:200])[0])
                     return
-                doc, path = doc[key], f"{path}.{key}" if path else key
+                doc, path = doc.get(key), f"{path}.{key}" if path else key
                 if not isinstance(doc, dict):
                     self.result.read += 1
                     self.problem(unit, number, None, path, f"must be an object, found {json_type(doc)}")

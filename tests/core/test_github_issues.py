@@ -117,3 +117,10 @@ def test_a_number_sqlite_cannot_hold_or_a_non_ascii_digit_is_a_problem(tmp_path,
 def test_an_empty_title_adds_no_blank_lines_to_the_text():
     assert issue_text("  ", "body text here") == "body text here"
     assert issue_text("", None) == ""
+
+
+def test_a_graphql_error_response_without_data_names_its_errors(tmp_path):
+    f = tmp_path / "e.json"
+    f.write_text(json.dumps({"errors": [{"message": "Bad credentials"}]}))
+    r = parse_github_issues(f, "e.json", "flask")
+    assert [p.field for p in r.problems] == ["errors"] and "Bad credentials" in str(r.problems[0])
