@@ -15,7 +15,7 @@ from benchwright.core.adjudication import Exclusion
 from benchwright.core.curation import StepSettings
 from benchwright.core.llm import LLMClient, ScriptedProvider
 from benchwright.db import QueueFilter, Store
-from benchwright.exports import PARQUET_SCHEMA, parquet_schema, read_release, verify_release
+from benchwright.exports import parquet_schema, read_release, verify_release
 from benchwright.tui.services.curation_runs import run_curation
 from benchwright.tui.services.releases import create_release, import_release
 from benchwright.tui.services.texts import edit_text
@@ -69,7 +69,7 @@ def test_refine_edit_revert_and_release(project, tmp_path):
     assert "text" not in rows[plain]["source"]  # a pair shipped as imported keeps its row as it was
     card = (out / "README.md").read_text(encoding="utf-8")
     assert "### Shipped text" in card and "1 of 2 pairs ship a text other than the one imported (edited 1)" in card
-    assert pq.read_schema(out / "data/test.parquet").remove_metadata().equals(PARQUET_SCHEMA)
+    assert pq.read_schema(out / "data/test.parquet").remove_metadata().equals(parquet_schema(3))
     assert verify_release(out).ok, verify_release(out).problems
     _, read = read_release(out)
     assert next(r for r in read if r.id == pid).source.text.original_question == original.question
@@ -104,3 +104,18 @@ def test_a_release_of_pairs_all_as_imported_is_format_2(project, tmp_path):
     assert '"text"' not in (out / "data/test.jsonl").read_text()
     assert "Shipped text" not in (out / "README.md").read_text(encoding="utf-8")
     assert verify_release(out).ok
+
+
+def test_enrich_without_links_keeps_an_annotators_edit(project):
+    """enrich of a pair without links changes nothing: its output is the text it was given, which is no new text
+    version (it replaced the annotator's edit with the source's text, and hid a leak the edit had)."""
+    store, ids = project
+    pid = ids[0]
+    edited = edit_text(store, pid, "Where is `make_app` defined?", store.get_pair(pid).reference_answer, by="ada",
+                       expected_version=1)
+    no_calls = ScriptedProvider([])
+    asyncio.run(run_curation(store, LLMClient(no_calls, store), "enrich", [pid], StepSettings(model="gen-1"),
+                             by="runner"))
+    assert store.curation_current(pid)["enrich"].status == "ok"
+    now = store.text_version(pid)
+    assert (now.version, now.origin, now.question) == (edited.version, "edited", "Where is `make_app` defined?")

@@ -214,10 +214,15 @@ def build_input(store: Store, pair_id: str, step: str, *, with_code: bool = True
     return PairInput(pair=pair, question=question, answer=answer, checklist=checklist, links=links, code=code)
 
 
-def save_outcome(store: Store, pair_id: str, outcome: StepOutcome, *, by: str) -> None:
+def save_outcome(store: Store, pair_id: str, outcome: StepOutcome, *, by: str,
+                 base: tuple[str, str] | None = None) -> None:
     """Store one step outcome; a valid generated checklist becomes a version with origin ``generated``. After a
     rewrite becomes the current text, or a new checklist of a rewritten text, the text is checked for leaked
-    terms (:func:`~benchwright.tui.services.leakage.check_leakage`)."""
+    terms (:func:`~benchwright.tui.services.leakage.check_leakage`).
+
+    ``base`` is the ``(question, answer)`` the step was given (:func:`build_input`): a rewrite equal to it changed
+    nothing (``enrich`` of a pair without links) and is no new text version, so it never replaces an annotator's
+    edit of the text with the source's text."""
     if outcome.ok and outcome.checklist is not None:
         saved = store.save_checklist(pair_id, outcome.checklist, author=generated_checklist_author(outcome.model),
                                      origin="generated", source_format="llm")
@@ -229,8 +234,10 @@ def save_outcome(store: Store, pair_id: str, outcome: StepOutcome, *, by: str) -
         raw_text=outcome.raw_text, reason=outcome.reason, model=outcome.model, template_hash=outcome.template_hash,
         call_ids=outcome.call_ids, calls_made=outcome.calls, by=by, input_hash=outcome.input_hash,
     )
+    unchanged = base is not None and outcome.output.get("question") == base[0] \
+        and (outcome.output.get("answer") or "") == (base[1] or "")
     if outcome.ok and outcome.step in REWRITE_ORIGINS and isinstance(outcome.output.get("question"), str) \
-            and outcome.output["question"].strip():
+            and outcome.output["question"].strip() and not unchanged:
         # the rewrite is the item (RepoProbe §3.2): a new current text version, unless the text is unchanged
         rewritten = store.save_text_version(
             pair_id, outcome.output["question"], outcome.output.get("answer") or None,
@@ -260,11 +267,13 @@ async def run_curation(store: Store, client: LLMClient | None, step: str, pair_i
 
     owner = claim_owner()
     work_key = f"curation:{step}"
+    bases: dict[str, tuple[str, str]] = {}  # the text each pair's step was given (save_outcome's base)
 
     async def work(pair_id: str) -> StepOutcome:
         if not store.claim(work_key, pair_id, owner):
             return StepOutcome(step, "skipped", reason="another run is working on this pair")
         item = build_input(store, pair_id, step)
+        bases[pair_id] = (item.question, item.answer)
         h = item.input_hash(step)
         if not settings.force and store.step_done_hash(pair_id, step) in (h, None):
             store.release(work_key, pair_id, owner)
@@ -281,7 +290,7 @@ async def run_curation(store: Store, client: LLMClient | None, step: str, pair_i
         if not outcome.skipped:
             try:
                 with store.write():  # result, checklist version and release: one commit
-                    save_outcome(store, pair_id, outcome, by=by)
+                    save_outcome(store, pair_id, outcome, by=by, base=bases.pop(pair_id, None))
                     store.release(work_key, pair_id, owner)
             except BaseException:
                 store.release(work_key, pair_id, owner)
