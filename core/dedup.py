@@ -22,13 +22,18 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .embeddings import similar_pairs
+from .embeddings import SimilarityLimitError, similar_pairs
 from .errors import BenchwrightError
 from .vocabulary import DEDUP_DECISIONS
 
 DEFAULT_THRESHOLD = 0.9
 """``dedup --threshold``: cosine similarity at or above which two questions are near-duplicates (our default;
 SWE-QA-Pro §2.3 names no value)."""
+
+MAX_LINKS = 1_000_000
+"""At most this many linked pairs of questions in one dedup run (ours): beyond it the threshold is far too low for
+the texts (with a sentence embedder most questions of one project are 0.5-0.7 alike), the groups would be one
+meaningless blob, and the links alone would fill the memory; the run stops with an error saying so."""
 
 GROUP_KINDS = ("duplicate", "cross-split")
 """``duplicate_groups.kind``: every member in one split, or members in different splits (train vs test)."""
@@ -114,7 +119,7 @@ class _UnionFind:
 
 def find_groups(ids: Sequence[str], vectors: np.ndarray, *, threshold: float = DEFAULT_THRESHOLD,
                 scope_keys: Sequence[str | None] | None = None, splits: Sequence[str | None] | None = None,
-                across_splits: bool = False, block: int = 2048) -> list[DuplicateGroup]:
+                across_splits: bool = False, block: int = 2048, max_links: int = MAX_LINKS) -> list[DuplicateGroup]:
     """Groups of near-duplicate questions (SWE-QA-Pro §2.3).
 
     Args:
@@ -126,13 +131,14 @@ def find_groups(ids: Sequence[str], vectors: np.ndarray, *, threshold: float = D
         splits: per id, its split (None: no split; all such pairs count as one split).
         across_splits: also link questions of different splits (a group whose splits differ is ``cross-split``).
         block: rows compared at a time (memory ``O(block * n)``).
+        max_links: linked pairs allowed at most (:data:`MAX_LINKS`).
 
     Returns:
         The groups (two or more members each), ordered by their representative's position.
 
     Raises:
-        DedupError: a threshold outside (0, 1], or ``ids``, ``vectors``, ``scope_keys``, ``splits`` of different
-            lengths.
+        DedupError: a threshold outside (0, 1], ``ids``, ``vectors``, ``scope_keys``, ``splits`` of different
+            lengths, or more than ``max_links`` linked pairs (the threshold is too low).
     """
     n = len(ids)
     if not (0 < threshold <= 1):  # also refuses nan
@@ -151,7 +157,13 @@ def find_groups(ids: Sequence[str], vectors: np.ndarray, *, threshold: float = D
     for rows in partitions.values():
         if len(rows) < 2:
             continue
-        for p in similar_pairs(v[rows], threshold, block=block):
+        try:
+            linked = similar_pairs(v[rows], threshold, block=block, limit=max_links - len(edges))
+        except SimilarityLimitError:
+            raise DedupError(f"more than {max_links:,} pairs of questions are at least {threshold:g} alike: the "
+                             f"threshold is too low to find duplicates (SWE-QA-Pro-style dedup uses about 0.9); "
+                             f"raise --threshold") from None
+        for p in linked:
             a, b = rows[p.i], rows[p.j]
             edges.append((a, b, p.score))
             uf.union(a, b)

@@ -191,19 +191,35 @@ class SimilarPair:
     score: float
 
 
-def similar_pairs(vectors: np.ndarray, threshold: float, *, block: int = 2048) -> list[SimilarPair]:
+class SimilarityLimitError(BenchwrightError):
+    """More pairs reached the similarity threshold than the caller allows (:func:`similar_pairs` ``limit``)."""
+
+
+def similar_pairs(vectors: np.ndarray, threshold: float, *, block: int = 2048,
+                  limit: int | None = None) -> list[SimilarPair]:
     """Every pair of rows of ``vectors`` (n, d; rows L2-normalised) with cosine similarity >= ``threshold``,
     ``i < j``, ordered by ``(i, j)``. Computed block by block (``block`` rows at a time, each against the rows
     from its own first one on: the upper triangle only), so memory is ``O(block * n)`` and never ``O(n^2)``.
     A similarity within :data:`SIMILARITY_TOLERANCE` under ``threshold`` counts as reaching it: float32 rounding
     puts the cosine of two equal unit vectors at 0.9999994 as often as at 1.0, and equal texts are duplicates at
-    any threshold, ``--threshold 1`` included."""
+    any threshold, ``--threshold 1`` included.
+
+    Raises:
+        SimilarityLimitError: more than ``limit`` pairs reach the threshold (checked block by block, before they
+            are collected: a threshold far too low for the texts would otherwise fill the memory).
+    """
     n = vectors.shape[0]
     out: list[SimilarPair] = []
     v = np.asarray(vectors, dtype=np.float32)
     for start in range(0, n, block):
         sims = v[start:start + block] @ v[start:].T
-        rows, cols = np.nonzero(sims >= threshold - SIMILARITY_TOLERANCE)
+        mask = sims >= threshold - SIMILARITY_TOLERANCE
+        np.fill_diagonal(mask, False)  # row r of the block is column r of v[start:]: a text with itself
+        mask = np.triu(mask)
+        if limit is not None and len(out) + int(mask.sum()) > limit:
+            raise SimilarityLimitError(f"more than {limit:,} pairs of texts have a cosine similarity of at least "
+                                       f"{threshold:g}")
+        rows, cols = np.nonzero(mask)
         for r, c in zip(rows.tolist(), cols.tolist(), strict=True):
             if c > r:
                 out.append(SimilarPair(start + r, start + c, float(sims[r, c])))

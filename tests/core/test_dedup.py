@@ -199,3 +199,13 @@ def test_similar_pairs_blockwise_upper_triangle_equals_brute_force():
         got = similar_pairs(v, 0.8, block=block)
         assert [(p.i, p.j) for p in got] == expected
         assert all(abs(p.score - sims[p.i, p.j]) < 1e-6 for p in got)
+
+
+def test_a_threshold_far_too_low_stops_with_an_error_before_the_links_fill_the_memory():
+    rng = np.random.default_rng(0)
+    v = np.abs(rng.normal(size=(300, 8))).astype(np.float32)  # all in one orthant: most pairs alike
+    v /= np.linalg.norm(v, axis=1, keepdims=True)
+    ids = [f"qa_{i:04d}" for i in range(300)]
+    with pytest.raises(DedupError, match="threshold is too low"):
+        find_groups(ids, v, threshold=0.1, max_links=1000)
+    assert find_groups(ids, v, threshold=0.1, max_links=300 * 299 // 2)  # the same run under a larger cap

@@ -91,6 +91,10 @@ def test_where_limits_the_pairs_compared(project):
     r = cli(project, "dedup", "--threshold", "0.8", "--scope", "global", "--across-splits", "--where", "split=test",
             *HASHING)
     assert "compared 2 questions" in r.output and "0 duplicate groups" in r.output
+    # a narrowed run is the latest: the command says what that means for the pairs it left out
+    assert "note: this run covers 2 of the project's" in " ".join(r.output.split())
+    full = cli(project, "dedup", "--threshold", "0.8", *HASHING)
+    assert "note: this run covers" not in full.output
 
 
 def test_list_and_resolve(project):

@@ -70,6 +70,7 @@ def dedup(ctx, threshold, scope, across_splits, where, model, dimensions, annota
             outcome = run_dedup(store, annotator=by, flt=flt, threshold=threshold, scope=scope,
                                 across_splits=across_splits, choice=choice, where=where, progress=report)
         ordinals = {c.id: c.ordinal for c in store.dedup_candidates([m for g in outcome.groups for m in g.members])}
+        total = store.count_pairs()
     out = out_console()
     b = outcome.batch
     within = "across splits" if across_splits else "within each split"
@@ -89,6 +90,11 @@ def dedup(ctx, threshold, scope, across_splits, where, model, dimensions, annota
             out.print(Text(f"  group of {sides}, similarity {g.max_score:.3f}"))
     out.print(Text(f"{plural(len(outcome.multi_query), 'multi-query question')} (asking several things in one; "
                    "--where dedup=multi-query)"))
+    if outcome.pair_count < total:
+        # the latest run is the one that counts (docs/data-methods.md): say what that means for the others
+        out.print(Text(f"note: this run covers {outcome.pair_count} of the project's {total} pairs and is now the "
+                       f"latest: the other {total - outcome.pair_count} are in no duplicate group until a run covers "
+                       "them again (earlier resolutions are kept and apply again to a group with the same members)"))
     if outcome.groups:
         out.print(Text("next: benchwright dedup list --unresolved, then benchwright dedup resolve GROUP --keep PAIR "
                        "(or press D in the app's queue)"))
