@@ -183,6 +183,11 @@ def test_items_over_a_planted_panel(project, tmp_path):
     assert "items run 2" in r.output and "high 0.8" in r.output
     with Store.open(project.db) as store:
         assert store.latest_item_stats().params["high"] == 0.8
+    # a minimum of models no pair can reach (3 in the panel) is refused, and nothing is stored
+    r = project.run("items", "--min-models", "4", "--as", "t")
+    assert r.exit_code == 1 and "--min-models 4 is more than the 3 models of the panel" in r.output
+    with Store.open(project.db) as store:
+        assert store.latest_item_stats().params["high"] == 0.8
 
 
 def test_hostile_model_names_print_literally(project):

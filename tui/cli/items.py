@@ -89,7 +89,9 @@ def items(ctx, judge, judge_model, models, condition, samples, high, low, pass_b
         flt = parse_where(where, facets=store.facets()) if where else None
         outcome = run_item_stats(store, by=by, models=model_list(models), judge=judge, judge_model=judge_model,
                                  condition=condition, samples=samples, thresholds=thresholds, flt=flt,
-                                 where=where, dry_run=dry_run)
+                                 where=where, dry_run=dry_run,
+                                 min_models_given=ctx.get_parameter_source("min_models")
+                                 is not click.core.ParameterSource.DEFAULT)
         ids = [i.qa_pair_id for i in outcome.result.items]
         ordinals = {pid: store.ordinal_of(pid) for pid in ids}
         questions = {pid: store.get_pair(pid).question for pid in ids} if json_file else {}

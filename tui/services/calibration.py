@@ -99,14 +99,18 @@ def run_calibration(store: Store, *, by: str, models: Sequence[str] | None = Non
 def run_item_stats(store: Store, *, by: str, models: Sequence[str] | None = None, judge: str | None = None,
                    judge_model: str | None = None, condition: str | None = None, samples: int | None = None,
                    thresholds: ItemThresholds | None = None, flt: QueueFilter | None = None,
-                   where: Sequence[str] = (), dry_run: bool = False) -> ItemStatsOutcome:
+                   where: Sequence[str] = (), dry_run: bool = False,
+                   min_models_given: bool = False) -> ItemStatsOutcome:
     """Item statistics of the pairs ``flt`` lets through over ``models``' answers under one ``condition``
     (default: :func:`~benchwright.core.item_stats.default_condition`) judged by ``judge`` / ``judge_model``, the
     ``closed-book-solvable`` flag from each pair's latest calibration; stored unless ``dry_run``.
 
+    ``min_models_given``: the user chose ``thresholds.min_models`` (``--min-models``); more than the panel's models
+    is then refused (with the default, a one-model panel simply flags nothing).
+
     Raises:
         BenchwrightError: an unknown condition, no judged answers for the panel (the message lists what exists),
-            invalid thresholds.
+            invalid thresholds, a chosen minimum of models larger than the panel.
     """
     if condition is not None and condition not in CONDITIONS:
         raise BenchwrightError(f"unknown condition {condition!r}; use one of {', '.join(CONDITIONS)}")
@@ -127,6 +131,9 @@ def run_item_stats(store: Store, *, by: str, models: Sequence[str] | None = None
     if condition is None:
         panel = Panel(panel.judge, panel.judge_model, panel.conditions, panel.models,
                       (*panel.notes, f"condition {chosen} (--condition)"))
+    if min_models_given and thresholds is not None and thresholds.min_models > len(panel.models):
+        raise BenchwrightError(f"--min-models {thresholds.min_models} is more than the {len(panel.models)} models of "
+                               f"the panel: no pair could have that many (use at most {len(panel.models)})")
     answers = [a for a in panel.answers(everything) if a.qa_pair_id in wanted]
     answered = {a.qa_pair_id for a in answers}
     decisions = store.difficulty_decisions(answered)
