@@ -125,10 +125,18 @@ class GenerationOutcome(StepOutcome):
     trajectory: list | None = field(default=None, kw_only=True)
 
 
+PASSAGE_CHARS = 20_000
+"""At most this many characters of a chunk go to the model (the rest is cut, and the cut says so)."""
+
+
 def chunk_passage(chunk: DocChunk) -> str:
-    """The chunk as the prompts show it: where it is, then its text, delimited as ``documentation``."""
-    where = f"{chunk.path}, lines {chunk.start_line}-{chunk.end_line} ({chunk.kind}: {chunk.title})"
-    return delimit("documentation", f"{where}\n\n{chunk.text}")
+    """The chunk as the prompts show it: where it is, then its text (at most :data:`PASSAGE_CHARS` characters),
+    delimited as ``documentation``."""
+    where = f"{chunk.path}, lines {chunk.start_line}-{chunk.end_line} ({chunk.kind}: {chunk.title[:300]})"
+    text = chunk.text
+    if len(text) > PASSAGE_CHARS:
+        text = text[:PASSAGE_CHARS] + f"\n[passage cut: {len(chunk.text) - PASSAGE_CHARS:,} more characters]"
+    return delimit("documentation", f"{where}\n\n{text}")
 
 
 def gold_task(chunk: DocChunk) -> str:

@@ -296,3 +296,39 @@ def test_doc_chunks_of_flask(tmp_path):
     app = [c for c in chunks if c.path == "src/flask/app.py" and c.title == "Flask"]
     assert app and any(ok for _, ok in app[0].references)
     assert chunks == doc_chunks(tree, "flask")  # deterministic
+
+
+def test_a_huge_chunk_is_cut_in_the_prompt():
+    from benchwright.core.doc_chunks import DocChunk
+    from benchwright.core.generation import PASSAGE_CHARS, chunk_passage
+
+    big = DocChunk("dc_1", "r", "a.md", 1, 2, "markdown", "T" * 10_000, "w " * 600_000, {}, (), 0.1)
+    passage = chunk_passage(big)
+    assert len(passage) < PASSAGE_CHARS + 1_000 and "[passage cut: 1,180,000 more characters]" in passage
+
+
+@pytest.mark.parametrize("step, task_set, before", [
+    ("gold", DOC_DEPENDENT, ()), ("audit", CODE_DERIVABLE, (("gold", CODE_DERIVABLE),)),
+    ("question", CODE_DERIVABLE, (("gold", CODE_DERIVABLE), ("audit", CODE_DERIVABLE)))])
+def test_each_direct_step_killed_and_resumed(project, step, task_set, before):
+    store = project
+    for earlier in before:
+        run(store, *earlier, ScriptedProvider(script))
+    slow = ScriptedProvider(lambda req: Delay(0.05, script(req)), concurrency=1)
+
+    async def go():
+        plan = plan_generation(store, step, task_set, repository="shop")
+        task = asyncio.ensure_future(run_generation(store, LLMClient(slow, store), step, task_set, plan.chunk_ids,
+                                                    StepSettings(model="m-gen"), by="ada"))
+        while len(slow.calls) < 2:  # the first chunk done, the second's call sent
+            await asyncio.sleep(0.01)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(go())
+    resumed = ScriptedProvider(script)
+    plan, final, _ = run(store, step, task_set, resumed)
+    assert plan.done == 1 and len(plan.chunk_ids) == 1 and final.failed == 0 and len(resumed.calls) == 1
+    again = ScriptedProvider(script)
+    assert run(store, step, task_set, again)[0].chunk_ids == [] and again.calls == []

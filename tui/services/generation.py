@@ -323,7 +323,8 @@ async def run_generation(store: Store, client: LLMClient, step: str, task_set: s
                             outcome.status, outcome.reason = "failed", f"question: {e}"
                     store.save_generation_result(
                         cid, chunk.repository, step, task_set, status="ok" if outcome.ok else "failed",
-                        output=outcome.output, by=by, flagged=outcome.flagged, reason=outcome.reason, raw_text=outcome.raw_text,
+                        output=outcome.output, by=by, flagged=outcome.flagged, reason=outcome.reason,
+                        raw_text=outcome.raw_text,
                         model=outcome.model, template_hash=outcome.template_hash, input_hash=outcome.input_hash,
                         call_ids=outcome.call_ids, calls_made=outcome.calls, trajectory=outcome.trajectory,
                         qa_pair_id=pair_id)
