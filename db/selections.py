@@ -32,7 +32,9 @@ class SelectionStoreMixin:
         """The pairs a sample draws from: those ``flt`` (a :class:`~benchwright.db.store.QueueFilter`, judged for
         ``annotator``) lets through and, with ``survivors``, that survive dedup and calibration
         (:data:`~benchwright.db.data_filters.DEDUP_SURVIVOR_SQL`, ``CALIBRATION_SURVIVOR_SQL``). A pair's cluster is
-        its ``cluster_id``, else its ``cluster_name``.
+        its ``cluster_id``, else its ``cluster_name``; when imported pairs and pairs placed by a taxonomy (or an
+        annotator) share a cluster id, the imported ones are in the cluster ``"ID (imported)"``: they are different
+        clusters that happen to be numbered alike.
 
         Returns:
             ``(candidates, names, counts)``: the candidates in queue order; ``names`` ``{cluster: cluster_name}``
@@ -48,14 +50,23 @@ class SelectionStoreMixin:
         where, params = (flt or QueueFilter()).sql(annotator)
         rows = self.db.conn.execute(
             f"""SELECT p.id, coalesce(p.cluster_id, p.cluster_name), p.cluster_name, p.qa_type, p.ordinal,
-                       {DEDUP_SURVIVOR_SQL}, {CALIBRATION_SURVIVOR_SQL}
+                       {DEDUP_SURVIVOR_SQL}, {CALIBRATION_SURVIVOR_SQL}, p.cluster_origin = 'imported'
                 FROM qa_pairs p LEFT JOIN review_state s ON s.qa_pair_id = p.id AND s.annotator = ?
                 WHERE {where} ORDER BY p.ordinal""",
             [*CALIBRATION_SURVIVOR_PARAMS, annotator, *params]).fetchall()
         counts = {"matching": len(rows), "duplicates": 0, "too_easy": 0}
         out: list[Candidate] = []
         votes: dict[str, dict[str, int]] = {}
-        for pid, cluster, name, qa_type, ordinal, unique, hard in rows:
+        # An imported cluster id can look like a taxonomy leaf's (SWE-QA-Pro's "1.1" next to leaf 1.1 after
+        # taxonomy assign kept the imported clusters): when one id has both, the imported one is told apart.
+        origins: dict[str, set[bool]] = {}
+        for r in rows:
+            if r[1] is not None:
+                origins.setdefault(r[1], set()).add(bool(r[7]))
+        clashing = {c for c, kinds in origins.items() if len(kinds) > 1}
+        for pid, cluster, name, qa_type, ordinal, unique, hard, imported in rows:
+            if cluster in clashing and imported:
+                cluster = f"{cluster} (imported)"
             if survivors and not (unique and hard):
                 counts["duplicates" if not unique else "too_easy"] += 1
                 continue

@@ -96,3 +96,16 @@ def test_a_name_used_again_is_a_new_version_and_the_latest_counts(clustered):
     with store.write() as db, pytest.raises(sqlite3.DatabaseError):  # append-only: the old version stays
         db.conn.execute("DELETE FROM selection_members WHERE selection_id = ?", [first.id])
     assert len(store.selection_members(first.id)) == 4
+
+
+def test_an_imported_cluster_and_a_taxonomy_leaf_numbered_alike_are_two_clusters(clustered):
+    """SWE-QA-Pro's imported cluster ids (``0.0``...) look like taxonomy leaves': after ``taxonomy assign`` kept
+    the imported clusters, the leaf 0.0 and the imported 0.0 must not be drawn from as one cluster."""
+    store, ids = clustered
+    with store.write() as db:  # the unclustered pair placed on taxonomy leaf 0.0
+        db.conn.execute("INSERT INTO cluster_assignments (qa_pair_id, cluster_id, cluster_name, origin, created_at, "
+                        "created_by) VALUES (?, '0.0', 'routing', 'taxonomy', ?, 'x')", [ids[12], NOW])
+    cands, names, _ = store.sample_candidates(ALICE)
+    clusters = {c.pair_id: c.cluster for c in cands}
+    assert clusters[ids[12]] == "0.0" and clusters[ids[0]] == "0.0 (imported)" and clusters[ids[1]] == "1.0"
+    assert names["0.0"] == "routing" and names["0.0 (imported)"] == "topic 0"
