@@ -51,6 +51,7 @@ from benchwright.core.llm.schemas import (
     openai_strict_schema,
 )
 from benchwright.core.models import QAPair, SourceRef
+from benchwright.core.taxonomy_labels import label_node, leaf_request
 
 CHECKLIST = Checklist(items=[ChecklistItem(key_point="Names app.py", weight=9, rubric=binary_rubric(9)),
                              clarity_item()])
@@ -140,6 +141,8 @@ async def _every_request() -> list[LLMRequest]:
         await gold_by_agent(client, Workspace(repo), chunk_item, AgentSettings("m", max_turns=1))
     for step in (gold_from_documentation, audit, derive_question):
         await step(client, chunk_item, StepSettings("g"))
+    # the taxonomy's label of a leaf (SWE-QA-Pro §2.1)
+    await label_node(client, "1.1", leaf_request("g", {}, ["How are routes matched?"], scope="flask"))
     return [c for c in provider.calls if len(c.messages) == 1]
 
 
@@ -157,6 +160,7 @@ def test_every_packaged_prompt_is_covered(every_request):
 def test_every_schema_converts_to_both_providers_rules(every_request):
     schemas = {r.template_id: r.json_schema for r in every_request if r.json_schema is not None}
     assert len(schemas) == len(template_ids()) - 3  # all but the free-text direct answer and the agents (tools)
+    assert "taxonomy_label" in schemas
     refused_as_is = {t for t, s in schemas.items() if anthropic_schema_problems(s)}
     assert {"judge_swe_qa_pro", "judge_code_qa_bench", "checklist"} <= refused_as_is  # what Anthropic refused
     for template, schema in schemas.items():
