@@ -64,8 +64,9 @@ def script(req):
              "evidence": "only the docstring says so", "rewrite": ""},
         ], "answer": VERIFIED}
     if tid == "gold_question":
+        more = " And after a restock?" if "Also restock." in req.messages[0].content else ""
         return {"question": "What happens to the stock already reserved when place_order meets an item that is "
-                            "out of stock? " + HOSTILE, "key_points": ["reserve per line", "no rollback"]}
+                            f"out of stock?{more} " + HOSTILE, "key_points": ["reserve per line", "no rollback"]}
     raise AssertionError(f"unexpected template {tid}")
 
 
@@ -186,8 +187,9 @@ def test_killed_mid_run_and_resumed_nothing_lost_nothing_repeated(project):
         settings = AgentSettings(model="m-gen", max_turns=4, sandbox="off")
         task = asyncio.ensure_future(run_generation(store, client, "gold", CODE_DERIVABLE, plan.chunk_ids,
                                                     settings, by="ada"))
-        while len(slow.calls) < 4:  # the first chunk done (2 turns), the second's first turn done, its second sent
+        while len(slow.calls) < 4 and not task.done():  # chunk 1 done (2 turns), chunk 2's turn 1 done, 2 sent
             await asyncio.sleep(0.01)
+        assert not task.done()
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
@@ -314,14 +316,19 @@ def test_each_direct_step_killed_and_resumed(project, step, task_set, before):
     store = project
     for earlier in before:
         run(store, *earlier, ScriptedProvider(script))
+    if step == "question":  # the second chunk's verified answer its own (else its request is the first's, cached)
+        second = store.current_doc_chunks("shop")[1].chunk
+        store.save_generation_result(second.id, "shop", "audit", CODE_DERIVABLE, status="ok",
+                                     output={"answer": VERIFIED + " Also restock."}, by="ada")
     slow = ScriptedProvider(lambda req: Delay(0.05, script(req)), concurrency=1)
 
     async def go():
         plan = plan_generation(store, step, task_set, repository="shop")
         task = asyncio.ensure_future(run_generation(store, LLMClient(slow, store), step, task_set, plan.chunk_ids,
                                                     StepSettings(model="m-gen"), by="ada"))
-        while len(slow.calls) < 2:  # the first chunk done, the second's call sent
+        while len(slow.calls) < 2 and not task.done():  # the first chunk done, the second's call sent
             await asyncio.sleep(0.01)
+        assert not task.done()
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
