@@ -34,6 +34,16 @@ def frozen_clock(monkeypatch) -> None:
     def utc_now() -> str:
         return (CLOCK_START + timedelta(seconds=next(ticks))).isoformat(timespec="microseconds")
 
+    # every benchwright module first: one imported later (lazily, by a command or a screen) would keep the real
+    # clock, and whether it was imported already depends on the tests run before in the same process
+    import importlib
+    import pkgutil
+
+    for top in ("core", "db", "exports", "tui"):
+        package = importlib.import_module(f"benchwright.{top}")
+        for info in pkgutil.walk_packages(package.__path__, f"benchwright.{top}."):
+            if not info.name.endswith("__main__"):
+                importlib.import_module(info.name)
     real = models.utc_now
     for module in list(sys.modules.values()):
         if getattr(module, "__name__", "").startswith("benchwright") and getattr(module, "utc_now", None) is real:
