@@ -19,7 +19,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from sqlite_utils import Database
@@ -486,8 +486,14 @@ class Store(ChecklistStoreMixin, ReviewStoreMixin, AgreementInputsMixin, Release
         of that pair (origin ``imported``), unless several pairs have that question or several records of the
         file are new texts of one pair. Repositories named by the file are registered.
 
+        The pairs are written in chunks of :data:`IMPORT_CHUNK` as they come, each checked against the project
+        (and the pairs this import already wrote) in SQL, so a streamed ``result`` (``parse(..., stream=True)``,
+        its pairs in ``result.pending``) is read once, record by record, with memory flat in the file's size; its
+        problems are known only at its end, so a record found invalid there rolls back everything written before.
+
         Raises:
-            InputFileError: ``result`` has problems and ``skip_invalid`` is False, or it read no record.
+            InputFileError: ``result`` has problems and ``skip_invalid`` is False, or it read no record; a streamed
+                file's line that is not UTF-8.
             NotFoundError: a pair names a repository that is not registered.
             RepositoryError: the file names a repository at a commit, and the project has that name
                 registered at another commit or with only a version label (which cannot be checked
@@ -509,13 +515,9 @@ class Store(ChecklistStoreMixin, ReviewStoreMixin, AgreementInputsMixin, Release
                 f"this file was imported on {earlier[1][:10]} with {was}; importing it with {now} would add every "
                 f"pair again under another repository. Repeat the earlier --repo to add nothing",
             )
-        if result.problems and not skip_invalid:
-            raise InputFileError(result.problems)
-        if result.read == 0:
-            raise InputFileError.single(result.file, "contains no records")
-        report.skipped = list(result.problems)
-        report.filtered = list(result.filtered)
-        report.duplicates_in_file += result.duplicates
+        streamed = result.pending is not None
+        if not streamed:
+            _refuse_invalid(result, skip_invalid)
         registered = {r.name: r for r in self.repositories()}
         for repo in result.repositories:
             existing = registered.get(repo.name)
@@ -527,79 +529,66 @@ class Store(ChecklistStoreMixin, ReviewStoreMixin, AgreementInputsMixin, Release
                     f"registered as {existing.pin}; nothing was imported"
                 )
         known = set(registered) | {r.name for r in result.repositories}
-        for name in sorted({p.repository for p in result.pairs if p.repository} - known):
-            self.get_repository(name)  # raises NotFoundError with the fix
+        unknown = {p.repository for p in result.pairs if p.repository} - known
+        if not streamed:
+            for name in sorted(unknown):
+                self.get_repository(name)  # raises NotFoundError with the fix
         path = Path(file_path)
         now = utc_now()
-        with paused_gc(), self.write() as db:
+        with paused_gc(), self.write() as db, _import_cache(db):
             for repo in result.repositories:
                 if self.get_repository(repo.name, missing_ok=True) is None:
                     db["repositories"].insert(_repo_row(repo, annotator))
                     report.repositories_added.append(repo.name)
-            keys = [(pair_identity_key(p.repository, p.question, p.reference_answer),
-                     question_identity_key(p.repository, p.question)) for p in result.pairs]
-            existing = _existing_ids(db, [p.id for p in result.pairs])
-            known_texts = _pairs_by_key(db, "identity_key", [k for k, _ in keys])
-            known_questions = _pairs_by_key(db, "question_key", [q for _, q in keys])
-            seen: set[str] = set()
-            new: list[tuple[QAPair, str, str]] = []
-            changed: list[tuple[QAPair, str, str, TextUpdate]] = []
-            for pair, (text_key, question_key) in zip(result.pairs, keys, strict=True):
-                if pair.id in existing or text_key in known_texts:
-                    report.already_present += 1
-                elif text_key in seen:
-                    report.duplicates_in_file += 1
-                elif question_key in known_questions:
-                    seen.add(text_key)
-                    targets = known_questions[question_key]
-                    changed.append((pair, text_key, question_key, TextUpdate(
-                        pair.source.file, pair.source.line, pair.source.unit, targets,
-                        [self.ordinal_of(t) for t in targets])))
-                else:
-                    seen.add(text_key)
-                    new.append((pair, text_key, question_key))
-            to_apply = self._plan_text_updates(db, changed, update)
+            run = _ImportRun(db=db, report=report, path=path, digest=digest, now=now, annotator=annotator,
+                             repository=repository, options=options, format=result.format,
+                             next_ordinal=(self._one("SELECT coalesce(max(ordinal), 0) FROM qa_pairs") or (0,))[0])
+            source = result.pending if streamed else iter(result.pairs)
+            result.pending = None
+            kept: list[QAPair] = []  # a streamed result's pairs from repaired lines, for flag_import_repairs
+            chunk: list[QAPair] = []
+            for pair in source:
+                if streamed:
+                    if pair.repository and pair.repository not in known:
+                        unknown.add(pair.repository)
+                    if result.repaired_lines and result.repaired_lines[-1] == pair.source.line:
+                        kept.append(pair)
+                    if (result.problems and not skip_invalid) or unknown:
+                        continue  # the import fails at the end; read on to report every problem
+                chunk.append(pair)
+                if len(chunk) == IMPORT_CHUNK:
+                    self._import_chunk(run, chunk)
+                    chunk = []
+            if chunk and not (streamed and ((result.problems and not skip_invalid) or unknown)):
+                self._import_chunk(run, chunk)
+            if streamed:
+                result.pairs = kept
+                report.read = result.read
+                _refuse_invalid(result, skip_invalid)
+                for name in sorted(unknown):
+                    self.get_repository(name)  # raises NotFoundError with the fix; rolls back what was written
+            report.skipped = list(result.problems)
+            report.filtered = list(result.filtered)
+            report.duplicates_in_file += result.duplicates
+            to_apply = self._plan_text_updates(db, run.changed, update)
             chosen = {id(item[-1]) for item in to_apply}
-            report.possible_updates = [u for *_, u in changed if id(u) not in chosen]
-            report.needs_reference = [p.id for p, _, _ in new if p.needs_reference]
-            report.added = len(new)
+            report.possible_updates = [u for *_, u in run.changed if id(u) not in chosen]
             fresh_filtered = unrecorded_filtered(db, result.format, repository, report.filtered)
-            if not new and not to_apply and not report.repositories_added and not fresh_filtered:
+            if not report.added and not to_apply and not report.repositories_added and not fresh_filtered:
                 report.repository_facts = record_import_facts(db, result, repository)
                 return report
-            cursor = db.conn.execute(
-                """INSERT INTO import_batches (format, file_name, file_path, file_sha256, repository,
-                   options_json, read_count, added_count, already_present_count, duplicate_count,
-                   skipped_count, skipped_json, created_at, created_by, updated_count, possible_update_count,
-                   possible_updates_json, filtered_count, filtered_json)
-                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+            db.conn.execute(
+                """UPDATE import_batches SET read_count = ?, added_count = ?, already_present_count = ?,
+                   duplicate_count = ?, skipped_count = ?, skipped_json = ?, updated_count = ?,
+                   possible_update_count = ?, possible_updates_json = ?, filtered_count = ?, filtered_json = ?
+                   WHERE id = ?""",
                 (
-                    result.format, path.name, str(path.resolve()), digest, repository,
-                    json.dumps(options or {}, sort_keys=True), report.read, report.added,
-                    report.already_present, report.duplicates_in_file, len(report.skipped),
-                    json.dumps([str(p) for p in report.skipped]), now, annotator, len(to_apply),
+                    report.read, report.added, report.already_present, report.duplicates_in_file,
+                    len(report.skipped), json.dumps([str(p) for p in report.skipped]), len(to_apply),
                     len(report.possible_updates),
                     json.dumps([f"{u.where}: {', '.join(u.pair_ids)}" for u in report.possible_updates]),
                     len(report.filtered), json.dumps([f.to_json() for f in report.filtered], ensure_ascii=False),
-                ),
-            )
-            report.batch_id = cursor.lastrowid
-            start = (self._one("SELECT coalesce(max(ordinal), 0) FROM qa_pairs") or (0,))[0]
-            db.conn.executemany(
-                f"INSERT INTO qa_pairs ({_PAIR_COLUMNS}, import_batch_id, created_at) "
-                f"VALUES ({', '.join('?' * 24)})",
-                (
-                    (*_pair_values(p, start + i + 1, path.name), report.batch_id, now)
-                    for i, (p, _, _) in enumerate(new)
-                ),
-            )
-            db.conn.executemany(
-                f"INSERT INTO pair_texts ({PAIR_TEXT_COLUMNS}) VALUES ({', '.join('?' * 14)})",
-                (
-                    (p.id, 1, TextOrigin.ORIGINAL.value, p.question, p.reference_answer, text_key, question_key,
-                     annotator, now, report.batch_id, path.name, p.source.line, p.source.unit,
-                     original_text_uid(p.id))
-                    for p, text_key, question_key in new
+                    run.batch_id_now(),
                 ),
             )
             for pair, text_key, question_key, u in to_apply:
@@ -611,6 +600,68 @@ class Store(ChecklistStoreMixin, ReviewStoreMixin, AgreementInputsMixin, Release
                 report.updated.append(u)
             report.repository_facts = record_import_facts(db, result, repository)
         return report
+
+    def _import_chunk(self, run: _ImportRun, chunk: list[QAPair]) -> None:
+        """Sort one chunk of an import's pairs (already present, repeated in the file, possible update, new)
+        against the project in SQL, and write the new ones (inside the import's transaction)."""
+        db, report = run.db, run.report
+        keys = [(pair_identity_key(p.repository, p.question, p.reference_answer),
+                 question_identity_key(p.repository, p.question)) for p in chunk]
+        # Rows of this import have its batch id (texts: their first version; updates are written at the end);
+        # before it wrote a pair there is none (-1 matches no row, NULL included).
+        this = report.batch_id if report.batch_id is not None else -1
+        present_ids = {r[0] for r in db.conn.execute(
+            "SELECT id FROM qa_pairs WHERE id IN (SELECT value FROM json_each(?)) AND import_batch_id IS NOT ?",
+            [json.dumps([p.id for p in chunk]), this])}
+        texts: dict[str, bool] = {}  # identity key -> a text from before this import has it
+        for key, earlier in db.conn.execute(
+            """SELECT identity_key, max(import_batch_id IS NOT ?) FROM pair_texts
+               WHERE identity_key IN (SELECT value FROM json_each(?)) GROUP BY identity_key""",
+            [this, json.dumps([k for k, _ in keys])],
+        ):
+            texts[key] = bool(earlier)
+        questions: dict[str, list[str]] = {}
+        for key, pid in db.conn.execute(
+            """SELECT DISTINCT t.question_key, t.qa_pair_id FROM pair_texts t JOIN qa_pairs p ON p.id = t.qa_pair_id
+               WHERE t.question_key IN (SELECT value FROM json_each(?)) AND p.import_batch_id IS NOT ?
+               ORDER BY p.ordinal""",
+            [json.dumps(sorted({q for _, q in keys})), this],
+        ):
+            questions.setdefault(key, []).append(pid)
+        new: list[tuple[QAPair, str, str]] = []
+        seen: set[str] = set()
+        for pair, (text_key, question_key) in zip(chunk, keys, strict=True):
+            if pair.id in present_ids or texts.get(text_key):
+                report.already_present += 1
+            elif text_key in texts or text_key in seen or text_key in run.changed_keys:
+                report.duplicates_in_file += 1
+            elif question_key in questions:
+                run.changed_keys.add(text_key)
+                targets = questions[question_key]
+                run.changed.append((pair, text_key, question_key, TextUpdate(
+                    pair.source.file, pair.source.line, pair.source.unit, targets,
+                    [self.ordinal_of(t) for t in targets])))
+            else:
+                seen.add(text_key)
+                new.append((pair, text_key, question_key))
+        if not new:
+            return
+        batch_id, name, now, start = run.batch_id_now(), run.path.name, run.now, run.next_ordinal
+        report.needs_reference += [p.id for p, _, _ in new if p.needs_reference]
+        report.added += len(new)
+        run.next_ordinal += len(new)
+        db.conn.executemany(
+            f"INSERT INTO qa_pairs ({_PAIR_COLUMNS}, import_batch_id, created_at) VALUES ({', '.join('?' * 24)})",
+            [(*_pair_values(p, start + i + 1, name), batch_id, now) for i, (p, _, _) in enumerate(new)],
+        )
+        db.conn.executemany(
+            f"INSERT INTO pair_texts ({PAIR_TEXT_COLUMNS}) VALUES ({', '.join('?' * 14)})",
+            [
+                (p.id, 1, TextOrigin.ORIGINAL.value, p.question, p.reference_answer, text_key, question_key,
+                 run.annotator, now, batch_id, name, p.source.line, p.source.unit, original_text_uid(p.id))
+                for p, text_key, question_key in new
+            ],
+        )
 
     def _plan_text_updates(self, db: Database, changed: list, update: bool) -> list:
         """Fill in what the import summary says of each possible update (earlier reviews, a checklist) and,
@@ -1031,31 +1082,63 @@ def _repo_from_row(row: dict) -> Repository:
     )
 
 
-def _existing_ids(db: Database, ids: list[str]) -> set[str]:
-    found: set[str] = set()
-    for i in range(0, len(ids), 900):
-        chunk = ids[i : i + 900]
-        found.update(
-            r[0] for r in db.conn.execute(
-                f"SELECT id FROM qa_pairs WHERE id IN ({', '.join('?' * len(chunk))})", chunk
-            )
-        )
-    return found
+IMPORT_CHUNK = 1000
+"""Pairs an import sorts and writes at a time (one ``executemany`` per table)."""
 
 
-def _pairs_by_key(db: Database, column: str, keys: list[str]) -> dict[str, list[str]]:
-    """``{key: ids of the pairs with a text version of that key, in queue order}`` for ``column`` of
-    ``pair_texts`` (``identity_key`` or ``question_key``)."""
-    found: dict[str, list[str]] = {}
-    wanted = sorted(set(keys))
-    for i in range(0, len(wanted), 900):
-        chunk = wanted[i : i + 900]
-        for key, pid in db.conn.execute(
-            f"""SELECT DISTINCT t.{column}, t.qa_pair_id FROM pair_texts t JOIN qa_pairs p ON p.id = t.qa_pair_id
-                WHERE t.{column} IN ({', '.join('?' * len(chunk))}) ORDER BY p.ordinal""", chunk
-        ):
-            found.setdefault(key, []).append(pid)
-    return found
+def _refuse_invalid(result: ParseResult, skip_invalid: bool) -> None:
+    """Raise the import's InputFileError: problems (without ``skip_invalid``), or no record read."""
+    if result.problems and not skip_invalid:
+        raise InputFileError(result.problems)
+    if result.read == 0:
+        raise InputFileError.single(result.file, "contains no records")
+
+
+IMPORT_CACHE_KIB = 65536
+"""SQLite page cache of an import's connection while it runs (KiB): the indexes the import writes in key (hash)
+order stay in memory instead of being written out and read back page by page."""
+
+
+@contextmanager
+def _import_cache(db: Database) -> Iterator[None]:
+    before = db.conn.execute("PRAGMA cache_size").fetchone()[0]
+    db.conn.execute(f"PRAGMA cache_size = -{IMPORT_CACHE_KIB}")
+    try:
+        yield
+    finally:
+        db.conn.execute(f"PRAGMA cache_size = {int(before)}")
+
+
+@dataclass
+class _ImportRun:
+    """The state of one :meth:`Store.apply_import` across its chunks."""
+
+    db: Database
+    report: ImportReport
+    path: Path
+    digest: str
+    now: str
+    annotator: str
+    repository: str | None
+    options: dict | None
+    format: str
+    next_ordinal: int
+    changed: list = field(default_factory=list)
+    """``(pair, text key, question key, TextUpdate)`` of the possible updates, in file order."""
+    changed_keys: set[str] = field(default_factory=set)
+
+    def batch_id_now(self) -> int:
+        """The import batch row, written (its counts are filled in at the end) the first time it is asked for."""
+        if self.report.batch_id is None:
+            path = self.path
+            self.report.batch_id = self.db.conn.execute(
+                """INSERT INTO import_batches (format, file_name, file_path, file_sha256, repository, options_json,
+                   read_count, added_count, already_present_count, duplicate_count, skipped_count, created_at,
+                   created_by) VALUES (?, ?, ?, ?, ?, ?, 0, 0, 0, 0, 0, ?, ?)""",
+                (self.format, path.name, str(path.resolve()), self.digest, self.repository,
+                 json.dumps(self.options or {}, sort_keys=True), self.now, self.annotator),
+            ).lastrowid
+        return self.report.batch_id
 
 
 def _pair_values(p: QAPair, ordinal: int, file_name: str) -> tuple:

@@ -1,7 +1,8 @@
 """Importers of candidate Q&A pairs from the formats the field uses.
 
 ``parse(format, path, repository=..., mapping=...)`` reads a file into a :class:`ParseResult` without
-writing anything; the store applies it in one transaction (``benchwright.db.Store.apply_import``).
+writing anything; the store applies it in one transaction (``benchwright.db.Store.apply_import``). With
+``stream=True`` the JSON-lines formats are read as the store consumes them, one line at a time (:data:`STREAMED`).
 """
 
 from __future__ import annotations
@@ -17,11 +18,14 @@ from .tabular import TARGETS, parse_csv, parse_jsonl, parse_mapping, parse_parqu
 
 FORMATS = ("swe-qa", "swe-qa-categorized", "swe-qa-pro", "github-discussions", "jsonl", "csv", "parquet")
 """Names accepted by :func:`parse` and ``benchwright pairs import FORMAT``."""
+STREAMED = ("swe-qa", "swe-qa-categorized", "jsonl")
+"""Formats :func:`parse` streams with ``stream=True``; the others (a Parquet table, a CSV file, GitHub export
+pages) are read whole."""
 
 
 def parse(
     fmt: str, path: str | Path, *, repository: str | None = None, mapping: list[str] | tuple[str, ...] = (),
-    categories: str | None = None,
+    categories: str | None = None, stream: bool = False,
 ) -> ParseResult:
     """Read ``path`` in format ``fmt``.
 
@@ -32,6 +36,9 @@ def parse(
         mapping: ``TARGET=COLUMN`` items, for ``jsonl``, ``csv`` and ``parquet`` only.
         categories: for ``github-discussions`` only: the discussion categories imported, comma-separated
             (default ``Q&A,Help``; ``*`` for every one).
+        stream: for the :data:`STREAMED` formats, return at once with the pairs in ``ParseResult.pending``,
+            read line by line as the store consumes them (memory flat in the file's size); ``read``,
+            ``problems`` and a line that is not UTF-8 come as they are reached. Other formats are read whole.
 
     Returns:
         The valid pairs and every problem found; records with problems are not in ``pairs``.
@@ -43,10 +50,11 @@ def parse(
             Parquet row that is not valid UTF-8 is a problem of that row (row and field named).
     """
     with paused_gc():
-        return _parse(fmt, path, repository=repository, mapping=mapping, categories=categories)
+        return _parse(fmt, path, repository=repository, mapping=mapping, categories=categories, lazy=stream)
 
 
-def _parse(fmt: str, path: str | Path, *, repository: str | None, mapping, categories=None) -> ParseResult:
+def _parse(fmt: str, path: str | Path, *, repository: str | None, mapping, categories=None,
+           lazy: bool = False) -> ParseResult:
     display = str(path)
     p = Path(path)
     if fmt not in FORMATS:
@@ -62,15 +70,15 @@ def _parse(fmt: str, path: str | Path, *, repository: str | None, mapping, categ
             raise BenchwrightError(str(e)) from None
         return parse_github_discussions(p, display, repository, wanted)
     if fmt == "swe-qa":
-        return parse_swe_qa(p, display, repository)
+        return parse_swe_qa(p, display, repository, lazy=lazy)
     if fmt == "swe-qa-categorized":
-        return parse_swe_qa_categorized(p, display, repository)
+        return parse_swe_qa_categorized(p, display, repository, lazy=lazy)
     if fmt == "swe-qa-pro":
         return parse_swe_qa_pro(p, display, repository)
     m = parse_mapping(mapping)
     if fmt == "parquet":
         return parse_parquet(p, display, repository, m)
-    return parse_jsonl(p, display, repository, m) if fmt == "jsonl" else parse_csv(p, display, repository, m)
+    return parse_jsonl(p, display, repository, m, lazy=lazy) if fmt == "jsonl" else parse_csv(p, display, repository, m)
 
 
-__all__ = ["DEFAULT_CATEGORIES", "FORMATS", "TARGETS", "InputFileError", "ParseResult", "parse", "parse_mapping"]
+__all__ = ["DEFAULT_CATEGORIES", "FORMATS", "STREAMED", "TARGETS", "InputFileError", "ParseResult", "parse", "parse_mapping"]

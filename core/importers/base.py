@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gc
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,6 +56,11 @@ class ParseResult:
             to be counted from the imports (threads with an accepted answer).
         notes: what the importer wants the user to know that is neither a problem nor a filtered record (an
             export that stops before its last page).
+        pending: a streamed result's pairs, not read yet (:func:`benchwright.core.importers.parse` with
+            ``stream=True``): an iterator the store consumes once, record by record; ``pairs`` is then empty
+            (after the import it holds only the pairs read from ``repaired_lines``, for the store's flags), and
+            the file's problems (a line that is not UTF-8 raises :class:`InputFileError` when it is reached) are
+            known only when it is exhausted. None once read whole.
     """
 
     format: str
@@ -71,6 +76,17 @@ class ParseResult:
     repository_facts: RepositoryFacts | None = None
     answered_counted: bool = False
     notes: list[str] = field(default_factory=list)
+    pending: Iterator[QAPair] | None = field(default=None, repr=False, compare=False)
+
+    def finish(self, pairs: Iterator[QAPair], lazy: bool) -> ParseResult:
+        """Take the importer's pairs: read them all into ``pairs`` now, or with ``lazy`` keep the iterator in
+        ``pending`` for the store to consume once (``read``, ``problems`` and ``repaired_lines`` then grow as
+        it is consumed). Returns ``self``."""
+        if lazy:
+            self.pending = pairs
+        else:
+            self.pairs.extend(pairs)
+        return self
 
 
 def read_text(path: Path, display: str) -> str:
@@ -93,19 +109,78 @@ def read_text(path: Path, display: str) -> str:
     return text
 
 
+def text_lines(path: Path, display: str) -> Iterator[tuple[int, str]]:
+    """``(line_number, line)`` of a UTF-8 text file read one line at a time (memory flat in the file's size): the
+    same lines, numbers and errors as :func:`read_text` followed by ``text.split("\\n")`` (a BOM at the start is
+    dropped; the ``\\n`` is not part of the line).
+
+    Raises:
+        InputFileError: at once, the file is missing, a directory, unreadable, or empty (only ASCII white space);
+            when the iterator reaches it, a line that is not valid UTF-8 (its line and byte offset named as
+            :func:`read_text` names them), or an end with no line holding more than white space ("the file is
+            empty").
+    """
+    _check_file(path, display)
+    return _text_lines(path, display)
+
+
+def _text_lines(path: Path, display: str) -> Iterator[tuple[int, str]]:
+    offset = 0
+    blank = True
+    with path.open("rb") as fh:
+        for number, raw in enumerate(fh, start=1):
+            try:
+                line = raw.decode("utf-8-sig" if number == 1 else "utf-8")
+            except UnicodeDecodeError as e:
+                raise InputFileError.single(
+                    display,
+                    f"not valid UTF-8 (byte 0x{raw[e.start]:02x} at offset {offset + e.start}); save the file as UTF-8",
+                    number,
+                ) from None
+            offset += len(raw)
+            if line.endswith("\n"):
+                line = line[:-1]
+            if blank and line.strip():
+                blank = False
+            yield number, line
+    if blank:
+        raise InputFileError.single(display, "the file is empty")
+
+
+def _check_file(path: Path, display: str) -> None:
+    """:func:`read_bytes`' refusals (missing, a directory, unreadable, empty) without reading the whole file."""
+    _check_path(path, display)
+    try:
+        with path.open("rb") as fh:
+            while chunk := fh.read(1 << 16):
+                if chunk.strip():
+                    return
+    except OSError as e:
+        raise _unreadable(display, e) from None
+    raise InputFileError.single(display, "the file is empty")
+
+
 def read_bytes(path: Path, display: str) -> bytes:
     """Read a file's bytes, refusing missing, unreadable and empty files and directories (InputFileError)."""
+    _check_path(path, display)
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        raise _unreadable(display, e) from None
+    if not data.strip():
+        raise InputFileError.single(display, "the file is empty")
+    return data
+
+
+def _check_path(path: Path, display: str) -> None:
     if not path.exists():
         raise InputFileError.single(display, "no such file")
     if path.is_dir():
         raise InputFileError.single(display, "is a directory, not a file")
-    try:
-        data = path.read_bytes()
-    except OSError as e:
-        raise InputFileError.single(display, f"cannot be read ({e.strerror or e})") from None
-    if not data.strip():
-        raise InputFileError.single(display, "the file is empty")
-    return data
+
+
+def _unreadable(display: str, e: OSError) -> InputFileError:
+    return InputFileError.single(display, f"cannot be read ({e.strerror or e})")
 
 
 def read_parquet(path: Path, display: str) -> Any:
@@ -236,8 +311,26 @@ def json_lines(
     U+FFFD and the line number added to ``result.repaired_lines`` (the record is kept, and flagged when stored);
     ``repair=False`` leaves that to the caller (a line holding several records, each flagged on its own).
     """
+    return json_objects(enumerate(text.split("\n"), start=1), display, result, headings=headings, repair=repair)
+
+
+def json_file_lines(
+    path: Path, display: str, result: ParseResult, *, headings: bool = False, repair: bool = True, lazy: bool = False
+) -> Iterator[tuple[int, Any]]:
+    """:func:`json_lines` of the file at ``path``: read whole first (:func:`read_text`), or with ``lazy`` one line
+    at a time (:func:`text_lines`: the file's own refusals are raised at once, a line that is not UTF-8 when it is
+    reached)."""
+    if not lazy:
+        return json_lines(read_text(path, display), display, result, headings=headings, repair=repair)
+    return json_objects(text_lines(path, display), display, result, headings=headings, repair=repair)
+
+
+def json_objects(
+    lines: Iterable[tuple[int, str]], display: str, result: ParseResult, *, headings: bool = False, repair: bool = True
+) -> Iterator[tuple[int, Any]]:
+    """:func:`json_lines` over numbered lines ``(line_number, text)``."""
     problems = result.problems
-    for number, raw in enumerate(text.split("\n"), start=1):
+    for number, raw in lines:
         line = raw.strip()
         if not line:
             continue

@@ -12,21 +12,30 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from ..errors import InputProblem
-from ..models import normalize_qa_type
-from .base import ParseResult, build_pair, json_lines, optional_text, read_text, require_text
+from ..models import QAPair, normalize_qa_type
+from .base import ParseResult, build_pair, json_file_lines, optional_text, require_text
 
 _TYPE_HEADING = re.compile(r"^#\s+(WHAT|WHY|HOW|WHERE)\b", re.IGNORECASE)
 _SUBTYPE_HEADING = re.compile(r"^##\s+(\S.*)$")
 
 
-def parse_swe_qa(path: Path, display: str, repository: str | None) -> ParseResult:
-    """Read a SWE-QA ``{question, answer}`` JSONL file; both fields are required non-empty strings."""
+def parse_swe_qa(path: Path, display: str, repository: str | None, *, lazy: bool = False) -> ParseResult:
+    """Read a SWE-QA ``{question, answer}`` JSONL file; both fields are required non-empty strings.
+
+    ``lazy``: the pairs are read line by line as the store consumes them (:meth:`ParseResult.finish`)."""
     result = ParseResult("swe-qa", display)
-    text = read_text(path, display)
-    for line, rec in json_lines(text, display, result):
+    return result.finish(_swe_qa_pairs(json_file_lines(path, display, result, lazy=lazy), display, repository, result),
+                         lazy)
+
+
+def _swe_qa_pairs(records: Iterator[tuple[int, dict]], display: str, repository: str | None,
+                  result: ParseResult) -> Iterator[QAPair]:
+    for line, rec in records:
         before = len(result.problems)
         question = require_text(rec, "question", display, line, result.problems)
         answer = require_text(rec, "answer", display, line, result.problems)
@@ -38,20 +47,25 @@ def parse_swe_qa(path: Path, display: str, repository: str | None) -> ParseResul
             question=question, reference_answer=answer, repository=repository, extra=extra,
         )
         if pair:
-            result.pairs.append(pair)
-    return result
+            yield pair
 
 
-def parse_swe_qa_categorized(path: Path, display: str, repository: str | None) -> ParseResult:
+def parse_swe_qa_categorized(path: Path, display: str, repository: str | None, *, lazy: bool = False) -> ParseResult:
     """Read the SWE-QA categorized layout: JSON lines under ``# WHAT CATEGORIES`` / ``## subtype`` headings.
 
-    The record's own ``category_type`` and ``category`` win; the headings fill them in when absent.
+    The record's own ``category_type`` and ``category`` win; the headings fill them in when absent. ``lazy``: as
+    :func:`parse_swe_qa`.
     """
     result = ParseResult("swe-qa-categorized", display)
-    text = read_text(path, display)
+    records = json_file_lines(path, display, result, headings=True, lazy=lazy)
+    return result.finish(_categorized_pairs(records, display, repository, result), lazy)
+
+
+def _categorized_pairs(records: Iterator[tuple[int, Any]], display: str, repository: str | None,
+                       result: ParseResult) -> Iterator[QAPair]:
     heading_type: str | None = None
     heading_subtype: str | None = None
-    for line, rec in json_lines(text, display, result, headings=True):
+    for line, rec in records:
         if isinstance(rec, str):
             if m := _TYPE_HEADING.match(rec):
                 heading_type, heading_subtype = m.group(1), None
@@ -89,5 +103,4 @@ def parse_swe_qa_categorized(path: Path, display: str, repository: str | None) -
             qa_type=qa_type, qa_subtype=subtype or heading_subtype,
         )
         if pair:
-            result.pairs.append(pair)
-    return result
+            yield pair

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from ..errors import BenchwrightError, InputFileError, InputProblem
-from ..models import normalize_qa_type
+from ..models import QAPair, normalize_qa_type
 from ..vocabulary import normalize_task_set
-from .base import ParseResult, build_pair, json_lines, json_type, parquet_rows, read_parquet, read_text
+from .base import ParseResult, build_pair, json_file_lines, json_type, parquet_rows, read_parquet, read_text
 
 TARGETS = (
     "question", "answer", "id", "category", "qa_type", "qa_subtype", "cluster_id", "cluster_name",
@@ -67,7 +68,7 @@ def _lookup(record: dict, column: str) -> Any:
 def _records_to_pairs(
     records, fmt: str, display: str, repository: str | None, mapping: dict[str, str], result: ParseResult,
     unit: str = "line",
-) -> None:
+) -> Iterator[QAPair]:
     problems = result.problems
     for line, rec in records:
         values: dict[str, str | None] = {}
@@ -111,15 +112,16 @@ def _records_to_pairs(
                                           "split")},
         )
         if pair:
-            result.pairs.append(pair)
+            yield pair
 
 
-def parse_jsonl(path: Path, display: str, repository: str | None, mapping: dict[str, str]) -> ParseResult:
-    """Read any JSONL file of objects through ``mapping`` (see :func:`parse_mapping`)."""
+def parse_jsonl(path: Path, display: str, repository: str | None, mapping: dict[str, str], *,
+                lazy: bool = False) -> ParseResult:
+    """Read any JSONL file of objects through ``mapping`` (see :func:`parse_mapping`), line by line; ``lazy``: as
+    the store consumes the pairs (:meth:`ParseResult.finish`)."""
     result = ParseResult("jsonl", display)
-    text = read_text(path, display)
-    _records_to_pairs(json_lines(text, display, result), "jsonl", display, repository, mapping, result)
-    return result
+    records = json_file_lines(path, display, result, lazy=lazy)
+    return result.finish(_records_to_pairs(records, "jsonl", display, repository, mapping, result), lazy)
 
 
 def parse_parquet(path: Path, display: str, repository: str | None, mapping: dict[str, str]) -> ParseResult:
@@ -137,8 +139,8 @@ def parse_parquet(path: Path, display: str, repository: str | None, mapping: dic
     ]
     if missing:
         raise InputFileError(missing)
-    _records_to_pairs(parquet_rows(table, display, result), "parquet", display, repository, mapping, result, "row")
-    return result
+    rows = parquet_rows(table, display, result)
+    return result.finish(_records_to_pairs(rows, "parquet", display, repository, mapping, result, "row"), False)
 
 
 def parse_csv(path: Path, display: str, repository: str | None, mapping: dict[str, str]) -> ParseResult:
@@ -206,4 +208,4 @@ def _parse_csv_text(text: str, display: str, repository: str | None, mapping: di
                 continue
             yield line, dict(zip(header, row, strict=True))
 
-    _records_to_pairs(records(), "csv", display, repository, mapping, result)
+    result.finish(_records_to_pairs(records(), "csv", display, repository, mapping, result), False)

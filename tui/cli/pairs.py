@@ -47,7 +47,7 @@ def pairs_import(ctx, fmt, file, repository, mapping, categories, skip_invalid, 
     not added; --update records it as a new text version of the pair. github-discussions lists the threads it
     leaves out (unanswered, no accepted answer, another category, relying on an image) with the reason.
     """
-    result = parse(fmt, file, repository=repository, mapping=mapping, categories=categories)
+    result = parse(fmt, file, repository=repository, mapping=mapping, categories=categories, stream=True)
     with open_store(ctx) as store:
         if repository:
             store.get_repository(repository)
