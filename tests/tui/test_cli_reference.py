@@ -9,13 +9,21 @@ import click
 
 from benchwright.tui.cli import main
 from benchwright.tui.cli.reference import render
+from benchwright.tui.cli.root import ALIAS_NAMES
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "cli.md"
 
 
+def _commands(group: click.Group) -> list[tuple[str, click.Command]]:
+    """Every command of ``group``, the root's lazy ones (and its hidden aliases) loaded."""
+    ctx = click.Context(group)
+    names = [*group.list_commands(ctx), *(ALIAS_NAMES if group is main else ())]
+    return [(name, group.get_command(ctx, name)) for name in names]
+
+
 def _visible(group: click.Group, prefix: str = "benchwright") -> list[str]:
     out = []
-    for name, cmd in group.commands.items():
+    for name, cmd in _commands(group):
         if cmd.hidden:
             continue
         out.append(f"{prefix} {name}")
@@ -25,7 +33,7 @@ def _visible(group: click.Group, prefix: str = "benchwright") -> list[str]:
 
 
 def _hidden(group: click.Group, prefix: str = "benchwright") -> list[str]:
-    return [f"{prefix} {name}" for name, cmd in group.commands.items() if cmd.hidden]
+    return [f"{prefix} {name}" for name, cmd in _commands(group) if cmd.hidden]
 
 
 def test_reference_is_current():

@@ -9,6 +9,7 @@ still works for one release: :attr:`GenerateGroup.fallback` is set by :mod:`.ali
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 
 import click
 from rich.console import Console
@@ -30,8 +31,13 @@ class GenerateGroup(click.Group):
 
     fallback: click.Command | None = None
     fallback_names: tuple[str, ...] = ()
+    load_fallback: Callable[[], object] | None = None
+    """Called for a first argument that names no subcommand while :attr:`fallback` is unset: the root sets it to
+    import :mod:`.aliases` (loaded only then; this module may not import it)."""
 
     def resolve_command(self, ctx: click.Context, args: list[str]):
+        if args and args[0] not in self.commands and self.fallback is None and self.load_fallback is not None:
+            self.load_fallback()
         if args and args[0] not in self.commands and args[0] in self.fallback_names and self.fallback is not None:
             return self.fallback.name, self.fallback, args
         return super().resolve_command(ctx, args)
