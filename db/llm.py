@@ -140,8 +140,8 @@ class LLMStoreMixin:
         u = record.usage
         with self.write() as db:
             cur = db.conn.execute(
-                f"INSERT INTO llm_calls ({_CALL_COLUMNS.replace('id, ', '', 1)}, uid) "
-                "VALUES (" + ", ".join(["?"] * 31) + ")",
+                f"INSERT INTO llm_calls ({_CALL_COLUMNS.replace('id, ', '', 1)}, uid, batch_id) "
+                "VALUES (" + ", ".join(["?"] * 32) + ")",
                 (
                     record.created_at, record.provider, record.provider_kind, record.base_url,
                     record.requested_model, record.returned_model, record.template_id, record.template_hash,
@@ -153,10 +153,13 @@ class LLMStoreMixin:
                     record.error, record.purpose, record.qa_pair_id, record.stop_reason, record.stop_reason_raw,
                     json.dumps([c.as_json() for c in record.tool_calls], ensure_ascii=False)
                     if record.tool_calls else None,
-                    uuid.uuid4().hex,
+                    uuid.uuid4().hex, record.batch_id,
                 ),
             )
             record.id = cur.lastrowid
+            if record.batch_custom_id is not None:  # the batch result is used: a rerun will not use it again
+                db.conn.execute("UPDATE llm_batch_requests SET call_id = ? WHERE custom_id = ?",
+                                (record.id, record.batch_custom_id))
             if getattr(record, "text_repaired", False):
                 self.flag_text_repair("llm_calls", record.id, "output_text", "llm output")
         return record.id

@@ -1516,6 +1516,63 @@ def m022_task_sets(db: Database) -> None:
         " AND lower(task_set) = split"
     )
 
+"""Number of migrations this version of benchwright knows; recorded in exports."""
+
+
+@migrations(name="m024_batches")
+def m024_batches(db: Database) -> None:
+    """Batch mode (issue 19): ``llm_batches`` (one batch sent to a provider's batch API, or written to a
+    ``--batch-file``: its label, provider, local status, the provider's id, status and counts, the command that made
+    it) and ``llm_batch_requests`` (each request of a batch: its ``custom_id``, cache key, the line as sent, the
+    result as the provider returned it, and the ledger row made from it). Both are committed before the batch is
+    submitted, so a killed client resumes instead of paying twice. ``llm_calls.batch_id`` names the batch a call's
+    answer came from (its cost is at the batch price)."""
+    db.executescript(
+        """
+        CREATE TABLE llm_batches (
+            id INTEGER PRIMARY KEY,
+            label TEXT NOT NULL UNIQUE,
+            provider TEXT NOT NULL,
+            provider_kind TEXT NOT NULL,
+            base_url TEXT,
+            endpoint TEXT NOT NULL,
+            status TEXT NOT NULL CHECK (status IN ('pending', 'submitted', 'ended', 'collected', 'failed',
+                                                   'exported')),
+            provider_batch_id TEXT,
+            provider_status TEXT,
+            counts_json TEXT NOT NULL DEFAULT '{}',
+            request_count INTEGER NOT NULL,
+            bytes INTEGER NOT NULL,
+            error TEXT,
+            file TEXT,
+            command_json TEXT NOT NULL DEFAULT '[]',
+            retry_of INTEGER REFERENCES llm_batches(id),
+            created_at TEXT NOT NULL,
+            created_by TEXT NOT NULL,
+            submitted_at TEXT,
+            ended_at TEXT,
+            collected_at TEXT,
+            polled_at TEXT
+        );
+        CREATE INDEX llm_batches_status ON llm_batches(status, id);
+        CREATE TABLE llm_batch_requests (
+            custom_id TEXT PRIMARY KEY,
+            batch_id INTEGER NOT NULL REFERENCES llm_batches(id),
+            request_hash TEXT NOT NULL,
+            repeat_index INTEGER NOT NULL,
+            purpose TEXT,
+            qa_pair_id TEXT,
+            line_json TEXT NOT NULL,
+            result_kind TEXT CHECK (result_kind IN ('succeeded', 'errored', 'expired', 'cancelled', 'missing')),
+            result_json TEXT,
+            call_id INTEGER REFERENCES llm_calls(id),
+            collected_at TEXT
+        );
+        CREATE INDEX llm_batch_requests_key ON llm_batch_requests(request_hash, repeat_index, batch_id);
+        CREATE INDEX llm_batch_requests_batch ON llm_batch_requests(batch_id);
+        ALTER TABLE llm_calls ADD COLUMN batch_id INTEGER REFERENCES llm_batches(id);
+        """
+    )
+
 
 SCHEMA_VERSION = len(migrations._migrations)
-"""Number of migrations this version of benchwright knows; recorded in exports."""

@@ -54,6 +54,7 @@ from benchwright.core.vocabulary import REOPEN_TEXT
 
 from . import data_filters
 from .answers import AnswerStoreMixin
+from .batches import BatchStoreMixin
 from .calibration import CalibrationStoreMixin
 from .checklists import CHECKLIST_FILTERS, ChecklistStoreMixin
 from .dedup import DedupStoreMixin
@@ -282,7 +283,7 @@ class Store(ChecklistStoreMixin, ReviewStoreMixin, AgreementInputsMixin, Release
             LLMStoreMixin, AnswerStoreMixin, CalibrationStoreMixin, TextRepairMixin, ResultStoreMixin, DerivedRepositoryMixin,
             TextVersionStoreMixin, FunnelStoreMixin, RepositoryFactsMixin, EvidenceStoreMixin, EmbeddingStoreMixin,
             IssueStoreMixin, DedupStoreMixin, SelectionStoreMixin, TaxonomyStoreMixin, LeakageStoreMixin,
-            GenerationStoreMixin):
+            GenerationStoreMixin, BatchStoreMixin):
     """A benchwright project database.
 
     Open with :meth:`Store.open`; use as a context manager or call :meth:`close`.

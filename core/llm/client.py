@@ -12,6 +12,8 @@ budget is ``truncated`` (kept, never parsed as complete) and gets one retry with
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import copy
 import functools
 import hashlib
 import json
@@ -25,6 +27,7 @@ from typing import Any, Protocol
 
 from ..models import utc_now
 from ..text import repair_json_text, repair_text, repair_value
+from . import fastcheck as _fastcheck
 from . import scrub as _scrub
 from . import tool_protocol as _tool_protocol
 from .base import (
@@ -55,11 +58,24 @@ class Price:
     output: float = 0.0
     cache_read: float = 0.0
     cache_write: float = 0.0
+    batch_input: float | None = None
+    batch_output: float | None = None
+    """Batch API rates (``[prices."MODEL"]`` ``batch_input`` / ``batch_output``); None: :attr:`batch_discount` of
+    the online rate."""
+    batch_discount: float = 0.5
+    """What a batch costs relative to online when no batch rate is given: 0.5, the discount both Anthropic's Message
+    Batches and OpenAI's Batch API give (their pricing pages, 2026); cache reads and writes are discounted alike."""
 
-    def cost(self, usage: Usage) -> float:
-        """Dollars for ``usage``."""
-        return (usage.input_tokens * self.input + usage.output_tokens * self.output
-                + usage.cache_read_tokens * self.cache_read + usage.cache_write_tokens * self.cache_write) / 1e6
+    def cost(self, usage: Usage, *, batch: bool = False) -> float:
+        """Dollars for ``usage``, at the batch rates when ``batch``."""
+        if not batch:
+            return (usage.input_tokens * self.input + usage.output_tokens * self.output
+                    + usage.cache_read_tokens * self.cache_read + usage.cache_write_tokens * self.cache_write) / 1e6
+        d = self.batch_discount
+        inp = self.batch_input if self.batch_input is not None else self.input * d
+        out = self.batch_output if self.batch_output is not None else self.output * d
+        return (usage.input_tokens * inp + usage.output_tokens * out
+                + usage.cache_read_tokens * self.cache_read * d + usage.cache_write_tokens * self.cache_write * d) / 1e6
 
 
 @dataclass
@@ -107,6 +123,10 @@ class CallRecord:
     """The provider's text held lone surrogates, stored as U+FFFD (the ledger flags the row in ``text_repairs``)."""
     tool_calls: tuple[ToolCall, ...] = ()
     """The tool calls the model made in this call (``llm_calls.tool_calls_json``), replayed from the cache."""
+    batch_id: int | None = None
+    """The project's batch (``llm_batches.id``) the answer came from; None for an online call."""
+    batch_custom_id: str | None = None
+    """The batch request (``llm_batch_requests.custom_id``) this row was made from (the store links them)."""
 
 
 @dataclass(frozen=True)
@@ -271,15 +291,36 @@ def parse_json_output(text: str) -> Any:
 def _validator(schema_json: str):
     import jsonschema
 
-    return jsonschema.Draft202012Validator(json.loads(schema_json))
+    schema = json.loads(schema_json)
+    return jsonschema.Draft202012Validator(schema), _fastcheck.compile_check(schema)
+
+
+_SCHEMA_CACHE: dict[int, tuple[dict, dict, Any]] = {}
+"""``id(schema)`` -> (the schema, a copy of it as it was, :func:`_validator`'s pair): a request's schema is usually
+a module constant, so its canonical JSON (the cache key) need not be made for every call. The copy catches a schema
+changed in place since (then the key is made again)."""
+_SCHEMA_CACHE_SIZE = 256
+
+
+def _validators(schema: dict):
+    hit = _SCHEMA_CACHE.get(id(schema))
+    if hit is not None and hit[0] is schema and hit[1] == schema:
+        return hit[2]
+    pair = _validator(json.dumps(schema, sort_keys=True))
+    if len(_SCHEMA_CACHE) >= _SCHEMA_CACHE_SIZE:
+        _SCHEMA_CACHE.clear()
+    _SCHEMA_CACHE[id(schema)] = (schema, copy.deepcopy(schema), pair)
+    return pair
 
 
 def schema_problems(value: Any, schema: dict) -> list[str]:
     """Every way ``value`` breaks ``schema`` (JSON Schema 2020-12), each with its JSON path.
 
-    Validators are built once per distinct schema (building one costs more than validating)."""
-    validator = _validator(json.dumps(schema, sort_keys=True))
-    if validator.is_valid(value):
+    Validators are built once per distinct schema (building one costs more than validating). A value the fast
+    check (:mod:`.fastcheck`) finds valid is not given to ``jsonschema`` at all; any other value is, so the
+    problems and their wording are always ``jsonschema``'s."""
+    validator, fast = _validators(schema)
+    if fast is not None and fast(value):
         return []
     out = []
     for e in sorted(validator.iter_errors(value), key=lambda e: list(e.absolute_path)):
@@ -302,6 +343,8 @@ STORED_FAILURE_CHARS = 100_000
 """At most this much of a failed call's output is kept in the ledger (the rest is cut, and says so)."""
 REPAIR_ECHO_CHARS = 20_000
 """At most this much of an invalid output goes back to the model in the repair turn."""
+BATCH_JOB_CONCURRENCY = 1_000_000
+"""Items in flight at once in batch mode (:attr:`LLMClient.job_concurrency`): all of them."""
 SECRET_ENV_VARS = _scrub.SECRET_ENV_VARS
 """Environment variables whose values are removed from everything a provider returns, besides the provider's own
 (and any variable named ``*_API_KEY``, ``*_AUTH_TOKEN``...: :func:`.scrub.env_secrets`)."""
@@ -371,6 +414,15 @@ class LLMClient:
         self._semaphores: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
             weakref.WeakKeyDictionary())
         self._secrets = _scrub.env_secrets([getattr(provider, "_key", None)])
+        self.batch = None
+        """A :class:`~.batch.Batcher` in batch mode (``--batch``): first attempts go through the provider's batch
+        API; None: every call is online."""
+
+    @property
+    def job_concurrency(self) -> int:
+        """How many items a job should run at once with this client: the provider's concurrency online; in batch
+        mode every item (:data:`BATCH_JOB_CONCURRENCY`), so that their first requests are gathered into one batch."""
+        return BATCH_JOB_CONCURRENCY if self.batch is not None else max(1, self.provider.concurrency)
 
     @property
     def secrets(self) -> list[str]:
@@ -563,11 +615,19 @@ class LLMClient:
             request_hash=h, repeat=logical.repeat, attempt=attempt, params=dict(logical.params),
             status=CallStatus.OK, purpose=purpose, qa_pair_id=qa_pair_id,
         )
-        async with self._semaphore():
+        batched = self.batch is not None and attempt == 1
+        async with (contextlib.nullcontext() if batched else self._semaphore()):
             t0 = time.perf_counter()
             try:
-                response = await p.complete(wire)
+                if batched:
+                    # Through the batch API: a cancelled wait leaves the batch running (nothing to record).
+                    response, record.batch_id, record.batch_custom_id = await self.batch.complete(
+                        wire, request_hash=h, purpose=purpose, qa_pair_id=qa_pair_id, online=self._online)
+                else:
+                    response = await p.complete(wire)
             except asyncio.CancelledError:
+                if batched:
+                    raise
                 record.status, record.error = CallStatus.CANCELLED, "cancelled before the answer arrived"
                 record.latency_s = time.perf_counter() - t0
                 self.ledger.record_call(record)
@@ -585,10 +645,12 @@ class LLMClient:
                 record.output_text = _cut(clean(e.raw), STORED_FAILURE_CHARS)
                 record.http_attempts = e.attempts
                 record.returned_model = clean(e.model)
+                if getattr(e, "batch_id", None) is not None:
+                    record.batch_id, record.batch_custom_id = e.batch_id, e.batch_custom_id
                 if e.usage is not None:
                     record.usage = e.usage
                     price = self._price(logical.model, e.model)
-                    record.cost_usd = price.cost(e.usage) if price else None
+                    record.cost_usd = price.cost(e.usage, batch=record.batch_id is not None) if price else None
                 elif isinstance(e, LLMRefusalError):
                     record.usage_missing = True  # a refusal is an answer (billed) that reported no usage: cost unknown
                 return None, record
@@ -615,5 +677,12 @@ class LLMClient:
         record.tool_calls = tuple(self._clean_tool_call(c, record) for c in response.tool_calls or ())
         price = self._price(logical.model, response.model)
         # Without reported usage the cost is unknown (None), never a silent $0.
-        record.cost_usd = price.cost(record.usage) if price and not record.usage_missing else None
+        record.cost_usd = (price.cost(record.usage, batch=record.batch_id is not None)
+                           if price and not record.usage_missing else None)
         return response, record
+
+    async def _online(self, wire: LLMRequest) -> LLMResponse:
+        """The online call of a batch-mode request (a retry of one that did not succeed in its batch), under the
+        concurrency limit."""
+        async with self._semaphore():
+            return await self.provider.complete(wire)

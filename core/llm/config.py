@@ -47,10 +47,16 @@ Shape (every key optional unless noted)::
     top = 50                           # keep the best 50 chunks (default: all); also min_words (20),
     weights = { references = 0.4 }     # target_words (120), max_words (600), target_references (4)
 
+    [batch]                            # --batch jobs (docs/batches.md)
+    poll_interval_s = 30               # seconds between status requests (default 30); also gather_s (2)
+    retry = "online"                   # errored/expired/cancelled requests: "online" (default) or "batch"
+
     [prices."gpt-4.1"]                 # US dollars per million tokens, by model name
     input = 2.0
     output = 8.0
     cache_read = 0.5                   # also cache_write
+    batch_input = 1.0                  # batch API rates; default: batch_discount (0.5) x the online rates
+    batch_output = 4.0
 
 ``api_key_env`` defaults: ``ANTHROPIC_API_KEY`` for kind anthropic; for kind openai ``OPENAI_API_KEY`` when
 ``base_url`` is unset (api.openai.com), none otherwise (a local server; set it if yours needs a key). API
@@ -195,6 +201,20 @@ class PriceSettings(BaseModel):
     output: float = Field(0.0, ge=0)
     cache_read: float = Field(0.0, ge=0)
     cache_write: float = Field(0.0, ge=0)
+    batch_input: float | None = Field(None, ge=0)
+    batch_output: float | None = Field(None, ge=0)
+    batch_discount: float = Field(0.5, gt=0, le=1)
+
+
+class BatchTableSettings(BaseModel):
+    """The ``[batch]`` table: how ``--batch`` jobs wait (:class:`~.batch.BatchPolicy`; issue 19)."""
+
+    model_config = _STRICT
+
+    poll_interval_s: float = Field(30.0, gt=0, le=3600)
+    gather_s: float = Field(2.0, ge=0, le=600)
+    retry: Literal["online", "batch"] = "online"
+    max_batch_retries: int = Field(2, ge=0, le=10)
 
 
 class AgentTableSettings(BaseModel):
@@ -257,6 +277,7 @@ class LLMSettings(BaseModel):
     prices: dict[str, PriceSettings] = Field(default_factory=dict)
     agent: AgentTableSettings = Field(default_factory=AgentTableSettings)
     generation: GenerationTableSettings = Field(default_factory=GenerationTableSettings)
+    batch: BatchTableSettings = Field(default_factory=BatchTableSettings)
 
     @field_validator("providers")
     @classmethod
