@@ -185,6 +185,10 @@ def qa_pair_id(repository: str | None, question: str, reference_answer: str | No
 
 _NEWLINES = re.compile(r"\r\n|[\r\x0b\x0c\x85\u2028\u2029]")
 _OTHER_NEWLINES = ("\r", "\x0b", "\x0c", "\x85", "\u2028", "\u2029")
+_UNTIDY = ("  ", " \n", "\n ", "\n\n\n", "\t", "\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x1f")
+"""What :func:`identity_text` changes in ASCII text, besides its ends."""
+_WIDE_SPACES = tuple(c for c in map(chr, range(0x80, 0x3001)) if c.isspace())
+"""The white space outside ASCII (none is above U+3000)."""
 
 
 def identity_text(text: str | None) -> str:
@@ -202,6 +206,10 @@ def identity_text(text: str | None) -> str:
         text = unicodedata.normalize("NFC", text)
     if any(c in text for c in _OTHER_NEWLINES):  # plain `in` first: the regular expression is 50 us a page
         text = _NEWLINES.sub("\n", text)
+    if not any(s in text for s in _UNTIDY) and (text.isascii() or not any(c in text for c in _WIDE_SPACES)):
+        # Already tidy (the common case, 2x faster than the lines below): white space is single spaces between
+        # words and line breaks with no space beside them, at most one blank line in a row; only the ends differ.
+        return text.strip(" ").strip("\n")
     lines = [" ".join(line.split()) for line in text.split("\n")]  # str.split: runs of any white space
     out: list[str] = []
     for line in lines:
@@ -223,6 +231,12 @@ def pair_identity_key(repository: str | None, question: str, reference_answer: s
     (``pair_texts.identity_key``); a change to :func:`identity_text` needs a migration that recomputes the keys.
     """
     return _key((repository or "", identity_text(question), identity_text(reference_answer)))
+
+
+def identity_keys(repository: str | None, question: str, reference_answer: str | None) -> tuple[str, str]:
+    """``(pair_identity_key(...), question_identity_key(...))`` of one record, the question reduced once."""
+    repo, q = repository or "", identity_text(question)
+    return _key((repo, q, identity_text(reference_answer))), _key((repo, q))
 
 
 def question_identity_key(repository: str | None, question: str) -> str:

@@ -44,6 +44,7 @@ from benchwright.core.models import (
     Repository,
     SourceRef,
     TextOrigin,
+    identity_keys,
     pair_identity_key,
     question_identity_key,
     utc_now,
@@ -54,7 +55,6 @@ from benchwright.core.vocabulary import REOPEN_TEXT
 
 from . import data_filters
 from .answers import AnswerStoreMixin
-from .batches import BatchStoreMixin
 from .calibration import CalibrationStoreMixin
 from .checklists import CHECKLIST_FILTERS, ChecklistStoreMixin
 from .dedup import DedupStoreMixin
@@ -283,7 +283,7 @@ class Store(ChecklistStoreMixin, ReviewStoreMixin, AgreementInputsMixin, Release
             LLMStoreMixin, AnswerStoreMixin, CalibrationStoreMixin, TextRepairMixin, ResultStoreMixin, DerivedRepositoryMixin,
             TextVersionStoreMixin, FunnelStoreMixin, RepositoryFactsMixin, EvidenceStoreMixin, EmbeddingStoreMixin,
             IssueStoreMixin, DedupStoreMixin, SelectionStoreMixin, TaxonomyStoreMixin, LeakageStoreMixin,
-            GenerationStoreMixin, BatchStoreMixin):
+            GenerationStoreMixin):
     """A benchwright project database.
 
     Open with :meth:`Store.open`; use as a context manager or call :meth:`close`.
@@ -606,8 +606,7 @@ class Store(ChecklistStoreMixin, ReviewStoreMixin, AgreementInputsMixin, Release
         """Sort one chunk of an import's pairs (already present, repeated in the file, possible update, new)
         against the project in SQL, and write the new ones (inside the import's transaction)."""
         db, report = run.db, run.report
-        keys = [(pair_identity_key(p.repository, p.question, p.reference_answer),
-                 question_identity_key(p.repository, p.question)) for p in chunk]
+        keys = [identity_keys(p.repository, p.question, p.reference_answer) for p in chunk]
         # Rows of this import have its batch id (texts: their first version; updates are written at the end);
         # before it wrote a pair there is none (-1 matches no row, NULL included).
         this = report.batch_id if report.batch_id is not None else -1
