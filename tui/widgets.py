@@ -142,14 +142,76 @@ class LiteralTextArea(TextArea):
         return Text(control_pictures(self.document.get_line(line_index)), end="", no_wrap=True)
 
 
+_LITERAL_PARSER = literal_parser()
+"""One parser for every :class:`LiteralMarkdownRenderable` (building a ``MarkdownIt`` costs more than parsing a
+1.5 kB answer; ``parse`` keeps no state between calls)."""
+
+_RENDER_CACHE_WIDTHS = 4
+"""Widths whose rendering one :class:`LiteralMarkdownRenderable` keeps (a screen asks for one or two)."""
+
+
 class LiteralMarkdownRenderable(RichMarkdown):
     """Rich's Markdown renderable parsed with :func:`literal_parser` (Rich's own parser has emphasis on and
-    drops inline HTML)."""
+    drops inline HTML).
 
-    def __init__(self, markup: str, **kwargs) -> None:
-        super().__init__("", **kwargs)
+    The rendering (Rich segments) is kept per console and set of options: Textual renders a widget's renderable
+    once to measure its height and again to paint it, and Markdown is the costly part of both (the review
+    screen's previous/next). The keyword arguments are ``rich.markdown.Markdown``'s.
+    """
+
+    def __init__(self, markup: str, *, code_theme: str = "monokai", justify=None, style="none",
+                 hyperlinks: bool = True, inline_code_lexer: str | None = None,
+                 inline_code_theme: str | None = None) -> None:
+        # Markdown.__init__'s attributes, set here: it would build (and run) a parser of its own first
         self.markup = markup
-        self.parsed = literal_parser().parse(markup)
+        self.parsed = _LITERAL_PARSER.parse(markup)
+        self.code_theme = code_theme
+        self.justify = justify
+        self.style = style
+        self.hyperlinks = hyperlinks
+        self.inline_code_lexer = inline_code_lexer
+        self.inline_code_theme = inline_code_theme or code_theme
+        self._rendered: dict[tuple, list] = {}
+
+    def __rich_console__(self, console, options):
+        # Markdown renders with height=None and reads no max_height: neither is part of the key (Textual measures
+        # without a height and paints with one)
+        key = (id(console), options.size, options.legacy_windows, options.min_width, options.max_width,
+               options.is_terminal, options.encoding, options.justify, options.overflow, options.no_wrap,
+               options.highlight, options.markup)
+        segments = self._rendered.get(key)
+        if segments is None:
+            segments = list(console.render(_Uncached(self), options))
+            if len(self._rendered) >= _RENDER_CACHE_WIDTHS:
+                self._rendered.clear()
+            self._rendered[key] = segments
+        yield from segments
+
+
+class _Uncached:
+    """The Markdown rendering of a :class:`LiteralMarkdownRenderable`, not cached (what its cache holds)."""
+
+    def __init__(self, markdown: LiteralMarkdownRenderable) -> None:
+        self.markdown = markdown
+
+    def __rich_console__(self, console, options):
+        return RichMarkdown.__rich_console__(self.markdown, console, options)
+
+
+def _text_key(text: Text) -> tuple:
+    return (text.plain, tuple(text.spans), str(text.style), text.justify, text.overflow, text.no_wrap, text.end,
+            text.tab_size)
+
+
+def update_if_changed(widget: Static, content: Text) -> bool:
+    """``widget.update(content)`` unless ``widget`` already shows that very text (same characters, spans and
+    styles): an update costs a layout and a repaint of the widget even when nothing changed (the review screen
+    updates a dozen widgets per pair, most of them "none yet"). Returns True when it updated."""
+    shown = widget.content
+    if isinstance(shown, Text) and isinstance(content, Text) and _text_key(shown) == _text_key(content):
+        return False
+    widget.update(content)
+    return True
 
 
 class LiteralMarkdown(Static):
@@ -164,8 +226,17 @@ class LiteralMarkdown(Static):
         if markdown:
             self.show(markdown)
 
+    def _size_updated(self, size, virtual_size, container_size, layout: bool = True) -> bool:
+        # The layout that sized this widget already placed everything after it: a new size (another pair's
+        # answer) needs no second layout pass, which Textual would otherwise run for the new virtual size of a
+        # widget that does not scroll (it doubled the layout time of every previous/next).
+        return super()._size_updated(size, virtual_size, container_size, layout=False)
+
     def show(self, markdown: str | None) -> None:
-        """Replace the document."""
-        self.source = printable(markdown or "")
+        """Replace the document (nothing is done when it is the document shown)."""
+        source = printable(markdown or "")
+        if self.document is not None and source == self.source:
+            return
+        self.source = source
         self.document = LiteralMarkdownRenderable(self.source, code_theme="ansi_dark", hyperlinks=False)
         self.update(self.document)

@@ -25,7 +25,7 @@ from benchwright.db import ChecklistVersion, NoteConflictError, QueueFilter, Sta
 
 from ..services.texts import text_label
 from ..services.views import OthersReviews, ReviewView, review_view
-from ..widgets import LiteralMarkdown, literal, notify
+from ..widgets import LiteralMarkdown, literal, notify, update_if_changed
 
 _DECISION_STYLE = {"accept": "bold green", "reject": "bold red", "revise": "bold magenta", "skip": "yellow"}
 _EVIDENCE_MARK = {
@@ -146,17 +146,16 @@ class ReviewScreen(Screen):
         pair = self.pair = view.pair
         repo = view.repository
         self._show_status(view)
-        self.query_one("#text-origin", Static).update(self._text_origin(view))
+        update_if_changed(self.query_one("#text-origin", Static), self._text_origin(view))
         self.query_one("#question", LiteralMarkdown).show(pair.question)
         answer = pair.reference_answer or "*No reference answer yet: this pair needs one.*"
         self.query_one("#answer", LiteralMarkdown).show(answer)
         self.query_one("#review-text").scroll_home(animate=False)
-        self.query_one("#metadata", Static).update(self._metadata(pair, repo))
+        update_if_changed(self.query_one("#metadata", Static), self._metadata(pair, repo))
         self.evidence = list(view.evidence)
-        options = self.query_one("#evidence", OptionList)
-        options.clear_options()
+        options: list[Option] = []  # the evidence list's new options, added at once (one layout, not one each)
         if not self.evidence:
-            options.add_option(Option(Text("no file cited", style="dim"), disabled=True))
+            options.append(Option(Text("no file cited", style="dim"), disabled=True))
         self._openable: dict[str, Evidence] = {}
         self._show_evidence_check(view, options)
         self._show_leakage(view)
@@ -174,22 +173,26 @@ class ReviewScreen(Screen):
             elif ev.status == "ambiguous":
                 label.append(f" {len(ev.candidates)} files match:", style="yellow")
             if ev.status == "ambiguous":
-                options.add_option(Option(label, id=f"ev{i}", disabled=True))
+                options.append(Option(label, id=f"ev{i}", disabled=True))
                 for j, candidate in enumerate(ev.candidates[:MAX_CANDIDATES]):
                     option_id = f"ev{i}.{j}"
                     self._openable[option_id] = replace(ev, path=candidate)
-                    options.add_option(Option(literal(f"   ↳ {candidate}"), id=option_id))
+                    options.append(Option(literal(f"   ↳ {candidate}"), id=option_id))
                 continue
             if ev.openable:
                 self._openable[f"ev{i}"] = ev
-            options.add_option(Option(label, id=f"ev{i}", disabled=not ev.openable))
-        self.query_one("#checklist", Static).update(self._checklist_text(view.checklist, view.stale_checklist))
+            options.append(Option(label, id=f"ev{i}", disabled=not ev.openable))
+        evidence_list = self.query_one("#evidence", OptionList)
+        evidence_list.clear_options()
+        evidence_list.add_options(options)
+        update_if_changed(self.query_one("#checklist", Static),
+                          self._checklist_text(view.checklist, view.stale_checklist))
         self.criteria = view.criteria
         self.state_id = view.state_id
         self._show_criteria()
-        self.query_one("#others", Static).update(self._others_text(view.others))
+        update_if_changed(self.query_one("#others", Static), self._others_text(view.others))
         note = view.note
-        self.query_one("#note", Static).update(literal(note) if note else Text("no notes", style="dim"))
+        update_if_changed(self.query_one("#note", Static), literal(note) if note else Text("no notes", style="dim"))
 
     def _show_answer_first(self, view: ReviewView) -> None:
         """A pair made by answer-first generation (Code-QA-Bench): its chunk, task set, and the audit's removed
@@ -237,10 +240,10 @@ class ReviewScreen(Screen):
             line.append(f" · and {len(terms) - LEAKED_TERMS_SHOWN} more", style="italic")
         banner.update(line)
 
-    def _show_evidence_check(self, view: ReviewView, options: OptionList) -> None:
+    def _show_evidence_check(self, view: ReviewView, options: list[Option]) -> None:
         """The banner of a pair whose evidence went stale at a re-pin (``repos move``), and an entry in the evidence
-        list per stale citation (first), which opens the viewer on the change (its diff, and the file at the new
-        pin)."""
+        list per stale citation (first, appended to ``options``), which opens the viewer on the change (its diff,
+        and the file at the new pin)."""
         banner = self.query_one("#evidence-stale", Static)
         self._changes = {}
         check = view.evidence_check
@@ -274,7 +277,7 @@ class ReviewScreen(Screen):
             self._changes[option_id] = change
             gone = change.status == DELETED
             self._openable[option_id] = Evidence(cited, "missing" if gone else "found", None if gone else path)
-            options.add_option(Option(label, id=option_id))
+            options.append(Option(label, id=option_id))
 
     def _show_status(self, view: ReviewView) -> None:
         """Update the status line: position, my decision, progress."""
@@ -294,7 +297,7 @@ class ReviewScreen(Screen):
         line.append_text(literal(self.annotator, style="bold"))
         if self.flt != QueueFilter():
             line.append("   (filtered queue)", style="italic")
-        self.query_one("#review-status", Static).update(line)
+        update_if_changed(self.query_one("#review-status", Static), line)
 
     @staticmethod
     def _text_origin(view: ReviewView) -> Text:
@@ -421,7 +424,7 @@ class ReviewScreen(Screen):
                 t.append("  ")
                 t.append_text(literal(self.criteria.notes[name][:40]))
             t.append("\n")
-        self.query_one("#criteria", Static).update(t)
+        update_if_changed(self.query_one("#criteria", Static), t)
 
     def _others_text(self, others: OthersReviews) -> Text:
         if not others.total:
