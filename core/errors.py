@@ -83,16 +83,18 @@ class InputProblem:
 
 
 class InputFileError(BenchwrightError):
-    """An input file cannot be imported; ``problems`` lists every problem found (at least one)."""
+    """An input file cannot be imported; ``problems`` lists every problem found (at least one), or the first of
+    ``total`` (a streamed import keeps a bounded number, :data:`benchwright.core.importers.KEPT_PROBLEMS`)."""
 
-    def __init__(self, problems: list[InputProblem]):
+    def __init__(self, problems: list[InputProblem], *, total: int | None = None):
         if not problems:
             raise ValueError("InputFileError needs at least one problem")
         self.problems = problems
+        self.total = max(total or 0, len(problems))
         shown = "\n".join(f"  {p}" for p in problems[:20])
-        more = f"\n  ... and {len(problems) - 20} more" if len(problems) > 20 else ""
-        noun = "problem" if len(problems) == 1 else "problems"
-        super().__init__(f"{len(problems)} {noun} in the input; nothing was imported:\n{shown}{more}")
+        more = f"\n  ... and {self.total - 20} more" if self.total > 20 else ""
+        noun = "problem" if self.total == 1 else "problems"
+        super().__init__(f"{self.total} {noun} in the input; nothing was imported:\n{shown}{more}")
 
     @classmethod
     def single(

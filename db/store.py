@@ -55,6 +55,7 @@ from benchwright.core.vocabulary import REOPEN_TEXT
 
 from . import data_filters
 from .answers import AnswerStoreMixin
+from .batches import BatchStoreMixin
 from .calibration import CalibrationStoreMixin
 from .checklists import CHECKLIST_FILTERS, ChecklistStoreMixin
 from .dedup import DedupStoreMixin
@@ -283,7 +284,7 @@ class Store(ChecklistStoreMixin, ReviewStoreMixin, AgreementInputsMixin, Release
             LLMStoreMixin, AnswerStoreMixin, CalibrationStoreMixin, TextRepairMixin, ResultStoreMixin, DerivedRepositoryMixin,
             TextVersionStoreMixin, FunnelStoreMixin, RepositoryFactsMixin, EvidenceStoreMixin, EmbeddingStoreMixin,
             IssueStoreMixin, DedupStoreMixin, SelectionStoreMixin, TaxonomyStoreMixin, LeakageStoreMixin,
-            GenerationStoreMixin):
+            GenerationStoreMixin, BatchStoreMixin):
     """A benchwright project database.
 
     Open with :meth:`Store.open`; use as a context manager or call :meth:`close`.
@@ -1089,7 +1090,7 @@ IMPORT_CHUNK = 1000
 def _refuse_invalid(result: ParseResult, skip_invalid: bool) -> None:
     """Raise the import's InputFileError: problems (without ``skip_invalid``), or no record read."""
     if result.problems and not skip_invalid:
-        raise InputFileError(result.problems)
+        raise InputFileError(result.problems, total=result.problem_count)
     if result.read == 0:
         raise InputFileError.single(result.file, "contains no records")
 

@@ -18,6 +18,8 @@ from .tabular import TARGETS, parse_csv, parse_jsonl, parse_mapping, parse_parqu
 
 FORMATS = ("swe-qa", "swe-qa-categorized", "swe-qa-pro", "github-discussions", "jsonl", "csv", "parquet")
 """Names accepted by :func:`parse` and ``benchwright pairs import FORMAT``."""
+KEPT_PROBLEMS = 10_000
+"""Problems a streamed import that stops at any problem keeps (``keep_problems=True``); the others are counted."""
 STREAMED = ("swe-qa", "swe-qa-categorized", "jsonl")
 """Formats :func:`parse` streams with ``stream=True``; the others (a Parquet table, a CSV file, GitHub export
 pages) are read whole."""
@@ -25,7 +27,7 @@ pages) are read whole."""
 
 def parse(
     fmt: str, path: str | Path, *, repository: str | None = None, mapping: list[str] | tuple[str, ...] = (),
-    categories: str | None = None, stream: bool = False,
+    categories: str | None = None, stream: bool = False, keep_problems: bool = False,
 ) -> ParseResult:
     """Read ``path`` in format ``fmt``.
 
@@ -39,6 +41,8 @@ def parse(
         stream: for the :data:`STREAMED` formats, return at once with the pairs in ``ParseResult.pending``,
             read line by line as the store consumes them (memory flat in the file's size); ``read``,
             ``problems`` and a line that is not UTF-8 come as they are reached. Other formats are read whole.
+        keep_problems: with ``stream``, keep only the first :data:`KEPT_PROBLEMS` problems and count the others
+            (``ParseResult.problem_count``), for an import that imports nothing when there is any.
 
     Returns:
         The valid pairs and every problem found; records with problems are not in ``pairs``.
@@ -50,7 +54,10 @@ def parse(
             Parquet row that is not valid UTF-8 is a problem of that row (row and field named).
     """
     with paused_gc():
-        return _parse(fmt, path, repository=repository, mapping=mapping, categories=categories, lazy=stream)
+        result = _parse(fmt, path, repository=repository, mapping=mapping, categories=categories, lazy=stream)
+    if keep_problems and result.pending is not None:
+        result.keep_problems(KEPT_PROBLEMS)
+    return result
 
 
 def _parse(fmt: str, path: str | Path, *, repository: str | None, mapping, categories=None,
@@ -81,4 +88,4 @@ def _parse(fmt: str, path: str | Path, *, repository: str | None, mapping, categ
     return parse_jsonl(p, display, repository, m, lazy=lazy) if fmt == "jsonl" else parse_csv(p, display, repository, m)
 
 
-__all__ = ["DEFAULT_CATEGORIES", "FORMATS", "STREAMED", "TARGETS", "InputFileError", "ParseResult", "parse", "parse_mapping"]
+__all__ = ["DEFAULT_CATEGORIES", "FORMATS", "KEPT_PROBLEMS", "STREAMED", "TARGETS", "InputFileError", "ParseResult", "parse", "parse_mapping"]

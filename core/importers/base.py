@@ -78,6 +78,17 @@ class ParseResult:
     notes: list[str] = field(default_factory=list)
     pending: Iterator[QAPair] | None = field(default=None, repr=False, compare=False)
 
+    def keep_problems(self, limit: int) -> None:
+        """Keep only the first ``limit`` problems from now on, counting the others (:attr:`problem_count`): for a
+        streamed import that fails on any problem, whose message shows only the first ones. Call it before the
+        pairs are read."""
+        self.problems = _KeptProblems(self.problems, limit)
+
+    @property
+    def problem_count(self) -> int:
+        """Problems found, kept or not (:meth:`keep_problems`)."""
+        return len(self.problems) + getattr(self.problems, "dropped", 0)
+
     def finish(self, pairs: Iterator[QAPair], lazy: bool) -> ParseResult:
         """Take the importer's pairs: read them all into ``pairs`` now, or with ``lazy`` keep the iterator in
         ``pending`` for the store to consume once (``read``, ``problems`` and ``repaired_lines`` then grow as
@@ -87,6 +98,25 @@ class ParseResult:
         else:
             self.pairs.extend(pairs)
         return self
+
+
+class _KeptProblems(list):
+    """A list of problems that keeps the first ``limit`` appended and counts the rest in ``dropped``."""
+
+    def __init__(self, items: list, limit: int):
+        super().__init__(items[:limit])
+        self.limit = limit
+        self.dropped = max(0, len(items) - limit)
+
+    def append(self, item: InputProblem) -> None:
+        if len(self) < self.limit:
+            super().append(item)
+        else:
+            self.dropped += 1
+
+    def extend(self, items) -> None:
+        for item in items:
+            self.append(item)
 
 
 def read_text(path: Path, display: str) -> str:

@@ -170,3 +170,17 @@ def test_cli_import_streams_and_fails_whole(tmp_path):
                                    "--as", ALICE])
     assert run.exit_code == 0, run.output
     assert f"{good}: read 2999 records, added 2999 Q&A pairs" in run.output
+
+
+def test_a_failing_streamed_import_keeps_the_first_problems_and_counts_all(flask, tmp_path, monkeypatch):
+    import benchwright.core.importers as importers
+
+    monkeypatch.setattr(importers, "KEPT_PROBLEMS", 50)
+    path = _write(tmp_path / "b.jsonl", _records(100), "not json\n" * 300)
+    result = parse("swe-qa", path, repository="flask", stream=True, keep_problems=True)
+    with pytest.raises(InputFileError) as e:
+        flask.apply_import(result, annotator=ALICE, file_path=path, repository="flask")
+    assert len(e.value.problems) == 50 and result.problem_count == 300 and e.value.total == 300
+    assert str(e.value).startswith(f"300 problems in the input; nothing was imported:\n  {path}, line 101: invalid JSON")
+    assert str(e.value).endswith("\n  ... and 280 more")
+    assert _count(flask, "qa_pairs") == 0

@@ -47,7 +47,8 @@ def pairs_import(ctx, fmt, file, repository, mapping, categories, skip_invalid, 
     not added; --update records it as a new text version of the pair. github-discussions lists the threads it
     leaves out (unanswered, no accepted answer, another category, relying on an image) with the reason.
     """
-    result = parse(fmt, file, repository=repository, mapping=mapping, categories=categories, stream=True)
+    result = parse(fmt, file, repository=repository, mapping=mapping, categories=categories, stream=True,
+                   keep_problems=not skip_invalid)
     with open_store(ctx) as store:
         if repository:
             store.get_repository(repository)
