@@ -159,9 +159,12 @@ class BatchItemFailed(LLMError):
         self.kind = kind
 
 
-class BatchDeferred(Exception):
+class BatchDeferred(BaseException):
     """The requests were handed off (written to a ``--batch-file``, or a batch is still running when the caller
     asked not to wait): the command ends and collects them on a rerun or ``batches resume``.
+
+    A ``BaseException`` (like a cancellation), so that a step's ``except Exception`` never records it as a failure
+    of the item: the item is not done, its request is in a batch.
 
     Attributes:
         batch_ids: the local batch ids (``llm_batches.id``) holding the requests.
@@ -591,10 +594,11 @@ class Batcher:
             self._changed()
             await self._send_batch(batch_id, [p.line for p in mine], label)
         except BaseException as e:
+            usable = isinstance(e, (Exception, BatchDeferred))
             for p in batch:
                 if not p.future.done():
-                    p.future.set_exception(e if isinstance(e, Exception) else LLMError(f"batch submission stopped: {e!r}"))
-            if not isinstance(e, Exception):
+                    p.future.set_exception(e if usable else LLMError(f"batch submission stopped: {e!r}"))
+            if not usable:
                 raise
 
     def _chain(self, fut: asyncio.Future, coro: Any, batch_id: int) -> None:
@@ -652,7 +656,7 @@ class Batcher:
             await self._poll_until_collected(batch_id)
         except asyncio.CancelledError:
             raise
-        except Exception as e:
+        except (Exception, BatchDeferred) as e:
             for cid, fut in list(self._waiters.items()):
                 if not fut.done() and self._batch_of.get(cid) == batch_id:
                     fut.set_exception(e)

@@ -11,7 +11,6 @@ import functools
 import json
 
 import click
-from rich.text import Text
 
 from benchwright.core.config import resolve_annotator
 from benchwright.core.errors import BenchwrightError
@@ -26,6 +25,7 @@ from benchwright.core.vocabulary import (
     DIRECT_CONDITIONS,
 )
 
+from .batches import batch_options, batch_request
 from .common import (
     annotator_option,
     close_unused,
@@ -353,6 +353,7 @@ def _echo_trajectory(answer, full: bool) -> None:
 @click.option("--limit", type=click.IntRange(min=1), help="At most this many pairs.")
 @where_option
 @click.option("--as", "annotator", help="Who runs it (recorded with each answer).")
+@batch_options
 @click.pass_context
 @friendly
 def answers_generate(ctx, model, condition, agent, samples, max_turns, limit, where, annotator) -> None:
@@ -368,6 +369,9 @@ def answers_generate(ctx, model, condition, agent, samples, max_turns, limit, wh
     as an answer. Exits 1 when any sample failed or any pair was refused.
     """
     if agent or (condition is not None and CONDITION_REGISTRY.get(condition).needs_agent):
+        if batch_request(ctx) is not None:
+            raise click.UsageError("--batch is for direct answers: an agent's turns depend on each other (run the "
+                                   "agent online)")
         _generate_agent_answers(ctx, model, condition, samples=samples, max_turns=max_turns, limit=limit,
                                 where=where, annotator=annotator)
         return
@@ -383,6 +387,8 @@ def _already(n: int, samples: int) -> str:
 
 def _generate_direct_answers(ctx, model, condition, *, samples, limit, where, annotator) -> None:
     """``answers generate`` without the agent: one direct answer per (pair, sample)."""
+    from rich.text import Text
+
     from benchwright.tui.services.judge_runs import plan_direct_answers, run_direct_answers
 
     from ..services.llm import ANSWER_ROLE, make_llm_client, project_dir_of
@@ -391,7 +397,8 @@ def _generate_direct_answers(ctx, model, condition, *, samples, limit, where, an
     out = out_console()
     with open_store(ctx) as store:
         flt = parse_where(where, facets=store.facets() if where else None)
-        client, role = make_llm_client(store, ANSWER_ROLE, model, provider_factory=ctx.obj.get("provider_factory"))
+        client, role = make_llm_client(store, ANSWER_ROLE, model, provider_factory=ctx.obj.get("provider_factory"),
+                                       batch=batch_request(ctx))
         plan = plan_direct_answers(store, role.model, condition, where=flt, limit=limit, samples=samples)
         if not plan.targets:
             close_unused(client)
@@ -431,6 +438,8 @@ def _sample(index: int) -> str:
 def _generate_agent_answers(ctx, model, condition, *, samples, max_turns, limit, where, annotator) -> None:
     """``answers generate --agent``: the agent on every (pair, sample) without an answer, in the folder the
     condition gives it (:mod:`benchwright.tui.services.agent_runs`)."""
+    from rich.text import Text
+
     from benchwright.tui.services.agent_runs import (
         agent_settings,
         check_agent_condition,

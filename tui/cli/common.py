@@ -10,26 +10,22 @@ import asyncio
 import contextlib
 import functools
 import sys
+from typing import TYPE_CHECKING
 
 import click
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
 
 from benchwright.core.errors import BenchwrightError, Remedy
-from benchwright.core.llm.jobs import JobProgress, describe_cost
 from benchwright.core.registry import or_list as or_list
 from benchwright.core.text import printable
 from benchwright.core.vocabulary import normalize_task_set
-from benchwright.db import QueueFilter, Store
 
 from ..signals import interrupt_exit_code
+
+if TYPE_CHECKING:  # loaded where used: a command's --help imports neither Rich nor the store (issue 19)
+    from rich.console import Console
+
+    from benchwright.core.llm.jobs import JobProgress
+    from benchwright.db import QueueFilter, Store
 
 
 def friendly(fn):
@@ -80,6 +76,8 @@ def open_store(ctx: click.Context, *, create: bool = False) -> Store:
 
     Raises:
         BenchwrightError: no project there (unless ``create``), or a newer or damaged one."""
+    from benchwright.db import Store
+
     return Store.open(ctx.obj["db"], create=create)
 
 
@@ -141,6 +139,8 @@ def parse_where(values: tuple[str, ...], *, facets: dict[str, list[str]] | None 
     Raises:
         BenchwrightError: an option without ``=``, an unknown key, a key given twice, or an unknown value.
     """
+    from benchwright.db import QueueFilter
+
     fields: dict[str, str] = {}
     for v in values:
         key, sep, value = v.partition("=")
@@ -215,6 +215,8 @@ def histogram_lines(rows: list[tuple[str, int]], title: str) -> list[str]:
 # ------------------------------------------------------------------------------------------- LLM jobs
 def out_console() -> Console:
     """Standard output for summaries: no highlighting, long lines wrapped (print data as ``Text``)."""
+    from rich.console import Console
+
     return Console(highlight=False, soft_wrap=True)
 
 
@@ -227,6 +229,19 @@ def run_with_progress(coro_factory, total: int, label: str, *, console: Console 
     """Run ``coro_factory(on_progress)`` with a Rich progress bar (done/total, rate, ETA, tokens, cost).
 
     Returns the final progress, or None when the user pressed Ctrl+C (what finished is already stored)."""
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+    from rich.text import Text
+
+    from benchwright.core.llm.jobs import JobProgress, describe_cost
+
     console = console or Console(stderr=True)
     progress = Progress(
         TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(),
@@ -234,8 +249,17 @@ def run_with_progress(coro_factory, total: int, label: str, *, console: Console 
         TextColumn("{task.fields[tokens]}"), TextColumn("{task.fields[cost]}"), TextColumn("{task.fields[calls]}"),
         console=console, transient=False, disable=not console.is_terminal and total == 0,
     )
-    task = progress.add_task(printable(label), total=total, rate="", tokens="0 tok", cost="", calls="")
+    task = progress.add_task(printable(label), total=total, rate="", tokens="0 tok", cost="", calls="", batch="")
     last: dict[str, JobProgress] = {}
+    batchers = _claim_batchers()
+    if batchers:
+        progress.columns = (*progress.columns, TextColumn("{task.fields[batch]}", markup=False))
+
+        def on_batch(bp) -> None:
+            progress.update(task, batch=bp.line())
+
+        for b in batchers:
+            b.on_progress = on_batch
 
     def on_progress(p: JobProgress) -> None:
         last["p"] = p
@@ -243,19 +267,52 @@ def run_with_progress(coro_factory, total: int, label: str, *, console: Console 
                         cost=describe_cost(p.cost_usd, calls=p.calls, cost_unknown=p.cost_unknown,
                                           usage_missing=p.usage_missing, unanswered=p.unanswered), calls=f"{p.calls} call{'' if p.calls == 1 else 's'}, {p.cached} cached")
 
+    from benchwright.core.llm.batch import BatchDeferred
+
     with progress:
         try:
             return asyncio.run(coro_factory(on_progress))
         except KeyboardInterrupt:
+            running = sorted({bid for b in batchers for bid, info in b.progress.batches.items()
+                              if info.get("status") not in ("collected", "failed")})
+            if running:
+                from ..services.batches import open_batches_line
+
+                console.print(Text(open_batches_line(running)))
             return None
+        except BatchDeferred as e:
+            from ..services.batches import deferred_lines
+
+            store = next((getattr(b, "store", None) for b in batchers), None)
+            progress.stop()
+            for line in deferred_lines(store, e):
+                console.print(Text(line))
+            sys.exit(0)
         finally:
             last.setdefault("p", JobProgress(total=total))
+
+
+def _claim_batchers() -> list:
+    """The batch-mode batchers the command made (:func:`benchwright.tui.services.batches.claim_active`), without
+    importing the batch services when none was made."""
+    mod = sys.modules.get("benchwright.tui.services.batches")
+    return mod.claim_active() if mod is not None else []
 
 
 @contextlib.contextmanager
 def step_progress(label: str, *, console: Console | None = None):
     """A Rich progress bar on stderr for a synchronous step that reports ``progress(done, total)`` (embedding
     texts); yields that callback. The bar appears on the first report (nothing is shown when nothing is to do)."""
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
     console = console or Console(stderr=True)
     progress = Progress(TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(),
                         TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(), console=console)
@@ -276,6 +333,8 @@ def step_progress(label: str, *, console: Console | None = None):
 
 def money(outcomes) -> str:
     """Calls, cached calls, tokens and cost of a job's outcomes, as one summary phrase."""
+    from benchwright.core.llm.jobs import describe_cost
+
     calls = sum(o.calls for o in outcomes)
     cached = sum(o.cached for o in outcomes)
     tokens = sum(o.usage.input_tokens + o.usage.output_tokens for o in outcomes)

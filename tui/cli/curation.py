@@ -7,8 +7,6 @@ import json
 import sys
 
 import click
-from rich.console import Console
-from rich.text import Text
 
 from benchwright.core.config import resolve_annotator
 from benchwright.core.curation import STEPS, StepOutcome, StepSettings
@@ -16,6 +14,7 @@ from benchwright.core.llm.jobs import JobProgress, describe_cost
 from benchwright.core.text import printable
 
 from ..signals import interrupt_exit_code
+from .batches import batch_options, batch_request
 from .common import (
     WHERE_KEYS,
     LiveHelpCommand,
@@ -47,6 +46,7 @@ def curation() -> None:
 @click.option("--all", "all_pairs", is_flag=True,
               help="Also run on pairs an earlier gating step (images, classify, verify) dropped.")
 @click.option("--as", "annotator", help="Who runs it (recorded with each result).")
+@batch_options
 @click.pass_context
 @friendly
 def curation_run(ctx, step, model, limit, where, pairs, force, include_edited, all_pairs, annotator) -> None:
@@ -99,7 +99,8 @@ def curation_run(ctx, step, model, limit, where, pairs, force, include_edited, a
             click.echo(_idle_line(step, plan))
             return
         # a step without a role (images) calls no model: no client, no API key
-        client = (client_for_role(store, config, role, provider_factory=ctx.obj.get("provider_factory"))
+        batch = batch_request(ctx)
+        client = (client_for_role(store, config, role, provider_factory=ctx.obj.get("provider_factory"), batch=batch)
                   if role is not None else None)
         settings = StepSettings(model=role.model if role else "", params=role.params if role else {},
                                 project_dir=project_dir_of(store), force=force)
@@ -147,6 +148,9 @@ def dropped_line(dropped: dict[str, int]) -> str:
 
 def _summary(step: str, ids: list[str], outcomes: list[tuple[str, StepOutcome]], final: JobProgress | None,
              store, requested: str | None = None) -> None:
+    from rich.console import Console
+    from rich.text import Text
+
     ok = sum(o.ok for _, o in outcomes)
     failed = [(pid, o) for pid, o in outcomes if o.status == "failed"]
     skipped = sum(o.skipped for _, o in outcomes)

@@ -7,13 +7,13 @@ import functools
 from collections import Counter
 
 import click
-from rich.text import Text
 
 from benchwright.core.config import resolve_annotator
 from benchwright.core.judging import FAILURE_THRESHOLD, JudgeSettings
 from benchwright.core.judgment import CONDITIONS, FAILURE_MODES
 from benchwright.core.text import printable
 
+from .batches import batch_options, batch_request
 from .common import (
     FractionRange,
     LiveHelpCommand,
@@ -59,6 +59,7 @@ def failure_modes() -> None:
 @click.option("--limit", type=click.IntRange(min=1), help="At most this many answers.")
 @where_option
 @click.option("--force", is_flag=True, help="Classify again answers the classifier labelled (never an annotator's).")
+@batch_options
 @click.pass_context
 @friendly
 def failure_modes_classify(ctx, model, judge_model, answers_model, condition, threshold, limit, where, force) -> None:
@@ -67,6 +68,8 @@ def failure_modes_classify(ctx, model, judge_model, answers_model, condition, th
     Answers whose checklist score rate (mean over scored runs, overrides applied) is below the threshold are
     classified; already labelled ones are skipped. Correct a label with: benchwright failure-modes set.
     """
+    from rich.text import Text
+
     from benchwright.tui.services.judge_runs import plan_failure_modes, run_failure_modes
 
     from ..services.llm import JUDGE_ROLE, make_llm_client, project_dir_of
@@ -74,7 +77,8 @@ def failure_modes_classify(ctx, model, judge_model, answers_model, condition, th
     out = out_console()
     with open_store(ctx) as store:
         flt = parse_where(where, facets=store.facets() if where else None)
-        client, role = make_llm_client(store, JUDGE_ROLE, model, provider_factory=ctx.obj.get("provider_factory"))
+        client, role = make_llm_client(store, JUDGE_ROLE, model, provider_factory=ctx.obj.get("provider_factory"),
+                                       batch=batch_request(ctx))
         plan = plan_failure_modes(store, judge_model=judge_model, answers_model=answers_model, condition=condition,
                                   where=flt, threshold=threshold, limit=limit, force=force)
         skipped = (f"{plan.above_threshold} at or above {threshold:.0%}, {plan.not_judged} without a scored "

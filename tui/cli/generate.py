@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import click
-from rich.console import Console
-from rich.text import Text
 
 from benchwright.core.config import resolve_annotator
 from benchwright.core.doc_chunks import FEATURES
@@ -22,7 +21,11 @@ from benchwright.core.llm.jobs import describe_cost
 from benchwright.core.text import printable
 
 from ..signals import interrupt_exit_code
+from .batches import batch_options, batch_request
 from .common import friendly, open_store, plural, run_with_progress, shown_name
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 
 class GenerateGroup(click.Group):
@@ -90,6 +93,9 @@ def generate_doc_chunks(ctx, repository, top, weights, annotator) -> None:
     chunks, which gold, audit and question work on. Running it again makes a new run; a chunk whose text is
     unchanged keeps its id, so its gold answers and audits stay.
     """
+    from rich.console import Console
+    from rich.text import Text
+
     from benchwright.tui.services.generation import cut_doc_chunks
 
     by = resolve_annotator(annotator)
@@ -115,6 +121,9 @@ def generate_doc_chunks(ctx, repository, top, weights, annotator) -> None:
 def generate_chunks(ctx, repository, show) -> None:
     """List the current documentation chunks (each repository's latest doc-chunks run), best first, with what
     the generation steps made of each: g gold, a audit, q question (the pair it made), per task set."""
+    from rich.console import Console
+    from rich.text import Text
+
     out = Console(highlight=False, soft_wrap=True)
     with open_store(ctx) as store:
         if show:
@@ -145,6 +154,8 @@ def generate_chunks(ctx, repository, show) -> None:
 
 
 def _show_chunk(out: Console, store, ref: str) -> None:
+    from rich.text import Text
+
     stored = store.doc_chunk(ref)
     c = stored.chunk
     out.print(Text(f"{c.id} · {shown_name(c.repository)} · {shown_name(c.path)}:{c.start_line}-{c.end_line} · "
@@ -182,7 +193,7 @@ _STEP_OPTIONS = [
 def _step_options(fn):
     for option in reversed(_STEP_OPTIONS):
         fn = option(fn)
-    return fn
+    return batch_options(fn)
 
 
 def _run(ctx, step: str, task_set: str, repository, model, limit, chunks, force, annotator,
@@ -194,6 +205,9 @@ def _run(ctx, step: str, task_set: str, repository, model, limit, chunks, force,
     from ..services.llm import client_for_role, llm_role, project_dir_of
 
     by = resolve_annotator(annotator)
+    if step == "gold" and task_set == CODE_DERIVABLE and batch_request(ctx) is not None:
+        raise click.UsageError("--batch is not for the agent's gold answers (its turns depend on each other); "
+                               "generate gold --doc-dependent, audit and question take it")
     with open_store(ctx) as store:
         if repository is not None:
             store.get_repository(repository)
@@ -219,7 +233,8 @@ def _run(ctx, step: str, task_set: str, repository, model, limit, chunks, force,
                 click.echo(f"{label}: nothing to do")
             return
         config, role = llm_role(store, GENERATION_ROLES[step], model)
-        client = client_for_role(store, config, role, provider_factory=ctx.obj.get("provider_factory"))
+        client = client_for_role(store, config, role, provider_factory=ctx.obj.get("provider_factory"),
+                                 batch=batch_request(ctx))
         if step == "gold" and task_set == CODE_DERIVABLE:
             settings = agent_settings(config, role, project_dir=project_dir_of(store), max_turns=max_turns)
         else:
@@ -243,6 +258,9 @@ def _run(ctx, step: str, task_set: str, repository, model, limit, chunks, force,
 
 
 def _summary(store, step: str, task_set: str, ids: list[str], outcomes: list, final) -> None:
+    from rich.console import Console
+    from rich.text import Text
+
     label = f"{step} ({task_set})"
     out = Console(highlight=False, soft_wrap=True)
     ok = [(c, o) for c, o in outcomes if o.ok]

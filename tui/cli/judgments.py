@@ -12,10 +12,9 @@ import functools
 import re
 import sys
 from collections import Counter
+from typing import TYPE_CHECKING
 
 import click
-from rich.console import Console
-from rich.text import Text
 
 from benchwright.core.config import resolve_annotator
 from benchwright.core.errors import BenchwrightError
@@ -24,6 +23,7 @@ from benchwright.core.judging import JUDGES, JudgeOutcome, JudgeSettings, ledger
 from benchwright.core.judgment import CONDITIONS, effective_entries, score_rate_of
 from benchwright.core.text import printable
 
+from .batches import batch_options, batch_request
 from .common import (
     LiveHelpCommand,
     LiveHelpOption,
@@ -39,6 +39,9 @@ from .common import (
     run_closing,
     where_option,
 )
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 
 # ---------------------------------------------------------------------------------------------- judge
@@ -63,6 +66,7 @@ def judgments() -> None:
               help="Also judge answers the judge model wrote, or whose checklist it generated (left out by default: "
                    "RepoProbe §5.1.3).")
 @click.option("--as", "annotator", help="Who runs it (recorded with each judgment).")
+@batch_options
 @click.pass_context
 @friendly
 def judgments_run(ctx, judge, model, runs, answers_model, condition, limit, where, seed, force, allow_self_judge,
@@ -77,6 +81,8 @@ def judgments_run(ctx, judge, model, runs, answers_model, condition, limit, wher
     (judge separation, RepoProbe §5.1.3; model names compare without the provider prefix, case ignored) unless
     --allow-self-judge. Exit code 1 when a run stays unscored (or nothing can be judged), 130 after Ctrl+C.
     """
+    from rich.text import Text
+
     from benchwright.tui.services.judge_runs import plan_judging, run_judging
 
     from ..services.llm import JUDGE_ROLE, make_llm_client, project_dir_of
@@ -85,7 +91,8 @@ def judgments_run(ctx, judge, model, runs, answers_model, condition, limit, wher
     out = out_console()
     with open_store(ctx) as store:
         flt = parse_where(where, facets=store.facets() if where else None)
-        client, role = make_llm_client(store, JUDGE_ROLE, model, provider_factory=ctx.obj.get("provider_factory"))
+        client, role = make_llm_client(store, JUDGE_ROLE, model, provider_factory=ctx.obj.get("provider_factory"),
+                                       batch=batch_request(ctx))
         plan = plan_judging(store, judge, role.model, runs=runs, answers_model=answers_model, condition=condition,
                             where=flt, limit=limit, force=force, allow_self_judge=allow_self_judge)
         _print_ineligible(out, plan.ineligible)
@@ -121,6 +128,8 @@ def judgments_run(ctx, judge, model, runs, answers_model, condition, limit, wher
 
 
 def _print_ineligible(out: Console, ineligible: dict[str, list[str]]) -> None:
+    from rich.text import Text
+
     for why, ids in sorted(ineligible.items()):
         shown = ", ".join(ids[:5]) + (f" ... and {len(ids) - 5} more" if len(ids) > 5 else "")
         out.print(Text(f"not judged: {plural(len(ids), 'answer')} ({why}): {shown}"))
@@ -129,6 +138,8 @@ def _print_ineligible(out: Console, ineligible: dict[str, list[str]]) -> None:
 def _print_self_judged(out: Console, plan) -> None:
     """``N answers left out: REASON (MODEL): ids``, per reason of judge separation (none with
     --allow-self-judge)."""
+    from rich.text import Text
+
     for why, ids in sorted(plan.self_judged.items()):
         shown = ", ".join(ids[:5]) + (f" ... and {len(ids) - 5} more" if len(ids) > 5 else "")
         out.print(Text(f"{plural(len(ids), 'answer')} left out: {why} ({printable(plan.judge_model)}): {shown}"))
@@ -137,6 +148,8 @@ def _print_self_judged(out: Console, plan) -> None:
 
 
 def _judge_summary(out: Console, judge: str, plan, outcomes: list[JudgeOutcome], cancelled: bool) -> None:
+    from rich.text import Text
+
     scored = [o for o in outcomes if o.scored]
     unscored = [o for o in outcomes if o.status == "unscored"]
     skipped = sum(o.skipped for o in outcomes)

@@ -5,17 +5,16 @@ from __future__ import annotations
 
 import sys
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 import click
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
-from rich.text import Text
 
 from benchwright.core.config import resolve_annotator
 from benchwright.core.errors import BenchwrightError
 from benchwright.core.llm.jobs import describe_cost
-from benchwright.core.taxonomy import SOURCES, TaxonomyVersion
+from benchwright.core.taxonomy import SOURCES
 
+from .batches import batch_options, batch_request
 from .common import (
     annotator_option,
     friendly,
@@ -28,6 +27,13 @@ from .common import (
     where_option,
 )
 
+if TYPE_CHECKING:
+    from benchwright.core.taxonomy import TaxonomyVersion
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.text import Text
+
 LABEL_ROLE = "generator"
 """The configured role whose model labels nodes (``[roles.generator]``; ``--model`` overrides it)."""
 
@@ -39,6 +45,9 @@ def taxonomy() -> None:
 
 def _embed_progress(label: str):
     """A Rich progress bar on stderr for embedding, and the ``progress(done, total)`` callback feeding it."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
     bar = Progress(TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(),
                    console=Console(stderr=True), transient=True)
     task = bar.add_task(label, total=None)
@@ -79,6 +88,8 @@ def taxonomy_build(ctx, source, repository, where, k1, k2, seed, model, dimensio
 
     Vectors are cached, so building again (another seed, other k) embeds nothing twice.
     """
+    from rich.text import Text
+
     from ..services.embeddings import resolve_embedder
     from ..services.llm import project_dir_of
     from ..services.taxonomy import build_taxonomy
@@ -132,6 +143,8 @@ def taxonomy_show(ctx, version, members) -> None:
 
 
 def _print_tree(out: Console, tv: TaxonomyVersion, *, store=None, members: int = 0) -> None:
+    from rich.text import Text
+
     tax = tv.taxonomy
     p = tv.params
     where = f", repository {shown_name(p['repository'])}" if p.get("repository") else ""
@@ -150,6 +163,8 @@ def _print_tree(out: Console, tv: TaxonomyVersion, *, store=None, members: int =
 
 
 def _node_line(node, indent: str) -> Text:
+    from rich.text import Text
+
     label = shown_name(node.label) if node.label else "(unlabelled)"
     by = f"  [{node.label_origin}]" if node.label_origin else ""
     line = Text(f"{indent + node.node_id:<8} {node.size:>6}  {label}{by}")
@@ -166,6 +181,8 @@ def _node_line(node, indent: str) -> Text:
 @friendly
 def taxonomy_history(ctx, node, version) -> None:
     """The versions of the taxonomy (who made each, when, and how), or NODE's label history across them."""
+    from rich.text import Text
+
     from ..services.taxonomy import latest_version
 
     out = out_console()
@@ -212,6 +229,8 @@ _version_option = click.option("--version", "version", type=click.IntRange(min=1
 
 
 def _edit(ctx, operation: str, annotator: str | None, **kw) -> None:
+    from rich.text import Text
+
     from ..services.taxonomy import edit_taxonomy
 
     by = resolve_annotator(annotator)
@@ -291,6 +310,8 @@ def taxonomy_assign(ctx, where, force, pair, node, version, annotator) -> None:
     """Put pairs on their nearest leaf: each question embedded, the leaf whose centroid is nearest by cosine;
     cluster_id is the leaf (L1.L2), cluster_name its label. A cluster the import or a person set is kept
     unless --force. With --pair REF --node L1.L2 a person sets one pair's cluster."""
+    from rich.text import Text
+
     from ..services.taxonomy import assign_pair, assign_pairs
 
     by = resolve_annotator(annotator)
@@ -336,6 +357,7 @@ def taxonomy_assign(ctx, where, force, pair, node, version, annotator) -> None:
 @click.option("--force", is_flag=True, help="Also relabel nodes an LLM labelled, with fresh calls (a label a "
                                             "person set is never replaced).")
 @annotator_option("Who runs it (recorded with each label).")
+@batch_options
 @click.pass_context
 @friendly
 def taxonomy_label(ctx, model, sample, seed, version, force, annotator) -> None:
@@ -343,6 +365,8 @@ def taxonomy_label(ctx, model, sample, seed, version, force, annotator) -> None:
     then topics from their leaves' labels. The labels are saved as a new version; a failed call leaves its node
     unlabelled (it is in the ledger: benchwright calls). Running it again labels only what is left; after
     Ctrl+C what finished is saved."""
+    from rich.text import Text
+
     from ..services.llm import client_for_role, llm_role
     from ..services.taxonomy import label_plan, label_taxonomy, latest_version
 
@@ -356,7 +380,8 @@ def taxonomy_label(ctx, model, sample, seed, version, force, annotator) -> None:
                            "the ones an LLM made)"))
             return
         config, role = llm_role(store, LABEL_ROLE, model)
-        client = client_for_role(store, config, role, provider_factory=ctx.obj.get("provider_factory"))
+        client = client_for_role(store, config, role, provider_factory=ctx.obj.get("provider_factory"),
+                                 batch=batch_request(ctx))
         outcomes: list = []
 
         async def go(on_progress):

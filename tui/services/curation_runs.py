@@ -298,6 +298,7 @@ async def run_curation(store: Store, client: LLMClient | None, step: str, pair_i
         if on_outcome is not None:
             on_outcome(pair_id, outcome)
 
-    job = Job(work, concurrency=client.provider.concurrency if client is not None else 8, tally=StepOutcome.tally, on_result=stored,
+    job = Job(work, concurrency=client.job_concurrency if client is not None else 8, tally=StepOutcome.tally, on_result=stored,
               on_progress=on_progress)
-    return await job.run(pair_ids)
+    with store.deferring_commits():  # an item's last ledger row commits with its result: one transaction
+        return await job.run(pair_ids)

@@ -335,7 +335,7 @@ async def run_generation(store: Store, client: LLMClient, step: str, task_set: s
         if on_outcome is not None:
             on_outcome(cid, outcome)
 
-    job = Job(work, concurrency=client.provider.concurrency, tally=GenerationOutcome.tally, on_result=save,
+    job = Job(work, concurrency=client.job_concurrency, tally=GenerationOutcome.tally, on_result=save,
               on_progress=on_progress)
     return await job.run(chunk_ids)
 

@@ -237,7 +237,7 @@ async def _run_and_store(client: LLMClient, items: list, work: Callable[[Any], A
         if on_outcome is not None:
             on_outcome(outcome)
 
-    job = Job(work, concurrency=client.provider.concurrency, tally=tally, on_result=stored, on_progress=on_progress)
+    job = Job(work, concurrency=client.job_concurrency, tally=tally, on_result=stored, on_progress=on_progress)
     return await job.run(items)
 
 

@@ -19,11 +19,13 @@ def project_dir_of(store: Store) -> Path:
     return Path(store.path).resolve().parent
 
 
-def make_llm_client(store: Store, role: str, model_override: str | None = None, *, provider_factory=None):
+def make_llm_client(store: Store, role: str, model_override: str | None = None, *, provider_factory=None,
+                    batch=None):
     """An :class:`~benchwright.core.llm.client.LLMClient` for ``role`` with the project's ledger and prices,
     and the role's model and parameters.
 
     ``provider_factory(config, role_config) -> Provider`` replaces the real providers (tests, the demo).
+    ``batch`` (:class:`~benchwright.tui.services.batches.BatchOptions`) puts the client in batch mode.
 
     Returns:
         ``(client, role_config)``.
@@ -32,7 +34,7 @@ def make_llm_client(store: Store, role: str, model_override: str | None = None, 
         LLMConfigError: no model for the role, unknown provider, a missing API key (the message says what to set).
     """
     config, role_config = llm_role(store, role, model_override)
-    return client_for_role(store, config, role_config, provider_factory=provider_factory), role_config
+    return client_for_role(store, config, role_config, provider_factory=provider_factory, batch=batch), role_config
 
 
 def llm_role(store: Store, role: str, model_override: str | None = None):
@@ -60,14 +62,20 @@ def configured_providers(store: Store) -> tuple[str, ...]:
     return tuple(sorted(load_llm_config(project_dir_of(store)).settings.providers))
 
 
-def client_for_role(store: Store, config, role_config, *, provider_factory=None):
-    """The ledger-backed client for a resolved role (see :func:`make_llm_client`).
+def client_for_role(store: Store, config, role_config, *, provider_factory=None, batch=None):
+    """The ledger-backed client for a resolved role (see :func:`make_llm_client`); in batch mode when ``batch``
+    (:class:`~benchwright.tui.services.batches.BatchOptions`) is given.
 
     Raises:
-        LLMConfigError: a missing API key, an unusable provider setting.
+        LLMConfigError: a missing API key, an unusable provider setting, a provider without a batch API.
     """
     from benchwright.core.llm.client import LLMClient
     from benchwright.core.llm.config import build_provider
 
     provider = (provider_factory or build_provider)(config, role_config)
-    return LLMClient(provider, store, prices=config.prices, truncation=getattr(role_config, "truncation", None))
+    client = LLMClient(provider, store, prices=config.prices, truncation=getattr(role_config, "truncation", None))
+    if batch is not None:
+        from .batches import enable_batch
+
+        enable_batch(client, store, config, batch)
+    return client

@@ -280,7 +280,7 @@ async def label_taxonomy(store: Store, client, *, model: str, params: dict | Non
                                 unanswered=base.unanswered + p.unanswered, started=base.started))
         return report
 
-    concurrency = getattr(client.provider, "concurrency", 4)
+    concurrency = getattr(client, "job_concurrency", None) or getattr(client.provider, "concurrency", 4)
     try:
         if leaves:
             first = await Job(leaf_work, concurrency=concurrency, tally=lambda o: o.tally(), on_result=keep,

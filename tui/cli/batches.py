@@ -1,0 +1,211 @@
+"""``benchwright batches``: the project's provider batch jobs (issue 19; docs/batches.md): list them with status
+and counts, show one, resume (collect) them, cancel one, import the results of a ``--batch-file``."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+from rich.table import Table
+from rich.text import Text
+
+from .common import friendly, open_store, out_console, plural, shown_name
+
+BATCH_HELP = {
+    "batch": "Send the calls through the provider's batch API (half price, results within 24 hours; "
+             "docs/batches.md). The batch is kept in the project: Ctrl+C, a kill or a reboot leaves it running, and "
+             "the same command (or benchwright batches resume) collects it without submitting again.",
+    "batch_file": "Write the requests to this JSONL file in the OpenAI batch format (for vllm run-batch) instead of "
+                  "sending them; benchwright batches import RESULTS.jsonl brings the output back, and the same "
+                  "command then uses it. Implies --batch.",
+    "retry": "What happens to a request that errored, expired or was cancelled in its batch: sent online (default) "
+             "or in a new batch. It is never scored. Default: [batch] retry in benchwright.toml, else online.",
+    "poll_interval": "Seconds between two status requests of a running batch (default: [batch] poll_interval_s, "
+                     "else 30).",
+    "no_wait": "Submit the batch and end; the same command (or benchwright batches resume) collects it later.",
+}
+
+
+def batch_options(fn):
+    """``--batch``, ``--batch-file OUT.jsonl``, ``--retry online|batch``, ``--poll-interval S`` and ``--no-wait`` on
+    an LLM command; their values go to ``ctx.meta["benchwright.batch"]`` (a
+    :class:`~benchwright.tui.services.batches.BatchOptions`, or absent without ``--batch`` / ``--batch-file``), read
+    with :func:`batch_request`. The command's own parameters are unchanged."""
+
+    def keep(ctx: click.Context, param: click.Parameter, value):
+        ctx.meta.setdefault("benchwright.batch.raw", {})[param.name] = value
+        return value
+
+    for name, decl, kw in reversed([
+        ("batch", ("--batch",), {"is_flag": True}),
+        ("batch_file", ("--batch-file",), {"type": click.Path(dir_okay=False), "metavar": "OUT.jsonl"}),
+        ("retry", ("--retry",), {"type": click.Choice(["online", "batch"])}),
+        ("poll_interval", ("--poll-interval",), {"type": click.FloatRange(min=0.01, max=3600), "metavar": "S"}),
+        ("no_wait", ("--no-wait",), {"is_flag": True}),
+    ]):
+        fn = click.option(*decl, name, expose_value=False, callback=keep, help=BATCH_HELP[name], **kw)(fn)
+    return fn
+
+
+def batch_request(ctx: click.Context):
+    """The batch options of the running command (:func:`batch_options`), or None when neither ``--batch`` nor
+    ``--batch-file`` was given.
+
+    Raises:
+        click.UsageError: ``--retry``, ``--poll-interval`` or ``--no-wait`` without ``--batch``.
+    """
+    from ..services.batches import BatchOptions
+
+    raw = ctx.meta.get("benchwright.batch.raw") or {}
+    if not raw.get("batch") and not raw.get("batch_file"):
+        extra = [f"--{k.replace('_', '-')}" for k in ("retry", "poll_interval", "no_wait") if raw.get(k)]
+        if extra:
+            raise click.UsageError(f"{', '.join(extra)} only apply with --batch or --batch-file")
+        return None
+    return BatchOptions(batch_file=raw.get("batch_file"), retry=raw.get("retry"),
+                        poll_interval_s=raw.get("poll_interval"), wait=not raw.get("no_wait"))
+
+
+def _when(stamp: str | None) -> str:
+    return stamp[:19].replace("T", " ") if stamp else "-"
+
+
+@click.group("batches", invoke_without_command=True)
+@click.option("--open", "open_only", is_flag=True, help="Only batches still to come back.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+@click.pass_context
+@friendly
+def batches(ctx, open_only, as_json) -> None:
+    """Provider batch jobs (Anthropic Message Batches, the OpenAI Batch API): list, resume, cancel, import.
+
+    Without a subcommand: every batch of the project, newest first, with its status, the provider's counts and
+    how its requests stand here (back, used, waiting).
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    from ..services.batches import batch_rows
+
+    with open_store(ctx) as store:
+        rows = batch_rows(store, open_only=open_only)
+    if as_json:
+        click.echo(json.dumps(rows, indent=1, ensure_ascii=False))
+        return
+    if not rows:
+        click.echo("no batches" + (" still open" if open_only else "") + " (run an LLM command with --batch)")
+        return
+    table = Table(box=None, pad_edge=False)
+    for col in ("#", "provider", "status", "provider status", "requests", "back", "errored", "expired", "waiting",
+                "used", "created", "ended"):
+        table.add_column(col, justify="right" if col in ("#", "requests", "back", "errored", "expired", "waiting",
+                                                          "used") else "left")
+    for r in rows:
+        back = r["succeeded"] + r["errored"] + r["expired"] + r["cancelled"] + r["missing"]
+        table.add_row(str(r["id"]), Text(shown_name(r["provider"])), r["status"],
+                      Text(shown_name(r["provider_status"] or "-")), str(r["requests"]), str(back), str(r["errored"]),
+                      str(r["expired"] + r["cancelled"] + r["missing"]), str(r["waiting"]), str(r["used"]),
+                      _when(r["created_at"]), _when(r["ended_at"] or r["collected_at"]))
+    out_console().print(table)
+    waiting = [r for r in rows if r["status"] in ("pending", "submitted", "ended", "exported")]
+    if waiting:
+        click.echo(f"{plural(len(waiting), 'batch')} still to collect: benchwright batches resume")
+
+
+@batches.command("show")
+@click.argument("batch_id", type=click.IntRange(min=1, max=2**63 - 1))
+@click.pass_context
+@friendly
+def batches_show(ctx, batch_id) -> None:
+    """One batch: provider, ids, status, counts, the command that made it, and how to go on."""
+    from ..services.batches import batch_rows
+
+    with open_store(ctx) as store:
+        rows = [r for r in batch_rows(store) if r["id"] == batch_id]
+    if not rows:
+        raise click.ClickException(f"no batch #{batch_id} in this project (benchwright batches lists them)")
+    r = rows[0]
+    con = out_console()
+    for key in ("provider", "kind", "endpoint", "status", "provider_status", "provider_batch_id", "requests", "bytes",
+                "succeeded", "errored", "expired", "cancelled", "missing", "waiting", "used", "created_at",
+                "submitted_at", "ended_at", "collected_at", "file", "error"):
+        if r.get(key) not in (None, ""):
+            con.print(Text(f"{key}: {shown_name(str(r[key]), 2000)}"))
+    if r["provider_counts"]:
+        con.print(Text("provider counts: " + ", ".join(f"{k} {v}" for k, v in sorted(r["provider_counts"].items()))))
+    con.print(Text("command: benchwright " + shown_name(" ".join(r["command"]), 2000)))
+
+
+@batches.command("resume")
+@click.argument("batch_ids", nargs=-1, type=click.IntRange(min=1, max=2**63 - 1))
+@click.pass_context
+@friendly
+def batches_resume(ctx, batch_ids) -> None:
+    """Collect open batches (all, or BATCH_IDS): run again the command that made each one (once per distinct
+    command), which polls the provider and stores the results instead of submitting the requests again."""
+    from ..services.batches import batch_rows
+    from .root import main as root
+
+    with open_store(ctx) as store:
+        rows = batch_rows(store)
+        db = str(store.path)
+    known = {r["id"] for r in rows}
+    missing = [b for b in batch_ids if b not in known]
+    if missing:
+        raise click.ClickException(f"no batch {', '.join(f'#{b}' for b in missing)} in this project")
+    chosen = [r for r in rows if (r["id"] in batch_ids if batch_ids else
+                                  r["status"] in ("pending", "submitted", "ended", "exported"))]
+    if not chosen:
+        click.echo("no batch to resume: every batch is collected (benchwright batches lists them)")
+        return
+    commands: list[list[str]] = []
+    for r in sorted(chosen, key=lambda r: r["id"]):
+        if not r["command"]:
+            raise click.ClickException(f"batch #{r['id']} has no recorded command; run the command that made it again")
+        if r["command"] not in commands:
+            commands.append(r["command"])
+    rc = 0
+    for command in commands:
+        click.echo("resuming: benchwright " + shown_name(" ".join(command), 500), err=True)
+        try:
+            root.main(args=["--db", db, *command], standalone_mode=False, obj=dict(ctx.obj or {}))
+        except SystemExit as e:
+            rc = rc or (e.code if isinstance(e.code, int) else 1)
+        except click.ClickException as e:
+            e.show()
+            rc = rc or e.exit_code
+    if rc:
+        sys.exit(rc)
+
+
+@batches.command("cancel")
+@click.argument("batch_id", type=click.IntRange(min=1, max=2**63 - 1))
+@click.pass_context
+@friendly
+def batches_cancel(ctx, batch_id) -> None:
+    """Ask the provider to cancel batch BATCH_ID. Requests it has not run come back cancelled; the command that made
+    the batch, run again, collects what finished and retries the rest (online, or --retry batch)."""
+    import asyncio
+
+    from ..services.batches import cancel_batch
+
+    with open_store(ctx) as store:
+        remote = asyncio.run(cancel_batch(store, batch_id, provider_factory=(ctx.obj or {}).get("provider_factory")))
+    click.echo(f"batch #{batch_id}: cancellation asked; the provider says {shown_name(remote.status)}")
+
+
+@batches.command("import")
+@click.argument("results", type=click.Path(dir_okay=False))
+@click.pass_context
+@friendly
+def batches_import(ctx, results) -> None:
+    """Store RESULTS (OpenAI batch output lines, as vllm run-batch writes them) against the requests a --batch-file
+    command wrote; all or nothing. Then run that command again (or benchwright batches resume) to use them."""
+    from ..services.batches import import_results
+
+    with open_store(ctx) as store:
+        out = import_results(store, results)
+    click.echo(f"{plural(out.lines, 'line')} read: {out.stored} results stored, {out.already} already stored, "
+               f"{out.unknown} not from this project"
+               + (f"; batches {', '.join(f'#{b}' for b in out.batches)}" if out.batches else ""))
+    if out.stored:
+        click.echo("next: benchwright batches resume (or the command that wrote the file) uses them")
