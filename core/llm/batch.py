@@ -522,8 +522,29 @@ class Batcher:
                 if known.result_kind is not None:  # missing from an ended batch
                     return BatchItem(known.custom_id, known.result_kind, {}), known.batch_id
                 return await self._attach(known.custom_id, known.batch_id), known.batch_id
+        return await self._gather(lambda cid: self.backend.line(cid, request), key, purpose, qa_pair_id)
+
+    async def request_line(self, build: Callable[[str], dict], *, request_hash: str, repeat: int = 0,
+                           purpose: str | None = None, qa_pair_id: str | None = None) -> tuple[BatchItem, int]:
+        """Any batch request (an embeddings line: ``/v1/embeddings``): ``build(custom_id) -> line``; returns the
+        result item as stored and its local batch id, reusing a stored or pending one for the same
+        ``(request_hash, repeat)`` like :meth:`complete`. The caller reads the item and retries what did not succeed.
+
+        Raises:
+            BatchDeferred: handed off (a file, or not waiting); LLMError: the batch could not be polled.
+        """
+        key = (request_hash, repeat)
+        known = self.store.batch_lookup(*key)
+        if known is not None:
+            if known.result_kind is not None:
+                return BatchItem(known.custom_id, known.result_kind, known.result or {}), known.batch_id
+            return await self._attach(known.custom_id, known.batch_id), known.batch_id
+        return await self._gather(build, key, purpose, qa_pair_id)
+
+    async def _gather(self, build: Callable[[str], dict], key: tuple[str, int], purpose: str | None,
+                      qa_pair_id: str | None) -> tuple[BatchItem, int]:
         custom_id = new_custom_id()
-        line = self.backend.line(custom_id, request)
+        line = build(custom_id)
         endpoint = self.backend.endpoint(line)
         size = len(json.dumps(line, ensure_ascii=False).encode()) + 1
         loop = asyncio.get_running_loop()
@@ -709,6 +730,9 @@ class Batcher:
                 return
             self.store.batch_state(batch_id, status=BatchStatus.SUBMITTED, provider_status=remote.status,
                                    counts=remote.counts)
+            if not self.policy.wait:
+                raise BatchDeferred(f"batch #{batch_id} is still running at the provider ({remote.status})",
+                                    (batch_id,))
             await asyncio.sleep(self.policy.poll_interval_s)
 
     async def _recover(self, stored: StoredBatch) -> None:
