@@ -122,6 +122,58 @@ def wire_messages(messages: tuple[ChatMessage, ...] | list[ChatMessage]) -> list
     return out
 
 
+def _get(obj: Any, key: str) -> Any:
+    """``obj.key`` of an SDK object, ``obj[key]`` of a dict (a stored batch result), else None."""
+    if isinstance(obj, dict):
+        return obj.get(key)
+    return getattr(obj, key, None)
+
+
+def read_usage(u: Any) -> Usage | None:
+    """The :class:`~.base.Usage` of a message's ``usage`` (an SDK object or its JSON dict); None when the answer
+    reported none (the cost is unknown, not 0)."""
+    if u is None:
+        return None  # not reported: the cost is unknown, not 0
+    return Usage(input_tokens=_get(u, "input_tokens") or 0,
+                 output_tokens=_get(u, "output_tokens") or 0,
+                 cache_read_tokens=_get(u, "cache_read_input_tokens") or 0,
+                 cache_write_tokens=_get(u, "cache_creation_input_tokens") or 0)
+
+
+def read_message(message: Any, *, provider: str, request: LLMRequest, sent: dict, latency_s: float = 0.0,
+                 attempts: int = 1, request_id: str | None = None) -> LLMResponse:
+    """The :class:`~.base.LLMResponse` of one Messages API answer: an SDK ``Message`` (the online call) or its
+    JSON dict (a batch result's ``message``). The text is the concatenation of the text blocks, the ``tool_use``
+    blocks become tool calls, the request id is ``request_id`` (the HTTP header) or else the message id.
+
+    Args:
+        provider: the configured provider name (in messages); request: the request answered (its model is the
+            fallback); sent: the parameters as sent (``params_sent``); latency_s, attempts: of the HTTP call.
+
+    Raises:
+        LLMRefusalError: stop reason ``refusal`` (``raw`` holds any text and the stated explanation).
+    """
+    request_id = request_id or _get(message, "id")
+    model = _get(message, "model") or request.model
+    usage = read_usage(_get(message, "usage"))
+    blocks = _get(message, "content") or []
+    text = "".join(_get(b, "text") or "" for b in blocks if _get(b, "type") == "text")
+    calls = tuple(read_arguments(_get(b, "id") or f"call_{i}", _get(b, "name") or "", _get(b, "input"))
+                  for i, b in enumerate((b for b in blocks if _get(b, "type") == "tool_use"), 1))
+    stop = _get(message, "stop_reason")
+    if stop == "refusal":
+        details = _get(message, "stop_details")
+        explanation = _get(details, "explanation") if details is not None else None
+        category = _get(details, "category") if details is not None else None
+        raw_text = "\n".join(p for p in (text, explanation) if p) or None
+        what = f" ({category})" if category else ""
+        raise LLMRefusalError(f"{provider}: the model refused{what}: {(raw_text or '')[:300]}".rstrip(": "),
+                              raw=raw_text, request_id=request_id, attempts=attempts, usage=usage,
+                              model=model, stop_reason=stop)
+    return LLMResponse(text=text, model=model, usage=usage, request_id=request_id, stop_reason=stop,
+                       latency_s=latency_s, attempts=attempts, params_sent=sent, tool_calls=calls)
+
+
 _ERRORS = SDKErrors(status=anthropic.APIStatusError, timeout=anthropic.APITimeoutError,
                     connection=anthropic.APIConnectionError, base=anthropic.AnthropicError)
 
@@ -173,19 +225,17 @@ class AnthropicProvider:
         if unknown:
             raise LLMConfigError(f"provider '{self.name}': unsupported parameter(s) {sorted(unknown)}; "
                                  f"supported: {', '.join(SUPPORTED_PARAMS)}")
-        max_tokens = request.params.get("max_tokens") or DEFAULT_MAX_TOKENS
+        sent = self._params_sent(request)
         kwargs: dict[str, Any] = {
             "model": request.model,
-            "max_tokens": max_tokens,
+            "max_tokens": sent["max_tokens"],
             "messages": wire_messages(request.messages),
         }
-        sent: dict[str, Any] = {"max_tokens": max_tokens}
         if request.system:
             kwargs["system"] = request.system
-        extra = {k: request.params[k] for k in ("temperature", "top_p") if request.params.get(k) is not None}
+        extra = {k: sent[k] for k in ("temperature", "top_p") if k in sent}
         if extra:
             kwargs["extra_body"] = extra
-            sent.update(extra)
         if request.tools:
             check_tools(self.name, request.tools)
             kwargs["tools"] = [{"name": t.name, "description": t.description, "input_schema": t.parameters}
@@ -194,6 +244,24 @@ class AnthropicProvider:
             kwargs["output_config"] = {"format": {"type": "json_schema",
                                                   "schema": wire_schema(request.json_schema, request.schema_name)}}
         return kwargs, sent
+
+    @staticmethod
+    def _params_sent(request: LLMRequest) -> dict:
+        """The parameters as they go over the wire: ``max_tokens`` (the default when unset), ``temperature`` and
+        ``top_p`` when given (``seed`` is never sent)."""
+        sent: dict[str, Any] = {"max_tokens": request.params.get("max_tokens") or DEFAULT_MAX_TOKENS}
+        sent.update({k: request.params[k] for k in ("temperature", "top_p") if request.params.get(k) is not None})
+        return sent
+
+    def batch_backend(self) -> Any:
+        """This provider's Message Batches API (:class:`~.anthropic_batch.AnthropicBatchBackend`), one per
+        provider."""
+        backend = getattr(self, "_batch", None)
+        if backend is None:
+            from .anthropic_batch import AnthropicBatchBackend
+
+            backend = self._batch = AnthropicBatchBackend(self)
+        return backend
 
     async def complete(self, request: LLMRequest) -> LLMResponse:
         """One message for ``request`` (see :class:`~.base.Provider`). The text is the concatenation of
@@ -218,36 +286,8 @@ class AnthropicProvider:
             raise to_llm_error(e, _ERRORS, provider=self.name, base_url=self.base_url, timeout_s=self.timeout_s,
                                secret=self._key, plain_error=False, hint=hint) from None
         latency = time.perf_counter() - t0
-        attempts = raw.retries_taken + 1
-        request_id = raw.request_id or getattr(message, "id", None)
-        model = getattr(message, "model", None) or request.model
-        usage = self._usage(getattr(message, "usage", None))
-        blocks = getattr(message, "content", None) or []
-        text = "".join(getattr(b, "text", "") or "" for b in blocks if getattr(b, "type", None) == "text")
-        calls = tuple(read_arguments(getattr(b, "id", None) or f"call_{i}", getattr(b, "name", None) or "",
-                                     getattr(b, "input", None))
-                      for i, b in enumerate((b for b in blocks if getattr(b, "type", None) == "tool_use"), 1))
-        stop = getattr(message, "stop_reason", None)
-        if stop == "refusal":
-            details = getattr(message, "stop_details", None)
-            explanation = getattr(details, "explanation", None) if details is not None else None
-            category = getattr(details, "category", None) if details is not None else None
-            raw_text = "\n".join(p for p in (text, explanation) if p) or None
-            what = f" ({category})" if category else ""
-            raise LLMRefusalError(f"{self.name}: the model refused{what}: {(raw_text or '')[:300]}".rstrip(": "),
-                                  raw=raw_text, request_id=request_id, attempts=attempts, usage=usage,
-                                  model=model, stop_reason=stop)
-        return LLMResponse(text=text, model=model, usage=usage, request_id=request_id, stop_reason=stop,
-                           latency_s=latency, attempts=attempts, params_sent=sent, tool_calls=calls)
-
-    @staticmethod
-    def _usage(u: Any) -> Usage | None:
-        if u is None:
-            return None  # not reported: the cost is unknown, not 0
-        return Usage(input_tokens=getattr(u, "input_tokens", None) or 0,
-                     output_tokens=getattr(u, "output_tokens", None) or 0,
-                     cache_read_tokens=getattr(u, "cache_read_input_tokens", None) or 0,
-                     cache_write_tokens=getattr(u, "cache_creation_input_tokens", None) or 0)
+        return read_message(message, provider=self.name, request=request, sent=sent, latency_s=latency,
+                            attempts=raw.retries_taken + 1, request_id=raw.request_id)
 
     async def aclose(self) -> None:
         """Close the SDK client and its HTTP connections."""

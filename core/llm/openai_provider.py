@@ -92,6 +92,19 @@ def strict_compatible(schema: Any) -> bool:
     return not openai_strict_problems(schema)
 
 
+def params_sent(request: LLMRequest, max_tokens_field: str = "max_tokens") -> dict:
+    """The parameters of ``request`` as they go over the wire, in the body's order: ``temperature``, ``top_p``,
+    ``seed`` when given, then ``max_tokens`` under ``max_tokens_field`` (``max_completion_tokens`` for
+    api.openai.com)."""
+    sent: dict[str, Any] = {}
+    for key in ("temperature", "top_p", "seed"):
+        if request.params.get(key) is not None:
+            sent[key] = request.params[key]
+    if request.params.get("max_tokens") is not None:
+        sent[max_tokens_field] = request.params["max_tokens"]
+    return sent
+
+
 def _tool(spec: ToolSpec) -> dict:
     """One ``tools`` entry: ``{"type": "function", "function": {"name", "description", "parameters", "strict"}}``."""
     parameters, strict = wire_schema(spec.parameters)
@@ -117,13 +130,70 @@ def _message(m: ChatMessage) -> dict:
 def _tool_call(c: Any, n: int) -> ToolCall:
     """A :class:`~.base.ToolCall` from one of ``message.tool_calls`` (a ``function`` call, or a ``custom`` one whose
     free-text input is kept as ``arguments_raw``); a missing id becomes ``call_N``."""
-    call_id = getattr(c, "id", None) or f"call_{n}"
-    fn = getattr(c, "function", None)
+    call_id = _get(c, "id") or f"call_{n}"
+    fn = _get(c, "function")
     if fn is not None:
-        return read_arguments(call_id, getattr(fn, "name", None) or "", getattr(fn, "arguments", None) or "")
-    custom = getattr(c, "custom", None)
-    return ToolCall(id=call_id, name=getattr(custom, "name", None) or "",
-                    arguments_raw=str(getattr(custom, "input", "") or ""))
+        return read_arguments(call_id, _get(fn, "name") or "", _get(fn, "arguments") or "")
+    custom = _get(c, "custom")
+    return ToolCall(id=call_id, name=_get(custom, "name") or "", arguments_raw=str(_get(custom, "input") or ""))
+
+
+def _get(obj: Any, key: str) -> Any:
+    """``obj.key`` of an SDK object, ``obj[key]`` of a dict (a batch output line's body), else None."""
+    if isinstance(obj, dict):
+        return obj.get(key)
+    return getattr(obj, key, None)
+
+
+def read_usage(u: Any) -> Usage | None:
+    """The :class:`~.base.Usage` of a completion's ``usage`` (SDK object or dict): ``input_tokens`` is the prompt
+    tokens not read from or written to the cache. None when none was reported (the cost is unknown, not 0)."""
+    if u is None:
+        return None  # not reported: the cost is unknown, not 0
+    details = _get(u, "prompt_tokens_details")
+    cached = (_get(details, "cached_tokens") or 0) if details is not None else 0
+    written = (_get(details, "cache_write_tokens") or 0) if details is not None else 0
+    prompt = _get(u, "prompt_tokens") or 0
+    return Usage(input_tokens=max(0, prompt - cached - written),
+                 output_tokens=_get(u, "completion_tokens") or 0,
+                 cache_read_tokens=cached, cache_write_tokens=written)
+
+
+def read_completion(completion: Any, *, provider: str, base_url: str | None, request: LLMRequest, sent: dict,
+                    latency_s: float = 0.0, attempts: int = 1, request_id: str | None = None) -> LLMResponse:
+    """The :class:`~.base.LLMResponse` of one chat completion: an SDK ``ChatCompletion`` (the online call) or its
+    JSON dict (a batch output line's ``response.body``). Text and tool calls of the first choice; the request id is
+    ``request_id`` (the HTTP header, or the batch line's) or else the completion id.
+
+    Args:
+        provider, base_url: named in messages; request: the request answered (its model is the fallback);
+            sent: the parameters as sent (``params_sent``); latency_s, attempts: of the HTTP call.
+
+    Raises:
+        LLMRefusalError: the message carries a ``refusal`` or the finish reason is ``content_filter``.
+        LLMError: the completion has no choices.
+    """
+    request_id = request_id or _get(completion, "id")
+    model = _get(completion, "model") or request.model
+    usage = read_usage(_get(completion, "usage"))
+    choices = _get(completion, "choices") or []
+    if not choices:
+        raise LLMError(f"{provider}: the answer from {base_url} has no choices",
+                       request_id=request_id, attempts=attempts, usage=usage, model=model)
+    choice = choices[0]
+    message = _get(choice, "message")
+    finish = _get(choice, "finish_reason")
+    refusal = _get(message, "refusal")
+    text = _get(message, "content") or ""
+    if refusal or finish == "content_filter":
+        raw_text = refusal or text
+        raise LLMRefusalError(f"{provider}: the model refused: {raw_text[:300]}" if raw_text
+                              else f"{provider}: the answer was withheld by the content filter",
+                              raw=raw_text or None, request_id=request_id, attempts=attempts,
+                              usage=usage, model=model, stop_reason=finish)
+    calls = tuple(_tool_call(c, i) for i, c in enumerate(_get(message, "tool_calls") or [], 1))
+    return LLMResponse(text=text, model=model, usage=usage, request_id=request_id, stop_reason=finish,
+                       latency_s=latency_s, attempts=attempts, params_sent=sent, tool_calls=calls)
 
 
 _ERRORS = SDKErrors(status=openai.APIStatusError, timeout=openai.APITimeoutError,
@@ -183,12 +253,8 @@ class OpenAIProvider:
             messages.append({"role": "system", "content": request.system})
         messages.extend(_message(m) for m in request.messages)
         kwargs: dict[str, Any] = {"model": request.model, "messages": messages}
-        sent: dict[str, Any] = {}
-        for key in ("temperature", "top_p", "seed"):
-            if request.params.get(key) is not None:
-                kwargs[key] = sent[key] = request.params[key]
-        if request.params.get("max_tokens") is not None:
-            kwargs[self.max_tokens_field] = sent[self.max_tokens_field] = request.params["max_tokens"]
+        sent = self._params_sent(request)
+        kwargs.update(sent)
         if request.tools:
             check_tools(self.name, request.tools)
             kwargs["tools"] = [_tool(t) for t in request.tools]
@@ -199,6 +265,20 @@ class OpenAIProvider:
                 "json_schema": {"name": request.schema_name, "schema": schema, "strict": strict},
             }
         return kwargs, sent
+
+    def _params_sent(self, request: LLMRequest) -> dict:
+        """The parameters as they go over the wire: ``temperature``, ``top_p``, ``seed`` as given, ``max_tokens``
+        under :attr:`max_tokens_field`."""
+        return params_sent(request, self.max_tokens_field)
+
+    def batch_backend(self) -> Any:
+        """This provider's Batch API (:class:`~.openai_batch.OpenAIBatchBackend`), one per provider."""
+        backend = getattr(self, "_batch", None)
+        if backend is None:
+            from .openai_batch import OpenAIBatchBackend
+
+            backend = self._batch = OpenAIBatchBackend(self)
+        return backend
 
     async def complete(self, request: LLMRequest) -> LLMResponse:
         """One chat completion for ``request`` (see :class:`~.base.Provider`).
@@ -223,40 +303,8 @@ class OpenAIProvider:
             raise to_llm_error(e, _ERRORS, provider=self.name, base_url=self.base_url, timeout_s=self.timeout_s,
                                secret=self._key, hint=hint) from None
         latency = time.perf_counter() - t0
-        attempts = raw.retries_taken + 1
-        request_id = raw.request_id or getattr(completion, "id", None)
-        model = getattr(completion, "model", None) or request.model
-        usage = self._usage(getattr(completion, "usage", None))
-        choices = getattr(completion, "choices", None) or []
-        if not choices:
-            raise LLMError(f"{self.name}: the answer from {self.base_url} has no choices",
-                           request_id=request_id, attempts=attempts, usage=usage, model=model)
-        choice = choices[0]
-        message = choice.message
-        finish = getattr(choice, "finish_reason", None)
-        refusal = getattr(message, "refusal", None)
-        text = getattr(message, "content", None) or ""
-        if refusal or finish == "content_filter":
-            raw_text = refusal or text
-            raise LLMRefusalError(f"{self.name}: the model refused: {raw_text[:300]}" if raw_text
-                                  else f"{self.name}: the answer was withheld by the content filter",
-                                  raw=raw_text or None, request_id=request_id, attempts=attempts,
-                                  usage=usage, model=model, stop_reason=finish)
-        calls = tuple(_tool_call(c, i) for i, c in enumerate(getattr(message, "tool_calls", None) or [], 1))
-        return LLMResponse(text=text, model=model, usage=usage, request_id=request_id, stop_reason=finish,
-                           latency_s=latency, attempts=attempts, params_sent=sent, tool_calls=calls)
-
-    @staticmethod
-    def _usage(u: Any) -> Usage | None:
-        if u is None:
-            return None  # not reported: the cost is unknown, not 0
-        details = getattr(u, "prompt_tokens_details", None)
-        cached = (getattr(details, "cached_tokens", None) or 0) if details is not None else 0
-        written = (getattr(details, "cache_write_tokens", None) or 0) if details is not None else 0
-        prompt = getattr(u, "prompt_tokens", None) or 0
-        return Usage(input_tokens=max(0, prompt - cached - written),
-                     output_tokens=getattr(u, "completion_tokens", None) or 0,
-                     cache_read_tokens=cached, cache_write_tokens=written)
+        return read_completion(completion, provider=self.name, base_url=self.base_url, request=request, sent=sent,
+                               latency_s=latency, attempts=raw.retries_taken + 1, request_id=raw.request_id)
 
     async def aclose(self) -> None:
         """Close the SDK client and its HTTP connections."""
