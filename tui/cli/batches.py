@@ -7,8 +7,6 @@ import json
 import sys
 
 import click
-from rich.table import Table
-from rich.text import Text
 
 from .common import friendly, open_store, out_console, plural, shown_name
 
@@ -79,11 +77,15 @@ def _when(stamp: str | None) -> str:
 def batches(ctx, open_only, as_json) -> None:
     """Provider batch jobs (Anthropic Message Batches, the OpenAI Batch API): list, resume, cancel, import.
 
-    Without a subcommand: every batch of the project, newest first, with its status, the provider's counts and
-    how its requests stand here (back, used, waiting).
+    Without a subcommand: every batch of the project, newest first: its status (the provider's own in brackets),
+    requests, results back, of those not ok (errored, expired, cancelled, missing: retried, never scored),
+    requests still waiting, results used, and when it was created (UTC). batches show N has the rest.
     """
     if ctx.invoked_subcommand is not None:
         return
+    from rich.table import Table
+    from rich.text import Text
+
     from ..services.batches import batch_rows
 
     with open_store(ctx) as store:
@@ -95,16 +97,16 @@ def batches(ctx, open_only, as_json) -> None:
         click.echo("no batches" + (" still open" if open_only else "") + " (run an LLM command with --batch)")
         return
     table = Table(box=None, pad_edge=False)
-    for col in ("#", "provider", "status", "provider status", "requests", "back", "errored", "expired", "waiting",
-                "used", "created", "ended"):
-        table.add_column(col, justify="right" if col in ("#", "requests", "back", "errored", "expired", "waiting",
-                                                          "used") else "left")
+    for col in ("#", "provider", "status", "requests", "back", "not ok", "waiting", "used", "created"):
+        table.add_column(col, no_wrap=True, overflow="ellipsis",
+                         justify="right" if col in ("#", "requests", "back", "not ok", "waiting", "used") else "left")
     for r in rows:
-        back = r["succeeded"] + r["errored"] + r["expired"] + r["cancelled"] + r["missing"]
-        table.add_row(str(r["id"]), Text(shown_name(r["provider"])), r["status"],
-                      Text(shown_name(r["provider_status"] or "-")), str(r["requests"]), str(back), str(r["errored"]),
-                      str(r["expired"] + r["cancelled"] + r["missing"]), str(r["waiting"]), str(r["used"]),
-                      _when(r["created_at"]), _when(r["ended_at"] or r["collected_at"]))
+        bad = r["errored"] + r["expired"] + r["cancelled"] + r["missing"]
+        status = r["status"] + (f" ({r['provider_status']})" if r["provider_status"] and r["status"] != "collected"
+                                else "")
+        table.add_row(str(r["id"]), Text(shown_name(r["provider"], 20)), Text(shown_name(status, 30)),
+                      str(r["requests"]), str(r["succeeded"] + bad), str(bad), str(r["waiting"]), str(r["used"]),
+                      _when(r["created_at"])[5:16])
     out_console().print(table)
     waiting = [r for r in rows if r["status"] in ("pending", "submitted", "ended", "exported")]
     if waiting:
@@ -117,6 +119,8 @@ def batches(ctx, open_only, as_json) -> None:
 @friendly
 def batches_show(ctx, batch_id) -> None:
     """One batch: provider, ids, status, counts, the command that made it, and how to go on."""
+    from rich.text import Text
+
     from ..services.batches import batch_rows
 
     with open_store(ctx) as store:

@@ -179,6 +179,7 @@ class _ProjectGroup(click.Group):
         return results + click.Command.shell_complete(self, ctx, incomplete)
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        ctx.meta["benchwright.argv"] = list(args)  # the command line as given (batch mode records it for resume)
         hoisted: list[str] = []
         rest: list[str] = []
         i = 0

@@ -40,6 +40,11 @@ class BatchOptions:
 def command_line(argv: list[str] | None = None) -> list[str]:
     """This process's command line after the program name, without ``--db`` (``batches resume`` runs it again on
     the project it resumes). API keys are never on it (they come from the environment only)."""
+    if argv is None:
+        import click
+
+        ctx = click.get_current_context(silent=True)
+        argv = ctx.meta.get("benchwright.argv") if ctx is not None else None
     args = list(sys.argv[1:] if argv is None else argv)
     out, skip = [], False
     for a in args:

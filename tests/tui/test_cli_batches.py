@@ -1,0 +1,147 @@
+"""``--batch`` on the LLM commands and ``benchwright batches`` end to end over the scripted provider's batch API
+(core/llm/fake.py ``ScriptedBatchBackend``): one batch for a whole job, results matched out of order, errored
+requests retried online and never scored, the ledger at the batch price, a rerun that submits nothing, the
+``batches`` listing, usage errors."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from click.testing import CliRunner
+
+from benchwright.core.checklist import Checklist, ChecklistItem, binary_rubric, clarity_item
+from benchwright.core.importers.answers import AnswerRecord
+from benchwright.core.llm import ScriptedProvider
+from benchwright.db import Store
+from benchwright.tui.cli import main
+
+CHECKLIST = Checklist(items=[
+    ChecklistItem(key_point="Names app.py", weight=6, rubric=binary_rubric(6)),
+    ChecklistItem(key_point="Gives the line", weight=3, rubric=binary_rubric(3)),
+    clarity_item(),
+])
+
+
+@pytest.fixture
+def project(project_factory, tmp_path, monkeypatch):
+    monkeypatch.setenv("BENCHWRIGHT_CONFIG", str(tmp_path / "user" / "config.toml"))
+    db, ids = project_factory(tmp_path, n=6)
+    (db.parent / "benchwright.toml").write_text(
+        '[batch]\ngather_s = 0.05\npoll_interval_s = 0.01\n[prices."j1"]\ninput = 2.0\noutput = 8.0\n',
+        encoding="utf-8")
+    with Store.open(db) as store:
+        for pid in ids:
+            store.save_checklist(pid, CHECKLIST, author="setup")
+        store.import_answers([AnswerRecord(line=i + 1, text=f"answer {i}", pair_ref=pid) for i, pid in enumerate(ids)],
+                             model="m1", condition="closed-book", created_by="setup")
+    return db, ids
+
+
+def judge_provider():
+    def answer(req):
+        cand = re.search(r"<candidate_answer>\n(.*?)\n</candidate_answer>", req.messages[0].content, re.S).group(1)
+        return {"items": [{"item": 1, "rationale": f"about {cand}", "score": 6 if cand.endswith(("0", "2", "4")) else 0},
+                          {"item": 2, "rationale": "no line", "score": 0},
+                          {"item": 3, "rationale": "clear", "score": 1}]}
+
+    return ScriptedProvider(answer)
+
+
+def invoke(db, args, provider):
+    return CliRunner().invoke(main, ["--db", str(db), *args], obj={"provider_factory": lambda config, role: provider},
+                              catch_exceptions=False)
+
+
+def test_a_judge_job_goes_in_one_batch_at_the_batch_price_and_a_rerun_submits_nothing(project):
+    db, _ = project
+    provider = judge_provider()
+    r = invoke(db, ["judgments", "run", "checklist", "--model", "j1", "--runs", "2", "--batch"], provider)
+    assert r.exit_code == 0, r.output
+    assert "judge checklist: 12 scored, 0 unscored" in r.output
+    backend = provider.batch
+    assert backend.submissions == 1 and len(backend.answered) == 12 and provider.calls == []
+    with Store.open(db) as store:
+        (batch,) = store.batches()
+        assert batch.request_count == 12 and str(batch.status) == "collected" and batch.command[:3] == [
+            "judgments", "run", "checklist"]
+        rows = store.db.conn.execute("SELECT batch_id, cost_usd, input_tokens, output_tokens FROM llm_calls").fetchall()
+        assert len(rows) == 12 and {r[0] for r in rows} == {batch.id}
+        assert all(r[1] == pytest.approx((r[2] * 1.0 + r[3] * 4.0) / 1e6) for r in rows)  # half of $2 / $8
+        js = store.judgments(judge="checklist", judge_model="j1")
+        assert len(js) == 12 and sorted({j.score_rate for j in js}) == pytest.approx([0.1, 0.7])
+    r = invoke(db, ["batches"], provider)
+    assert r.exit_code == 0 and re.search(r"1\s+fake\s+collected\s+12\s+12\s+0\s+0\s+12\s", r.output), r.output
+    r = invoke(db, ["batches", "--json"], provider)
+    assert json.loads(r.output)[0]["used"] == 12
+    again = judge_provider()
+    r = invoke(db, ["judgments", "run", "checklist", "--model", "j1", "--runs", "2", "--batch"], again)
+    assert "nothing to do" in r.output and again.batch.submissions == 0
+
+
+def test_errored_and_expired_requests_are_retried_online_and_never_scored(project):
+    db, _ = project
+    provider = judge_provider()
+    bad = {"answer 1": "errored", "answer 3": "expired"}
+
+    def outcome(custom_id, request):
+        cand = re.search(r"<candidate_answer>\n(.*?)\n</candidate_answer>", request.messages[0].content, re.S).group(1)
+        return bad.get(cand)
+
+    provider.batch.outcome = outcome
+    r = invoke(db, ["judgments", "run", "checklist", "--model", "j1", "--batch"], provider)
+    assert r.exit_code == 0, r.output
+    assert "judge checklist: 6 scored, 0 unscored" in r.output
+    assert len(provider.calls) == 2  # the errored and the expired one, online
+    with Store.open(db) as store:
+        kinds = dict(store.db.conn.execute(
+            "SELECT result_kind, count(*) FROM llm_batch_requests GROUP BY 1").fetchall())
+        assert kinds == {"succeeded": 4, "errored": 1, "expired": 1}
+        online = store.db.conn.execute("SELECT count(*) FROM llm_calls WHERE batch_id IS NULL").fetchone()[0]
+        assert online == 2
+
+
+def test_retry_in_a_new_batch_sends_nothing_online(project):
+    db, _ = project
+    provider = judge_provider()
+    first: dict[str, str] = {}
+
+    def outcome(custom_id, request):  # answer 5's request errors in its first batch only (its first custom_id)
+        cand = re.search(r"<candidate_answer>\n(.*?)\n</candidate_answer>", request.messages[0].content, re.S).group(1)
+        if cand == "answer 5" and first.setdefault(cand, custom_id) == custom_id:
+            return "errored"
+        return None
+
+    provider.batch.outcome = outcome
+    r = invoke(db, ["judgments", "run", "checklist", "--model", "j1", "--batch", "--retry", "batch"], provider)
+    assert r.exit_code == 0 and "6 scored" in r.output, r.output
+    assert provider.calls == [] and provider.batch.submissions == 2
+
+
+def test_batch_options_without_batch_and_batch_with_an_agent_are_usage_errors(project):
+    db, _ = project
+    r = invoke(db, ["judgments", "run", "checklist", "--model", "j1", "--retry", "batch"], judge_provider())
+    assert r.exit_code == 2 and "--retry only apply with --batch" in r.output
+    r = invoke(db, ["answers", "generate", "--model", "m2", "--agent", "--batch"], judge_provider())
+    assert r.exit_code == 2 and "--batch is for direct answers" in r.output
+
+
+def test_direct_answers_in_a_batch(project):
+    db, _ = project
+    provider = ScriptedProvider(lambda req: "It is in app.py.")
+    r = invoke(db, ["answers", "generate", "--model", "m9", "--samples", "2", "--batch"], provider)
+    assert r.exit_code == 0, r.output
+    assert provider.batch.submissions == 1 and len(provider.batch.answered) == 12 and provider.calls == []
+    with Store.open(db) as store:
+        assert len(store.answers(model="m9")) == 12
+
+
+def test_batches_when_there_are_none_and_an_unknown_batch(project):
+    db, _ = project
+    r = invoke(db, ["batches"], judge_provider())
+    assert r.exit_code == 0 and "no batches" in r.output
+    r = invoke(db, ["batches", "show", "7"], judge_provider())
+    assert r.exit_code == 1 and "no batch #7" in r.output
+    r = invoke(db, ["batches", "resume"], judge_provider())
+    assert r.exit_code == 0 and "no batch to resume" in r.output
