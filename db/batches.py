@@ -176,8 +176,9 @@ class BatchStoreMixin:
 
     def batch_request_counts(self, batch_id: int) -> dict[str, int]:
         """How the batch's requests stand in the project: ``{"requests", "succeeded", "errored", "expired",
-        "cancelled", "missing", "waiting", "used"}`` (``used``: turned into a ledger row)."""
-        out = {"requests": 0, "waiting": 0, "used": 0, **{str(k): 0 for k in ResultKind}}
+        "cancelled", "missing", "waiting", "used", "unused"}`` (``used``: turned into a ledger row; ``unused``:
+        succeeded results not yet used, e.g. imported ones before the command runs again)."""
+        out = {"requests": 0, "waiting": 0, "used": 0, "unused": 0, **{str(k): 0 for k in ResultKind}}
         with self._lock:
             for kind, used, n in self.db.conn.execute(
                     "SELECT result_kind, call_id IS NOT NULL, count(*) FROM llm_batch_requests WHERE batch_id = ? "
@@ -185,6 +186,7 @@ class BatchStoreMixin:
                 out["requests"] += n
                 out[kind or "waiting"] += n
                 out["used"] += n if used else 0
+                out["unused"] += n if kind == "succeeded" and not used else 0
         return out
 
     def custom_ids_of(self, batch_id: int) -> set[str]:

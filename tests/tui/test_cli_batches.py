@@ -6,6 +6,7 @@ requests retried online and never scored, the ledger at the batch price, a rerun
 from __future__ import annotations
 
 import json
+import random
 import re
 
 import pytest
@@ -145,3 +146,67 @@ def test_batches_when_there_are_none_and_an_unknown_batch(project):
     assert r.exit_code == 1 and "no batch #7" in r.output
     r = invoke(db, ["batches", "resume"], judge_provider())
     assert r.exit_code == 0 and "no batch to resume" in r.output
+
+
+def _vllm_outputs(requests_file, answer) -> list[dict]:
+    """What ``vllm run-batch`` writes for a requests file: one OpenAI batch output line per request, each body a
+    chat completion with ``answer(body)`` as its content."""
+    out = []
+    for n, text in enumerate(requests_file.read_text(encoding="utf-8").splitlines()):
+        line = json.loads(text)
+        content = json.dumps(answer(line["body"]))
+        out.append({"id": f"vllm-{n}", "custom_id": line["custom_id"], "error": None,
+                    "response": {"status_code": 200, "request_id": f"req-{n}", "body": {
+                        "id": f"cmpl-{n}", "object": "chat.completion", "created": 0, "model": line["body"]["model"],
+                        "choices": [{"index": 0, "finish_reason": "stop",
+                                     "message": {"role": "assistant", "content": content}}],
+                        "usage": {"prompt_tokens": 50, "completion_tokens": 20, "total_tokens": 70}}}})
+    random.Random(3).shuffle(out)  # any order
+    return out
+
+
+def test_batch_file_then_import_then_the_same_command_uses_the_results(project, tmp_path):
+    from benchwright.core.llm.openai_provider import OpenAIProvider
+
+    db, _ = project
+    # an openai-kind provider whose server does not exist: the file mode and the import make no call
+    provider = OpenAIProvider("local", base_url="http://127.0.0.1:9/v1", api_key_env=None, max_retries=0)
+    out = tmp_path / "requests.jsonl"
+    args = ["judgments", "run", "checklist", "--model", "j1", "--batch-file", str(out)]
+    r = invoke(db, args, provider)
+    assert r.exit_code == 0, r.output
+    assert "vllm run-batch -i" in r.output and "batches import" in r.output
+    lines = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
+    assert len(lines) == 6 and {ln["url"] for ln in lines} == {"/v1/chat/completions"}
+    assert all(ln["method"] == "POST" and ln["body"]["response_format"]["type"] == "json_schema" for ln in lines)
+    with Store.open(db) as store:
+        (batch,) = store.batches()
+        assert str(batch.status) == "exported" and batch.file == str(out)
+        assert store.db.conn.execute("SELECT count(*) FROM llm_calls").fetchone()[0] == 0
+    # the same command again before the results are in: nothing new is written or sent
+    r = invoke(db, args, provider)
+    assert r.exit_code == 0 and "not imported yet" in r.output, r.output
+
+    def judge(body):
+        cand = re.search(r"<candidate_answer>\n(.*?)\n</candidate_answer>", body["messages"][-1]["content"], re.S)
+        return {"items": [{"item": 1, "rationale": f"about {cand.group(1)}", "score": 6},
+                          {"item": 2, "rationale": "no line", "score": 0}, {"item": 3, "rationale": "ok", "score": 1}]}
+
+    results = tmp_path / "results.jsonl"
+    outputs = _vllm_outputs(out, judge)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps(outputs[0]) + "\n{not json\n", encoding="utf-8")
+    r = invoke(db, ["batches", "import", str(bad)], provider)
+    assert r.exit_code == 1 and "bad.jsonl, line 2: not JSON" in r.output
+    with Store.open(db) as store:  # all or nothing: the good first line was not stored either
+        assert store.batch_request_counts(batch.id)["waiting"] == 6
+    results.write_text("".join(json.dumps(o) + "\n" for o in outputs), encoding="utf-8")
+    r = invoke(db, ["batches", "import", str(results)], provider)
+    assert r.exit_code == 0 and "6 results stored" in r.output, r.output
+    r = invoke(db, ["batches", "resume"], provider)
+    assert r.exit_code == 0, r.output
+    assert "judge checklist: 6 scored, 0 unscored" in r.output
+    with Store.open(db) as store:
+        assert str(store.batches()[0].status) == "collected"
+        rows = store.db.conn.execute("SELECT count(*), count(batch_id), min(status) FROM llm_calls").fetchone()
+        assert rows == (6, 6, "ok")

@@ -65,6 +65,11 @@ def batch_request(ctx: click.Context):
                         poll_interval_s=raw.get("poll_interval"), wait=not raw.get("no_wait"))
 
 
+def _to_collect(row: dict) -> bool:
+    """A batch still to come back, or with results not yet used (imported, or fetched by a process that died)."""
+    return row["status"] in ("pending", "submitted", "ended", "exported") or row["unused"] > 0
+
+
 def _when(stamp: str | None) -> str:
     return stamp[:19].replace("T", " ") if stamp else "-"
 
@@ -108,7 +113,7 @@ def batches(ctx, open_only, as_json) -> None:
                       str(r["requests"]), str(r["succeeded"] + bad), str(bad), str(r["waiting"]), str(r["used"]),
                       _when(r["created_at"])[5:16])
     out_console().print(table)
-    waiting = [r for r in rows if r["status"] in ("pending", "submitted", "ended", "exported")]
+    waiting = [r for r in rows if _to_collect(r)]
     if waiting:
         click.echo(f"{plural(len(waiting), 'batch')} still to collect: benchwright batches resume")
 
@@ -156,10 +161,9 @@ def batches_resume(ctx, batch_ids) -> None:
     missing = [b for b in batch_ids if b not in known]
     if missing:
         raise click.ClickException(f"no batch {', '.join(f'#{b}' for b in missing)} in this project")
-    chosen = [r for r in rows if (r["id"] in batch_ids if batch_ids else
-                                  r["status"] in ("pending", "submitted", "ended", "exported"))]
+    chosen = [r for r in rows if (r["id"] in batch_ids if batch_ids else _to_collect(r))]
     if not chosen:
-        click.echo("no batch to resume: every batch is collected (benchwright batches lists them)")
+        click.echo("no batch to resume: every batch is collected and used (benchwright batches lists them)")
         return
     commands: list[list[str]] = []
     for r in sorted(chosen, key=lambda r: r["id"]):

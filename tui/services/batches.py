@@ -93,7 +93,7 @@ def enable_batch(client, store: Store, config, options: BatchOptions, *, command
 
         backend = FileBatchBackend(Path(options.batch_file),
                                    line_for=lambda cid, req: openai_batch_line(provider, cid, req),
-                                   response_for=openai_batch_response)
+                                   response_for=lambda item, req: openai_batch_response(item, req, provider))
     else:
         make = getattr(provider, "batch_backend", None)
         if make is None:
@@ -211,7 +211,7 @@ def import_results(store: Store, path: str | Path) -> ImportedResults:
     Raises:
         BenchwrightError: the file cannot be read, a line is not JSON or has no ``custom_id`` (file and line named).
     """
-    from benchwright.core.llm.openai_batch import openai_result_item
+    from benchwright.core.llm.openai_batch import result_item as openai_result_item
 
     path = Path(path)
     out = ImportedResults()
