@@ -30,9 +30,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from itertools import pairwise
+from operator import attrgetter
 from pathlib import Path
 
-import orjson
 import pyarrow as pa
 import pyarrow.parquet as pq
 from pydantic import BaseModel, ValidationError
@@ -49,6 +49,7 @@ from .rows import (
     ReleaseError,
     ReleaseRow,
     ReleaseSpec,
+    encode_rows,
     parquet_schema,
     release_format_of,
     rows_to_table,
@@ -189,40 +190,6 @@ def _dump(v):
 
 
 # ----------------------------------------------------------------------------------------- the writer
-_JSONL_OPTIONS = orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE
-
-
-def _fields_of(model: BaseModel) -> dict:
-    """orjson's fallback for the pydantic models in a row: their field values (nested models come back here),
-    without the fields the model's ``OMIT_NONE`` names when they are None (``source.text``)."""
-    fields = model.__dict__
-    omit = getattr(model, "OMIT_NONE", ())
-    return {k: v for k, v in fields.items() if not (v is None and k in omit)} if omit else fields
-
-
-def jsonl_bytes(rows: Sequence[ReleaseRow], annotators: Sequence[list[str]] | None = None) -> bytes:
-    """data/test.jsonl: one object a line (the row's ``model_dump(mode="json")``), keys sorted, UTF-8 not
-    escaped, compact separators, "\\n" line ends. ``annotators`` replaces each row's annotators.
-
-    Raises:
-        ReleaseError: a row holds text that is not valid Unicode (a lone surrogate), named by pair id.
-    """
-    dumps = orjson.dumps
-    names = annotators if annotators is not None else [r.annotators for r in rows]
-    out = []
-    for r, ann in zip(rows, names, strict=True):
-        d = dict(r.__dict__)
-        d["annotators"] = ann
-        for k in ReleaseRow.OMIT_NONE:
-            if d[k] is None:
-                del d[k]
-        try:
-            out.append(dumps(d, default=_fields_of, option=_JSONL_OPTIONS))
-        except orjson.JSONEncodeError as e:
-            raise ReleaseError(f"pair {r.id} cannot be written as JSON: {e}") from None
-    return b"".join(out)
-
-
 def _sha256_entry(data: bytes) -> dict:
     return {"sha256": hashlib.sha256(data).hexdigest(), "size": len(data)}
 
@@ -237,8 +204,49 @@ def _write_bytes(path: Path, data: bytes) -> dict:
     return _sha256_entry(data)
 
 
-def _write_jsonl(path: Path, data: bytes) -> dict:
-    return _write_bytes(path, data)
+class _JsonlFile:
+    """data/test.jsonl written as :func:`~benchwright.exports.rows.encode_rows` hands over its lines: each chunk
+    is written and hashed by one worker thread, in order (the write and sha256 run without the GIL, beside the
+    encoding). :meth:`close` waits for the writes, fsyncs the file and returns its manifest entry."""
+
+    def __init__(self, path: Path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._file = path.open("wb", buffering=0)
+        self._digest = hashlib.sha256()
+        self._size = 0
+        self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="release-jsonl")
+        self._pending: list = []
+
+    def _append(self, chunk: bytes) -> None:
+        self._file.write(chunk)
+        self._digest.update(chunk)
+        self._size += len(chunk)
+
+    def write(self, chunk: bytes) -> None:
+        """Queue ``chunk`` (whole lines) to be written after the chunks before it."""
+        self._pending.append(self._writer.submit(self._append, chunk))
+
+    def close(self) -> dict:
+        """Wait for every chunk, fsync and close the file; its ``{"sha256", "size"}`` (raises a write's error)."""
+        try:
+            for done in self._pending:
+                done.result()
+            self._pending.clear()
+            self._file.flush()
+            os.fsync(self._file.fileno())
+        finally:
+            self.abandon()
+        return {"sha256": self._digest.hexdigest(), "size": self._size}
+
+    def abandon(self) -> None:
+        """Stop writing (after an error): wait for the worker, close the file."""
+        self._writer.shutdown(wait=True, cancel_futures=True)
+        self._file.close()
+
+
+def _write_jsonl(path: Path) -> _JsonlFile:
+    """data/test.jsonl, open for :func:`~benchwright.exports.rows.encode_rows` to write its lines into."""
+    return _JsonlFile(path)
 
 
 def _write_parquet(path: Path, table: pa.Table) -> dict:
@@ -320,21 +328,24 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def _prepare_rows(rows: Iterable[ReleaseRow], *, allow_empty: bool = False) -> list[ReleaseRow]:
-    rows = list(rows)
+def _prepare_rows(rows: Iterable[ReleaseRow], *, allow_empty: bool = False) -> tuple[list[ReleaseRow], int]:
+    """``rows`` sorted by id, checked (some row or ``allow_empty``, unique ids), API keys of this environment
+    scrubbed, and their release format (:func:`release_format_of`; formats 2 and 3 ship no split)."""
+    rows = sorted(rows, key=attrgetter("id"))
     if not rows and not allow_empty:
         raise ReleaseError("a release needs at least one pair or probe; nothing was written")
-    rows.sort(key=lambda r: r.id)
-    dupes = sorted({a.id for a, b in pairwise(rows) if a.id == b.id})
+    ids = [r.id for r in rows]
+    dupes = sorted({a for a, b in pairwise(ids) if a == b})
     if dupes:
         raise ReleaseError(f"pair ids repeat in the release: {', '.join(dupes[:10])}; nothing was written")
     keys = env_secrets()
     if keys:  # the last line of defence: no API key of this environment is ever published (docs/llm.md "Keys")
         rows = [_without_keys(r, keys) for r in rows]
-    if release_format_of(rows) < 4 and any(r.split is not None for r in rows):
+    release_format = release_format_of(rows)
+    if release_format < 4 and any(r.split is not None for r in rows):
         # no task set: the release is format 3 or 2, which has no split (its bytes stay what they were)
         rows = [r.model_copy(update={"split": None}) for r in rows]
-    return rows
+    return rows, release_format
 
 
 def _without_keys(row: ReleaseRow, keys: list[str]) -> ReleaseRow:
@@ -373,8 +384,8 @@ def write_release(
 
     Rows are written sorted by id, each row's annotators sorted; annotators (in rows and ``created_by``)
     become :func:`pseudonymize` ids unless ``with_annotators``. With ``previous_dir`` (a release folder, verified first) the changelog
-    compares against it. ``progress(done, total)`` is called after each of the steps (rows, JSONL,
-    Parquet, changelog, card, manifest, move into place).
+    compares against it. ``progress(done, total)`` is called after each of the steps (rows, changelog,
+    card, JSONL, Parquet, manifest, move into place; probes after the rows when there are probes).
 
     Checklists are written as given: the rows come from the store's preflight, which admits only valid,
     non-draft checklists; :func:`verify_release` checks the rules again.
@@ -409,7 +420,7 @@ def _write_release(
     with_annotators: bool, step: Callable[[], None], probes: Sequence[ReleaseProbe] = (),
     probes_excluded: Sequence[tuple[str, str]] = (),
 ) -> Path:
-    rows = _prepare_rows(rows, allow_empty=bool(probes))
+    rows, release_format = _prepare_rows(rows, allow_empty=bool(probes))
     previous: tuple[dict, list[ReleaseRow]] | None = None
     previous_manifest_sha = None
     if previous_dir is not None:
@@ -421,18 +432,17 @@ def _write_release(
     out_dir.mkdir(parents=True, exist_ok=True)
     tmp = out_dir / f".{spec.folder_name}.{secrets.token_hex(6)}.partial"
     tmp.mkdir()
+    # The data files are written, fsynced and hashed in worker threads (pyarrow's encoding, the writes, fsync and
+    # sha256 run without the GIL) while this thread encodes the rows, the changelog and the card. The workers are
+    # stopped (waiting for them) before the folder is removed on an error.
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="release-parquet")
+    jsonl: _JsonlFile | None = None
     try:
         files: dict[str, dict] = {}
         annotators = _annotator_lists(rows, None if with_annotators else salt)
-        table = rows_to_table(rows, annotators)
-        # Parquet in a worker thread: pyarrow's encoding, the write, fsync and hashing run without the GIL,
-        # beside the JSON lines. Leaving the pool waits for the worker, also on an error.
-        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="release-parquet") as pool:
-            parquet = pool.submit(_write_parquet, tmp / DATA_PARQUET, table)
-            files[DATA_JSONL] = _write_jsonl(tmp / DATA_JSONL, jsonl_bytes(rows, annotators))
-            step()
-            files[DATA_PARQUET] = parquet.result()
-            step()
+        jsonl = _write_jsonl(tmp / DATA_JSONL)
+        table = encode_rows(rows, annotators, schema=parquet_schema(release_format), jsonl=jsonl.write)
+        parquet = pool.submit(_write_parquet, tmp / DATA_PARQUET, table)
         prev_label = ""
         if previous is not None:
             prev_label = f"{previous[0].get('name')} {previous[0].get('version')}"
@@ -457,7 +467,7 @@ def _write_release(
             "created_by": spec.created_by if with_annotators else pseudonymize(spec.created_by, salt),
             "benchwright_version": spec.benchwright_version,
             "schema_version": spec.schema_version,
-            "release_format": release_format_of(rows),
+            "release_format": release_format,
             "license": spec.license,
             "n_pairs": len(rows),
             "annotators": "named" if with_annotators else "pseudonymous",
@@ -487,6 +497,11 @@ def _write_release(
             manifest["probes"] = probes_summary(probes, probes_excluded)
         files[CARD] = _write_card(tmp / CARD, table, spec, manifest, probes_index)
         step()
+        files[DATA_JSONL] = jsonl.close()
+        step()
+        files[DATA_PARQUET] = parquet.result()
+        step()
+        pool.shutdown()
         manifest["files"] = dict(sorted(files.items()))
         _write_manifest(tmp / MANIFEST, manifest)
         _set_times(tmp, spec.created_at)
@@ -499,6 +514,9 @@ def _write_release(
         _fsync_dir(out_dir)
         step()
     except BaseException:
+        if jsonl is not None:
+            jsonl.abandon()
+        pool.shutdown(wait=True, cancel_futures=True)
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return target

@@ -8,10 +8,10 @@ release's name, version, time and provenance figures).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timedelta
 from importlib import metadata
-from operator import attrgetter
+from operator import itemgetter
 from typing import Any, ClassVar
 
 import orjson
@@ -296,72 +296,117 @@ def extra_field_counts(extras: Iterable[dict]) -> dict[str, int]:
     return dict(sorted(out.items()))
 
 
-_FLAT = ("id", "question", "reference_answer", "category", "qa_type", "qa_subtype", "cluster_id", "cluster_name",
-         "language", "theme", "task_set", "split", "final_decision")
+JSONL_OPTIONS = orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE
+"""How each line of data/test.jsonl is encoded: keys sorted, compact, UTF-8 not escaped, "\\n" after each row."""
+JSONL_ROWS_PER_CHUNK = 256
+"""Lines handed on at a time by :func:`encode_rows` (small chunks keep the memory encoded into small and reused:
+one 30 MB buffer cost more in page faults than orjson took to fill it)."""
 
 
-def _field(name: str) -> pa.Field:
-    return PARQUET_SCHEMA.field(name)
+def _fields_of(model: BaseModel) -> dict:
+    """orjson's fallback for a pydantic model a caller put in a row's ``extra`` (rows themselves reach orjson as
+    plain dicts): its field values, without the fields its ``OMIT_NONE`` names when they are None."""
+    fields = model.__dict__
+    omit = getattr(model, "OMIT_NONE", ())
+    return {k: v for k, v in fields.items() if not (v is None and k in omit)} if omit else fields
 
 
-def _struct(values: dict[str, list], t: pa.StructType) -> pa.StructArray:
-    fields = [t.field(i) for i in range(t.num_fields)]
-    return pa.StructArray.from_arrays([pa.array(values[f.name], f.type) for f in fields], fields=fields)
+def encode_rows(rows: Sequence[ReleaseRow], annotators: Sequence[list[str]] | None = None, *,
+                schema: pa.Schema | None = None, jsonl: Callable[[bytes], object] | None = None) -> pa.Table:
+    """The Arrow table of ``rows`` and, when ``jsonl`` is given, their data/test.jsonl lines, in one pass over the
+    rows (each row's objects are read once, while they are in the cache).
 
+    Each row is read from its models' field dicts (no ``model_dump``, nothing validated again) into one plain
+    dict: nested models as dicts of their fields (repository, source and ``source.text``, checklist items and
+    rubric tiers), ``annotators`` (when given) in place of the row's, and the fields ``OMIT_NONE`` names left out
+    of the JSON when None. The JSON line is that dict encoded with :data:`JSONL_OPTIONS` (the row's
+    ``model_dump(mode="json")``); ``jsonl`` receives the lines in order, :data:`JSONL_ROWS_PER_CHUNK` rows at a
+    time. The table has ``schema`` (default: the schema of :func:`release_format_of` the rows; format 1 and 2
+    tables leave out the fields those formats lack); pyarrow builds each column from the plain values (``extra``
+    as :func:`extra_json`). No rows give an empty table of that schema (a release of probes only).
 
-def rows_to_table(rows: Sequence[ReleaseRow], annotators: Sequence[list[str]] | None = None, *,
-                  schema: pa.Schema | None = None) -> pa.Table:
-    """An Arrow table of ``rows``, built column by column (no per-row dicts), with ``schema`` (default: the
-    schema of :func:`release_format_of` the rows; format 1 and 2 tables leave out the fields those formats lack).
-
-    ``annotators``, when given, replaces each row's annotators (the pseudonymized lists). No rows give an
-    empty table of that schema (a release of probes only).
+    Raises:
+        ReleaseError: a row holds text that is not valid Unicode (a lone surrogate), or extra fields that cannot
+            be written as JSON, named by pair id.
     """
     schema = schema if schema is not None else parquet_schema(release_format_of(rows))
     if not rows:
         return schema.empty_table()
-    flat = list(zip(*map(attrgetter(*_FLAT), rows), strict=True))
-    cols: dict[str, pa.Array] = {n: pa.array(flat[i], pa.string()) for i, n in enumerate(_FLAT)}
-    for name in ("repository", "source"):
-        t = schema.field(name).type
-        names = [t.field(i).name for i in range(t.num_fields)]
-        parts = list(zip(*map(attrgetter(*names), map(attrgetter(name), rows)), strict=True))
-        values = dict(zip(names, parts, strict=True))
-        if "text" in values:
-            values["text"] = [None if v is None else v.model_dump() for v in values["text"]]
-        cols[name] = _struct(values, t)
-    item_offsets, rubric_offsets = [0], [0]
-    kinds: list[str] = []
-    key_points: list[str] = []
-    weights: list[int] = []
-    scores: list[int] = []
-    criteria: list[str] = []
-    add_kind, add_key_point, add_weight = kinds.append, key_points.append, weights.append
-    add_score, add_criterion = scores.append, criteria.append
-    add_rubric, add_items = rubric_offsets.append, item_offsets.append
-    for r in rows:  # plain loops: attribute access on the models is fastest written out
+    names = [n for n in schema.names if n != "extra"]
+    values_of = itemgetter(*names)
+    with_extra = "extra" in schema.names
+    dumps = orjson.dumps
+    all_names = annotators if annotators is not None else [r.annotators for r in rows]
+    omit_row, omit_source = ReleaseRow.OMIT_NONE, ReleaseSource.OMIT_NONE
+    values: list[tuple] = []
+    extras: list[str] = []
+    lines: list[bytes] = []
+    add_values, add_extra, add_line = values.append, extras.append, lines.append
+    for r, ann in zip(rows, all_names, strict=True):  # plain loops: attribute access on models is fastest written out
+        d = r.__dict__.copy()
+        d["annotators"] = ann
+        d["repository"] = r.repository.__dict__  # a flat model: its field dict as it is
+        source = d["source"] = r.source.__dict__.copy()
+        text = source["text"]
+        if text is not None:
+            source["text"] = text.__dict__
+        items = d["checklist"] = []
         for it in r.checklist:
-            add_kind(it.kind)  # a StrEnum member: Arrow takes it as its text
-            add_key_point(it.key_point)
-            add_weight(it.weight)
-            for t in it.rubric:
-                add_score(t.score)
-                add_criterion(t.criterion)
-            add_rubric(len(scores))
-        add_items(len(kinds))
-    rubric_t = _ITEM.field("rubric").type
-    tiers = _struct({"score": scores, "criterion": criteria}, rubric_t.value_type)
-    rubric = pa.ListArray.from_arrays(pa.array(rubric_offsets, pa.int32()), tiers, type=rubric_t)
-    item_fields = [_ITEM.field(i) for i in range(_ITEM.num_fields)]
-    items = pa.StructArray.from_arrays([
-        pa.array(kinds, pa.string()), pa.array(key_points, pa.string()), pa.array(weights, pa.int64()), rubric,
-    ], fields=item_fields)
-    cols["checklist"] = pa.ListArray.from_arrays(pa.array(item_offsets, pa.int32()), items, type=_field("checklist").type)
-    cols["adjudicated"] = pa.array([r.adjudicated for r in rows], pa.bool_())
-    names = annotators if annotators is not None else [r.annotators for r in rows]
-    cols["annotators"] = pa.array(names, _field("annotators").type)
-    cols["extra"] = pa.array([extra_json(r.extra, r.id) if r.extra else "{}" for r in rows], pa.string())
-    return pa.Table.from_arrays([cols[n] for n in schema.names], schema=schema)
+            item = it.__dict__.copy()
+            item["rubric"] = [t.__dict__ for t in item["rubric"]]  # tiers are flat models
+            items.append(item)
+        add_values(values_of(d))
+        if with_extra:
+            add_extra(extra_json(d["extra"], d["id"]) if d["extra"] else "{}")
+        if jsonl is not None:
+            for k in omit_source:
+                if source[k] is None:
+                    del source[k]
+            for k in omit_row:
+                if d[k] is None:
+                    del d[k]
+            try:
+                add_line(dumps(d, default=_fields_of, option=JSONL_OPTIONS))
+            except orjson.JSONEncodeError as e:
+                raise ReleaseError(f"pair {d['id']} cannot be written as JSON: {e}") from None
+            if len(lines) == JSONL_ROWS_PER_CHUNK:
+                jsonl(b"".join(lines))
+                lines.clear()
+    if lines:
+        jsonl(b"".join(lines))
+    columns = list(zip(*values, strict=True)) if len(names) > 1 else [values]
+    arrays = []
+    for f, column in zip(schema, [*columns, extras] if with_extra else columns, strict=True):
+        try:
+            arrays.append(pa.array(column, f.type))
+        except UnicodeEncodeError:  # only without jsonl: the JSON encoder names the pair first
+            raise ReleaseError(f"pair {_first_not_unicode(rows, column)} cannot be written as JSON or Parquet "
+                               f"(field {f.name}): it holds text that is not valid Unicode") from None
+    return pa.Table.from_arrays(arrays, schema=schema)
+
+
+def _first_not_unicode(rows: Sequence[ReleaseRow], column: Sequence) -> str:
+    """The id of the first row whose value in ``column`` orjson cannot encode (a lone surrogate)."""
+    for r, v in zip(rows, column, strict=True):
+        try:
+            orjson.dumps(v, default=_fields_of)
+        except orjson.JSONEncodeError:
+            return r.id
+    return "?"  # pragma: no cover
+
+
+def rows_to_table(rows: Sequence[ReleaseRow], annotators: Sequence[list[str]] | None = None, *,
+                  schema: pa.Schema | None = None) -> pa.Table:
+    """An Arrow table of ``rows``, built column by column (:func:`encode_rows` without the JSON lines), with
+    ``schema`` (default: the schema of :func:`release_format_of` the rows).
+
+    ``annotators``, when given, replaces each row's annotators (the pseudonymized lists). No rows give an
+    empty table of that schema (a release of probes only).
+
+    Raises:
+        ReleaseError: as :func:`encode_rows`.
+    """
+    return encode_rows(rows, annotators, schema=schema)
 
 
 # ------------------------------------------------------------------------------------------- the spec
