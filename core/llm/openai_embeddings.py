@@ -154,15 +154,21 @@ class OpenAIEmbeddingProvider:
             raise EmbeddingError(f"{model} takes no dimensions parameter (OpenAI added it with text-embedding-3); "
                                  "leave --dimensions and [roles.embedder] dimensions unset")
 
+    @staticmethod
+    def body(model: str, texts: Sequence[str], dimensions: int | None = None) -> dict[str, Any]:
+        """The request body (``embeddings.create`` keyword arguments; also a batch line's ``body``)."""
+        kwargs: dict[str, Any] = {"model": model, "input": list(texts), "encoding_format": "float"}
+        if dimensions is not None:
+            kwargs["dimensions"] = dimensions
+        return kwargs
+
     async def embed(self, model: str, texts: Sequence[str], dimensions: int | None = None) -> EmbeddingResponse:
         """Vectors of ``texts`` (one request).
 
         Raises:
             LLMError: HTTP error after the SDK's retries, timeout, connection error, or an unreadable answer.
         """
-        kwargs: dict[str, Any] = {"model": model, "input": list(texts), "encoding_format": "float"}
-        if dimensions is not None:
-            kwargs["dimensions"] = dimensions
+        kwargs = self.body(model, texts, dimensions)
         t0 = time.perf_counter()
         try:
             raw = await self._client.embeddings.with_raw_response.create(**kwargs)
@@ -215,13 +221,44 @@ def answer_problem(response: EmbeddingResponse, count: int, dimensions: int | No
     return None
 
 
+async def _embed_through_batch(batcher: Any, provider: OpenAIEmbeddingProvider, record: CallRecord, model: str,
+                               texts: Sequence[str], dimensions: int | None) -> EmbeddingResponse:
+    """One embeddings request through the batch API (``/v1/embeddings`` lines; issue 19): the stored or new
+    result, or the online answer when it did not succeed in its batch (never used as vectors). Sets the record's
+    batch fields when the answer came from a batch.
+
+    Raises:
+        LLMError: the online retry failed; BatchDeferred: handed off.
+    """
+    from .batch import ResultKind
+    from .openai_batch import embedding_line, embedding_response
+
+    body = provider.body(model, texts, dimensions)
+    t0 = time.perf_counter()
+    item, batch_id = await batcher.request_line(lambda cid: embedding_line(cid, body),
+                                                request_hash=record.request_hash, purpose=PURPOSE)
+    if item.kind is not ResultKind.SUCCEEDED:
+        return await provider.embed(model, texts, dimensions)
+    vectors, usage = embedding_response(item)
+    record.batch_id, record.batch_custom_id = batch_id, item.custom_id
+    resp = item.raw.get("response") or {}
+    answer = resp.get("body") or {}
+    params = {k: v for k, v in body.items() if k in ("encoding_format", "dimensions")}
+    params["inputs"] = len(texts)
+    return EmbeddingResponse(vectors=vectors, model=answer.get("model") or model, usage=usage,
+                             request_id=resp.get("request_id"), latency_s=time.perf_counter() - t0, attempts=1,
+                             params_sent=params)
+
+
 async def embed_batch(provider: OpenAIEmbeddingProvider, ledger: Ledger, prices: dict[str, Price], model: str,
                       texts: Sequence[str], dimensions: int | None = None, *,
-                      expect: int | None = None) -> tuple[np.ndarray, CallRecord]:
+                      expect: int | None = None, batcher: Any = None) -> tuple[np.ndarray, CallRecord]:
     """One embeddings request, recorded in ``ledger``: ``(vectors (len(texts), d) float32 L2-normalised, the
     ledger row)`` (``record.id`` its id, ``record.cost_usd`` its cost, None without a price or usage).
     ``dimensions`` is sent (None: not sent); ``expect`` is the length the vectors must have when it is not sent
-    (the model's own dimensions, known from earlier answers; None: any).
+    (the model's own dimensions, known from earlier answers; None: any). With ``batcher`` (a
+    :class:`~.batch.Batcher` on the provider's Batch API) the request goes into a batch (``embeddings compute
+    --batch``): the row names the batch and costs the batch price.
 
     Raises:
         EmbeddingError: the request failed (its row has status ``error``, the message names the row) or the
@@ -235,8 +272,11 @@ async def embed_batch(provider: OpenAIEmbeddingProvider, ledger: Ledger, prices:
                         status=CallStatus.OK, purpose=PURPOSE)
     t0 = time.perf_counter()
     try:
-        response = await provider.embed(model, texts, dimensions)
+        response = (await provider.embed(model, texts, dimensions) if batcher is None else
+                    await _embed_through_batch(batcher, provider, record, model, texts, dimensions))
     except asyncio.CancelledError:
+        if batcher is not None:  # the batch keeps running at the provider: nothing to record
+            raise
         record.status, record.error = CallStatus.CANCELLED, "cancelled before the answer arrived"
         record.latency_s = time.perf_counter() - t0
         ledger.record_call(record)
@@ -257,7 +297,8 @@ async def embed_batch(provider: OpenAIEmbeddingProvider, ledger: Ledger, prices:
     record.usage = response.usage or Usage()
     record.usage_missing = response.usage is None
     price = prices.get(record.returned_model or "") or prices.get(model)
-    record.cost_usd = price.cost(record.usage) if price and response.usage is not None else None
+    record.cost_usd = (price.cost(record.usage, batch=record.batch_id is not None)
+                       if price and response.usage is not None else None)
     problem = answer_problem(response, len(texts), dimensions if dimensions is not None else expect)
     if problem:
         record.status, record.error = CallStatus.INVALID, f"{provider.name}: {problem}"

@@ -5,9 +5,9 @@ from __future__ import annotations
 import click
 
 from benchwright.core.config import resolve_annotator
-from benchwright.core.embeddings import BUILTIN_DEFAULT_DIMENSIONS, BUILTIN_PROVIDER, text_sha256
 from benchwright.core.llm.jobs import describe_cost
 
+from .batches import batch_options, batch_request
 from .common import friendly, open_store, parse_where, plural, shown_name, step_progress, where_option
 
 SOURCES = ("pairs", "issues")
@@ -33,12 +33,13 @@ def embeddings() -> None:
               help="pairs: each pair's current question; issues: the imported issue texts.")
 @where_option
 @embedder_options
+@batch_options
 @click.pass_context
 @friendly
 def embeddings_compute(ctx, source, where, model, dimensions) -> None:
     """Embed the texts of --source not yet in the cache (a rerun with the same embedder makes no calls), and
     print how many were computed and cached, the calls made and their cost."""
-    from ..services.embeddings import embed_texts, resolve_embedder
+    from ..services.embeddings import resolve_embedder
     from ..services.llm import project_dir_of
 
     if where and source != "pairs":
@@ -52,8 +53,9 @@ def embeddings_compute(ctx, source, where, model, dimensions) -> None:
             click.echo(f"no {'issue texts' if source == 'issues' else 'pairs'} to embed"
                        + (" match the filter" if where else ""))
             return
+        options = batch_request(ctx)
         with step_progress(f"embedding {source} with {shown_name(choice.model)}") as report:
-            batch = embed_texts(store, [t for _, t in items], choice, progress=report)
+            batch = _embed(store, [t for _, t in items], choice, report, options)
     cost = describe_cost(batch.cost_usd or 0.0, calls=batch.calls, cost_unknown=batch.cost_unknown)
     click.echo(f"{plural(len(items), 'text')} of {source} with {shown_name(batch.model)} ({shown_name(batch.provider)}) "
                f"at {batch.dimensions} dimensions: {batch.computed} computed, {batch.cached} from the cache, "
@@ -67,6 +69,8 @@ def embeddings_compute(ctx, source, where, model, dimensions) -> None:
 def embeddings_status(ctx, model, dimensions) -> None:
     """Print the cached vectors per model and dimensions, and for the embedder role (or --model) how many texts
     of each source are not embedded yet."""
+    from benchwright.core.embeddings import BUILTIN_DEFAULT_DIMENSIONS, BUILTIN_PROVIDER, text_sha256
+
     from ..services.embeddings import resolve_embedder
     from ..services.llm import project_dir_of
 
@@ -92,3 +96,26 @@ def embeddings_status(ctx, model, dimensions) -> None:
     click.echo(f"embedder: {shown_name(choice.provider)}:{shown_name(choice.model)} {at}")
     for source, (total, todo) in missing.items():
         click.echo(f"  {source}: {plural(total, 'distinct text')}, {todo:,} not embedded yet")
+
+
+def _embed(store, texts, choice, report, options):
+    """``embed_texts`` with batch mode's endings: handed-off requests say where they are (exit 0); Ctrl+C says
+    which batch keeps running and how to collect it."""
+    from benchwright.core.llm.batch import BatchDeferred
+
+    from ..services.batches import claim_active, deferred_lines, open_batches_line
+    from ..services.embeddings import embed_texts
+
+    try:
+        return embed_texts(store, texts, choice, progress=report, batch=options)
+    except BatchDeferred as e:
+        claim_active()
+        for line in deferred_lines(store, e):
+            click.echo(line)
+        raise SystemExit(0) from None
+    except KeyboardInterrupt:
+        running = sorted({bid for b in claim_active() for bid, info in b.progress.batches.items()
+                          if info.get("status") not in ("collected", "failed")})
+        if running:
+            click.echo(open_batches_line(running), err=True)
+        raise

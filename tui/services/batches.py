@@ -70,22 +70,12 @@ def enable_batch(client, store: Store, config, options: BatchOptions, *, command
         LLMConfigError: the provider has no batch API (``--batch-file`` needs an openai-kind provider: the file is in
             the OpenAI batch format), or a bad option.
     """
-    from benchwright.core.llm.batch import Batcher, BatchPolicy, FileBatchBackend, RetryPolicy
-    from benchwright.db.llm import claim_owner
+    from benchwright.core.llm.batch import Batcher, FileBatchBackend
 
     provider = client.provider
-    settings = getattr(getattr(config, "settings", None), "batch", None)
-    policy = BatchPolicy(
-        poll_interval_s=options.poll_interval_s or (settings.poll_interval_s if settings else 30.0),
-        gather_s=settings.gather_s if settings else 2.0,
-        retry=RetryPolicy(options.retry or (settings.retry if settings else "online")),
-        max_batch_retries=settings.max_batch_retries if settings else 2,
-        wait=options.wait and options.batch_file is None,
-        command=command if command is not None else command_line(),
-        owner=claim_owner(),
-    )
+    policy = batch_policy(config, options, command=command)
     if options.batch_file is not None:
-        if provider.kind not in ("openai", "fake"):
+        if provider.kind != "openai":
             raise LLMConfigError(f"--batch-file writes requests in the OpenAI batch format (for vllm run-batch); the "
                                  f"provider '{provider.name}' is of kind {provider.kind}: configure the role with an "
                                  "openai-kind provider (for example your vLLM server's base_url)")
@@ -148,6 +138,24 @@ def deferred_lines(store: Store | None, err) -> list[str]:
 def plural_requests(n: int) -> str:
     """``1 request``, ``2 requests``."""
     return f"{n} request{'' if n == 1 else 's'}"
+
+
+def batch_policy(config, options: BatchOptions, *, command: list[str] | None = None):
+    """The :class:`~benchwright.core.llm.batch.BatchPolicy` of ``options`` over ``[batch]`` in benchwright.toml
+    (``config``: the loaded :class:`~benchwright.core.llm.config.LLMConfig`, or None for the defaults)."""
+    from benchwright.core.llm.batch import BatchPolicy, RetryPolicy
+    from benchwright.db.llm import claim_owner
+
+    settings = getattr(getattr(config, "settings", None), "batch", None)
+    return BatchPolicy(
+        poll_interval_s=options.poll_interval_s or (settings.poll_interval_s if settings else 30.0),
+        gather_s=settings.gather_s if settings else 2.0,
+        retry=RetryPolicy(options.retry or (settings.retry if settings else "online")),
+        max_batch_retries=settings.max_batch_retries if settings else 2,
+        wait=options.wait and options.batch_file is None,
+        command=command if command is not None else command_line(),
+        owner=claim_owner(),
+    )
 
 
 # ------------------------------------------------------------------------------------------ batches list / show

@@ -79,13 +79,16 @@ def resolve_embedder(project_dir=None, model_override: str | None = None,
 
 
 def embed_texts(store: Store, texts: Sequence[str], choice: EmbedderChoice | None = None, *,
-                progress: Callable[[int, int], None] | None = None, http_client=None) -> EmbeddingBatch:
+                progress: Callable[[int, int], None] | None = None, http_client=None,
+                batch=None) -> EmbeddingBatch:
     """Vectors of ``texts`` (in order; equal texts share one vector) by ``choice`` (default: the configured
     ``embedder`` role), cached in ``store``. ``progress(done, total)`` is called after each batch of distinct
     texts not in the cache. A provider of kind ``openai`` is called through the ledger
     (:mod:`benchwright.core.llm.openai_embeddings`), requests split by the role's limits and sent
     ``concurrency`` at a time; each batch is cached as it arrives, so after a failure a rerun embeds only what is
-    left. ``http_client``: an ``httpx2.AsyncClient`` for the SDK (tests).
+    left. ``http_client``: an ``httpx2.AsyncClient`` for the SDK (tests). ``batch``
+    (:class:`~benchwright.tui.services.batches.BatchOptions`): the requests go through the provider's Batch API
+    (``/v1/embeddings`` lines; docs/batches.md); not for the built-in embedders.
 
     Raises:
         EmbeddingError: the embedder cannot be loaded or used, a text is over the token limit, a request failed
@@ -98,7 +101,10 @@ def embed_texts(store: Store, texts: Sequence[str], choice: EmbedderChoice | Non
     for h, t in zip(hashes, texts, strict=True):
         first.setdefault(h, t)
     if choice.kind != BUILTIN_PROVIDER:
-        return _embed_remote(store, texts, hashes, first, choice, progress, http_client)
+        return _embed_remote(store, texts, hashes, first, choice, progress, http_client, batch_options=batch)
+    if batch is not None:
+        raise EmbeddingError(f"--batch is for an embeddings provider; the built-in {choice.model} runs here, "
+                             "with no calls to batch")
     embedder = builtin_embedder(choice.model, choice.dimensions)
     dims, model = embedder.dimensions, embedder.model
     cached = store.cached_vectors(list(first), model, dims)
@@ -122,7 +128,7 @@ def _ordered(cached: dict, hashes: list[str], dims: int) -> np.ndarray:
 
 
 def _embed_remote(store: Store, texts: Sequence[str], hashes: list[str], first: dict[str, str],
-                  choice: EmbedderChoice, progress, http_client) -> EmbeddingBatch:
+                  choice: EmbedderChoice, progress, http_client, *, batch_options=None) -> EmbeddingBatch:
     """:func:`embed_texts` for a provider of kind ``openai``."""
     from benchwright.core.llm.config import load_llm_config
     from benchwright.core.llm.openai_embeddings import (
@@ -168,7 +174,7 @@ def _embed_remote(store: Store, texts: Sequence[str], hashes: list[str], first: 
             chunk = [todo[i] for i in group]
             try:
                 vecs, record = await embed_batch(provider, store, config.prices, model, [first[h] for h in chunk],
-                                                 wire_dims, expect=state["dims"])
+                                                 wire_dims, expect=state["dims"], batcher=batcher)
             except EmbeddingError as e:
                 batch.calls += 1
                 failed.append(e)
@@ -196,7 +202,21 @@ def _embed_remote(store: Store, texts: Sequence[str], hashes: list[str], first: 
         finally:
             await provider.aclose()
 
-    sem = asyncio.Semaphore(max(1, s.concurrency))
+    batcher = None
+    if batch_options is not None:
+        from benchwright.core.llm.batch import Batcher
+        from benchwright.core.llm.openai_batch import OpenAIBatchBackend
+
+        from .batches import ACTIVE, batch_policy
+
+        if batch_options.batch_file is not None:
+            raise EmbeddingError("--batch-file is for chat requests; embeddings go to the provider's Batch API "
+                                 "(--batch)")
+        batcher = Batcher(OpenAIBatchBackend(provider), store, batch_policy(config, batch_options), provider=cfg.provider,
+                          provider_kind="openai", base_url=provider.base_url)
+        ACTIVE.add(batcher)
+    # in batch mode every request is in flight at once, so that they share a batch
+    sem = asyncio.Semaphore(max(1, s.concurrency) if batcher is None else 10**6)
     try:
         asyncio.get_running_loop()
     except RuntimeError:
