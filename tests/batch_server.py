@@ -117,10 +117,12 @@ class BatchServer:
     Args:
         state_dir: where batches and files are kept (created if needed).
         polls: retrievals of a batch that report it running before it ends.
+        port: the port to listen on (0: any free one; a restarted server takes its old port so that the client's
+            cache keys, which hold the base URL, stay the same).
         knobs: any of :data:`KNOBS` (see the module docstring).
     """
 
-    def __init__(self, state_dir: str | Path, *, polls: int = 1, **knobs: Any):
+    def __init__(self, state_dir: str | Path, *, polls: int = 1, port: int = 0, **knobs: Any):
         unknown = set(knobs) - set(KNOBS)
         if unknown:
             raise TypeError(f"unknown knobs {sorted(unknown)}")
@@ -132,7 +134,7 @@ class BatchServer:
                                       "cancelled": [], "fail_batches": False, "shuffle": 7}
         self.knobs.update(knobs)
         self._lock = threading.RLock()
-        self._httpd = llm_server._HTTPServer(("127.0.0.1", 0), self._handler_class())
+        self._httpd = llm_server._HTTPServer(("127.0.0.1", port), self._handler_class())
         self._thread: threading.Thread | None = None
 
     # ------------------------------------------------------------------ lifecycle
@@ -527,11 +529,12 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=main.__doc__)
     ap.add_argument("--state", required=True, help="directory holding the batches (kept across restarts)")
     ap.add_argument("--polls", type=int, default=1, help="retrievals a batch reports running before it ends")
+    ap.add_argument("--port", type=int, default=0, help="port to listen on (0: any free one)")
     for kind in ("missing", "errored", "expired", "cancelled"):
         ap.add_argument(f"--{kind}-every", type=int, default=0, help=f"every k-th request of a batch is {kind}")
     ap.add_argument("--fail-batches", action="store_true", help="OpenAI batches end failed")
     args = ap.parse_args(argv)
-    server = BatchServer(args.state, polls=args.polls, missing_every=args.missing_every,
+    server = BatchServer(args.state, polls=args.polls, port=args.port, missing_every=args.missing_every,
                          errored_every=args.errored_every, expired_every=args.expired_every,
                          cancelled_every=args.cancelled_every, fail_batches=args.fail_batches)
     print(server.base_url, flush=True)
