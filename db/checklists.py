@@ -13,6 +13,7 @@ from benchwright.core.errors import BenchwrightError, NotFoundError
 from benchwright.core.models import utc_now
 
 from .locking import serialized
+from .textguard import storable_as_is
 
 CHECKLIST_FILTERS = ("no-checklist", "invalid-checklist", "draft-checklist", "valid-checklist", "stale-checklist")
 """Queue filters on the current checklist of a pair (``stale-checklist``: made from an older text of the pair,
@@ -83,7 +84,9 @@ class ChecklistStoreMixin:
         if violations and not draft:
             raise InvalidChecklistError(violations)
         with self.write() as db:
-            self.ordinal_of(pair_id)
+            pair_row = db.conn.execute("SELECT text_version FROM qa_pairs WHERE id = ?", [pair_id]).fetchone()
+            if pair_row is None:
+                raise NotFoundError(f"no Q&A pair with id {pair_id}")
             row = db.conn.execute(
                 "SELECT version FROM checklist_current WHERE qa_pair_id = ?", [pair_id]
             ).fetchone()
@@ -109,19 +112,30 @@ class ChecklistStoreMixin:
                     "press c again) and apply your edit again"
                 )
             version = (latest or 0) + 1
+            if text_version is None:
+                text_version = pair_row[0]  # the pair's current text (read under this write lock)
+            created_at, items_json = utc_now(), checklist.to_json()
+            messages = [str(v) for v in violations]
+            violations_json = json.dumps(messages)
             db.conn.execute(
                 """INSERT INTO checklist_versions (qa_pair_id, version, origin, is_draft, is_valid, author,
                    created_at, parent_version, restored_from, source_format, items_json, violations_json, uid,
                    text_version)
-                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
-                           coalesce(?, (SELECT text_version FROM qa_pairs WHERE id = ?)))""",
+                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
                 (
-                    pair_id, version, origin.value, int(draft), int(not violations), author, utc_now(), current,
-                    restored_from, source_format, checklist.to_json(), json.dumps([str(v) for v in violations]),
-                    uuid.uuid4().hex, text_version, pair_id,
+                    pair_id, version, origin.value, int(draft), int(not violations), author, created_at, current,
+                    restored_from, source_format, items_json, violations_json, uuid.uuid4().hex, text_version,
                 ),
             )
-        return self.checklist_version(pair_id, version)
+        if not storable_as_is(pair_id, author, source_format, items_json, violations_json, *messages):
+            return self.checklist_version(pair_id, version)  # stored with U+FFFD for a lone surrogate: as stored
+        # What was stored, without reading it back (the online path saves one per pair).
+        return ChecklistVersion(
+            qa_pair_id=pair_id, version=version, origin=origin.value, is_draft=bool(draft),
+            is_valid=not violations, author=author, created_at=created_at, parent_version=current,
+            restored_from=restored_from, source_format=source_format,
+            checklist=Checklist.model_validate_json(items_json), violations=messages, text_version=text_version,
+        )
 
     @serialized
     def checklist_version(self, pair_id: str, version: int | None = None) -> ChecklistVersion | None:

@@ -18,6 +18,7 @@ from benchwright.core.models import utc_now
 from benchwright.core.steps import STEP_REGISTRY, STEPS
 
 from .locking import serialized
+from .textguard import storable_as_is
 
 CURATION_STEPS = STEPS
 """The curation pipeline's steps in order (RepoProbe §3.2, figure 2): the live view of core's step registry, which
@@ -127,7 +128,9 @@ class LLMStoreMixin:
     # ------------------------------------------------------------------ ledger
     @serialized
     def record_call(self, record: CallRecord) -> int:
-        """Append one call to the ledger (committed at once, so a kill loses nothing finished); its id.
+        """Append one call to the ledger (committed at once, or within a job's
+        :meth:`~benchwright.db.Store.deferring_commits` scope together with the item's next write, before the task
+        that made the call awaits anything: so a kill loses nothing finished); its id.
 
         API keys never reach here: records carry no headers.
 
@@ -138,7 +141,8 @@ class LLMStoreMixin:
         if record.stop_reason is not None:
             StopReason(record.stop_reason)
         u = record.usage
-        with self.write() as db:
+        # Inside a job's deferring_commits scope the row commits with the item's result (one transaction).
+        with self.write_deferred() as db:
             cur = db.conn.execute(
                 f"INSERT INTO llm_calls ({_CALL_COLUMNS.replace('id, ', '', 1)}, uid, batch_id) "
                 "VALUES (" + ", ".join(["?"] * 32) + ")",
@@ -265,18 +269,25 @@ class LLMStoreMixin:
         STEP_REGISTRY.check(step)  # UnknownNameError, a BenchwrightError naming the steps there are
         if status not in ("ok", "failed"):
             raise BenchwrightError(f"step status must be ok or failed, not {status!r}")
+        output_json, calls_json = json.dumps(output or {}, ensure_ascii=False), json.dumps(call_ids or [])
+        created_at = utc_now()
         with self.write() as db:
             self.ordinal_of(qa_pair_id)
             cur = db.conn.execute(
                 """INSERT INTO curation_results (qa_pair_id, step, status, flagged, output_json, raw_text, reason,
                    model, template_hash, call_ids_json, calls_made, created_at, created_by, uid, input_hash)
                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
-                (qa_pair_id, step, status, int(flagged), json.dumps(output or {}, ensure_ascii=False), raw_text,
-                 reason, model, template_hash, json.dumps(call_ids or []), calls_made, utc_now(), by,
+                (qa_pair_id, step, status, int(flagged), output_json, raw_text,
+                 reason, model, template_hash, calls_json, calls_made, created_at, by,
                  uuid.uuid4().hex, input_hash),
             )
             rid = cur.lastrowid
-        return self._curation_by_id(rid)
+        texts = (qa_pair_id, step, output_json, raw_text, reason, model, template_hash, by, input_hash)
+        if not storable_as_is(*texts):
+            return self._curation_by_id(rid)  # stored with U+FFFD for a lone surrogate: as stored
+        # The row as stored, without reading it back (the online path saves one per pair).
+        return self._curation_from_row((rid, qa_pair_id, step, status, int(flagged), output_json, raw_text, reason,
+                                        model, template_hash, calls_json, calls_made, created_at, by, input_hash))
 
     _CUR_COLS = ("id, qa_pair_id, step, status, flagged, output_json, raw_text, reason, model, template_hash, "
                  "call_ids_json, calls_made, created_at, created_by, input_hash")

@@ -14,6 +14,7 @@ import hashlib
 import json
 import re
 import sqlite3
+import sys
 import threading
 import time
 import uuid
@@ -300,6 +301,10 @@ class Store(ChecklistStoreMixin, ReviewStoreMixin, AgreementInputsMixin, Release
         self._lock = threading.RLock()
         """Held around every use of ``db``: sqlite-utils reads use savepoints, which must not interleave
         with another thread's transaction on the same connection."""
+        self._deferring = 0
+        """Open :meth:`deferring_commits` scopes."""
+        self._commit_pending = False
+        """A transaction of :meth:`write_deferred` is open, its COMMIT not made yet."""
 
     # ----------------------------------------------------------------- opening
     @classmethod
@@ -367,8 +372,9 @@ class Store(ChecklistStoreMixin, ReviewStoreMixin, AgreementInputsMixin, Release
         return store
 
     def close(self) -> None:
-        """Close the connection; committed work is on disk."""
+        """Close the connection (after committing a deferred write); committed work is on disk."""
         with self._lock:
+            self.commit_pending()
             self.db.close()
 
     def __enter__(self) -> Store:
@@ -389,6 +395,16 @@ class Store(ChecklistStoreMixin, ReviewStoreMixin, AgreementInputsMixin, Release
         """
         with self._lock:
             try:
+                if self._commit_pending:
+                    # A deferred write (write_deferred) is open: this block joins it and commits both. Its own
+                    # rows are a savepoint, so an error undoes them alone and the deferred rows still commit.
+                    self._commit_pending = False
+                    try:
+                        with self.db.atomic():
+                            yield self.db
+                    finally:
+                        self._commit()
+                    return
                 if self.db.conn.in_transaction:
                     with self.db.atomic():
                         yield self.db
@@ -408,6 +424,71 @@ class Store(ChecklistStoreMixin, ReviewStoreMixin, AgreementInputsMixin, Release
                 if "locked" in str(e) or "busy" in str(e):
                     raise StoreError(f"{self.path}: another process held the project for too long; try again") from e
                 raise
+
+    def _commit(self) -> None:
+        if not self.db.conn.in_transaction:  # a trigger's RAISE(ROLLBACK) ended it: nothing left to commit
+            return
+        try:
+            self.db.conn.execute("COMMIT")
+        except BaseException:
+            self.db.rollback()
+            raise
+
+    @contextmanager
+    def deferring_commits(self) -> Iterator[None]:
+        """A scope in which :meth:`write_deferred` may leave its COMMIT to the next write (a job's runner: the
+        ledger row of an item's last call then commits with the item's result, one transaction instead of two).
+        Leaving the scope commits what is still pending."""
+        with self._lock:
+            self._deferring += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._deferring -= 1
+                self.commit_pending()
+
+    @contextmanager
+    def write_deferred(self) -> Iterator[Database]:
+        """A write transaction whose COMMIT may wait a moment (the ledger's rows).
+
+        Inside :meth:`deferring_commits`, in a thread running an event loop, and outside any other write block,
+        the transaction stays open after the block: the next :meth:`write` block joins it and commits both, and
+        at the latest the loop's next turn commits it (:meth:`commit_pending`), so it never waits across an
+        ``await`` of the task that wrote it: a kill loses at most rows whose task had not yet reached its next
+        write or await. Anywhere else it is :meth:`write`.
+
+        Raises:
+            StoreError: another process held the write lock for longer than :data:`BUSY_TIMEOUT_S`.
+        """
+        with self._lock:
+            loop = _running_loop() if self._deferring else None
+            if loop is None or (self.db.conn.in_transaction and not self._commit_pending):
+                with self.write() as db:
+                    yield db
+                return
+            if not self._commit_pending:
+                try:
+                    self.db.conn.execute("BEGIN IMMEDIATE")
+                except sqlite3.OperationalError as e:
+                    if "locked" in str(e) or "busy" in str(e):
+                        raise StoreError(f"{self.path}: another process held the project for too long; "
+                                         "try again") from e
+                    raise
+                loop.call_soon(self.commit_pending)
+            self._commit_pending = False  # a write block inside this one is a savepoint of it
+            try:
+                with self.db.atomic():
+                    yield self.db
+            finally:
+                self._commit_pending = self.db.conn.in_transaction
+
+    def commit_pending(self) -> None:
+        """Commit the open transaction of :meth:`write_deferred`, if any (nothing to do otherwise)."""
+        with self._lock:
+            if self._commit_pending:
+                self._commit_pending = False
+                self._commit()
 
     @serialized
     def _one(self, sql: str, params: list | tuple = ()) -> tuple | None:
@@ -1056,6 +1137,17 @@ class Store(ChecklistStoreMixin, ReviewStoreMixin, AgreementInputsMixin, Release
 
 
 # ------------------------------------------------------------------- helpers
+def _running_loop():
+    """The asyncio event loop running in this thread, or None (also when asyncio was never imported)."""
+    asyncio = sys.modules.get("asyncio")
+    if asyncio is None:
+        return None
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
 def _pins_agree(a: Repository, b: Repository) -> bool:
     if a.commit and b.commit:
         x, y = a.commit.lower(), b.commit.lower()  # git accepts either case; so does describe_local_repository

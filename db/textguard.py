@@ -76,6 +76,12 @@ def _clean(values) -> bool:
     return True
 
 
+def storable_as_is(*values: Any) -> bool:
+    """True when the store keeps every ``str`` of ``values`` exactly as given (none needs the repair above), so a
+    caller may build what it just wrote from its own values instead of reading the row back."""
+    return _clean(values)
+
+
 def _repair_params(params: Any) -> tuple[Any, list]:
     """``(params, repaired keys)``: positional (a sequence) or named (a mapping) parameters, repaired."""
     if isinstance(params, list | tuple):

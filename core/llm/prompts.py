@@ -9,6 +9,7 @@ instructions.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 import string
@@ -65,6 +66,13 @@ def load_template(template_id: str, project_dir: str | Path | None = None) -> Pr
             except UnicodeDecodeError as e:
                 raise BenchwrightError(f"{override}: not UTF-8 text (byte {e.start})") from None
             return PromptTemplate(template_id, text, _sha(text), str(override))
+    return _packaged_template(template_id)
+
+
+@functools.cache
+def _packaged_template(template_id: str) -> PromptTemplate:
+    """The packaged template, read once per process (a step renders it for every pair; the package's files do not
+    change under a running process, a project's overrides are read each time)."""
     res = resources.files("benchwright.core").joinpath("prompts", f"{template_id}.md")
     if not res.is_file():
         raise BenchwrightError(f"no prompt template {template_id!r}; known: {', '.join(template_ids())}")
