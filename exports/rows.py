@@ -338,6 +338,7 @@ def encode_rows(rows: Sequence[ReleaseRow], annotators: Sequence[list[str]] | No
     dumps = orjson.dumps
     all_names = annotators if annotators is not None else [r.annotators for r in rows]
     omit_row, omit_source = ReleaseRow.OMIT_NONE, ReleaseSource.OMIT_NONE
+    fields = vars  # a model's field dict (tiers are flat models: theirs as they are)
     values: list[tuple] = []
     extras: list[str] = []
     lines: list[bytes] = []
@@ -350,11 +351,7 @@ def encode_rows(rows: Sequence[ReleaseRow], annotators: Sequence[list[str]] | No
         text = source["text"]
         if text is not None:
             source["text"] = text.__dict__
-        items = d["checklist"] = []
-        for it in r.checklist:
-            item = it.__dict__.copy()
-            item["rubric"] = [t.__dict__ for t in item["rubric"]]  # tiers are flat models
-            items.append(item)
+        d["checklist"] = [{**fields(it), "rubric": list(map(fields, it.rubric))} for it in r.checklist]
         add_values(values_of(d))
         if with_extra:
             add_extra(extra_json(d["extra"], d["id"]) if d["extra"] else "{}")
