@@ -3,25 +3,33 @@
 from __future__ import annotations
 
 from rich.text import Text
-from textual import on
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input, Select, Static
+from textual.worker import get_current_worker
 
 from benchwright.core.evidence_drift import EVIDENCE_FILTERS
 from benchwright.core.vocabulary import DEDUP_FILTERS, DIFFICULTY_FILTERS, ITEM_FILTERS, LEAKAGE_FILTERS
 from benchwright.db import CHECKLIST_FILTERS, CURATION_FILTERS, STATUSES, QueueFilter, QueueRow, Store
 
-from ..services.views import queue_progress
+from ..services.views import (
+    QueueProgress,
+    counts_inline,
+    known_queue_progress,
+    queue_progress,
+    queue_progress_in_thread,
+)
 from ..widgets import LiteralInput, literal, literal_options
 
 PAGE = 200
 """Rows fetched at a time; more are fetched when the cursor nears the end."""
 
-MAX_PRELOAD = 1000
-"""Queue position beyond which the table starts at the target pair rather than at the top."""
+MAX_PRELOAD = 100
+"""Rows the table loads above the pair it opens at (the rest above are loaded when the cursor comes near them):
+loading the 1,000 rows above pair #1,000 took half a second."""
 
 DATA_FIELDS = ("dedup", "difficulty", "item", "leakage", "selection", "split")
 """The queue filters of SWE-QA-Pro's data methods (issue 17), offered together in one Select, prompt "data"."""
@@ -60,6 +68,7 @@ class QueueScreen(Screen):
         Binding("M", "agent_answers", "Agent", key_display="M", id="queue.agent_answers"),
         Binding("D", "duplicates", "Duplicates", key_display="D", id="queue.duplicates"),
         Binding("X", "taxonomy", "Taxonomy", key_display="X", id="queue.taxonomy"),
+        Binding("B", "batches", "Batches", key_display="B", id="queue.batches"),
     ]
 
     def __init__(self, store: Store, annotator: str, *, start_at: str | None = None) -> None:
@@ -73,6 +82,12 @@ class QueueScreen(Screen):
         self.last_ordinal = 0
         self.exhausted = False
         self.rows: list[QueueRow] = []
+        self.window_start = 0
+        """The table holds the rows after this position; rows at or before it are loaded when the cursor nears
+        the top (0: from the first pair)."""
+        self._index: dict[str, int] | None = None
+        self._loaded = False
+        self._load_on_show = False
 
     def compose(self) -> ComposeResult:
         facets = self.store.facets()
@@ -99,11 +114,27 @@ class QueueScreen(Screen):
         table.add_column("type", key="type", width=6)
         table.add_column("repository", key="repository", width=18)
         table.add_column("question", key="question")
-        self.reload(focus_first_undecided=self.start_at is None, keep=self.start_at)
         table.focus()
-        # The curation filter is mounted after the first paint: a Select costs tens of milliseconds to mount and
-        # the queue usually opens under the review screen, where start-up time counts.
+        if self.app.screen is not self:
+            # Opened under the review screen (the app's start): rows, counts and the last filters wait until the
+            # queue is first shown, so they cost nothing while the first pair is being shown.
+            self._load_on_show = True
+            return
+        self._first_load()
+
+    def _first_load(self) -> None:
+        self.reload(focus_first_undecided=self.start_at is None, keep=self.start_at)
+        # The curation filter is mounted after the first paint: a Select costs tens of milliseconds to mount.
         self.call_after_refresh(self._mount_curation_filter)
+
+    def on_screen_resume(self) -> None:
+        # (the resume posted when the app pushed this screen arrives after the review screen went on top of it)
+        if self._load_on_show and self.app.screen is self:
+            self._load_on_show = False
+            if not self._loaded:
+                self._first_load()
+            else:
+                self.call_after_refresh(self._mount_curation_filter)
 
     def _mount_curation_filter(self) -> None:
         if not self.query("#f-curation"):
@@ -122,13 +153,13 @@ class QueueScreen(Screen):
         """Reload from the store with the current filter; put the cursor on ``keep`` or the first undecided."""
         table = self.query_one(DataTable)
         table.clear()
-        self.rows, self.last_ordinal, self.exhausted = [], 0, False
+        self._loaded = True
+        self.rows, self.last_ordinal, self.exhausted, self._index = [], 0, False, None
         target = keep or (self.store.first_undecided(self.annotator, self.flt) if focus_first_undecided else None)
         target_ordinal = self.store.ordinal_of(target) if target else 0
-        if target_ordinal > MAX_PRELOAD:
-            # A long way down a large queue: start the table at the target instead of loading everything
-            # above it; Home reloads from the top.
-            self.last_ordinal = target_ordinal - 1
+        # Down a large queue: the table starts at most MAX_PRELOAD positions above the target (with a filter, fewer
+        # rows); the rows above come when the cursor nears the top, and Home reloads from the first pair.
+        self.last_ordinal = self.window_start = max(0, target_ordinal - MAX_PRELOAD - 1)
         self._load_more()
         while target and not self.exhausted and self.last_ordinal < target_ordinal:
             self._load_more()
@@ -149,9 +180,57 @@ class QueueScreen(Screen):
             return
         self.last_ordinal = page[-1].ordinal
         self.rows.extend(page)
+        self._index = None
         table = self.query_one(DataTable)
         for r in page:
             table.add_row(*self._cells(r), key=r.id)
+
+    def _load_before(self) -> None:
+        """Load the rows above the table's first one (up to :data:`PAGE`), keeping the cursor on its row."""
+        first = self.rows[0].ordinal if self.rows else self.window_start + 1
+        page: list[QueueRow] = []
+        while self.window_start > 0 and not page:
+            self.window_start = max(0, self.window_start - PAGE)
+            page = [r for r in self.store.queue_page(self.annotator, self.flt, after_ordinal=self.window_start,
+                                                      limit=PAGE) if r.ordinal < first]
+        if not page:
+            return
+        table = self.query_one(DataTable)
+        cursor = table.cursor_row
+        self.rows[:0] = page
+        self._index = None
+        table.clear()
+        for r in self.rows:
+            table.add_row(*self._cells(r), key=r.id)
+        table.move_cursor(row=cursor + len(page), animate=False)
+
+    def show_at(self, pair_id: str | None) -> None:
+        """Put the cursor on ``pair_id`` (back from the review screen): the rows loaded are read again in one
+        query and only the rows that changed are redrawn; a pair outside them, or rows that the filter now lets
+        through or holds back, reload the table around the pair."""
+        index = self._row_index().get(pair_id) if pair_id and self._loaded else None
+        if index is None:
+            self.reload(keep=pair_id)
+            return
+        fresh = self.store.queue_page(self.annotator, self.flt, after_ordinal=self.rows[0].ordinal - 1,
+                                      limit=len(self.rows))
+        if [r.id for r in fresh] != [r.id for r in self.rows]:
+            self.reload(keep=pair_id)
+            return
+        table = self.query_one(DataTable)
+        keys = [c.key for c in table.ordered_columns]
+        for old, new in zip(self.rows, fresh, strict=True):
+            if old != new:
+                for key, cell in zip(keys, self._cells(new), strict=True):
+                    table.update_cell(new.id, key, cell)
+        self.rows = fresh
+        table.move_cursor(row=index, animate=False)
+        self.refresh_progress()
+
+    def _row_index(self) -> dict[str, int]:
+        if self._index is None:
+            self._index = {r.id: i for i, r in enumerate(self.rows)}
+        return self._index
 
     @staticmethod
     def _cells(r: QueueRow) -> tuple[Text, ...]:
@@ -170,8 +249,33 @@ class QueueScreen(Screen):
         )
 
     def refresh_progress(self) -> None:
-        """Update the progress line (decided / total, mine, rows matching the filter)."""
-        view = queue_progress(self.store, self.annotator, self.flt)
+        """Update the progress line (decided / total, mine, rows matching the filter). Counts are kept until the
+        project changes; a large project counts them again in a thread and the line shows them when done."""
+        if counts_inline(self.store):
+            self._show_progress(queue_progress(self.store, self.annotator, self.flt))
+            return
+        view = known_queue_progress(self.store, self.annotator, self.flt)
+        if view is not None:
+            self._show_progress(view)
+            return
+        line = Text()
+        line.append("decided …", style="bold")
+        line.append(" · counting · annotator ")
+        line.append_text(literal(self.annotator, style="bold"))
+        self.query_one("#progress", Static).update(line)
+        self._count_progress(self.flt)
+
+    @work(thread=True, exclusive=True, group="queue-progress", exit_on_error=False)
+    def _count_progress(self, flt: QueueFilter) -> None:
+        view = queue_progress_in_thread(self.store, self.annotator, flt)
+        if not get_current_worker().is_cancelled:
+            self.app.call_from_thread(self._progress_counted, flt, view)
+
+    def _progress_counted(self, flt: QueueFilter, view: QueueProgress) -> None:
+        if flt == self.flt:
+            self._show_progress(view)
+
+    def _show_progress(self, view: QueueProgress) -> None:
         p, shown = view.progress, view.matching
         line = Text()
         line.append(f"decided {p.decided}/{p.total}", style="bold")
@@ -184,6 +288,8 @@ class QueueScreen(Screen):
     def _maybe_load(self, event: DataTable.RowHighlighted) -> None:
         if event.cursor_row >= len(self.rows) - 20:
             self._load_more()
+        if event.cursor_row < 5 and self.window_start > 0:
+            self._load_before()
 
     @on(DataTable.RowSelected)
     def _open_selected(self, event: DataTable.RowSelected) -> None:
@@ -215,7 +321,7 @@ class QueueScreen(Screen):
         from .review import ReviewScreen
 
         def returned(last_pair_id: str | None) -> None:
-            self.reload(keep=last_pair_id)
+            self.show_at(last_pair_id)
 
         self.app.push_screen(ReviewScreen(self.store, self.annotator, pair_id, self.flt), returned)
 
@@ -264,6 +370,12 @@ class QueueScreen(Screen):
         from .taxonomy import TaxonomyScreen
 
         self.app.push_screen(TaxonomyScreen(self.store, self.annotator))
+
+    def action_batches(self) -> None:
+        """Open the project's provider batches: status, counts, details; cancel one (issue 19)."""
+        from .batches import BatchesScreen
+
+        self.app.push_screen(BatchesScreen(self.store, self.annotator))
 
     def action_duplicates(self) -> None:
         """Open the duplicates screen on the highlighted pair's group (else the first unresolved group)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from rich.text import Text
-from textual import on
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
@@ -13,6 +13,7 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Label, OptionList, Static
 from textual.widgets.option_list import Option
+from textual.worker import get_current_worker
 
 from benchwright.core.errors import BenchwrightError
 from benchwright.core.evidence import Citation, Evidence
@@ -24,7 +25,7 @@ from benchwright.core.vocabulary import REJECT_REASON_NAMES, REOPEN_WHY
 from benchwright.db import ChecklistVersion, NoteConflictError, QueueFilter, StaleReviewError, Store
 
 from ..services.texts import text_label
-from ..services.views import OthersReviews, ReviewView, review_view
+from ..services.views import OthersReviews, ReviewView, counts_inline, progress_in_thread, review_view
 from ..widgets import LiteralMarkdown, literal, notify, update_if_changed
 
 _DECISION_STYLE = {"accept": "bold green", "reject": "bold red", "revise": "bold magenta", "skip": "yellow"}
@@ -140,9 +141,14 @@ class ReviewScreen(Screen):
         """Load ``pair_id``'s view from the store (:func:`~benchwright.tui.services.views.review_view`) and
         display it."""
         self.pair_id = pair_id
-        # progress is counted once, and again only after a decision or an undo
-        view = self.view = review_view(self.store, pair_id, self.annotator, progress=self._progress)
+        # progress is counted once, and again only after a decision or an undo (and then only when the project
+        # changed: views.counted); a large project counts it in a thread, shown when done
+        inline = counts_inline(self.store)
+        view = self.view = review_view(self.store, pair_id, self.annotator, progress=self._progress,
+                                       count_progress=inline)
         self._progress = view.progress
+        if view.progress is None:
+            self._count_progress()
         pair = self.pair = view.pair
         repo = view.repository
         self._show_status(view)
@@ -193,6 +199,21 @@ class ReviewScreen(Screen):
         update_if_changed(self.query_one("#others", Static), self._others_text(view.others))
         note = view.note
         update_if_changed(self.query_one("#note", Static), literal(note) if note else Text("no notes", style="dim"))
+
+    @work(thread=True, exclusive=True, group="review-progress", exit_on_error=False)
+    def _count_progress(self) -> None:
+        """Count the progress of a large project in a thread (:func:`~benchwright.tui.services.views.progress_in_thread`)
+        and show it."""
+        progress = progress_in_thread(self.store, self.annotator)
+        if not get_current_worker().is_cancelled:  # a newer count (after a decision) replaced this one
+            self.app.call_from_thread(self._progress_counted, progress)
+
+    def _progress_counted(self, progress) -> None:
+        if self.view is None or self._progress is not None:
+            return
+        self._progress = progress
+        self.view = replace(self.view, progress=progress)
+        self._show_status(self.view)
 
     def _show_answer_first(self, view: ReviewView) -> None:
         """A pair made by answer-first generation (Code-QA-Bench): its chunk, task set, and the audit's removed
@@ -293,7 +314,10 @@ class ReviewScreen(Screen):
                         style=_DECISION_STYLE[decision.value])
         else:
             line.append("undecided", style="dim")
-        line.append(f"   decided {prog.decided}/{prog.total} · mine {prog.mine}   annotator: ")
+        if prog is None:  # counting in a thread (a large project)
+            line.append("   decided …/… · mine …   annotator: ")
+        else:
+            line.append(f"   decided {prog.decided}/{prog.total} · mine {prog.mine}   annotator: ")
         line.append_text(literal(self.annotator, style="bold"))
         if self.flt != QueueFilter():
             line.append("   (filtered queue)", style="italic")
