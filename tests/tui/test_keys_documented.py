@@ -51,6 +51,8 @@ LABELS = {
     "duplicates": "DuplicatesScreen",
     "taxonomy": "TaxonomyScreen",
     "rename a node": "RenameNodeScreen",
+    "batches": "BatchesScreen",
+    "cancel a batch": "CancelBatchScreen",
 }
 
 # How the table writes a key -> Textual's key name; any other key is written as Textual names it.

@@ -235,6 +235,28 @@ async def _taxonomy(pilot) -> None:
                   description="How URLs reach views.")
 
 
+async def _batches(pilot) -> None:
+    """A step that stores two batches before the batches screen opens: a collected one (two results back, one
+    errored, one missing) and, newest, one still running at the provider."""
+    from benchwright.core.llm.batch import BatchItem, BatchStatus, NewRequest, ResultKind
+
+    store = pilot.app.store
+    made = []
+    for n, command in ((3, ["curation", "run", "classify", "--batch"]), (2, ["judge", "run", "--batch"])):
+        reqs = [NewRequest(f"bw-snapshot{len(made)}{i}", f"snapshot-hash-{len(made)}-{i}", 0, "classify", None,
+                           {"custom_id": f"bw-snapshot{len(made)}{i}", "params": {}}) for i in range(n)]
+        bid, _ = store.create_batch(label=f"benchwright-snapshot{len(made)}", provider="openai", provider_kind="openai",
+                                    base_url=None, endpoint="/v1/chat/completions", owner="setup", command=command,
+                                    requests=reqs, status=BatchStatus.PENDING)
+        store.batch_submitted(bid, f"batch_snapshot{len(made)}")
+        made.append((bid, reqs))
+    (done, reqs), (running, _) = made
+    store.store_batch_results(done, [BatchItem(reqs[0].custom_id, ResultKind.SUCCEEDED, {}),
+                                     BatchItem(reqs[1].custom_id, ResultKind.ERRORED, {})])
+    store.batch_collected(done)
+    store.batch_state(running, status=BatchStatus.SUBMITTED, provider_status="in_progress", counts={"processing": 2})
+
+
 REVIEW = ("enter", "ReviewScreen")
 """From the queue, the first pair: reviewed by both annotators (accept against reject), their checklist edits,
 a note, a flagged curation step, an answer judged twice."""
@@ -272,6 +294,8 @@ SHOTS = {
     "duplicates": [_duplicates, ("D", "DuplicatesScreen")],
     "taxonomy": [_taxonomy, ("X", "TaxonomyScreen")],
     "rename-node": [_taxonomy, ("X", "TaxonomyScreen"), ("e", "RenameNodeScreen"), _blur],
+    "batches": [_batches, ("B", "BatchesScreen")],
+    "cancel-batch": [_batches, ("B", "BatchesScreen"), ("c", "CancelBatchScreen")],
 }
 """Each picture: how it is reached from the queue. Every screen class is the last screen of one of them (and of
 the adjudication test); test_every_screen_has_a_picture keeps it so."""

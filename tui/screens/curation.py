@@ -1,7 +1,12 @@
 """Curation in the app (RepoProbe §3.2): one pair's pipeline results with keys to run each step, and a run of
 one step over the filtered queue with a progress bar. LLM calls run in an async worker, so the UI never
 blocks; ``escape`` cancels a run and keeps every result that finished. A long refine diff is computed in a
-thread worker (``computing diff…`` meanwhile); closing the screen cancels it."""
+thread worker (``computing diff…`` meanwhile); closing the screen cancels it.
+
+``b`` sends the step's calls through the provider's batch API (issue 19, docs/batches.md; off by default): the
+screen shows the batcher's progress line while it waits. Cancelling the run, closing the screen or quitting leaves
+the batch running at the provider (it is kept in the project): ``benchwright batches resume`` collects it, or the
+same step run again, which submits nothing twice."""
 
 from __future__ import annotations
 
@@ -149,10 +154,40 @@ def progress_line(p: JobProgress) -> str:
             f"{describe_cost(p.cost_usd, calls=p.calls, cost_unknown=p.cost_unknown, usage_missing=p.usage_missing, unanswered=p.unanswered)}")
 
 
+def open_batch_ids(store: Store, batcher) -> list[int]:
+    """The local ids of the batches ``batcher`` (a :class:`~benchwright.core.llm.batch.Batcher`) made or waited
+    for that the project still holds open (their results not all back), in order."""
+    from benchwright.core.llm.batch import OPEN_BATCH_STATUSES
+
+    out = []
+    for bid in sorted(batcher.progress.batches):
+        b = store.batch(bid)
+        if b is not None and b.status in OPEN_BATCH_STATUSES:
+            out.append(bid)
+    return out
+
+
+def batch_left_running_line(batch_ids: list[int]) -> str:
+    """What the app says when a step stops while its batches still run: ``batch #N keeps running; ...``."""
+    ids = ", ".join(f"#{b}" for b in batch_ids)
+    verb = "keeps" if len(batch_ids) == 1 else "keep"
+    return (f"batch {ids} {verb} running at the provider (kept in the project); benchwright batches resume "
+            "collects it, or run the step again (nothing is submitted twice)")
+
+
 class _RunMixin:
     """Runs one step over pairs in a worker; subclasses show the progress."""
 
     running: bool = False
+    batch: bool = False
+    """``b``: send the step's calls through the provider's batch API."""
+    batch_line: str = ""
+    """The batcher's latest progress line (empty outside a batch run)."""
+
+    def batch_command(self, step: str) -> list[str]:  # pragma: no cover - overridden
+        """The ``benchwright`` command line that runs the same step (recorded with the batch, for ``batches
+        resume``)."""
+        return ["curation", "run", step, "--batch"]
 
     async def _run_step(self, step: str, pair_ids: list[str], force: bool) -> JobProgress | None:
         from benchwright.tui.services.curation_runs import run_curation
@@ -164,21 +199,46 @@ class _RunMixin:
         if STEP_ROLES[step] is None:  # a step that calls no model (images): no client, no API key
             settings = StepSettings(model="", project_dir=project_dir_of(store), force=force)
         else:
+            batch = None
+            if self.batch:
+                from ..services.batches import BatchOptions
+
+                batch = BatchOptions()
             try:
                 client, role = make_llm_client(store, STEP_ROLES[step], None,
-                                               provider_factory=getattr(self.app, "provider_factory", None))
+                                               provider_factory=getattr(self.app, "provider_factory", None),
+                                               batch=batch)
             except BenchwrightError as e:
                 message = error_text(e)
                 notify(self.app, message, title="cannot run " + step, severity="error", timeout=10)
                 return None
             settings = StepSettings(model=role.model, params=role.params, project_dir=project_dir_of(store),
                                     force=force)
+        batcher = client.batch if client is not None else None
+        if batcher is not None:
+            batcher.policy.command = self.batch_command(step)
+            batcher.on_progress = self._batch_progress  # the batcher runs on the app's loop (an async worker)
+        self.batch_line = ""
         try:
             return await run_curation(store, client, step, pair_ids, settings, by=self.annotator,
                                       on_progress=self.on_job_progress)
+        except asyncio.CancelledError:
+            running = open_batch_ids(store, batcher) if batcher is not None else []
+            if running:
+                notify(self.app, batch_left_running_line(running), title=f"{step}: batch still running",
+                       severity="warning", timeout=15)
+            raise
         finally:
             if client is not None:
                 await client.provider.aclose()
+
+    def _batch_progress(self, progress) -> None:
+        """The batcher's report (a :class:`~benchwright.core.llm.batch.BatchProgress`): keep its line, show it."""
+        self.batch_line = progress.line()
+        self.on_batch_progress(self.batch_line)
+
+    def on_batch_progress(self, line: str) -> None:  # pragma: no cover - overridden
+        """Called with the batcher's progress line after each change of a batch run."""
 
     def on_job_progress(self, p: JobProgress) -> None:  # pragma: no cover - overridden
         """Called after each finished pair."""
@@ -195,6 +255,7 @@ class CurationScreen(_RunMixin, Screen):
         Binding("a", "run_all", "All steps", id="curation.all"),
         Binding("f", "toggle_force", "Force", id="curation.force"),
         Binding("x", "toggle_all", "Include dropped", id="curation.all_pairs"),
+        Binding("b", "toggle_batch", "Batch", id="curation.batch"),
     ]
 
     def __init__(self, store: Store, pair_id: str, annotator: str) -> None:
@@ -205,6 +266,7 @@ class CurationScreen(_RunMixin, Screen):
         self.force = False
         self.all_pairs = False  # x: also run on pairs an earlier gating step dropped (the CLI's --all)
         self._worker = None
+        self._step = ""  # the step running
         self._diffs: dict[tuple[str, str], TextDiff] = {}  # the refine diffs shown, by (original, refined)
         self._wanted: list[tuple[str, str]] = []  # long ones not computed yet
         self._computing: list[tuple[str, str]] = []
@@ -225,6 +287,7 @@ class CurationScreen(_RunMixin, Screen):
         n = self.store.ordinal_of(self.pair_id)
         force = " · force: on (ignores finished results and the cache)" if self.force else ""
         force += " · including dropped pairs" if self.all_pairs else ""
+        force += " · batch: on (the provider's batch API)" if self.batch else ""
         self.query_one("#curation-status", Static).update(
             Text(f"Curation of pair #{n}{force}  {message}", no_wrap=False))
 
@@ -297,6 +360,22 @@ class CurationScreen(_RunMixin, Screen):
         self.all_pairs = not self.all_pairs
         self._status("")
 
+    def action_toggle_batch(self) -> None:
+        """Toggle sending the steps through the provider's batch API (half price, results within 24 hours)."""
+        if self.running:
+            notify(self, "A step is running; the batch setting applies to the next one.", timeout=3)
+        self.batch = not self.batch
+        self._status("")
+
+    def batch_command(self, step: str) -> list[str]:
+        """``curation run STEP --pair ID --as NAME --batch`` (and ``--force``, ``--all`` as set)."""
+        return ["curation", "run", step, "--pair", self.pair_id, "--as", self.annotator, "--batch",
+                *(["--force"] if self.force else []), *(["--all"] if self.all_pairs else [])]
+
+    def on_batch_progress(self, line: str) -> None:
+        """Show the batch's progress in the status line."""
+        self._status(f"· {self._step} as a batch: {line} (escape stops waiting; the batch keeps running)")
+
     def action_run(self, step: str) -> None:
         """Run ``step`` on this pair (in the background)."""
         self._start([step])
@@ -328,7 +407,8 @@ class CurationScreen(_RunMixin, Screen):
                 if not todo:
                     self._status(f"· {step}: already done (f forces a rerun)")
                     continue
-                self._status(f"· running {step}… (escape cancels)")
+                self._step = step
+                self._status(f"· running {step}" + (" as a batch" if self.batch else "") + "… (escape cancels)")
                 final = await self._run_step(step, todo, self.force)
                 self.refresh_results()
                 if final is None:
@@ -360,6 +440,7 @@ class CurationRunScreen(_RunMixin, Screen):
         Binding("escape", "back", "Back / cancel", id="curation_run.back"),
         Binding("f", "toggle_force", "Force", id="curation_run.force"),
         Binding("x", "toggle_all", "Include dropped", id="curation_run.all_pairs"),
+        Binding("b", "toggle_batch", "Batch", id="curation_run.batch"),
     ]
 
     def __init__(self, store: Store, annotator: str, flt: QueueFilter) -> None:
@@ -370,6 +451,7 @@ class CurationRunScreen(_RunMixin, Screen):
         self.force = False
         self.all_pairs = False  # x: also run on pairs an earlier gating step dropped (the CLI's --all)
         self._worker = None
+        self._last = ""  # the run's latest figures (the batch line goes under them)
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -381,6 +463,8 @@ class CurationRunScreen(_RunMixin, Screen):
         yield Footer()
 
     def _status(self, text: str) -> None:
+        if self.batch_line:
+            text += "\n" + self.batch_line
         self.query_one("#run-status", Static).update(Text(text))
 
     def action_toggle_force(self) -> None:
@@ -393,6 +477,26 @@ class CurationRunScreen(_RunMixin, Screen):
         self.all_pairs = not self.all_pairs
         self._status(f"including dropped pairs: {'on' if self.all_pairs else 'off'}")
 
+    def action_toggle_batch(self) -> None:
+        """Toggle sending the run's calls through the provider's batch API (half price, results within 24 hours)."""
+        self.batch = not self.batch
+        later = " (applies to the next run)" if self.running else ""
+        self._status(f"batch: {'on' if self.batch else 'off'}{later}")
+
+    def batch_command(self, step: str) -> list[str]:
+        """``curation run STEP --where KEY=VALUE... --as NAME --batch`` (and ``--force``, ``--all`` as set): the
+        queue's filter as the command line takes it."""
+        from dataclasses import fields
+
+        where = [x for f in fields(self.flt) if getattr(self.flt, f.name) is not None
+                 for x in ("--where", f"{f.name}={getattr(self.flt, f.name)}")]
+        return ["curation", "run", step, *where, "--as", self.annotator, "--batch",
+                *(["--force"] if self.force else []), *(["--all"] if self.all_pairs else [])]
+
+    def on_batch_progress(self, line: str) -> None:
+        """Show the batch's progress under the run's figures."""
+        self._status(self._last)
+
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         """Start the chosen step."""
         if self.running:
@@ -403,7 +507,8 @@ class CurationRunScreen(_RunMixin, Screen):
     def on_job_progress(self, p: JobProgress) -> None:
         """Move the bar and update the figures after each pair."""
         self.query_one("#run-progress", ProgressBar).update(total=p.total, progress=p.done)
-        self._status(progress_line(p))
+        self._last = progress_line(p)
+        self._status(self._last)
 
     @work(exclusive=True, group="curation-run")
     async def _run(self, step: str) -> None:
@@ -436,8 +541,11 @@ class CurationRunScreen(_RunMixin, Screen):
         if plan.dropped:
             notes.append(_dropped_note(plan))
         self.running = True
+        self.batch_line = ""
         self.query_one("#run-progress", ProgressBar).update(total=len(ids), progress=0)
-        self._status(f"{step}: 0/{len(ids)} (escape cancels)" + (" · " + "; ".join(notes) if notes else ""))
+        self._last = (f"{step}: 0/{len(ids)}" + (" as a batch" if self.batch else "") + " (escape cancels)"
+                      + (" · " + "; ".join(notes) if notes else ""))
+        self._status(self._last)
         try:
             final = await self._run_step(step, ids, self.force)
             if final is not None:
