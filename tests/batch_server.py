@@ -19,8 +19,8 @@ object of the same names, at any time): ``polls``; ``missing_every``, ``errored_
 ``missing``, ``errored``, ``expired``, ``cancelled`` (lists of ``custom_id``); ``fail_batches`` (OpenAI batches
 end ``failed``, with ``errors``); ``shuffle`` (a seed, or null for submission order).
 
-State lives in ``state_dir`` (one JSON file per batch, uploaded and result files, a counters file), so a client
-killed and restarted, or the server itself restarted on the same directory, finds its batches.
+State lives in ``state_dir`` (one JSON file per batch, its lines beside it, uploaded and result files, a counters
+file), so a client killed and restarted, or the server itself restarted on the same directory, finds its batches.
 :attr:`BatchServer.submissions` counts batch creations (``GET /stats`` too: ``{"submissions", "online",
 "batches"}``). ``python tests/batch_server.py --state DIR [--polls N]`` serves in its own process, printing the
 base URL on its first line.
@@ -196,6 +196,13 @@ class BatchServer:
     def _save(self, b: dict) -> None:
         self._write(self.dir / "batches" / f"{b['id']}.json", b)
 
+    def _save_lines(self, b: dict, lines: list[dict]) -> None:
+        """A batch's request lines, written once (the state file, rewritten at every poll, stays small)."""
+        self._write(self.dir / "batches" / f"{b['id']}.lines", lines)
+
+    def _lines(self, b: dict) -> list[dict]:
+        return json.loads((self.dir / "batches" / f"{b['id']}.lines").read_text())
+
     def _all(self, provider: str) -> list[dict]:
         docs = [json.loads(p.read_text()) for p in (self.dir / "batches").glob("*.json")]
         return sorted((d for d in docs if d["provider"] == provider), key=lambda d: (d["created"], d["id"]),
@@ -232,7 +239,7 @@ class BatchServer:
         if b.get("outcomes") is not None:
             return
         outcomes = []
-        for i, line in enumerate(b["lines"], 1):
+        for i, line in enumerate(self._lines(b), 1):
             outcomes.append([line["custom_id"], self._kind(line["custom_id"], i, b["cancelled"])])
         seed = self.knobs.get("shuffle")
         if seed is not None:
@@ -252,7 +259,7 @@ class BatchServer:
     # ------------------------------------------------------------------ Anthropic
     def _anthropic_doc(self, b: dict) -> dict:
         ended = b.get("outcomes") is not None
-        counts = {"processing": 0 if ended else len(b["lines"]), "succeeded": 0, "errored": 0, "canceled": 0,
+        counts = {"processing": 0 if ended else b["count"], "succeeded": 0, "errored": 0, "canceled": 0,
                   "expired": 0}
         if ended:
             names = {"succeeded": "succeeded", "errored": "errored", "cancelled": "canceled", "expired": "expired",
@@ -267,7 +274,7 @@ class BatchServer:
                 "results_url": f"{self.base_url}/v1/messages/batches/{b['id']}/results" if ended else None}
 
     def _anthropic_results(self, b: dict) -> bytes:
-        by_id = {ln["custom_id"]: (i, ln) for i, ln in enumerate(b["lines"], 1)}
+        by_id = {ln["custom_id"]: (i, ln) for i, ln in enumerate(self._lines(b), 1)}
         out = []
         for cid, kind in b["outcomes"]:
             i, ln = by_id[cid]
@@ -293,7 +300,7 @@ class BatchServer:
         else:
             status = "cancelling" if b["cancelled"] else ("validating" if b["polls"] == 0 else "in_progress")
         done = [k for _, k in b.get("outcomes") or []]
-        counts = {"total": len(b["lines"]), "completed": done.count("succeeded"),
+        counts = {"total": b["count"], "completed": done.count("succeeded"),
                   "failed": sum(1 for k in done if k in ("errored", "expired", "cancelled"))}
         return {"id": b["id"], "object": "batch", "endpoint": b["endpoint"], "errors": b.get("errors"),
                 "input_file_id": b["input_file_id"], "completion_window": "24h", "status": status,
@@ -303,7 +310,7 @@ class BatchServer:
                 "request_counts": counts, "metadata": b.get("metadata")}
 
     def _openai_files(self, b: dict) -> None:
-        by_id = {ln["custom_id"]: (i, ln) for i, ln in enumerate(b["lines"], 1)}
+        by_id = {ln["custom_id"]: (i, ln) for i, ln in enumerate(self._lines(b), 1)}
         ok, bad = [], []
         for cid, kind in b["outcomes"]:
             i, ln = by_id[cid]
@@ -368,12 +375,13 @@ class BatchServer:
         if self.knobs.get("fail_batches"):
             errors.append({"code": "scripted_failure", "line": None, "message": "the batch was made to fail"})
         self._bump("submissions")
-        b = {"id": self._new_id("batch_"), "provider": "openai", "created": time.time(), "lines": lines, "polls": 0,
+        b = {"id": self._new_id("batch_"), "provider": "openai", "created": time.time(), "count": len(lines), "polls": 0,
              "cancelled": False, "endpoint": body.get("endpoint"), "input_file_id": fid,
              "metadata": body.get("metadata"), "outcomes": None}
         if errors:
             b["failed"] = True
             b["errors"] = {"object": "list", "data": errors}
+        self._save_lines(b, lines)
         self._save(b)
         return 200, self._openai_doc(b)
 
@@ -407,7 +415,8 @@ class BatchServer:
                         "application/json"
                 self._bump("submissions")
                 b = {"id": self._new_id("msgbatch_"), "provider": "anthropic", "created": time.time(),
-                     "lines": requests, "polls": 0, "cancelled": False, "outcomes": None}
+                     "count": len(requests), "polls": 0, "cancelled": False, "outcomes": None}
+                self._save_lines(b, requests)
                 self._save(b)
                 return 200, self._anthropic_doc(b), "application/json"
             docs = [self._anthropic_doc(b) for b in self._all("anthropic")]
