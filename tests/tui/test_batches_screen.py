@@ -7,6 +7,7 @@ error of a provider without a batch API."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import time
 
@@ -51,7 +52,9 @@ def collect(store: Store, batch_id: int, custom_ids: list[str], kinds: list[Resu
     store.batch_collected(batch_id)
 
 
-def _config(db, extra: str = "") -> None:
+def _config(db, monkeypatch, extra: str = "") -> None:
+    """The project's benchwright.toml (two roles on "openai", then ``extra``); no user configuration read."""
+    monkeypatch.setenv("BENCHWRIGHT_CONFIG", str(db.parent / "no-config.toml"))
     (db.parent / "benchwright.toml").write_text(
         '[roles.generator]\nprovider = "openai"\nmodel = "gen-model"\n'
         '[roles.verifier]\nprovider = "openai"\nmodel = "ver-model"\n' + extra)
@@ -73,6 +76,17 @@ async def _until(pilot, done, what: str, timeout: float = 20) -> None:
         await pilot.pause(0.05)
 
 
+@contextlib.asynccontextmanager
+async def _classify_as_batch(store: Store, pair_id: str, provider):
+    """The app on ``pair_id``'s curation screen, ``b`` (batch on) and ``1`` (classify) pressed: ``(app, pilot)``."""
+    app = BenchwrightApp(store, "ann", resume=False, provider_factory=lambda config, role: provider)
+    async with app.run_test(size=SIZE) as pilot:
+        await app.push_screen(CurationScreen(store, pair_id, "ann"))
+        await pilot.pause()
+        await pilot.press("b", "1")
+        yield app, pilot
+
+
 def classify(request):
     assert request.schema_name == "classification", request.schema_name
     return {"rationale": "reads the code", "code_understanding_relevant": True, "category": "Business Logic"}
@@ -81,8 +95,7 @@ def classify(request):
 # ------------------------------------------------------------------------------------------ the batches screen
 async def test_b_on_the_queue_lists_the_batches_with_counts_and_details(project, monkeypatch):
     db, _ids = project
-    monkeypatch.setenv("BENCHWRIGHT_CONFIG", str(db.parent / "no-config.toml"))
-    _config(db, "[batch]\npoll_interval_s = 0.1\n")
+    _config(db, monkeypatch, "[batch]\npoll_interval_s = 0.1\n")
     with Store.open(db) as store:
         done, done_ids = add_batch(store, requests=4)
         collect(store, done, done_ids, [ResultKind.SUCCEEDED, ResultKind.SUCCEEDED, ResultKind.ERRORED])
@@ -130,7 +143,7 @@ async def test_b_on_the_queue_lists_the_batches_with_counts_and_details(project,
 
 async def test_text_from_the_project_is_shown_literally(project, monkeypatch):
     db, _ids = project
-    monkeypatch.setenv("BENCHWRIGHT_CONFIG", str(db.parent / "no-config.toml"))
+    _config(db, monkeypatch)
     with Store.open(db) as store:
         bid, _ = add_batch(store, provider=HOSTILE, command=["curation", "run", HOSTILE, "--batch"])
         store.batch_submitted(bid, "batch_1")
@@ -152,8 +165,7 @@ async def test_text_from_the_project_is_shown_literally(project, monkeypatch):
 
 async def test_c_cancels_the_highlighted_batch_at_its_provider_after_a_confirmation(project, monkeypatch):
     db, _ids = project
-    monkeypatch.setenv("BENCHWRIGHT_CONFIG", str(db.parent / "no-config.toml"))
-    _config(db)
+    _config(db, monkeypatch)
     provider = ScriptedProvider(classify, name="openai")
     with Store.open(db) as store:
         bid, cids = add_batch(store, requests=2)
@@ -185,8 +197,7 @@ async def test_c_cancels_the_highlighted_batch_at_its_provider_after_a_confirmat
 
 async def test_a_cancellation_the_provider_refuses_is_a_readable_literal_toast(project, monkeypatch):
     db, _ids = project
-    monkeypatch.setenv("BENCHWRIGHT_CONFIG", str(db.parent / "no-config.toml"))
-    _config(db)
+    _config(db, monkeypatch)
     provider = ScriptedProvider(classify, name="openai")
 
     async def refuse(batch_id):
@@ -212,8 +223,7 @@ async def test_a_cancellation_the_provider_refuses_is_a_readable_literal_toast(p
 # ------------------------------------------------------------------------------------------ curation as a batch
 async def test_b_in_the_curation_screen_sends_the_step_as_a_batch_with_progress(project, monkeypatch):
     db, ids = project
-    monkeypatch.setenv("BENCHWRIGHT_CONFIG", str(db.parent / "no-config.toml"))
-    _config(db, "[batch]\npoll_interval_s = 0.05\ngather_s = 0.01\n")
+    _config(db, monkeypatch, "[batch]\npoll_interval_s = 0.05\ngather_s = 0.01\n")
     provider = ScriptedProvider(classify, name="openai")
     provider.batch.polls = 2
     with Store.open(db) as store:
@@ -243,8 +253,7 @@ async def test_b_in_the_curation_screen_sends_the_step_as_a_batch_with_progress(
 
 async def test_a_run_over_the_queue_as_a_batch_puts_every_pair_in_one_batch(project, monkeypatch):
     db, ids = project
-    monkeypatch.setenv("BENCHWRIGHT_CONFIG", str(db.parent / "no-config.toml"))
-    _config(db, "[batch]\npoll_interval_s = 0.05\ngather_s = 0.05\n")
+    _config(db, monkeypatch, "[batch]\npoll_interval_s = 0.05\ngather_s = 0.05\n")
     provider = ScriptedProvider(classify, name="openai")
     with Store.open(db) as store:
         app = BenchwrightApp(store, "ann", resume=False, provider_factory=lambda config, role: provider)
@@ -269,16 +278,11 @@ async def test_a_run_over_the_queue_as_a_batch_puts_every_pair_in_one_batch(proj
 
 async def test_leaving_while_the_batch_waits_leaves_it_running_and_says_how_to_collect_it(project, monkeypatch):
     db, ids = project
-    monkeypatch.setenv("BENCHWRIGHT_CONFIG", str(db.parent / "no-config.toml"))
-    _config(db, "[batch]\npoll_interval_s = 0.05\ngather_s = 0.01\n")
+    _config(db, monkeypatch, "[batch]\npoll_interval_s = 0.05\ngather_s = 0.01\n")
     provider = ScriptedProvider(classify, name="openai")
     provider.batch.polls = 10**9  # never ends
     with Store.open(db) as store:
-        app = BenchwrightApp(store, "ann", resume=False, provider_factory=lambda config, role: provider)
-        async with app.run_test(size=SIZE) as pilot:
-            await app.push_screen(CurationScreen(store, ids[1], "ann"))
-            await pilot.pause()
-            await pilot.press("b", "1")
+        async with _classify_as_batch(store, ids[1], provider) as (app, pilot):
             await _until(pilot, lambda: [b.status for b in store.batches()] == [BatchStatus.SUBMITTED],
                          "the batch submitted")
             await pilot.press("escape")  # stops waiting
@@ -295,19 +299,14 @@ async def test_leaving_while_the_batch_waits_leaves_it_running_and_says_how_to_c
 
 async def test_a_provider_without_a_batch_api_says_so_literally(project, monkeypatch):
     db, ids = project
-    monkeypatch.setenv("BENCHWRIGHT_CONFIG", str(db.parent / "no-config.toml"))
-    _config(db)
+    _config(db, monkeypatch)
 
     class NoBatchProvider(ScriptedProvider):
         batch_backend = None
 
     provider = NoBatchProvider(classify, name=f"plain {HOSTILE}")
     with Store.open(db) as store:
-        app = BenchwrightApp(store, "ann", resume=False, provider_factory=lambda config, role: provider)
-        async with app.run_test(size=SIZE) as pilot:
-            await app.push_screen(CurationScreen(store, ids[1], "ann"))
-            await pilot.pause()
-            await pilot.press("b", "1")
+        async with _classify_as_batch(store, ids[1], provider) as (app, pilot):
             await app.workers.wait_for_complete()
             await pilot.pause()
             shown = [t for t in toasts(app) if "cannot run classify" in t]
