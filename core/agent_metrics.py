@@ -31,8 +31,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from .agent.tools import TOOL_NAMES
 from .metrics import JUDGES, JudgedRun, answer_scores, scores_checklist
 from .vocabulary import CONDITION_REGISTRY, DEFAULT_AGENT_CONDITION
@@ -125,6 +123,8 @@ def paired_bootstrap_ci(differences: Sequence[float], *, resamples: int = BOOTST
     each time, and the ``(1 - level) / 2`` and ``(1 + level) / 2`` quantiles returned (Efron & Tibshirani 1993,
     ch. 13). Returns ``None`` for fewer than two differences. Raises ``ValueError`` for ``level`` outside (0, 1)
     or ``resamples`` below 1."""
+    import numpy as np
+
     if not 0 < level < 1:
         raise ValueError(f"level must be between 0 and 1, not {level!r}")
     if resamples < 1:

@@ -28,8 +28,6 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 
-import numpy as np
-
 from .agent_metrics import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, paired_bootstrap_ci
 from .metrics import JUDGES, NO_VALUE, STRATA, JudgedRun, answer_scores
 
@@ -129,6 +127,7 @@ def paired_test(differences: Sequence[float], test: str = DEFAULT_TEST) -> tuple
     and for the t-test when every difference is the same (zero variance: t undefined).
 
     Raises ``ValueError`` for a test not in :data:`PAIRED_TESTS`."""
+    import numpy as np
     from scipy import stats
 
     if test not in PAIRED_TESTS:

@@ -19,12 +19,13 @@ import hashlib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-import numpy as np
-
-from .embeddings import SimilarityLimitError, similar_pairs
 from .errors import BenchwrightError
 from .vocabulary import DEDUP_DECISIONS
+
+if TYPE_CHECKING:  # numpy loads with the first grouping: `benchwright dedup --help` stays light (issue 19)
+    import numpy as np
 
 DEFAULT_THRESHOLD = 0.9
 """``dedup --threshold``: cosine similarity at or above which two questions are near-duplicates (our default;
@@ -140,6 +141,10 @@ def find_groups(ids: Sequence[str], vectors: np.ndarray, *, threshold: float = D
         DedupError: a threshold outside (0, 1], ``ids``, ``vectors``, ``scope_keys``, ``splits`` of different
             lengths, or more than ``max_links`` linked pairs (the threshold is too low).
     """
+    import numpy as np
+
+    from .embeddings import SimilarityLimitError, similar_pairs
+
     n = len(ids)
     if not (0 < threshold <= 1):  # also refuses nan
         raise DedupError(f"the dedup threshold is a cosine similarity in (0, 1], not {threshold}")

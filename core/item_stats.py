@@ -29,8 +29,6 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-import numpy as np
-
 from .calibration import ModelScore, ScoredAnswer, model_pair_scores
 from .errors import BenchwrightError
 from .vocabulary import (
@@ -121,6 +119,8 @@ class ItemStatsResult:
 def pearson(xs: Sequence[float], ys: Sequence[float]) -> float | None:
     """The Pearson correlation of two equally long sequences (numpy's ``corrcoef``); None with fewer than two
     points or when either has no variance."""
+    import numpy as np
+
     if len(xs) != len(ys) or len(xs) < 2:
         return None
     x, y = np.asarray(xs, dtype=float), np.asarray(ys, dtype=float)

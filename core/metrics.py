@@ -58,8 +58,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from .checklist import CLARITY_POINTS, KNOWLEDGE_POINTS, TOTAL_POINTS
 from .judges import JUDGE_REGISTRY, JUDGES, JudgeKind
 from .judges import SCALAR_JUDGES as SCALAR_JUDGES
@@ -547,6 +545,8 @@ def judge_stability(runs: Iterable[JudgedRun]) -> list[StabilityRow]:
     Table 5 does not state which standard deviation it uses; ``std_pct`` is the sample one (numpy
     ``ddof=1``), ``std_population_pct`` the population one (``ddof=0``). A group with no answer scored in
     every run has empty ``runs`` and ``None`` figures. Sorted like :func:`summarize`."""
+    import numpy as np
+
     per_group: dict[GroupKey, dict[str, dict[int, float]]] = defaultdict(lambda: defaultdict(dict))
     run_indices: dict[GroupKey, set[int]] = defaultdict(set)
     for r in runs:

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from .errors import BenchwrightError
+from .vocabulary import TAXONOMY_SOURCES
 
 N_INIT = 10
 """k-means restarts (scikit-learn ``n_init``), fixed so a build depends only on the vectors, k and the seed."""
@@ -38,7 +39,7 @@ LABEL_ORIGINS = ("llm", "annotator")
 OPERATIONS = ("build", "label", "rename", "merge", "split", "delete")
 """``taxonomies.operation``: what made a version."""
 
-SOURCES = ("issues", "pairs")
+SOURCES = TAXONOMY_SOURCES
 """What a taxonomy clusters: issue texts (§2.1, ``issues import``) or the pairs' questions."""
 
 LABEL_MAX_CHARS = 80

@@ -254,6 +254,10 @@ ISSUE_TEXT_MIN_BYTES = 10
 ISSUE_TEXT_MAX_BYTES = 16 * 1024
 """SWE-QA-Pro §2.1: issue texts (title + body) are kept when 10 bytes <= UTF-8 length <= 16 KB."""
 
+TAXONOMY_SOURCES = ("issues", "pairs")
+"""What a taxonomy clusters: issue texts (§2.1, ``issues import``) or the pairs' questions
+(``benchwright.core.taxonomy.SOURCES``; here so ``taxonomy build --help`` needs no numpy)."""
+
 DEDUP_SCOPES = ("repository", "global")
 """``dedup --scope``: compare questions within each repository (the default) or across the whole project."""
 

@@ -20,10 +20,13 @@ from benchwright.tui.cli.root import ALIAS_NAMES, COMMANDS
 
 HEAVY = (
     "numpy", "pandas", "pyarrow", "sklearn", "scipy", "statsmodels", "anthropic", "openai", "httpx", "httpx2",
-    "textual", "rich", "pydantic", "sqlite_utils", "wordllama", "krippendorff", "jsonschema", "pygments",
-    "markdown_it",
+    "textual", "rich", "sqlite_utils", "wordllama", "krippendorff", "jsonschema", "pygments", "markdown_it",
 )
 """Libraries no start-up path may import (top-level package names)."""
+
+ROOT_HEAVY = (*HEAVY, "pydantic")
+"""... nor, for ``benchwright --help``, ``--version`` and completing a command name, pydantic (a command's own help
+may load it: core's modules are pydantic models)."""
 
 _RUN = """
 import json, sys
@@ -44,9 +47,9 @@ def _loaded(args: list[str], env: dict[str, str] | None = None) -> tuple[str, se
     return text, set(json.loads(modules))
 
 
-def _heavy(modules: set[str]) -> list[str]:
-    """The :data:`HEAVY` libraries among ``modules``."""
-    return sorted({m.split(".")[0] for m in modules} & set(HEAVY))
+def _heavy(modules: set[str], heavy: tuple[str, ...] = HEAVY) -> list[str]:
+    """The ``heavy`` libraries among ``modules``."""
+    return sorted({m.split(".")[0] for m in modules} & set(heavy))
 
 
 def _complete(words: str) -> tuple[str, set[str]]:
@@ -60,7 +63,7 @@ def _complete(words: str) -> tuple[str, set[str]]:
 def test_root_help_and_version_load_no_command_module(args):
     text, modules = _loaded(args)
     assert "Usage: benchwright" in text or "version" in text
-    assert not _heavy(modules), f"benchwright {' '.join(args)} imported {_heavy(modules)}"
+    assert not _heavy(modules, ROOT_HEAVY), f"benchwright {' '.join(args)} imported {_heavy(modules, ROOT_HEAVY)}"
     ours = {m for m in modules if m.startswith("benchwright.")}
     assert ours <= {"benchwright.tui", "benchwright.tui.cli", "benchwright.tui.cli.root", "benchwright.tui.signals"}
 
@@ -69,7 +72,52 @@ def test_command_name_completion_loads_nothing_heavy():
     text, modules = _complete("ju")
     assert "plain,judgments" in text.splitlines()
     assert not any(line.endswith(",judge") for line in text.splitlines())  # hidden aliases are not offered
+    assert not _heavy(modules, ROOT_HEAVY), _heavy(modules, ROOT_HEAVY)
+    assert not any(m.startswith("benchwright.tui.cli.") and m != "benchwright.tui.cli.root" for m in modules)
+
+
+@pytest.mark.parametrize("words", ["judgments r", "judgments run --mo", "judge --mo", "generate g"])
+def test_subcommand_and_option_completion_load_nothing_heavy(words):
+    text, modules = _complete(words)
+    assert text.strip(), f"no completion for {words!r}"
     assert not _heavy(modules), _heavy(modules)
+
+
+_EVERY_HELP = """
+import json, sys
+import click
+from benchwright.tui.cli import main
+from benchwright.tui.cli.root import ALIAS_NAMES
+heavy = set(json.loads(sys.argv[1]))
+seen, out = set(), {}
+
+def walk(group, path, names):
+    ctx = click.Context(group)
+    for name in names:
+        cmd = group.get_command(ctx, name)
+        try:
+            main([*path, name, "--help"], prog_name="benchwright", standalone_mode=False)
+        except SystemExit:
+            pass
+        new = sorted({m.split(".")[0] for m in sys.modules} & heavy - seen)
+        seen.update(new)
+        out[" ".join([*path, name])] = new
+        if isinstance(cmd, click.Group):
+            walk(cmd, [*path, name], cmd.list_commands(click.Context(cmd)))
+
+walk(main, [], [*main.list_commands(click.Context(main)), *ALIAS_NAMES])
+print("\\n" + json.dumps(out))
+"""
+
+
+def test_no_command_help_loads_a_heavy_library():
+    """``benchwright PATH --help`` for every command, group, subcommand and hidden alias, one after another in one
+    fresh interpreter: none imports a heavy library (each is named with the first help that loaded it)."""
+    out = subprocess.run([sys.executable, "-c", _EVERY_HELP, json.dumps(HEAVY)], capture_output=True, text=True,
+                         check=True, timeout=300)
+    helps = json.loads(out.stdout.rstrip("\n").rpartition("\n")[2])
+    assert len(helps) > 100 and "judgments run" in helps and "judge" in helps
+    assert not {path: libs for path, libs in helps.items() if libs}
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -110,8 +158,8 @@ def test_lazy_help_is_the_eager_help(width):
     eager = _eager_main()
     for group in (main, eager):
         assert group.list_commands(click.Context(group))  # both list something
-    texts = [g.get_help(click.Context(g, info_name="benchwright", terminal_width=width, max_content_width=width))
-             for g in (main, eager)]
+    texts = [g.get_help(click.Context(g, info_name="benchwright", terminal_width=width, max_content_width=width,
+                                      **main.context_settings)) for g in (main, eager)]
     assert texts[0] == texts[1]
     assert "  judgments " in texts[0] and "  judge " not in texts[0]
 

@@ -6,10 +6,9 @@ literally (``rich.text.Text``, :func:`~benchwright.core.text.printable`).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
 
 from benchwright.core.calibration import CalibrationResult, z_histogram
 from benchwright.core.config import resolve_annotator
@@ -35,6 +34,9 @@ from .common import (
     where_option,
 )
 
+if TYPE_CHECKING:
+    from rich.console import Console
+
 
 def _num(x: float | None, digits: int = 3) -> str:
     return "—" if x is None else f"{x:.{digits}f}"
@@ -44,6 +46,9 @@ def print_calibration(console: Console, result: CalibrationResult, *, heading: s
                       judge_model: str | None, condition: str) -> None:
     """The summary of a calibration: parameters, per model mean / sd / pairs, the distribution of mean z and
     the decisions."""
+    from rich.table import Table
+    from rich.text import Text
+
     console.print(Text(f"{heading}: {plural(len(result.pairs), 'pair')}, rule {result.rule}, threshold "
                        f"{result.threshold:g}, at least {result.min_models} of {plural(len(result.models), 'model')} "
                        f"with a z-score; {condition} answers judged by {judge} / {shown_name(judge_model or '-')}"
@@ -108,6 +113,8 @@ def calibrate(ctx, models, judge, judge_model, condition, samples, rule, thresho
     """
     if ctx.invoked_subcommand is not None:
         return
+    from rich.text import Text
+
     if show:
         ctx.invoke(calibrate_show)
         return
@@ -140,6 +147,8 @@ def calibrate(ctx, models, judge, judge_model, condition, samples, rule, thresho
 @friendly
 def calibrate_show(ctx) -> None:
     """Print the latest stored calibration run again."""
+    from rich.text import Text
+
     with open_store(ctx) as store:
         run = store.latest_calibration()
     out = out_console()

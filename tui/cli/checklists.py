@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -11,9 +12,11 @@ from benchwright.core.blind import HiddenInBlindMode
 from benchwright.core.config import resolve_annotator
 from benchwright.core.errors import BenchwrightError
 from benchwright.core.text import printable
-from benchwright.db import Store
 
 from .common import friendly, open_store, plural
+
+if TYPE_CHECKING:
+    from benchwright.db import Store
 
 
 @click.group()

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import re
+from typing import TYPE_CHECKING
 
 import click
 
-from benchwright.core.llm.config import LLMConfig, load_llm_config
-
 from .common import friendly
+
+if TYPE_CHECKING:
+    from benchwright.core.llm.config import LLMConfig
 
 # ------------------------------------------------------------------------------------------- config
 _BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
@@ -66,6 +68,8 @@ def config_group() -> None:
 @friendly
 def config_show(ctx: click.Context, as_json: bool) -> None:
     """Print the effective LLM configuration and where each value comes from (API keys masked)."""
+    from benchwright.core.llm.config import load_llm_config
+
     config: LLMConfig = load_llm_config(ctx.obj["db"].resolve().parent)
     shown = config.show()
     if as_json:

@@ -5,7 +5,6 @@ literally."""
 from __future__ import annotations
 
 import click
-from rich.text import Text
 
 from benchwright.core.config import resolve_annotator
 from benchwright.core.dedup import DEFAULT_THRESHOLD
@@ -59,6 +58,8 @@ def dedup(ctx, threshold, scope, across_splits, where, model, dimensions, annota
     """
     if ctx.invoked_subcommand is not None:
         return
+    from rich.text import Text
+
     from ..services.dedup import run_dedup
     from ..services.embeddings import resolve_embedder
 
@@ -108,6 +109,8 @@ def dedup(ctx, threshold, scope, across_splits, where, model, dimensions, annota
 def list_groups(ctx, unresolved, cross_split) -> None:
     """The duplicate groups of the latest dedup run, with their members (position, id, split, similarity,
     question) and resolution."""
+    from rich.text import Text
+
     with open_store(ctx) as store:
         run = store.latest_dedup_run()
         groups = store.duplicate_groups(unresolved=unresolved, cross_split=cross_split)

@@ -4,18 +4,23 @@ importer's filter reasons, reviewers' reject reasons), so every cell is shown li
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
 
 from benchwright.core.funnel import FUNNEL_COLUMNS, stage_lines
 from benchwright.core.text import printable
 
 from .common import friendly, open_store, write_json_file
 
+if TYPE_CHECKING:
+    from rich.table import Table
+
 
 def _table(title: str, stages) -> Table:
+    from rich.table import Table
+    from rich.text import Text
+
     table = Table(title=Text(printable(title)), title_justify="left", show_edge=False)
     for i, col in enumerate(FUNNEL_COLUMNS):
         table.add_column(col, justify="left" if i == 0 else "right")
@@ -38,6 +43,9 @@ def funnel(ctx, by, json_file) -> None:
     a stage when it came out of the last gating stage before it (images, classify and verify drop pairs; enrich,
     refine and checklist do not), so in = out + dropped + failed + not yet run.
     """
+    from rich.console import Console
+    from rich.text import Text
+
     from ..services.funnel import project_funnel
 
     with open_store(ctx) as store:

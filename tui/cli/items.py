@@ -4,12 +4,12 @@ from data and are printed literally."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
-from rich.table import Table
-from rich.text import Text
 
 from benchwright.core.config import resolve_annotator
-from benchwright.core.item_stats import ItemStat, ItemThresholds
+from benchwright.core.item_stats import ItemThresholds
 from benchwright.core.judges import JUDGES
 from benchwright.core.vocabulary import CONDITIONS, ITEM_FLAGS
 
@@ -27,6 +27,9 @@ from .common import (
     where_option,
     write_json_file,
 )
+
+if TYPE_CHECKING:
+    from benchwright.core.item_stats import ItemStat
 
 _DEFAULTS = ItemThresholds()
 SHOWN = 5
@@ -80,6 +83,9 @@ def items(ctx, judge, judge_model, models, condition, samples, high, low, pass_b
     latest calibration says too easy), low-discrimination. The run and its thresholds are stored; --where
     item=FLAG|unrated selects the pairs. See docs/data-methods.md, "Item statistics".
     """
+    from rich.table import Table
+    from rich.text import Text
+
     from ..services.calibration import run_item_stats
 
     by = resolve_annotator(annotator)

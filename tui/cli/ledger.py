@@ -5,9 +5,6 @@ from __future__ import annotations
 import json
 
 import click
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
 
 from benchwright.core.llm.base import CallStatus
 
@@ -25,6 +22,10 @@ from .common import friendly, open_store
 @friendly
 def calls(ctx, pair, status, summary, as_json, limit) -> None:
     """The LLM call ledger: every call with model, tokens, cost, latency and status."""
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
     with open_store(ctx) as store:
         if summary:
             rows = store.ledger_summary()

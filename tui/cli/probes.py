@@ -4,10 +4,9 @@ NITR cases (NITR Table 3) and model attempts."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
-from rich.table import Table
-from rich.text import Text
 
 from benchwright.core.config import resolve_annotator
 from benchwright.core.errors import BenchwrightError
@@ -23,6 +22,10 @@ from .common import (
     write_csv_tables,
     write_json_file,
 )
+
+if TYPE_CHECKING:
+    from rich.table import Table
+    from rich.text import Text
 
 
 @click.group()
@@ -235,6 +238,8 @@ def probe_signoff(ctx, probe_id, verdict, reason, annotator) -> None:
 # ------------------------------------------------------------- model results (NITR Table 3) and attempts
 # Configuration names, case ids and logs come from data: every table cell is a rich Text (shown literally).
 def _t(value: object) -> Text:
+    from rich.text import Text
+
     return Text("—" if value is None else printable(str(value)))
 
 
@@ -243,6 +248,8 @@ def _tally(t: Tally) -> str:
 
 
 def _table(title: str, columns: list[str], numeric_from: int, numeric_to: int | None = None) -> Table:
+    from rich.table import Table
+
     table = Table(title=title, title_justify="left")
     for i, col in enumerate(columns):
         numeric = numeric_from <= i < (len(columns) if numeric_to is None else numeric_to)

@@ -9,9 +9,7 @@ import click
 from benchwright.core.config import data_dir, resolve_annotator
 from benchwright.core.errors import BenchwrightError, Remedy, with_remedy
 from benchwright.core.text import printable
-from benchwright.db import Store
 
-from ..services.demo import prepare_demo
 from .common import friendly, open_store, plural, run_app
 
 
@@ -80,6 +78,10 @@ def status(ctx, annotator) -> None:
 @friendly
 def demo(annotator, no_open) -> None:
     """Open the app on a bundled sample project about click (created once in the user data folder)."""
+    from benchwright.db import Store
+
+    from ..services.demo import prepare_demo
+
     db_path = prepare_demo(data_dir() / "demo")
     if no_open:
         click.echo(str(db_path))

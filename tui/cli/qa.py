@@ -5,10 +5,9 @@ from __future__ import annotations
 import csv
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
-from rich.table import Table
-from rich.text import Text
 
 from benchwright.core.errors import BenchwrightError
 from benchwright.core.qa_report import QAReport, Tally, qa_report
@@ -18,12 +17,18 @@ from benchwright.core.vocabulary import REJECT_REASON_NAMES
 
 from .common import friendly, open_store, out_console, shown_name
 
+if TYPE_CHECKING:
+    from rich.table import Table
+    from rich.text import Text
+
 CSV_FILES = ("summary.csv", "criteria.csv", "reasons.csv")
 """What ``qa-report --csv DIR`` writes: one row per scope; per scope, criterion and verdict; per scope and reason."""
 
 
 def _cell(value) -> Text:
     """A table cell shown literally (names come from data: never read as markup), a long name cut."""
+    from rich.text import Text
+
     return Text("—" if value is None else shown_name(str(value)))
 
 
@@ -36,6 +41,8 @@ def _reason_name(reason: str) -> str:
 
 
 def _summary_table(title: str, first: str, rows: list[tuple[str, Tally]]) -> Table:
+    from rich.table import Table
+
     table = Table(title=title)
     for column in (first, "pairs", "accepted", "rejected", "to revise", "undecided", "discard rate"):
         table.add_column(column, justify="left" if column == first else "right")
@@ -60,6 +67,9 @@ def _sample_line(params: dict | None) -> str:
 
 
 def _print(report: QAReport, params: dict | None) -> None:
+    from rich.table import Table
+    from rich.text import Text
+
     console = out_console()
     console.print(Text(printable(_sample_line(params))))
     if not report.overall.units:

@@ -9,11 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import asdict
+from typing import TYPE_CHECKING
 
 import click
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
 
 from benchwright.core.agent.tools import TOOL_NAMES
 from benchwright.core.agent_metrics import GapRow, ToolUsageRow, condition_side
@@ -62,6 +60,11 @@ from .common import (
     write_json_file,
 )
 
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
 # The stratification axes, their --by spellings and titles are core's (core/metrics.py, STRATUM_AXIS_REGISTRY).
 
 
@@ -76,6 +79,8 @@ def _num(x: float | None, digits: int = 2) -> str:
 def _t(value: object) -> Text:
     """A table cell shown literally: data never becomes Rich markup, and control characters (an ANSI escape in a
     model name) are made visible rather than sent to the terminal."""
+    from rich.text import Text
+
     return Text("—" if value is None else printable(str(value)))
 
 
@@ -88,6 +93,8 @@ def _add_columns(table: Table, left: Sequence[str | Text] = (), right: Sequence[
 
 
 def _table(title: str, columns: Sequence[str], *, numeric_from: int) -> Table:
+    from rich.table import Table
+
     table = Table(title=title, title_justify="left")
     for i, col in enumerate(columns):
         table.add_column(col, justify="right" if i >= numeric_from else "left", overflow="fold")
@@ -240,6 +247,8 @@ def _coverage_of(report: Report) -> Callable[[object], tuple[int, int]]:
 
 
 def _print_tables(console: Console, report: Report) -> None:
+    from rich.table import Table
+
     cov = _coverage_of(report)
     checklist = [r for r in report.summary if scores_checklist(r.judge)]
     if checklist:
@@ -321,6 +330,9 @@ def _no_agent_answers(report: Report) -> bool:
 def _print_agent_gap(console: Console, report: Report) -> None:
     """SWE-QA-Pro §4.2 Table 2 form, one table per judge: each model's direct row, then its agent row with the
     gap, over the pairs scored under both (mean over a pair's samples first)."""
+    from rich.table import Table
+    from rich.text import Text
+
     title = "Direct vs agent (SWE-QA-Pro §4.2 Table 2)"
     if not report.agent_gap:
         why = ("no agent answers yet (benchwright answers generate --agent --model M)" if _no_agent_answers(report)
@@ -361,6 +373,9 @@ def _print_agent_gap(console: Console, report: Report) -> None:
 
 def _print_tool_usage(console: Console, report: Report) -> None:
     """SWE-QA-Pro §4.3 Figure 4 form: per model and condition, calls per tool, per answer, and the failed runs."""
+    from rich.table import Table
+    from rich.text import Text
+
     title = "Tool usage (SWE-QA-Pro §4.3 Figure 4)"
     rows = report.tool_usage
     if not rows:
@@ -418,6 +433,8 @@ def _scores(scores: Sequence[float]) -> str:
 def _print_instability(console: Console, report: Report) -> None:
     """RepoProbe §5.3.2 Table 6 form: answers whose scalar-judge runs spread widely while the checklist runs
     agree, widest spread first; scores are normalized (0-1) per run."""
+    from rich.text import Text
+
     title = (f"Instability cases (RepoProbe §5.3.2 Table 6): scalar-judge runs range >= "
              f"{report.instability_threshold:g} while checklist runs range <= {report.checklist_tolerance:g}")
     if not report.instability:
@@ -436,6 +453,8 @@ def _print_instability(console: Console, report: Report) -> None:
 def _print_stability(console: Console, report: Report) -> None:
     """RepoProbe Table 5 form: per model and condition, each judge's score rate, std and range over runs, the
     judges of one model on consecutive rows so checklist and scalar judging compare at a glance."""
+    from rich.table import Table
+
     if not report.stability:
         return
     order = {j: i for i, j in enumerate(JUDGES)}
@@ -475,6 +494,8 @@ def _print_calibration(console: Console, run) -> None:
     """The calibration section (SWE-QA-Pro §2.3): the latest ``calibrate`` run's parameters, the distribution
     of mean z over its decided pairs (under all-z, of min z too: the statistic that rule decides on, as
     ``calibrate`` prints it) and its decisions (``benchwright calibrate show`` has the per-model table)."""
+    from rich.text import Text
+
     r = run.result
     console.print(Text(f"Difficulty calibration (SWE-QA-Pro §2.3), run {run.id} of {run.created_at[:10]}: "
                        f"{len(r.pairs)} pairs, rule {r.rule}, threshold {r.threshold:g}; {run.condition} answers of "
@@ -503,6 +524,8 @@ def _print_conditions(console: Console, rows: Sequence[ConditionRow], *, test: s
                       seed: int) -> None:
     """The condition deltas table: per model, judge, judge model, task set (and stratum) two lines, one per
     delta, the condition means on the first (Code-QA-Bench "Key Results")."""
+    from rich.table import Table
+
     axis = rows[0].axis if rows else None
     t = Table(title=_conditions_title(test, resamples, seed) + (f"; by {AXIS_TITLES[axis]}" if axis else ""),
               title_justify="left")
@@ -527,6 +550,8 @@ def _print_conditions(console: Console, rows: Sequence[ConditionRow], *, test: s
 def _print_saturation(console: Console, rows: Sequence[SaturationRow]) -> None:
     """Specificity saturation of the 0-5 judge: per model, condition and judge model the share of answers at 5/5
     on specificity, with a warning above the documented share (Code-QA-Bench "Significance" 4)."""
+    from rich.table import Table
+
     if not rows:
         return
     t = Table(title=f"Specificity saturation (Code-QA-Bench judge): share of answers at the top specificity "
@@ -592,6 +617,9 @@ def report(ctx, by, models, judge, csv_dir, json_file, instability_threshold, ch
     while the checklist runs agree (RepoProbe Table 6); unscored runs and overrides
     used; failure modes below 60% (RepoProbe Table 7); direct against agent answers per model (SWE-QA-Pro Table 2)
     and the agents' tool calls (SWE-QA-Pro Figure 4). Percentages are of points; see docs/metrics.md."""
+    from rich.console import Console
+    from rich.text import Text
+
     from benchwright.db.report import report_inputs
 
     with open_store(ctx) as store:

@@ -31,8 +31,6 @@ from benchwright.core.evidence_drift import (
 from benchwright.core.repository import describe_local_repository
 from benchwright.core.text import printable
 
-from ..services.evidence_moves import apply_move, plan_move
-from ..services.strip import strip_repository
 from .common import annotator_option, friendly, open_store, plural
 
 
@@ -186,6 +184,8 @@ def repo_strip(ctx, name, as_name, to, keep_lines, force) -> None:
     code-only condition runs on it. What was removed is kept in the project: benchwright repos manifest COPY.
     Who registers it: BENCHWRIGHT_ANNOTATOR, else the configuration, else the OS user (--as names the copy).
     """
+    from ..services.strip import strip_repository
+
     with open_store(ctx) as store:
         outcome = strip_repository(store, name, annotator=resolve_annotator(None), as_name=as_name, to=to,
                                    keep_lines=keep_lines, force=force)
@@ -292,6 +292,8 @@ def repo_move(ctx, name, path, commit, version, dry_run, show_all, annotator) ->
     to review (--where evidence=stale); nothing else changes. Copies made from NAME (repos strip) are listed as
     out of date.
     """
+    from ..services.evidence_moves import apply_move, plan_move
+
     with open_store(ctx) as store:
         plan = plan_move(store, name, path, commit=commit, version=version)
         if not dry_run:

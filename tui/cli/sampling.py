@@ -6,9 +6,9 @@ Cluster names, QA types and questions come from data: every cell is printed lite
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
-from rich.table import Table
-from rich.text import Text
 
 from benchwright.core.config import resolve_annotator
 from benchwright.core.errors import BenchwrightError
@@ -25,12 +25,18 @@ from .common import (
     where_option,
 )
 
+if TYPE_CHECKING:
+    from rich.table import Table
+
 _PER_CLUSTER = f"{DEFAULT_PER_CLUSTER[0]}..{DEFAULT_PER_CLUSTER[1]}"
 
 
 def _coverage_table(coverage: dict, names: dict, candidates: dict | None = None, title: str = "Coverage") -> Table:
     """The cluster x QA-type table: one row per cluster (its id and name, its candidates when known), a column per
     QA type, the pairs drawn; a last row of totals."""
+    from rich.table import Table
+    from rich.text import Text
+
     types = sorted({t for row in coverage.values() for t in row} - {"(none)"})
     types += ["(none)"] if any("(none)" in row for row in coverage.values()) else []
     table = Table(title=Text(title), title_justify="left", show_edge=False)
@@ -60,6 +66,8 @@ def _coverage_table(coverage: dict, names: dict, candidates: dict | None = None,
 
 
 def _print_shortfalls(out, shortfalls: list[Shortfall], lo: int) -> None:
+    from rich.text import Text
+
     if not shortfalls:
         out.print(Text(f"no shortfall: every cluster drew at least {lo}, QA types are even within the tolerance"))
         return
@@ -102,6 +110,8 @@ def sample(ctx, name, per_cluster, balance, total, seed, where, all_pairs, inclu
     (a cluster under LO, a --total not reached, a QA type far from even). Use the selection with
     --where selection=NAME and releases create --selection NAME. The algorithm: docs/data-methods.md.
     """
+    from rich.text import Text
+
     from ..services.sampling import draw_sample, save_draw
 
     lo_hi = parse_per_cluster(per_cluster)
@@ -163,6 +173,9 @@ def selections() -> None:
 @friendly
 def selections_list(ctx) -> None:
     """Every selection's latest version: pairs, parameters, shortfalls, who made it and when."""
+    from rich.table import Table
+    from rich.text import Text
+
     with open_store(ctx) as store:
         rows = store.selections()
     out = out_console()
@@ -189,6 +202,9 @@ def selections_list(ctx) -> None:
 @friendly
 def selections_show(ctx, name, version, json_file) -> None:
     """A selection's parameters, cluster x QA-type coverage, shortfalls and members in draw order."""
+    from rich.table import Table
+    from rich.text import Text
+
     from .common import write_json_file
 
     with open_store(ctx) as store:

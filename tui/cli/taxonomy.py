@@ -12,7 +12,7 @@ import click
 from benchwright.core.config import resolve_annotator
 from benchwright.core.errors import BenchwrightError
 from benchwright.core.llm.jobs import describe_cost
-from benchwright.core.taxonomy import SOURCES
+from benchwright.core.vocabulary import TAXONOMY_SOURCES
 
 from .batches import batch_options, batch_request
 from .common import (
@@ -68,7 +68,7 @@ _KMEANS_SEED = click.IntRange(0, 2**32 - 1)
 
 
 @taxonomy.command("build")
-@click.option("--source", type=click.Choice(SOURCES), default="issues", show_default=True,
+@click.option("--source", type=click.Choice(TAXONOMY_SOURCES), default="issues", show_default=True,
               help="Cluster the imported issue texts (SWE-QA-Pro §2.1) or the pairs' questions.")
 @click.option("--repo", "repository", help="Only the issues (or pairs) of this repository.")
 @where_option
