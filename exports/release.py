@@ -249,10 +249,48 @@ def _write_jsonl(path: Path) -> _JsonlFile:
     return _JsonlFile(path)
 
 
-def _write_parquet(path: Path, table: pa.Table) -> dict:
-    sink = pa.BufferOutputStream()
-    pq.write_table(table, sink, **PARQUET_OPTIONS)
-    return _write_bytes(path, sink.getvalue().to_pybytes())
+_ROWS_PER_BLOCK = PARQUET_OPTIONS["row_group_size"]
+"""Rows encoded at a time by :func:`write_release`: one Parquet row group, written by a worker thread while the
+next block is encoded (block by block gives the bytes ``pq.write_table`` of the whole table gives)."""
+
+
+class _ParquetFile:
+    """data/test.parquet written as its row groups are encoded: each block of :data:`_ROWS_PER_BLOCK` rows is
+    written by one worker thread, in order, with :data:`PARQUET_OPTIONS` (pyarrow encodes without the GIL).
+    :meth:`close` waits for them, writes the file (fsynced) and returns its manifest entry."""
+
+    def __init__(self, path: Path, schema: pa.Schema):
+        self._path = path
+        self._sink = pa.BufferOutputStream()
+        options = {k: v for k, v in PARQUET_OPTIONS.items() if k != "row_group_size"}
+        self._parquet = pq.ParquetWriter(self._sink, schema, **options)
+        self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="release-parquet")
+        self._pending: list = []
+
+    def write(self, block: pa.Table) -> None:
+        """Queue ``block`` (rows of the release's schema) to be written after the blocks before it."""
+        self._pending.append(self._writer.submit(self._parquet.write_table, block,
+                                                 row_group_size=PARQUET_OPTIONS["row_group_size"]))
+
+    def close(self) -> dict:
+        """Wait for every block, then write the file; its ``{"sha256", "size"}`` (raises a write's error)."""
+        try:
+            for done in self._pending:
+                done.result()
+            self._pending.clear()
+            self._parquet.close()
+        finally:
+            self.abandon()
+        return _write_bytes(self._path, self._sink.getvalue().to_pybytes())
+
+    def abandon(self) -> None:
+        """Stop writing (after an error): wait for the worker."""
+        self._writer.shutdown(wait=True, cancel_futures=True)
+
+
+def _write_parquet(path: Path, schema: pa.Schema) -> _ParquetFile:
+    """data/test.parquet, open for the row groups of ``schema`` to be written into."""
+    return _ParquetFile(path, schema)
 
 
 def _write_card(path: Path, table: pa.Table, spec: ReleaseSpec, manifest_base: dict, probes_index=()) -> dict:
@@ -433,16 +471,23 @@ def _write_release(
     tmp = out_dir / f".{spec.folder_name}.{secrets.token_hex(6)}.partial"
     tmp.mkdir()
     # The data files are written, fsynced and hashed in worker threads (pyarrow's encoding, the writes, fsync and
-    # sha256 run without the GIL) while this thread encodes the rows, the changelog and the card. The workers are
-    # stopped (waiting for them) before the folder is removed on an error.
-    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="release-parquet")
+    # sha256 run without the GIL) while this thread encodes the rows, block by block, then the changelog and the
+    # card. The workers are stopped (waiting for them) before the folder is removed on an error.
     jsonl: _JsonlFile | None = None
+    parquet: _ParquetFile | None = None
     try:
         files: dict[str, dict] = {}
         annotators = _annotator_lists(rows, None if with_annotators else salt)
+        schema = parquet_schema(release_format)
         jsonl = _write_jsonl(tmp / DATA_JSONL)
-        table = encode_rows(rows, annotators, schema=parquet_schema(release_format), jsonl=jsonl.write)
-        parquet = pool.submit(_write_parquet, tmp / DATA_PARQUET, table)
+        parquet = _write_parquet(tmp / DATA_PARQUET, schema)
+        blocks = []
+        for start in range(0, max(len(rows), 1), _ROWS_PER_BLOCK):  # an empty release writes its empty table
+            end = start + _ROWS_PER_BLOCK
+            block = encode_rows(rows[start:end], annotators[start:end], schema=schema, jsonl=jsonl.write)
+            parquet.write(block)
+            blocks.append(block)
+        table = pa.concat_tables(blocks)
         prev_label = ""
         if previous is not None:
             prev_label = f"{previous[0].get('name')} {previous[0].get('version')}"
@@ -499,9 +544,8 @@ def _write_release(
         step()
         files[DATA_JSONL] = jsonl.close()
         step()
-        files[DATA_PARQUET] = parquet.result()
+        files[DATA_PARQUET] = parquet.close()
         step()
-        pool.shutdown()
         manifest["files"] = dict(sorted(files.items()))
         _write_manifest(tmp / MANIFEST, manifest)
         _set_times(tmp, spec.created_at)
@@ -514,9 +558,9 @@ def _write_release(
         _fsync_dir(out_dir)
         step()
     except BaseException:
-        if jsonl is not None:
-            jsonl.abandon()
-        pool.shutdown(wait=True, cancel_futures=True)
+        for writer in (jsonl, parquet):
+            if writer is not None:
+                writer.abandon()
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return target

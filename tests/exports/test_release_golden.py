@@ -202,6 +202,26 @@ def test_release_bytes_match_the_golden_release(tmp_path: Path, name: str):
         assert _without_parquet_hashes(got["manifest.json"]) == _without_parquet_hashes(golden["manifest.json"])
 
 
+def test_rows_written_block_by_block_give_the_bytes_of_one_block(tmp_path: Path, monkeypatch):
+    """write_release encodes and writes one Parquet row group at a time: with row groups of 16 rows, 40 rows
+    written as 3 blocks give every byte (Parquet, JSON lines, card from the table of 3 chunks) that one block does."""
+    from benchwright.exports import release as release_mod
+
+    monkeypatch.setitem(release_mod.PARQUET_OPTIONS, "row_group_size", 16)
+    rows = fixture_rows(text=True, task_sets=True, splits=True)
+    monkeypatch.setattr(release_mod, "_ROWS_PER_BLOCK", 16)
+    blocks = write_release(rows, _spec(), tmp_path / "blocks")
+    monkeypatch.setattr(release_mod, "_ROWS_PER_BLOCK", 10**9)
+    whole = write_release(rows, _spec(), tmp_path / "whole")
+    assert pq.ParquetFile(blocks / PARQUET).metadata.num_row_groups == 3
+    assert _files(blocks) == _files(whole)
+    sink = pa.BufferOutputStream()
+    pq.write_table(rows_to_table(sorted(rows, key=lambda r: r.id), [sorted(r.annotators) for r in sorted(
+        rows, key=lambda r: r.id)]), sink, **release_mod.PARQUET_OPTIONS)
+    named = write_release(rows, _spec(), tmp_path / "named", with_annotators=True)
+    assert (named / PARQUET).read_bytes() == sink.getvalue().to_pybytes()  # what pq.write_table of it all gives
+
+
 def test_the_fixture_covers_every_written_format():
     manifests = {name: json.loads(next((GOLDEN / name).iterdir()).joinpath("manifest.json").read_text())
                  for name in CASES}

@@ -4,13 +4,22 @@
 over every row), manifest.json (sha256 of every file) and fsyncs and renames the folder. The baseline writes
 only the Parquet file of the same rows with pyarrow (the table built beforehand, outside the timing; the
 same fixed Parquet settings). Each is run five times, alternating, and the best times are compared.
-Goal: within 3x of pyarrow alone; the assertion is a safety net at 6x.
+Goal (issue 19): within 2x of pyarrow alone; the assertion is a safety net at 6x.
 
 For context a second baseline is printed: the same rows written with pyarrow the plain way, from the
 models (``model_dump`` of each row, ``pa.Table.from_pylist``, ``pq.write_table``).
 
 A second figure: the same release with a previous release of the same size to compare against (changelog
 with 500 changed pairs; the previous release is verified first).
+
+Figures (issue 19 item 4; this shared 2-core machine, 2026-12-02, under a load average of 3 to 8 from other jobs,
+so ratios moved by 2x from run to run):
+- before, the per-row writer (orjson's fallback called for every nested model, a second pass building the Arrow
+  columns, one 31 MB buffer): ratio 10.97x to 17.03x (best write_release 0.97 s against pq.write_table 0.088 s).
+- after, one pass over the rows giving the JSON lines (written and hashed by a worker in 256-row chunks) and the
+  Arrow columns, the release format computed once: see the closing note of issue 19 for the figures of the same
+  runs; the old and new writers side by side in one process (best of 5, alternating) ran 2.0 s -> 0.95 s and
+  2.7 s -> 1.2 s, 2.2x faster.
 """
 
 from __future__ import annotations
@@ -33,7 +42,7 @@ pytestmark = pytest.mark.perf
 
 N_ROWS = 10_000
 RUNS = 5
-GOAL_RATIO = 3.0
+GOAL_RATIO = 2.0
 SAFETY_RATIO = 6.0
 SPLITS = ((9,), (5, 4), (4, 3, 2), (3, 2, 2, 2))
 CATEGORIES = ("Project Architecture", "Business Logic", "Implementation Details")
