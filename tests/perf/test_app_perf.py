@@ -61,6 +61,8 @@ START_SAFETY_S = 10.0
 PRESS_GOAL_P95_S = 0.050
 PRESS_SAFETY_P95_S = 1.0
 QUEUE_SAFETY_S = 5.0
+QUEUE_DEEP_TARGET = 1000
+"""The second place the queue is opened at (the issue's "escape to the queue at pair #1,000")."""
 TIMEOUT_S = 30.0
 
 
@@ -455,7 +457,7 @@ async def _time_escape_to_queue(app: App, pilot, pair_id: str) -> float:
 
 async def test_open_queue(project: tuple[Path, int]) -> None:
     """Escape from the review screen to the queue, three times at the first undecided pair and, on the
-    shallow project, three times at pair #1000 (the most rows the queue preloads above its target)."""
+    shallow project, three times at pair #1000."""
     from benchwright.db import QueueFilter
     from benchwright.tui.screens import queue as queue_mod
 
@@ -466,16 +468,16 @@ async def test_open_queue(project: tuple[Path, int]) -> None:
         targets = {"first undecided": start}
         if depth == 0:
             row = store.db.conn.execute(
-                "SELECT id FROM qa_pairs WHERE ordinal = ?", [queue_mod.MAX_PRELOAD]
+                "SELECT id FROM qa_pairs WHERE ordinal = ?", [QUEUE_DEEP_TARGET]
             ).fetchone()
-            targets[f"pair #{queue_mod.MAX_PRELOAD}"] = row[0]
+            targets[f"pair #{QUEUE_DEEP_TARGET}"] = row[0]
 
         # Baseline: the store calls of QueueScreen.reload(keep=pair) alone.
         base: dict[str, float] = {}
         for name, pid in targets.items():
             t0 = time.perf_counter()
             ordinal = store.ordinal_of(pid)
-            after = ordinal - 1 if ordinal > queue_mod.MAX_PRELOAD else 0
+            after = max(0, ordinal - queue_mod.MAX_PRELOAD - 1)  # where QueueScreen.reload starts its table
             while True:
                 page = store.queue_page(ANNOTATOR, QueueFilter(), after_ordinal=after, limit=queue_mod.PAGE)
                 after = page[-1].ordinal

@@ -31,6 +31,10 @@ MAX_PRELOAD = 100
 """Rows the table loads above the pair it opens at (the rest above are loaded when the cursor comes near them):
 loading the 1,000 rows above pair #1,000 took half a second."""
 
+PREPARE_AFTER_S = 1.0
+"""Seconds after the app's start (the queue under the review screen) at which the queue loads its rows and
+filters in the background."""
+
 DATA_FIELDS = ("dedup", "difficulty", "item", "leakage", "selection", "split")
 """The queue filters of SWE-QA-Pro's data methods (issue 17), offered together in one Select, prompt "data"."""
 
@@ -116,9 +120,11 @@ class QueueScreen(Screen):
         table.add_column("question", key="question")
         table.focus()
         if self.app.screen is not self:
-            # Opened under the review screen (the app's start): rows, counts and the last filters wait until the
-            # queue is first shown, so they cost nothing while the first pair is being shown.
+            # Opened under the review screen (the app's start): rows, counts and the last filters wait, so they
+            # cost nothing while the first pair is being shown; they are prepared a moment later (or when the
+            # queue is first shown, if that comes first), so that going back to the queue redraws rows in place.
             self._load_on_show = True
+            self.set_timer(PREPARE_AFTER_S, self._prepare)
             return
         self._first_load()
 
@@ -126,6 +132,11 @@ class QueueScreen(Screen):
         self.reload(focus_first_undecided=self.start_at is None, keep=self.start_at)
         # The curation filter is mounted after the first paint: a Select costs tens of milliseconds to mount.
         self.call_after_refresh(self._mount_curation_filter)
+
+    def _prepare(self) -> None:
+        if self._load_on_show:
+            self._load_on_show = False
+            self._first_load()
 
     def on_screen_resume(self) -> None:
         # (the resume posted when the app pushed this screen arrives after the review screen went on top of it)
@@ -288,7 +299,8 @@ class QueueScreen(Screen):
     def _maybe_load(self, event: DataTable.RowHighlighted) -> None:
         if event.cursor_row >= len(self.rows) - 20:
             self._load_more()
-        if event.cursor_row < 5 and self.window_start > 0:
+        # the cursor where it is now: a reload's first row is highlighted before the cursor moves to its target
+        if self.window_start > 0 and event.cursor_row < 5 and self.query_one(DataTable).cursor_row < 5:
             self._load_before()
 
     @on(DataTable.RowSelected)

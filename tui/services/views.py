@@ -13,7 +13,6 @@ Views: :func:`review_view`, :func:`queue_progress`, :func:`adjudication_queue`, 
 
 from __future__ import annotations
 
-import contextlib
 import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -32,6 +31,7 @@ from benchwright.db.evidence import EvidenceCheck
 from benchwright.db.leakage import LeakageCheck
 from benchwright.db.llm import CurationResult
 from benchwright.db.releases import Preflight
+from benchwright.db.stamps import change_stamp, in_transaction
 
 from .generation import answer_first_view
 
@@ -441,21 +441,11 @@ done."""
 _COUNTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def change_stamp(store: Store) -> tuple[int, int]:
-    """What changes whenever the project's data does: ``(rows this connection changed, PRAGMA data_version)``;
-    SQLite moves the second on every commit of another connection (another terminal, another process) and the
-    first on every write of this one. Equal stamps: every count made between them still holds."""
-    lock = getattr(store, "_lock", None)  # the store's connection is used under its lock (db/store.py)
-    with lock if lock is not None else contextlib.nullcontext():
-        conn = store.db.conn
-        return conn.total_changes, conn.execute("PRAGMA data_version").fetchone()[0]
-
-
 def counted(store: Store, key: tuple, count: Callable[[], T], *, stamp: tuple[int, int] | None = None) -> T:
     """``count()``, or what it gave last time for ``key`` on ``store`` when the project has not changed since
-    (:func:`change_stamp`): counts over every pair (progress, pairs matching a filter) take a query over the whole
-    project, and the queue and review screens ask for them on every visit. ``stamp``: the stamp taken before the
-    count began (a count made elsewhere, in a thread)."""
+    (:func:`benchwright.db.stamps.change_stamp`): counts over every pair (progress, pairs matching a filter) take
+    a query over the whole project, and the queue and review screens ask for them on every visit. ``stamp``: the
+    stamp taken before the count began (a count made elsewhere, in a thread)."""
     cache = _COUNTS.setdefault(store, {})
     now = change_stamp(store) if stamp is None else stamp
     hit = cache.get(key)
@@ -511,7 +501,7 @@ def count_in_thread(store: Store, key: tuple, count: Callable[[Store], T]) -> T:
     hit = _COUNTS.get(store, {}).get(key)
     if hit is not None and hit[0] == stamp:
         return hit[1]
-    if store.db.conn.in_transaction:  # rows not committed yet: only this connection sees them
+    if in_transaction(store):  # rows not committed yet: only this connection sees them
         return counted(store, key, lambda: count(store))
     try:
         with Store.open(store.path, create=False) as own:

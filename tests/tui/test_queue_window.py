@@ -1,0 +1,58 @@
+"""The queue on a longer project: it loads a window around its target and redraws changed rows in place."""
+
+from __future__ import annotations
+
+from textual.widgets import DataTable
+
+from benchwright.db import Store
+from benchwright.tui.app import BenchwrightApp
+from benchwright.tui.screens import QueueScreen, ReviewScreen
+from benchwright.tui.screens.queue import MAX_PRELOAD
+
+SIZE = (160, 48)
+
+
+async def test_the_queue_opens_around_a_deep_pair_and_loads_the_rows_above_on_the_way_up(project_factory, tmp_path):
+    db, ids = project_factory(tmp_path, n=MAX_PRELOAD + 60)
+    target = ids[MAX_PRELOAD + 40]  # position MAX_PRELOAD + 41
+    with Store.open(db) as store:
+        app = BenchwrightApp(store, "ann", resume=False)
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            queue = app.screen
+            assert isinstance(queue, QueueScreen)
+            queue.reload(keep=target)
+            await pilot.pause()
+            table = queue.query_one(DataTable)
+            assert queue.rows[0].ordinal == 41 and queue.rows[table.cursor_row].id == target
+            table.move_cursor(row=2, animate=False)  # near the top of the window: the rows above come
+            await pilot.pause()
+            assert queue.rows[0].ordinal == 1 and queue.window_start == 0
+            assert [r.id for r in queue.rows] == ids and queue.rows[table.cursor_row].id == ids[42]
+            assert table.row_count == len(ids)
+
+
+async def test_back_from_the_review_screen_the_decided_rows_are_redrawn_in_place(project):
+    db, ids = project
+    with Store.open(db) as store:
+        app = BenchwrightApp(store, "ann")
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            assert isinstance(app.screen, ReviewScreen)
+            await pilot.press("a")  # accept #1, now on #2
+            await pilot.pause()
+            await pilot.press("escape")
+            await pilot.pause()
+            queue = app.screen
+            assert isinstance(queue, QueueScreen)
+            table = queue.query_one(DataTable)
+            assert queue.rows[table.cursor_row].id == ids[1]
+            assert "accepted" in str(table.get_row(ids[0])[1])
+            assert "decided 1/6" in str(queue.query_one("#progress").content)
+            await pilot.press("enter", "a")  # accept #2 from the review screen
+            await pilot.pause()
+            await pilot.press("escape")
+            await pilot.pause()
+            assert queue.rows[table.cursor_row].id == ids[2] and table.row_count == len(ids)
+            assert "accepted" in str(table.get_row(ids[1])[1]) and "undecided" in str(table.get_row(ids[2])[1])
+            assert "decided 2/6" in str(queue.query_one("#progress").content)
