@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_serial
 
 from benchwright.core.checklist import Checklist, ChecklistItem
 from benchwright.core.errors import BenchwrightError
+from benchwright.core.importers import paused_gc
 from benchwright.core.models import PairText, QAPair, Repository, SourceRef
 
 _SEMVER = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$")
@@ -403,7 +404,8 @@ def rows_to_table(rows: Sequence[ReleaseRow], annotators: Sequence[list[str]] | 
     Raises:
         ReleaseError: as :func:`encode_rows`.
     """
-    return encode_rows(rows, annotators, schema=schema)
+    with paused_gc():  # many small dicts and lists at once: collections would find nothing to free
+        return encode_rows(rows, annotators, schema=schema)
 
 
 # ------------------------------------------------------------------------------------------- the spec
