@@ -12,14 +12,16 @@ models (``model_dump`` of each row, ``pa.Table.from_pylist``, ``pq.write_table``
 A second figure: the same release with a previous release of the same size to compare against (changelog
 with 500 changed pairs; the previous release is verified first).
 
-Figures (issue 19 item 4; this shared 2-core machine, 2026-12-02, under a load average of 3 to 8 from other jobs,
-so ratios moved by 2x from run to run):
+Figures (issue 19 item 4; this shared 2-core machine, 2026-12-02, under a load average of 2 to 8 from other jobs,
+so absolute times and ratios moved by 2x from run to run):
 - before, the per-row writer (orjson's fallback called for every nested model, a second pass building the Arrow
-  columns, one 31 MB buffer): ratio 10.97x to 17.03x (best write_release 0.97 s against pq.write_table 0.088 s).
-- after, one pass over the rows giving the JSON lines (written and hashed by a worker in 256-row chunks) and the
-  Arrow columns, the release format computed once: see the closing note of issue 19 for the figures of the same
-  runs; the old and new writers side by side in one process (best of 5, alternating) ran 2.0 s -> 0.95 s and
-  2.7 s -> 1.2 s, 2.2x faster.
+  columns, one 31 MB buffer, Parquet only after all the JSON): this benchmark 10.97x and 17.03x (load 2).
+- after, one pass over each 4,096-row block giving its JSON lines (written and hashed by a worker in 256-row
+  chunks) and its Arrow columns (its row group written by a second worker while the next block is encoded):
+  5.01x and 5.33x (load 8). The old and new writers side by side in one process, alternating, best of 5:
+  2.03 s -> 0.95 s, 2.67 s -> 1.19 s, 3.87 s -> 1.56 s (10.2x -> 4.1x pq.write_table in that run): 2.2-2.5x faster.
+  Left: the goal of 2x. What remains is Python reading ~120,000 model objects (rows, checklist items, rubric
+  tiers) once, the card's statistics and the fsyncs the baseline does not do.
 """
 
 from __future__ import annotations
