@@ -473,6 +473,19 @@ class Batcher:
         """The limits in force (the policy's, else the backend's)."""
         return self.policy.limits or self.backend.limits
 
+    async def aclose(self) -> None:
+        """Stop this batcher's work in this process (gathering timers, submissions, pollers) and its progress
+        reports, as the end of a command's event loop does; the batches stay at the provider and in the project (a
+        rerun or ``batches resume`` collects them). For a front end whose loop outlives the job (the app)."""
+        self.on_progress = None
+        for handle in self._timer.values():
+            handle.cancel()
+        self._timer.clear()
+        tasks = list(self._tasks)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
     def _changed(self) -> None:
         self.progress.gathering = sum(len(v) for v in self._gathering.values())
         self.progress.waiting = sum(1 for f in self._waiters.values() if not f.done())

@@ -77,14 +77,26 @@ async def _until(pilot, done, what: str, timeout: float = 20) -> None:
 
 
 @contextlib.asynccontextmanager
-async def _classify_as_batch(store: Store, pair_id: str, provider):
-    """The app on ``pair_id``'s curation screen, ``b`` (batch on) and ``1`` (classify) pressed: ``(app, pilot)``."""
+async def _classify_as_batch(store: Store, pair_id: str, provider, *, until_submitted: bool = False):
+    """The app on ``pair_id``'s curation screen, ``b`` (batch on) and ``1`` (classify) pressed: ``(app, pilot)``;
+    with ``until_submitted``, once the batch is at the provider."""
     app = BenchwrightApp(store, "ann", resume=False, provider_factory=lambda config, role: provider)
     async with app.run_test(size=SIZE) as pilot:
         await app.push_screen(CurationScreen(store, pair_id, "ann"))
         await pilot.pause()
         await pilot.press("b", "1")
+        if until_submitted:
+            await _until(pilot, lambda: [b.status for b in store.batches()] == [BatchStatus.SUBMITTED],
+                         "the batch submitted")
         yield app, pilot
+
+
+def _never_ending(db, monkeypatch) -> ScriptedProvider:
+    """A scripted "openai" whose batches never end, polled every 0.05 s (benchwright.toml written)."""
+    _config(db, monkeypatch, "[batch]\npoll_interval_s = 0.05\ngather_s = 0.01\n")
+    provider = ScriptedProvider(classify, name="openai")
+    provider.batch.polls = 10**9
+    return provider
 
 
 def classify(request):
@@ -278,19 +290,19 @@ async def test_a_run_over_the_queue_as_a_batch_puts_every_pair_in_one_batch(proj
 
 async def test_leaving_while_the_batch_waits_leaves_it_running_and_says_how_to_collect_it(project, monkeypatch):
     db, ids = project
-    _config(db, monkeypatch, "[batch]\npoll_interval_s = 0.05\ngather_s = 0.01\n")
-    provider = ScriptedProvider(classify, name="openai")
-    provider.batch.polls = 10**9  # never ends
+    provider = _never_ending(db, monkeypatch)
     with Store.open(db) as store:
-        async with _classify_as_batch(store, ids[1], provider) as (app, pilot):
-            await _until(pilot, lambda: [b.status for b in store.batches()] == [BatchStatus.SUBMITTED],
-                         "the batch submitted")
+        async with _classify_as_batch(store, ids[1], provider, until_submitted=True) as (app, pilot):
             await pilot.press("escape")  # stops waiting
             await pilot.pause(0.2)
             await asyncio.sleep(0)
             said = [t for t in toasts(app) if "batch still running" in t]
             assert said and "batch #1 keeps running at the provider" in said[0]
             assert "benchwright batches resume collects it, or run the step again" in said[0]
+            (remote,) = provider.batch.batches.values()
+            polls = remote["polls"]
+            await pilot.pause(0.3)  # 6 poll intervals: the app's loop no longer polls a batch nobody waits for
+            assert remote["polls"] == polls
         [batch] = store.batches()
         assert batch.status is BatchStatus.SUBMITTED  # kept: a rerun or batches resume collects it
         assert provider.batch.batches[batch.provider_batch_id]["cancelled"] is False
@@ -313,3 +325,16 @@ async def test_a_provider_without_a_batch_api_says_so_literally(project, monkeyp
             assert shown and f"provider 'plain {printable(HOSTILE)}' (kind fake) has no batch API" in shown[0]
         assert provider.calls == [] and store.batches() == []
         assert "classify" not in store.curation_current(ids[1])
+
+
+async def test_quitting_while_the_batch_waits_ends_the_app_and_keeps_the_batch(project, monkeypatch):
+    db, ids = project
+    provider = _never_ending(db, monkeypatch)
+    with Store.open(db) as store:
+        async with _classify_as_batch(store, ids[1], provider, until_submitted=True) as (app, pilot):
+            await pilot.press("ctrl+q")
+            await pilot.pause()
+        assert app.return_code in (None, 0) and app._exception is None
+        [batch] = store.batches()
+        assert batch.status is BatchStatus.SUBMITTED
+        assert provider.batch.batches[batch.provider_batch_id]["cancelled"] is False

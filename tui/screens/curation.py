@@ -229,6 +229,8 @@ class _RunMixin:
                        severity="warning", timeout=15)
             raise
         finally:
+            if batcher is not None:  # its pollers would go on polling on the app's loop
+                await batcher.aclose()
             if client is not None:
                 await client.provider.aclose()
 
