@@ -25,9 +25,10 @@ from benchwright.core.vocabulary import (
     DIRECT_CONDITIONS,
 )
 
-from .batches import batch_options, batch_request
 from .common import (
     annotator_option,
+    batch_options,
+    batch_request,
     close_unused,
     exit_unfinished,
     friendly,

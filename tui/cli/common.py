@@ -479,3 +479,59 @@ class LiveHelpOption(_LiveHelp, click.Option):
     def __init__(self, *args, help_fill: dict | None = None, **kwargs):
         self._help_fill = dict(help_fill or {})
         super().__init__(*args, **kwargs)
+
+
+# ------------------------------------------------------------------------------------------ --batch
+BATCH_HELP = {
+    "batch": "Send the calls through the provider's batch API (half price, results within 24 hours; "
+             "docs/batches.md). The batch is kept in the project: Ctrl+C, a kill or a reboot leaves it running, and "
+             "the same command (or benchwright batches resume) collects it without submitting again.",
+    "batch_file": "Write the requests to this JSONL file in the OpenAI batch format (for vllm run-batch) instead of "
+                  "sending them; benchwright batches import RESULTS.jsonl brings the output back, and the same "
+                  "command then uses it. Implies --batch.",
+    "retry": "What happens to a request that errored, expired or was cancelled in its batch: sent online (default) "
+             "or in a new batch. It is never scored. Default: [batch] retry in benchwright.toml, else online.",
+    "poll_interval": "Seconds between two status requests of a running batch (default: [batch] poll_interval_s, "
+                     "else 30).",
+    "no_wait": "Submit the batch and end; the same command (or benchwright batches resume) collects it later.",
+}
+
+
+def batch_options(fn):
+    """``--batch``, ``--batch-file OUT.jsonl``, ``--retry online|batch``, ``--poll-interval S`` and ``--no-wait`` on
+    an LLM command; their values go to ``ctx.meta["benchwright.batch"]`` (a
+    :class:`~benchwright.tui.services.batches.BatchOptions`, or absent without ``--batch`` / ``--batch-file``), read
+    with :func:`batch_request`. The command's own parameters are unchanged."""
+
+    def keep(ctx: click.Context, param: click.Parameter, value):
+        ctx.meta.setdefault("benchwright.batch.raw", {})[param.name] = value
+        return value
+
+    for name, decl, kw in reversed([
+        ("batch", ("--batch",), {"is_flag": True}),
+        ("batch_file", ("--batch-file",), {"type": click.Path(dir_okay=False), "metavar": "OUT.jsonl"}),
+        ("retry", ("--retry",), {"type": click.Choice(["online", "batch"])}),
+        ("poll_interval", ("--poll-interval",), {"type": click.FloatRange(min=0.01, max=3600), "metavar": "S"}),
+        ("no_wait", ("--no-wait",), {"is_flag": True}),
+    ]):
+        fn = click.option(*decl, name, expose_value=False, callback=keep, help=BATCH_HELP[name], **kw)(fn)
+    return fn
+
+
+def batch_request(ctx: click.Context):
+    """The batch options of the running command (:func:`batch_options`), or None when neither ``--batch`` nor
+    ``--batch-file`` was given.
+
+    Raises:
+        click.UsageError: ``--retry``, ``--poll-interval`` or ``--no-wait`` without ``--batch``.
+    """
+    from ..services.batches import BatchOptions
+
+    raw = ctx.meta.get("benchwright.batch.raw") or {}
+    if not raw.get("batch") and not raw.get("batch_file"):
+        extra = [f"--{k.replace('_', '-')}" for k in ("retry", "poll_interval", "no_wait") if raw.get(k)]
+        if extra:
+            raise click.UsageError(f"{', '.join(extra)} only apply with --batch or --batch-file")
+        return None
+    return BatchOptions(batch_file=raw.get("batch_file"), retry=raw.get("retry"),
+                        poll_interval_s=raw.get("poll_interval"), wait=not raw.get("no_wait"))

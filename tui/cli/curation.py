@@ -14,11 +14,12 @@ from benchwright.core.llm.jobs import JobProgress, describe_cost
 from benchwright.core.text import printable
 
 from ..signals import interrupt_exit_code
-from .batches import batch_options, batch_request
 from .common import (
     WHERE_KEYS,
     LiveHelpCommand,
     RegistryChoice,
+    batch_options,
+    batch_request,
     friendly,
     open_store,
     parse_where,

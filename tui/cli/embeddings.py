@@ -7,8 +7,17 @@ import click
 from benchwright.core.config import resolve_annotator
 from benchwright.core.llm.jobs import describe_cost
 
-from .batches import batch_options, batch_request
-from .common import friendly, open_store, parse_where, plural, shown_name, step_progress, where_option
+from .common import (
+    batch_options,
+    batch_request,
+    friendly,
+    open_store,
+    parse_where,
+    plural,
+    shown_name,
+    step_progress,
+    where_option,
+)
 
 SOURCES = ("pairs", "issues")
 """What ``embeddings compute --source`` embeds: the pairs' current questions, or the issue texts."""

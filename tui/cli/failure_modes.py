@@ -13,11 +13,12 @@ from benchwright.core.judging import FAILURE_THRESHOLD, JudgeSettings
 from benchwright.core.judgment import CONDITIONS, FAILURE_MODES
 from benchwright.core.text import printable
 
-from .batches import batch_options, batch_request
 from .common import (
     FractionRange,
     LiveHelpCommand,
     RegistryChoice,
+    batch_options,
+    batch_request,
     close_unused,
     exit_unfinished,
     friendly,

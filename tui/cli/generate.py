@@ -21,8 +21,7 @@ from benchwright.core.llm.jobs import describe_cost
 from benchwright.core.text import printable
 
 from ..signals import interrupt_exit_code
-from .batches import batch_options, batch_request
-from .common import friendly, open_store, plural, run_with_progress, shown_name
+from .common import batch_options, batch_request, friendly, open_store, plural, run_with_progress, shown_name
 
 if TYPE_CHECKING:
     from rich.console import Console

@@ -23,11 +23,12 @@ from benchwright.core.judging import JUDGES, JudgeOutcome, JudgeSettings, ledger
 from benchwright.core.judgment import CONDITIONS, effective_entries, score_rate_of
 from benchwright.core.text import printable
 
-from .batches import batch_options, batch_request
 from .common import (
     LiveHelpCommand,
     LiveHelpOption,
     RegistryChoice,
+    batch_options,
+    batch_request,
     close_unused,
     exit_unfinished,
     friendly,

@@ -14,9 +14,10 @@ from benchwright.core.errors import BenchwrightError
 from benchwright.core.llm.jobs import describe_cost
 from benchwright.core.vocabulary import TAXONOMY_SOURCES
 
-from .batches import batch_options, batch_request
 from .common import (
     annotator_option,
+    batch_options,
+    batch_request,
     friendly,
     open_store,
     out_console,
