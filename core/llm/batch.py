@@ -560,8 +560,7 @@ class Batcher:
         line = build(custom_id)
         endpoint = self.backend.endpoint(line)
         size = len(json.dumps(line, ensure_ascii=False).encode()) + 1
-        loop = asyncio.get_running_loop()
-        fut: asyncio.Future = loop.create_future()
+        fut = _future()
         pending = _Pending(custom_id, key, purpose, qa_pair_id, line, size, fut)
         batch = self._gathering.setdefault(endpoint, [])
         if batch and (len(batch) + 1 > self.limits.max_requests
@@ -578,7 +577,7 @@ class Batcher:
     async def _attach(self, custom_id: str, batch_id: int) -> BatchItem:
         fut = self._waiters.get(custom_id)
         if fut is None:
-            fut = self._waiters[custom_id] = asyncio.get_running_loop().create_future()
+            fut = self._waiters[custom_id] = _future()
         self._batch_of[custom_id] = batch_id
         self._ensure_poller(batch_id)
         self._changed()
@@ -762,6 +761,14 @@ class Batcher:
         if found is None:
             found = await self.backend.submit(self.store.batch_lines(stored.id), label=stored.label)
         self.store.batch_submitted(stored.id, found)
+
+
+def _future() -> asyncio.Future:
+    """A future for one request's result whose exception counts as seen even when its caller was cancelled (Ctrl+C,
+    the app closing a screen): the batch goes on, and asyncio does not log "exception was never retrieved"."""
+    fut = asyncio.get_running_loop().create_future()
+    fut.add_done_callback(lambda f: f.cancelled() or f.exception())
+    return fut
 
 
 def _owner_alive(owner: str, created_at: str) -> bool:
