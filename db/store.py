@@ -10,6 +10,7 @@ History is append-only: decisions and notes are new rows; "current" is a query.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import re
@@ -441,12 +442,15 @@ class Store(ChecklistStoreMixin, ReviewStoreMixin, AgreementInputsMixin, Release
         Leaving the scope commits what is still pending."""
         with self._lock:
             self._deferring += 1
+            checkpointer = _Checkpointer.start(self) if self._deferring == 1 else None
         try:
             yield
         finally:
             with self._lock:
                 self._deferring -= 1
                 self.commit_pending()
+            if checkpointer is not None:
+                checkpointer.stop()
 
     @contextmanager
     def write_deferred(self) -> Iterator[Database]:
@@ -1137,6 +1141,55 @@ class Store(ChecklistStoreMixin, ReviewStoreMixin, AgreementInputsMixin, Release
 
 
 # ------------------------------------------------------------------- helpers
+class _Checkpointer:
+    """WAL checkpoints in a thread of their own while a job runs (:meth:`Store.deferring_commits`).
+
+    SQLite checkpoints the WAL into the database file when a commit finds it over 1,000 pages: that commit then
+    copies the pages and syncs both files, tens of milliseconds on a busy disk during which the job's event loop
+    stands still. During a job the store's connection does not checkpoint (``wal_autocheckpoint`` 0); this thread
+    runs a passive checkpoint (it never blocks a writer or a reader) on its own connection every
+    :data:`INTERVAL_S`, with the interpreter lock released while SQLite works. The setting is restored at the end.
+    """
+
+    INTERVAL_S = 0.2
+
+    def __init__(self, store: Store, previous: int):
+        self.store, self.previous = store, previous
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._run, name="benchwright-checkpoint", daemon=True)
+
+    @classmethod
+    def start(cls, store: Store) -> _Checkpointer | None:
+        """Take over the store's checkpoints (None when its journal is not a WAL, e.g. a database in memory)."""
+        conn = store.db.conn
+        if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+            return None
+        previous = conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0]
+        conn.execute("PRAGMA wal_autocheckpoint=0")
+        self = cls(store, previous)
+        self.thread.start()
+        return self
+
+    def _run(self) -> None:
+        conn = None
+        try:
+            conn = sqlite3.connect(str(self.store.path), timeout=BUSY_TIMEOUT_S, check_same_thread=False)
+            while not self.done.wait(self.INTERVAL_S):
+                conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        except sqlite3.Error:
+            pass  # the store's own checkpoints take over again when the job ends
+        finally:
+            if conn is not None:
+                conn.close()
+
+    def stop(self) -> None:
+        """End the thread and give the checkpoints back to the store's connection."""
+        self.done.set()
+        self.thread.join()
+        with self.store._lock, contextlib.suppress(sqlite3.ProgrammingError):  # closed meanwhile
+            self.store.db.conn.execute(f"PRAGMA wal_autocheckpoint={int(self.previous)}")
+
+
 def _running_loop():
     """The asyncio event loop running in this thread, or None (also when asyncio was never imported)."""
     asyncio = sys.modules.get("asyncio")

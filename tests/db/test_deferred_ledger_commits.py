@@ -106,3 +106,33 @@ def test_a_text_repaired_row_and_leaving_the_scope_or_closing_commit_too(store: 
 
     asyncio.run(last())
     assert _committed(db_path) == {"a", "b", "c", "d"}
+
+
+def test_during_a_job_a_thread_checkpoints_the_wal_and_the_setting_comes_back(store: Store, db_path):
+    import threading
+    import time
+
+    def threads() -> list[str]:
+        return [t.name for t in threading.enumerate() if t.name == "benchwright-checkpoint"]
+
+    assert store.db.conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 1000
+    with store.deferring_commits():
+        assert store.db.conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 0
+        assert threads() == ["benchwright-checkpoint"]
+        with store.deferring_commits():  # nested: one thread
+            assert threads() == ["benchwright-checkpoint"]
+        for i in range(50):
+            store.record_call(_record(f"h{i}"))
+        deadline, in_file = time.monotonic() + 10, 0
+        while time.monotonic() < deadline and in_file < 50:
+            time.sleep(0.05)  # immutable=1 reads the database file alone, not the WAL: what was checkpointed
+            conn = sqlite3.connect(f"file:{db_path}?immutable=1", uri=True)
+            try:
+                in_file = conn.execute("SELECT count(*) FROM llm_calls").fetchone()[0]
+            except sqlite3.OperationalError:  # the tables themselves are still in the WAL only
+                in_file = 0
+            finally:
+                conn.close()
+        assert in_file == 50
+    assert store.db.conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 1000
+    assert threads() == []
