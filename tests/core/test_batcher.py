@@ -225,3 +225,25 @@ async def test_a_refused_batch_is_failed_and_its_requests_go_online(store):
     results = await _run_all(client, range(2))
     assert [r.parsed["n"] for r in results] == [7, 7] and len(provider.calls) == 2
     assert store.batches()[0].status is BatchStatus.FAILED and "too big" in store.batches()[0].error
+
+
+async def test_a_copy_of_the_project_on_another_machine_resumes_the_batch(tmp_path):
+    import shutil
+
+    backend = LoopBackend(polls=10**6)
+    with Store.open(tmp_path / "p.db", create=True) as store:
+        client, _ = _client(store, backend)
+        task = asyncio.ensure_future(_run_all(client, range(4)))
+        while not store.batches() or store.batches()[0].status is not BatchStatus.SUBMITTED:
+            await asyncio.sleep(0.005)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+    (tmp_path / "elsewhere").mkdir()
+    shutil.copy(tmp_path / "p.db", tmp_path / "elsewhere" / "p.db")  # the project file, closed, carried over
+    backend.polls = 0
+    with Store.open(tmp_path / "elsewhere" / "p.db") as copy:
+        client2, _ = _client(copy, backend)
+        results = await _run_all(client2, range(4))
+        assert [r.parsed["n"] for r in results] == list(range(4)) and backend.submissions == 1
+        assert copy.batches()[0].status is BatchStatus.COLLECTED
