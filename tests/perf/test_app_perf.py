@@ -1,12 +1,25 @@
 """Review app benchmarks on a 100,000-pair project (headless, 160x48).
 
 - start: from constructing ``BenchwrightApp`` to the review screen showing the first undecided pair
-  (goal < 1 s), with that pair at the top of the queue and deep in it (first 60,000 decided);
+  (goal < 400 ms, issue 19), with that pair at the top of the queue and deep in it (first 60,000 decided);
   baselines: a bare Textual app with a header, a Static and a footer, and the store calls alone.
-- previous/next: 200 ``right`` then 100 ``left``; per-press latency (goal p95 < 50 ms); baseline: the
+- previous/next: 200 ``right`` then 100 ``left``; per-press latency (goal p95 < 20 ms); baseline: the
   same walk through ``Store.neighbor`` + ``Store.get_pair`` alone.
-- queue: ``escape`` from the review screen until the queue is shown with its cursor on the pair;
-  baseline: the store calls of the queue's reload alone.
+- queue: ``escape`` from the review screen until the queue is shown with its cursor on the pair (goal
+  < 150 ms); baseline: the store calls of the queue's reload alone.
+
+Figures (issue 19 item 6; ``.venv/bin/python -m pytest tests/perf/test_app_perf.py -m perf -s``, 2 shared
+cores). Before, load ~2.5: start 474 ms painted (store 87 ms: pair_splits 62, count_filtered 9, facets 9),
+60,000 decided 5.7 s (store 3.5 s: progress 2x 2.5 s, first_undecided 0.5 s); previous/next p50 35.8 / p95
+51.4 ms wall, CPU 35.3 / 51.2 ms; escape to the queue 244 ms at the first undecided (store 16 ms), 788 ms at
+pair #1,000 (store 26 ms: 6 pages), 2.7 s with 60,000 decided (store 2.0 s: progress 1.8 s). After, in a run at
+load 7-9 (other sessions' tests: every wall figure of it is several times its quiet value, the bare-app floor
+went 37 -> 149 ms), so compare CPU and store time: previous/next CPU p50 28.2 / p95 38.7 ms (the WHAT-IF of
+the same run, Markdown re-rendered as before: 44.4 / 60.4); store calls of an escape to the queue 1.6-4.6 ms
+(was 16-26 ms; 3.1 ms with 60,000 decided, was 2.0 s: counts kept until the project changes, rows redrawn in
+place); start makes no progress count and no queue load on the way to the first pair (progress counted in a
+thread; the queue prepares 1 s later). What the store still costs, with 60,000 decided: first_undecided 0.75 s
+at start and Store.progress 0.7-1.2 s (db queries, not the app's). Re-measure on a quiet machine.
 - what-if: the previous/next walk again with the two fixes suggested by these figures patched in from
   the test (single-widget Markdown, cached progress); labelled WHAT-IF in the output.
 
@@ -56,10 +69,11 @@ pytestmark = pytest.mark.perf
 
 SIZE = (160, 48)
 DEEP = 60_000
-START_GOAL_S = 1.0
+START_GOAL_S = 0.400
 START_SAFETY_S = 10.0
-PRESS_GOAL_P95_S = 0.050
+PRESS_GOAL_P95_S = 0.020
 PRESS_SAFETY_P95_S = 1.0
+QUEUE_GOAL_S = 0.150
 QUEUE_SAFETY_S = 5.0
 QUEUE_DEEP_TARGET = 1000
 """The second place the queue is opened at (the issue's "escape to the queue at pair #1,000")."""
@@ -363,8 +377,8 @@ async def test_previous_next_latency(project: tuple[Path, int]) -> None:
         f"previous/next on {N_PAIRS:,} pairs, {depth:,} decided: 200 x right, 100 x left",
         [
             *_nav_lines(nav, base, len(KEYS)),
-            f"Store.progress alone    : {progress_s * 1e3:.2f} ms per call (ReviewScreen.refresh_status calls it"
-            " on every press)",
+            f"Store.progress alone    : {progress_s * 1e3:.2f} ms per call (the app counts it once per change of"
+            " the project, in a thread on a large one)",
             f"pilot.press + pilot.pause: {summary_ms(piloted)}",
             f"  harness floor (unbound key): {summary_ms(floor)}",
             f"escape -> queue shown at the pair: {queue_s * 1e3:.1f} ms (store calls {queue_sql * 1e3:.1f} ms)",
@@ -517,5 +531,6 @@ async def test_open_queue(project: tuple[Path, int]) -> None:
             f"   baseline store calls {base[name] * 1e3:.1f} ms -> ratio {med / base[name]:.1f}x"
         )
         lines.append(f"    store calls the app made (last run): {sql[name]}")
+    lines.append(f"goal < {QUEUE_GOAL_S * 1e3:.0f} ms: {goal(max(statistics.median(t) for t in results.values()) < QUEUE_GOAL_S)}")
     report(f"escape -> queue on {N_PAIRS:,} pairs, {depth:,} decided", lines)
     assert max(max(t) for t in results.values()) < QUEUE_SAFETY_S
