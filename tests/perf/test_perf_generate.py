@@ -5,8 +5,15 @@ ledger in the project database, validation and the checklist store (``run_curati
 
 Figures: wall time against the ideal 2000 x 0.1 s / 64 (goal: within 1.3x), and against a baseline measured in
 the same run: the same 2,000 requests sent by the bare SDK at the same concurrency, with no ledger or store
-(what the transport and the server cost by themselves). Then a rerun, which must make 0 calls (asserted). The
-timing assertion is only a generous safety net (noisy shared machines).
+(what the transport and the server cost by themselves; issue 19's goal: within 1.15x of it). Then a rerun, which
+must make 0 calls (asserted). The timing assertion is only a generous safety net (noisy shared machines).
+
+Measured on 2 shared cores, same run each: before issue 19 item 2 (load average 2.4), 31.4 s against 15.6 s bare
+(2.01x the bare SDK); after it, at load average 7-8 (the bare SDK itself at 9-11x the ideal, so noisy), 46.3 s
+against 33.7 s (1.38x) and 58.9 s against 29.2 s (2.01x) in two runs: the 1.15x goal is not shown met. What went: jsonschema on every valid output (a fast check, core/llm/fastcheck.py), astuple in Usage
+sums, the template file read per call, two read-backs per stored pair, one of the three commits per pair (the
+ledger row commits with the pair's result) and WAL checkpoints on the event loop (a thread does them during a
+job). Per pair our own CPU (the curation micro-run with an instant provider) went from about 3.0-3.8 ms to 1.9-2.6.
 """
 
 from __future__ import annotations
@@ -31,6 +38,8 @@ N = 2000
 CONCURRENCY = 64
 DELAY_S = 0.1
 GOAL_RATIO = 1.3
+SDK_GOAL_RATIO = 1.15
+"""Issue 19's goal: the pipeline within this many times the bare SDK's time measured in the same run."""
 SAFETY_RATIO = 4.0
 """Safety net: the pipeline within this many times the bare SDK's time measured in the same run."""
 REPO = "r"
@@ -174,7 +183,9 @@ def test_generate_2000_checklists_at_concurrency_64(tmp_path: Path) -> None:
             f"ideal {N} x {DELAY_S} s / {CONCURRENCY}:      {ideal:6.2f} s",
             f"bare SDK, same requests:          {baseline:6.2f} s  ({baseline / ideal:.2f}x ideal)",
             f"run_curation (ledger + store):    {wall:6.2f} s  ({ratio:.2f}x ideal, {wall / baseline:.2f}x bare SDK)"
-            f"  {goal(ratio <= GOAL_RATIO)} (goal {GOAL_RATIO}x)",
+            f"  {goal(ratio <= GOAL_RATIO)} (goal {GOAL_RATIO}x ideal)",
+            f"against the bare SDK: {wall / baseline:.2f}x  {goal(wall / baseline <= SDK_GOAL_RATIO)} "
+            f"(goal {SDK_GOAL_RATIO}x)",
             f"throughput: {N / wall:.0f} pairs/s; max in flight at the server: {max_in_flight}",
             f"rerun over all {N} pairs: 0 calls, {again.cached} cached, {again.skipped} found done, {rerun_s:.2f} s",
         ],
