@@ -131,11 +131,30 @@ class ReleaseStats:
     extra_fields: dict[str, int] = field(default_factory=dict)
 
 
-def _counts(values: list) -> Counter[str]:
+def _value_counts(values: pa.Array | pa.ChunkedArray) -> list[tuple[object, int]]:
+    """``(value, count)`` of each distinct value of ``values`` (nulls included), counted by Arrow."""
+    counts = pc.value_counts(values)
+    return list(zip(counts.field("values").to_pylist(), counts.field("counts").to_pylist(), strict=True))
+
+
+def _group_counts(columns: dict) -> list[tuple[tuple, int]]:
+    """``(values, count)`` of each distinct combination of the values of ``columns`` (name -> array of one
+    length; nulls a value of their own), counted by Arrow."""
+    grouped = pa.table(columns).group_by(list(columns)).aggregate([([], "count_all")])
+    keys = [grouped.column(k).to_pylist() for k in columns]
+    return list(zip(zip(*keys, strict=True), grouped.column("count_all").to_pylist(), strict=True))
+
+
+def _counts_of(pairs) -> Counter[str]:
     out: Counter[str] = Counter()
-    for v, c in Counter(values).items():
+    for v, c in pairs:
         out[NONE_LABEL if v is None or v == "" else str(v)] += c
     return out
+
+
+def _column_counts(column: pa.ChunkedArray) -> Counter[str]:
+    """:func:`_counts` of a column's values, counted by Arrow."""
+    return _counts_of(_value_counts(column))
 
 
 def release_stats(table: pa.Table) -> ReleaseStats:
@@ -143,13 +162,14 @@ def release_stats(table: pa.Table) -> ReleaseStats:
     Arrow and numpy rather than row by row."""
     n = table.num_rows
     repo = table.column("repository").combine_chunks()
-    repo_cols = [pc.struct_field(repo, f).to_pylist() for f in ("name", "commit", "version_label")]
-    repositories = Counter((name, commit or "", label or "") for name, commit, label in zip(*repo_cols, strict=True))
-    col = {name: table.column(name).to_pylist() for name in ("language", "category", "theme", "qa_type", "qa_subtype")}
-    by = {name: _counts(col[name]) for name in ("language", "category", "theme", "qa_type")}
-    if any(col["qa_subtype"]):
-        by["qa_subtype"] = _counts([f"{t or NONE_LABEL} / {s or NONE_LABEL}"
-                                    for t, s in zip(col["qa_type"], col["qa_subtype"], strict=True)])
+    repositories: Counter[tuple[str, str, str]] = Counter()
+    for (name, commit, label), c in _group_counts({f: pc.struct_field(repo, f) for f in ("name", "commit", "version_label")}):
+        repositories[(name, commit or "", label or "")] += c
+    by = {name: _column_counts(table.column(name)) for name in ("language", "category", "theme", "qa_type")}
+    if pc.any(pc.not_equal(table.column("qa_subtype"), "")).as_py():  # some subtype neither null nor empty
+        by["qa_subtype"] = _counts_of(
+            (f"{t or NONE_LABEL} / {s or NONE_LABEL}", c)
+            for (t, s), c in _group_counts({k: table.column(k) for k in ("qa_type", "qa_subtype")}))
     annotators = len(pc.unique(pc.list_flatten(table.column("annotators"))))
     adjudicated = pc.sum(table.column("adjudicated")).as_py() or 0
 
@@ -470,7 +490,7 @@ def dataset_card(rows: Sequence[ReleaseRow] | pa.Table, spec: ReleaseSpec, manif
         out += ["", "### By QA type and subtype", "", *_count_table("QA type / subtype", stats.by["qa_subtype"], n)]
     for name, heading in (("task_set", "task set"), ("split", "split")):
         if name in rows.column_names:  # release format 4 (Code-QA-Bench's dual task set)
-            out += ["", f"### By {heading}", "", *_count_table(heading, _counts(rows.column(name).to_pylist()), n)]
+            out += ["", f"### By {heading}", "", *_count_table(heading, _column_counts(rows.column(name)), n)]
     out += ["", "### Checklists", "", *checklist_lines(stats)]
     out += curation_lines(spec)
     if probes:

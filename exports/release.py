@@ -216,6 +216,7 @@ class _JsonlFile:
         self._size = 0
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="release-jsonl")
         self._pending: list = []
+        self._finished = False
 
     def _append(self, chunk: bytes) -> None:
         self._file.write(chunk)
@@ -226,14 +227,24 @@ class _JsonlFile:
         """Queue ``chunk`` (whole lines) to be written after the chunks before it."""
         self._pending.append(self._writer.submit(self._append, chunk))
 
+    def _sync(self) -> None:
+        self._file.flush()
+        os.fsync(self._file.fileno())
+
+    def finish(self) -> None:
+        """Queue the file's fsync after the last chunk (the worker waits for the disk while the card is built)."""
+        self._pending.append(self._writer.submit(self._sync))
+        self._finished = True
+
     def close(self) -> dict:
-        """Wait for every chunk, fsync and close the file; its ``{"sha256", "size"}`` (raises a write's error)."""
+        """Wait for every chunk (and the fsync :meth:`finish` queued; without it, fsync here) and close the
+        file; its ``{"sha256", "size"}`` (raises a write's error)."""
         try:
             for done in self._pending:
                 done.result()
+            if not self._finished:
+                self._sync()
             self._pending.clear()
-            self._file.flush()
-            os.fsync(self._file.fileno())
         finally:
             self.abandon()
         return {"sha256": self._digest.hexdigest(), "size": self._size}
@@ -266,22 +277,36 @@ class _ParquetFile:
         self._parquet = pq.ParquetWriter(self._sink, schema, **options)
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="release-parquet")
         self._pending: list = []
+        self._finished = False
 
     def write(self, block: pa.Table) -> None:
         """Queue ``block`` (rows of the release's schema) to be written after the blocks before it."""
         self._pending.append(self._writer.submit(self._parquet.write_table, block,
                                                  row_group_size=PARQUET_OPTIONS["row_group_size"]))
 
+    def _finish(self) -> dict:
+        self._parquet.close()
+        return _write_bytes(self._path, memoryview(self._sink.getvalue()))
+
+    def finish(self) -> None:
+        """Queue the file's footer, its write and fsync after the last block (done by the worker while the card
+        is built)."""
+        self._pending.append(self._writer.submit(self._finish))
+        self._finished = True
+
     def close(self) -> dict:
-        """Wait for every block, then write the file; its ``{"sha256", "size"}`` (raises a write's error)."""
+        """Wait for every block, then the file (written here unless :meth:`finish` queued it); its
+        ``{"sha256", "size"}`` (raises a write's error)."""
         try:
+            entry = None
             for done in self._pending:
-                done.result()
+                entry = done.result()
             self._pending.clear()
-            self._parquet.close()
+            if not self._finished:
+                entry = self._finish()
         finally:
             self.abandon()
-        return _write_bytes(self._path, self._sink.getvalue().to_pybytes())
+        return entry
 
     def abandon(self) -> None:
         """Stop writing (after an error): wait for the worker."""
@@ -487,6 +512,8 @@ def _write_release(
             block = encode_rows(rows[start:end], annotators[start:end], schema=schema, jsonl=jsonl.write)
             parquet.write(block)
             blocks.append(block)
+        jsonl.finish()
+        parquet.finish()
         table = pa.concat_tables(blocks)
         prev_label = ""
         if previous is not None:
