@@ -33,6 +33,7 @@ from itertools import pairwise
 from operator import attrgetter
 from pathlib import Path
 
+import orjson
 import pyarrow as pa
 import pyarrow.parquet as pq
 from pydantic import BaseModel, ValidationError
@@ -392,8 +393,9 @@ def _fsync_dir(path: Path) -> None:
 
 
 def _prepare_rows(rows: Iterable[ReleaseRow], *, allow_empty: bool = False) -> tuple[list[ReleaseRow], int]:
-    """``rows`` sorted by id, checked (some row or ``allow_empty``, unique ids), API keys of this environment
-    scrubbed, and their release format (:func:`release_format_of`; formats 2 and 3 ship no split)."""
+    """``rows`` sorted by id, checked (some row or ``allow_empty``, unique ids), and their release format
+    (:func:`release_format_of`; formats 2 and 3 ship no split). API keys of this environment are scrubbed as the
+    rows are encoded (:func:`_encode_block`)."""
     rows = sorted(rows, key=attrgetter("id"))
     if not rows and not allow_empty:
         raise ReleaseError("a release needs at least one pair or probe; nothing was written")
@@ -401,9 +403,6 @@ def _prepare_rows(rows: Iterable[ReleaseRow], *, allow_empty: bool = False) -> t
     dupes = sorted({a for a, b in pairwise(ids) if a == b})
     if dupes:
         raise ReleaseError(f"pair ids repeat in the release: {', '.join(dupes[:10])}; nothing was written")
-    keys = env_secrets()
-    if keys:  # the last line of defence: no API key of this environment is ever published (docs/llm.md "Keys")
-        rows = [_without_keys(r, keys) for r in rows]
     release_format = release_format_of(rows)
     if release_format < 4 and any(r.split is not None for r in rows):
         # no task set: the release is format 3 or 2, which has no split (its bytes stay what they were)
@@ -418,6 +417,39 @@ def _without_keys(row: ReleaseRow, keys: list[str]) -> ReleaseRow:
         return row
     clean, changed = scrub_value(row.model_dump(mode="json"), keys)
     return ReleaseRow.model_validate(clean) if changed else row
+
+
+def _suspect_names(rows: Sequence[ReleaseRow], needles: list[bytes]) -> set[str]:
+    """The annotator names of ``rows`` whose JSON holds one of ``needles`` (a key, or a ``\\u`` escape)."""
+    names = {n for r in rows for n in r.annotators}
+    return {n for n in names if any(x in orjson.dumps(n) for x in needles)}
+
+
+def _encode_block(rows: list[ReleaseRow], start: int, end: int, annotators: list[list[str]], schema: pa.Schema,
+                  write: Callable[[bytes], object], keys: list[str], suspect_names: set[str],
+                  salt: str | None) -> pa.Table:
+    """The Arrow table of ``rows[start:end]`` (:func:`encode_rows`), its JSON lines handed to ``write``.
+
+    With ``keys`` (API keys of this environment: the last line of defence, docs/llm.md "Keys") the block's
+    encoded lines are searched for them (and for ``\\u`` escapes, which may spell one); when one is there, or
+    a row's annotator is in ``suspect_names``, the block's rows are scrubbed (:func:`_without_keys`, replaced in
+    ``rows`` and ``annotators`` too, for the changelog and the card) and encoded again. Without keys the lines
+    go straight to ``write``.
+    """
+    if not keys:
+        return encode_rows(rows[start:end], annotators[start:end], schema=schema, jsonl=write)
+    chunks: list[bytes] = []
+    block = encode_rows(rows[start:end], annotators[start:end], schema=schema, jsonl=chunks.append)
+    needles = [k.encode("utf-8") for k in keys] + [b"\\u"]
+    if any(x in c for c in chunks for x in needles) or (
+            suspect_names and any(n in suspect_names for r in rows[start:end] for n in r.annotators)):
+        rows[start:end] = [_without_keys(r, keys) for r in rows[start:end]]
+        annotators[start:end] = _annotator_lists(rows[start:end], salt)
+        chunks.clear()
+        block = encode_rows(rows[start:end], annotators[start:end], schema=schema, jsonl=chunks.append)
+    for c in chunks:
+        write(c)
+    return block
 
 
 def _annotator_lists(rows: Sequence[ReleaseRow], salt: str | None) -> list[list[str]]:
@@ -502,14 +534,18 @@ def _write_release(
     parquet: _ParquetFile | None = None
     try:
         files: dict[str, dict] = {}
-        annotators = _annotator_lists(rows, None if with_annotators else salt)
+        pseudonym_salt = None if with_annotators else salt
+        annotators = _annotator_lists(rows, pseudonym_salt)
         schema = parquet_schema(release_format)
+        keys = env_secrets()
+        suspect_names = _suspect_names(rows, [k.encode("utf-8") for k in keys] + [b"\\u"]) if keys else set()
         jsonl = _write_jsonl(tmp / DATA_JSONL)
         parquet = _write_parquet(tmp / DATA_PARQUET, schema)
         blocks = []
         for start in range(0, max(len(rows), 1), _ROWS_PER_BLOCK):  # an empty release writes its empty table
             end = start + _ROWS_PER_BLOCK
-            block = encode_rows(rows[start:end], annotators[start:end], schema=schema, jsonl=jsonl.write)
+            block = _encode_block(rows, start, end, annotators, schema, jsonl.write, keys, suspect_names,
+                                  pseudonym_salt)
             parquet.write(block)
             blocks.append(block)
         jsonl.finish()
