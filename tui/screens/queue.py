@@ -7,6 +7,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
+from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input, Select, Static
 from textual.worker import get_current_worker
@@ -276,11 +277,22 @@ class QueueScreen(Screen):
         self.query_one("#progress", Static).update(line)
         self._count_progress(self.flt)
 
+    class ProgressCounted(Message):
+        """Posted by the progress worker: the queue's progress line for ``flt``, counted in a thread."""
+
+        def __init__(self, flt: QueueFilter, view: QueueProgress) -> None:
+            super().__init__()
+            self.flt, self.view = flt, view
+
     @work(thread=True, exclusive=True, group="queue-progress", exit_on_error=False)
     def _count_progress(self, flt: QueueFilter) -> None:
         view = queue_progress_in_thread(self.store, self.annotator, flt)
         if not get_current_worker().is_cancelled:
-            self.app.call_from_thread(self._progress_counted, flt, view)
+            self.post_message(self.ProgressCounted(flt, view))
+
+    @on(ProgressCounted)
+    def _on_progress_counted(self, event: ProgressCounted) -> None:
+        self._progress_counted(event.flt, event.view)
 
     def _progress_counted(self, flt: QueueFilter, view: QueueProgress) -> None:
         if flt == self.flt:

@@ -200,13 +200,24 @@ class ReviewScreen(Screen):
         note = view.note
         update_if_changed(self.query_one("#note", Static), literal(note) if note else Text("no notes", style="dim"))
 
+    class ProgressCounted(Message):
+        """Posted by the progress worker: the annotator's progress, counted in a thread."""
+
+        def __init__(self, progress) -> None:
+            super().__init__()
+            self.progress = progress
+
     @work(thread=True, exclusive=True, group="review-progress", exit_on_error=False)
     def _count_progress(self) -> None:
         """Count the progress of a large project in a thread (:func:`~benchwright.tui.services.views.progress_in_thread`)
-        and show it."""
+        and post it."""
         progress = progress_in_thread(self.store, self.annotator)
         if not get_current_worker().is_cancelled:  # a newer count (after a decision) replaced this one
-            self.app.call_from_thread(self._progress_counted, progress)
+            self.post_message(self.ProgressCounted(progress))
+
+    @on(ProgressCounted)
+    def _on_progress_counted(self, event: ProgressCounted) -> None:
+        self._progress_counted(event.progress)
 
     def _progress_counted(self, progress) -> None:
         if self.view is None or self._progress is not None:
