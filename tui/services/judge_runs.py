@@ -10,6 +10,7 @@ the run's latest judgment (``Store.judgments(latest_only=True)``) and the unscor
 
 from __future__ import annotations
 
+import contextlib
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass, field, replace
@@ -238,7 +239,10 @@ async def _run_and_store(client: LLMClient, items: list, work: Callable[[Any], A
             on_outcome(outcome)
 
     job = Job(work, concurrency=client.job_concurrency, tally=tally, on_result=stored, on_progress=on_progress)
-    return await job.run(items)
+    # an item's last ledger row commits with its result, one transaction (the ledger is the project's store)
+    deferring = getattr(client.ledger, "deferring_commits", None)
+    with deferring() if deferring is not None else contextlib.nullcontext():
+        return await job.run(items)
 
 
 async def run_judging(store: Store, client: LLMClient, judge: str, targets: list[tuple[str, int]],
