@@ -201,7 +201,8 @@ def release_stats(table: pa.Table) -> ReleaseStats:
         import orjson
 
 
-        extra_fields = extra_field_counts(orjson.loads(x) for x in table.column("extra").to_pylist() if x != "{}")
+        extra = table.column("extra")
+        extra_fields = extra_field_counts(orjson.loads(x) for x in extra.filter(pc.not_equal(extra, "{}")).to_pylist())
     return ReleaseStats(
         n=n, repositories=repositories, by=by, annotators=annotators, adjudicated=int(adjudicated),
         knowledge_per_checklist=Counter(per_row.tolist()), weights=Counter(k_weights.tolist()), splits=splits,

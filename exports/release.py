@@ -52,7 +52,6 @@ from .rows import (
     ReleaseSpec,
     encode_rows,
     parquet_schema,
-    release_format_of,
     rows_to_table,
 )
 
@@ -399,12 +398,19 @@ def _prepare_rows(rows: Iterable[ReleaseRow], *, allow_empty: bool = False) -> t
     rows = sorted(rows, key=attrgetter("id"))
     if not rows and not allow_empty:
         raise ReleaseError("a release needs at least one pair or probe; nothing was written")
-    ids = [r.id for r in rows]
+    ids: list[str] = []
+    task_set = text = split = False
+    for r in rows:  # one pass over the rows' field dicts: ids and what release_format_of reads (same answer)
+        d = r.__dict__
+        ids.append(d["id"])
+        task_set = task_set or d["task_set"] is not None
+        split = split or d["split"] is not None
+        text = text or d["source"].__dict__["text"] is not None
     dupes = sorted({a for a, b in pairwise(ids) if a == b})
     if dupes:
         raise ReleaseError(f"pair ids repeat in the release: {', '.join(dupes[:10])}; nothing was written")
-    release_format = release_format_of(rows)
-    if release_format < 4 and any(r.split is not None for r in rows):
+    release_format = 4 if task_set else 3 if text else 2
+    if release_format < 4 and split:
         # no task set: the release is format 3 or 2, which has no split (its bytes stay what they were)
         rows = [r.model_copy(update={"split": None}) for r in rows]
     return rows, release_format
