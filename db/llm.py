@@ -83,25 +83,11 @@ def claim_owner() -> str:
 
 def owner_alive(owner: str, claimed_at: str) -> bool:
     """Whether the claim of ``owner`` made at ``claimed_at`` (UTC ISO time) still counts: a process on this
-    host that still runs, or a claim from another host younger than a day."""
-    from datetime import UTC, datetime
+    host that still runs, or a claim from another host younger than :data:`CLAIM_MAX_AGE_S`
+    (:func:`benchwright.core.llm.batch.owner_alive`, the rule batches use for their creator too)."""
+    from benchwright.core.llm.batch import owner_alive as alive
 
-    try:
-        age = (datetime.now(UTC) - datetime.fromisoformat(claimed_at.replace("Z", "+00:00"))).total_seconds()
-    except ValueError:
-        return False
-    if age > CLAIM_MAX_AGE_S:
-        return False
-    host, _, rest = owner.partition(":")
-    pid_text = rest.partition(":")[0]
-    if host != socket.gethostname():
-        return True
-    try:
-        os.kill(int(pid_text), 0)
-    except (ValueError, ProcessLookupError):
-        return False
-    except PermissionError:
-        return True
+    return alive(owner, claimed_at, max_age_s=CLAIM_MAX_AGE_S)
     return True
 
 

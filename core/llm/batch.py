@@ -750,7 +750,7 @@ class Batcher:
     async def _recover(self, stored: StoredBatch) -> None:
         """A ``pending`` batch: its creator is alive (wait for it) or died between commit and the provider's
         answer (find the batch at the provider, or submit the committed lines as they were)."""
-        if stored.created_by and stored.created_by != self.policy.owner and _owner_alive(stored.created_by,
+        if stored.created_by and stored.created_by != self.policy.owner and owner_alive(stored.created_by,
                                                                                           stored.created_at):
             await asyncio.sleep(min(self.policy.poll_interval_s, 1.0))
             return
@@ -771,9 +771,10 @@ def _future() -> asyncio.Future:
     return fut
 
 
-def _owner_alive(owner: str, created_at: str) -> bool:
-    """Whether the process ``owner`` (host:pid:random) that created a batch at ``created_at`` still runs (same rule
-    as work claims: a live pid on this host, or another host's owner younger than a day)."""
+def owner_alive(owner: str, created_at: str, *, max_age_s: float = 86_400) -> bool:
+    """Whether the process ``owner`` (``host:pid:random``) that made something at ``created_at`` (UTC ISO) still
+    counts as running: a live pid on this host, or another host's owner younger than ``max_age_s`` seconds (pids
+    are reused, and another host's cannot be asked). Batches use it for their creator, the store for work claims."""
     import os
     import socket
     from datetime import UTC, datetime
@@ -782,7 +783,7 @@ def _owner_alive(owner: str, created_at: str) -> bool:
         age = (datetime.now(UTC) - datetime.fromisoformat(created_at.replace("Z", "+00:00"))).total_seconds()
     except ValueError:
         return False
-    if age > 86_400:
+    if age > max_age_s:
         return False
     host, _, rest = owner.partition(":")
     if host != socket.gethostname():
