@@ -268,9 +268,16 @@ class DedupStoreMixin:
 
     @serialized
     def pair_splits(self) -> list[str]:
-        """The distinct splits of the project's pairs (``qa_pairs.split``), sorted; for the queue's data filter."""
+        """The distinct splits of the project's pairs (``qa_pairs.split``), sorted; for the queue's data filter.
+
+        One index seek per split (the partial index ``qa_pairs_split``, m025), not a pass over the pairs."""
         return [r[0] for r in self.db.conn.execute(
-            "SELECT DISTINCT split FROM qa_pairs WHERE split IS NOT NULL ORDER BY split")]
+            """WITH RECURSIVE v(split) AS (
+                   SELECT min(split) FROM qa_pairs WHERE split IS NOT NULL
+                   UNION ALL
+                   SELECT (SELECT min(q.split) FROM qa_pairs q WHERE q.split > v.split) FROM v
+                   WHERE v.split IS NOT NULL)
+               SELECT split FROM v WHERE split IS NOT NULL""")]
 
     # ------------------------------------------------------------------ status
     @serialized

