@@ -109,10 +109,17 @@ class BatchStoreMixin:
 
     def batch_state(self, batch_id: int, *, status: BatchStatus, provider_status: str | None = None,
                     counts: dict | None = None, error: str | None = None) -> None:
-        """Record the provider's latest report of a batch (status, its own status word, counts, an error)."""
+        """Record the provider's latest report of a batch (status, its own status word, counts, an error). A
+        ``failed`` batch's requests without a result become ``errored`` (they were retried, not waited for)."""
         BatchStatus(status)
         now = utc_now()
         with self.write() as db:
+            if status == BatchStatus.FAILED:  # refused whole: its requests are not waiting (they are retried)
+                db.conn.execute(
+                    "UPDATE llm_batch_requests SET result_kind = 'errored', result_json = ?, collected_at = ? "
+                    "WHERE batch_id = ? AND result_kind IS NULL",
+                    (json.dumps({"error": error or "the provider refused the batch"}, ensure_ascii=False), now,
+                     batch_id))
             db.conn.execute(
                 "UPDATE llm_batches SET status = ?, provider_status = coalesce(?, provider_status), "
                 "counts_json = coalesce(?, counts_json), error = coalesce(?, error), polled_at = ?, "

@@ -116,7 +116,9 @@ class LLMStoreMixin:
     def record_call(self, record: CallRecord) -> int:
         """Append one call to the ledger (committed at once, or within a job's
         :meth:`~benchwright.db.Store.deferring_commits` scope together with the item's next write, before the task
-        that made the call awaits anything: so a kill loses nothing finished); its id.
+        that made the call awaits anything: so a kill loses nothing finished); its id. A call made from a batch
+        result another process already recorded is not recorded twice: that row's id is returned and
+        ``record.reused`` is set.
 
         API keys never reach here: records carry no headers.
 
@@ -129,6 +131,14 @@ class LLMStoreMixin:
         u = record.usage
         # Inside a job's deferring_commits scope the row commits with the item's result (one transaction).
         with self.write_deferred() as db:
+            if record.batch_custom_id is not None:
+                # One ledger row per batch result: another process waiting on the same batch (the same command twice
+                # at once) may have used it first; its row stands for this one (the result was paid for once).
+                used = db.conn.execute("SELECT call_id FROM llm_batch_requests WHERE custom_id = ?",
+                                       (record.batch_custom_id,)).fetchone()
+                if used is not None and used[0] is not None:
+                    record.id, record.reused = used[0], True
+                    return record.id
             cur = db.conn.execute(
                 f"INSERT INTO llm_calls ({_CALL_COLUMNS.replace('id, ', '', 1)}, uid, batch_id) "
                 "VALUES (" + ", ".join(["?"] * 32) + ")",

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 CUSTOM_ID = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 """The ``custom_id`` rule of Message Batches (``MessageBatchIndividualRequest.custom_id``)."""
 
-CLOCK_SKEW = timedelta(minutes=5)
+CLOCK_SKEW = timedelta(minutes=1)
 """How far the provider's clock may be behind ours when :meth:`AnthropicBatchBackend.find` compares creation
 times."""
 
@@ -131,28 +131,30 @@ class AnthropicBatchBackend:
             raise self._error(e) from None
         return batch.id
 
-    async def find(self, label: str, *, created_after: str, count: int) -> str | None:
+    async def find(self, label: str, *, created_after: str, count: int,
+                   known: frozenset[str] = frozenset()) -> str | None:
         """The batch created at or after ``created_after`` (UTC ISO, less :data:`CLOCK_SKEW`) holding ``count``
-        requests (the listing is newest first and is read until older batches), or None.
+        requests and not among ``known`` (the provider ids the project already holds), the one created closest to
+        ``created_after`` when several match (the listing is newest first and is read until older batches), or
+        None. Anthropic keeps no label with a batch, so this is a guess; a wrong one costs a retry, never a wrong
+        result: results are matched by ``custom_id``, and another batch's are all ``missing`` here.
 
         Raises:
-            LLMError: the listing failed, or several batches match (the message names them).
+            LLMError: the listing failed.
         """
-        since = _parse_time(created_after) - CLOCK_SKEW
-        hits: list[str] = []
+        ours = _parse_time(created_after)
+        since = ours - CLOCK_SKEW
+        hits: list[tuple[float, str]] = []
         try:
             async for b in self._client.messages.batches.list(limit=100):
                 created = b.created_at if b.created_at.tzinfo is not None else b.created_at.replace(tzinfo=UTC)
                 if created < since:
                     break
-                if sum(_counts(b).values()) == count:
-                    hits.append(b.id)
+                if b.id not in known and sum(_counts(b).values()) == count:
+                    hits.append((abs((created - ours).total_seconds()), b.id))
         except self._caught as e:
             raise self._error(e) from None
-        if len(hits) > 1:
-            raise LLMError(f"{self.provider.name}: several message batches of {count} request(s) were created "
-                           f"since {created_after} ({', '.join(hits)}); cannot tell which one is batch {label}")
-        return hits[0] if hits else None
+        return min(hits)[1] if hits else None
 
     async def retrieve(self, batch_id: str) -> RemoteBatch:
         """``messages.batches.retrieve``: ``processing_status`` (``in_progress``, ``canceling``, ``ended``) and

@@ -51,6 +51,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from .base import LLMConfigError, LLMError, LLMRequest, LLMResponse
+from .jobs import SkipItem
 
 
 class BatchStatus(StrEnum):
@@ -211,9 +212,11 @@ class BatchBackend(Protocol):
         """
         ...
 
-    async def find(self, label: str, *, created_after: str, count: int) -> str | None:
+    async def find(self, label: str, *, created_after: str, count: int,
+                   known: frozenset[str] = frozenset()) -> str | None:
         """The id of a batch created with ``label`` (after ``created_after``, UTC ISO, holding ``count``
-        requests), or None when there is none: recovering a submission whose answer was never recorded.
+        requests, not among ``known``: the provider ids the project already holds), or None when there is none:
+        recovering a submission whose answer was never recorded.
 
         Raises:
             LLMError: the provider could not be asked, or several batches match (the message lists them).
@@ -377,6 +380,9 @@ class BatchPolicy:
     command: list[str] = field(default_factory=list)
     owner: str = ""
     limits: BatchLimits | None = None
+    resume_only: bool = False
+    """``batches resume``: collect and use what the project's batches hold; a request in none of them is not sent
+    (its item is skipped, :class:`~.jobs.SkipItem`), so resuming a ``--limit`` command never picks new items."""
 
 
 @dataclass
@@ -535,6 +541,8 @@ class Batcher:
                 if known.result_kind is not None:  # missing from an ended batch
                     return BatchItem(known.custom_id, known.result_kind, {}), known.batch_id
                 return await self._attach(known.custom_id, known.batch_id), known.batch_id
+        if self.policy.resume_only and not fresh:
+            raise SkipItem(f"not in a batch being resumed (request {key[0][:12]})")
         return await self._gather(lambda cid: self.backend.line(cid, request), key, purpose, qa_pair_id)
 
     async def request_line(self, build: Callable[[str], dict], *, request_hash: str, repeat: int = 0,
@@ -552,6 +560,8 @@ class Batcher:
             if known.result_kind is not None:
                 return BatchItem(known.custom_id, known.result_kind, known.result or {}), known.batch_id
             return await self._attach(known.custom_id, known.batch_id), known.batch_id
+        if self.policy.resume_only:
+            raise SkipItem(f"not in a batch being resumed (request {request_hash[:12]})")
         return await self._gather(build, key, purpose, qa_pair_id)
 
     async def _gather(self, build: Callable[[str], dict], key: tuple[str, int], purpose: str | None,
@@ -647,13 +657,19 @@ class Batcher:
 
     async def _send_batch(self, batch_id: int, lines: list[dict], label: str) -> None:
         if self.backend.kind == "file":
-            await self.backend.submit(lines, label=label)
+            try:
+                await self.backend.submit(lines, label=label)
+            except LLMConfigError as e:  # nothing was written: the batch holds no request to wait for
+                self.store.batch_state(batch_id, status=BatchStatus.FAILED, error=str(e)[:2000])
+                self.progress.batches[batch_id].update(status="failed", error=str(e))
+                raise
             self._defer(batch_id)
             return
         try:
             provider_id = await self.backend.submit(lines, label=label)
         except LLMError as e:
             self.store.batch_state(batch_id, status=BatchStatus.FAILED, error=str(e)[:2000])
+            self.progress.batches[batch_id].update(status="failed", error=str(e))
             self._fail_waiters(batch_id, ResultKind.ERRORED, f"the batch was not accepted: {e}")
             return
         self.store.batch_submitted(batch_id, provider_id)
@@ -710,11 +726,14 @@ class Batcher:
             if stored.status is BatchStatus.COLLECTED or stored.status is BatchStatus.FAILED:
                 return
             if stored.status is BatchStatus.EXPORTED:
-                if any(k is not None for k, _ in self.store.batch_results(batch_id).values()):
+                results = self.store.batch_results(batch_id)
+                back = sum(1 for k, _ in results.values() if k is not None)
+                if results and back == len(results):
                     self.store.batch_collected(batch_id)
                     return
-                raise BatchDeferred(f"batch #{batch_id} was written to {stored.file} and its results are not "
-                                    "imported yet", (batch_id,))
+                what = "its results are not imported yet" if not back else (
+                    f"{back} of its {len(results)} results are imported; import the rest")
+                raise BatchDeferred(f"batch #{batch_id} was written to {stored.file} and {what}", (batch_id,))
             if stored.status is BatchStatus.PENDING:
                 await self._recover(stored)
                 continue
@@ -725,6 +744,7 @@ class Batcher:
             if remote.failed:
                 self.store.batch_state(batch_id, status=BatchStatus.FAILED, provider_status=remote.status,
                                        counts=remote.counts, error=remote.error)
+                info.update(status="failed", error=remote.error or remote.status)
                 self._fail_waiters(batch_id, ResultKind.ERRORED, remote.error or "the provider refused the batch")
                 return
             if remote.ended:
@@ -757,7 +777,9 @@ class Batcher:
         if stored.created_by == self.policy.owner and stored.id in self.progress.batches:
             await asyncio.sleep(min(self.policy.poll_interval_s, 0.05))  # our own submission is in flight
             return
-        found = await self.backend.find(stored.label, created_after=stored.created_at, count=stored.request_count)
+        known = frozenset(b.provider_batch_id for b in self.store.batches() if b.provider_batch_id)
+        found = await self.backend.find(stored.label, created_after=stored.created_at, count=stored.request_count,
+                                        known=known)
         if found is None:
             found = await self.backend.submit(self.store.batch_lines(stored.id), label=stored.label)
         self.store.batch_submitted(stored.id, found)
@@ -834,6 +856,9 @@ class FileBatchBackend:
         Raises:
             LLMConfigError: the file cannot be written (the message names it).
         """
+        if not self._written and self.path.exists() and self.path.stat().st_size > 0:
+            raise LLMConfigError(f"--batch-file {self.path}: the file exists and is not empty (it may hold the "
+                                 "requests of an earlier batch still to import); choose a new file name")
         mode = "a" if self._written else "w"
         try:
             with self.path.open(mode, encoding="utf-8") as f:
@@ -844,7 +869,8 @@ class FileBatchBackend:
         self._written = True
         return f"file:{self.path}"
 
-    async def find(self, label: str, *, created_after: str, count: int) -> str | None:
+    async def find(self, label: str, *, created_after: str, count: int,
+                   known: frozenset[str] = frozenset()) -> str | None:
         """A written file has no provider to ask: None."""
         return None
 

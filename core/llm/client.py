@@ -127,6 +127,8 @@ class CallRecord:
     """The project's batch (``llm_batches.id``) the answer came from; None for an online call."""
     batch_custom_id: str | None = None
     """The batch request (``llm_batch_requests.custom_id``) this row was made from (the store links them)."""
+    reused: bool = False
+    """Set by the ledger: another process had already recorded this batch result; ``id`` is that row's."""
 
 
 @dataclass(frozen=True)
@@ -539,6 +541,10 @@ class LLMClient:
                 continue
             record.parsed = parsed
             result.call_ids.append(self.ledger.record_call(record))
+            if record.reused:  # another process recorded this batch result first: it was paid for once, there
+                result.calls -= 1
+                result.cost_usd -= record.cost_usd or 0.0
+                result.cached = result.calls == 0
             result.status, result.parsed, result.text, result.problems = CallStatus.OK, parsed, response.text, []
             result.tool_calls = record.tool_calls
             return result

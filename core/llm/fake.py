@@ -258,7 +258,8 @@ class ScriptedBatchBackend:
             raise err
         return batch_id
 
-    async def find(self, label: str, *, created_after: str, count: int) -> str | None:
+    async def find(self, label: str, *, created_after: str, count: int,
+                   known: frozenset[str] = frozenset()) -> str | None:
         """The batch submitted with ``label`` and ``count`` lines, or None.
 
         Raises:

@@ -131,6 +131,12 @@ class OutcomeAccounting:
                          unanswered=self.unanswered)
 
 
+class SkipItem(BaseException):
+    """Raised by an item's work to leave the item alone, with no result (counted ``skipped``): ``batches resume``
+    collects what its batches hold and sends nothing new (:attr:`~.batch.BatchPolicy.resume_only`). A
+    ``BaseException``, so that a step's ``except Exception`` does not record it as the item's failure."""
+
+
 class Job(Generic[T, R]):
     """Runs ``work(item)`` for every item with at most ``concurrency`` in flight.
 
@@ -168,7 +174,14 @@ class Job(Generic[T, R]):
                     item = queue.get_nowait()
                 except asyncio.QueueEmpty:
                     return
-                result = await self.work(item)
+                try:
+                    result = await self.work(item)
+                except SkipItem:
+                    progress.done += 1
+                    progress.skipped += 1
+                    if self.on_progress is not None:
+                        self.on_progress(progress)
+                    continue
                 t = self.tally(result)
                 progress.done += 1
                 progress.failed += int(t.failed)

@@ -25,10 +25,11 @@ import contextlib
 import json
 import struct
 from collections.abc import AsyncIterator
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from ._sdk_common import to_llm_error
-from .anthropic_batch import CLOCK_SKEW, _parse_time, check_custom_id
+from .anthropic_batch import _parse_time, check_custom_id
 from .base import LLMError, LLMRequest, LLMResponse, Usage
 from .batch import OPENAI_LIMITS, BatchItem, BatchItemFailed, RemoteBatch, ResultKind
 
@@ -38,6 +39,9 @@ if TYPE_CHECKING:
 CHAT_URL = "/v1/chat/completions"
 EMBEDDINGS_URL = "/v1/embeddings"
 LABEL_KEY = "benchwright_batch"
+LABEL_WINDOW = timedelta(minutes=5)
+"""How far before the local commit a batch found by its label may have been created (clock skew; the label is
+unique, so a wide window costs only a longer listing)."""
 """The batch metadata key holding the local label."""
 
 RUNNING = ("validating", "in_progress", "finalizing", "cancelling")
@@ -236,20 +240,21 @@ class OpenAIBatchBackend:
             raise err from None
         return batch.id
 
-    async def find(self, label: str, *, created_after: str, count: int) -> str | None:
+    async def find(self, label: str, *, created_after: str, count: int,
+                   known: frozenset[str] = frozenset()) -> str | None:
         """The batch whose metadata holds ``label`` (listing newest first, down to ``created_after`` less the
         clock skew), or None. ``count`` is not compared (a batch still validating reports 0 requests).
 
         Raises:
             LLMError: the listing failed, or several batches carry the label.
         """
-        since = (_parse_time(created_after) - CLOCK_SKEW).timestamp()
+        since = (_parse_time(created_after) - LABEL_WINDOW).timestamp()
         hits: list[str] = []
         try:
             async for b in self._client.batches.list(limit=100):
                 if b.created_at < since:
                     break
-                if (b.metadata or {}).get(LABEL_KEY) == label:
+                if (b.metadata or {}).get(LABEL_KEY) == label and b.id not in known:
                     hits.append(b.id)
         except self._caught as e:
             raise self._error(e) from None

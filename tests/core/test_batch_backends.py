@@ -264,12 +264,16 @@ async def test_anthropic_find_matches_by_time_and_count_across_pages():
     when = (now - timedelta(seconds=30)).isoformat()
     assert await backend.find("benchwright-x", created_after=when, count=7) == "b4"
     assert await backend.find("benchwright-x", created_after=when, count=9) is None
-    # b5 and b3 both hold 3 requests within the clock-skew window: refused, naming them
-    with pytest.raises(LLMError, match="b5, b3"):
-        await backend.find("benchwright-x", created_after=when, count=3)
-    # only batches created since created_after less 5 minutes count: b3 (3 minutes old) is out of this window
-    assert await backend.find("l", created_after=(now + timedelta(minutes=3)).isoformat(), count=3) == "b5"
-    assert router.seen().count("GET /v1/messages/batches") == 8
+    # only batches created since created_after less the 1-minute skew count: b5 (b3 is 3 minutes old)
+    assert await backend.find("benchwright-x", created_after=when, count=3) == "b5"
+    # a batch the project already holds is never adopted
+    assert await backend.find("benchwright-x", created_after=when, count=3, known=frozenset({"b5"})) is None
+    # several candidates: the one created closest to the local commit (a wrong guess costs a retry: results are
+    # matched by custom_id)
+    earlier = (now - timedelta(minutes=2, seconds=30)).isoformat()
+    assert await backend.find("l", created_after=earlier, count=3) == "b3"
+    assert await backend.find("l", created_after=earlier, count=3, known=frozenset({"b3"})) == "b5"
+    assert router.seen().count("GET /v1/messages/batches") >= 8
 
 
 async def test_anthropic_sdk_errors_are_llm_errors_without_the_key():

@@ -65,7 +65,7 @@ class LoopBackend:
             raise Died  # the process dies after the provider created the batch, before we recorded it
         return bid
 
-    async def find(self, label, *, created_after, count):
+    async def find(self, label, *, created_after, count, known=frozenset()):
         hits = [b for b, v in self.batches.items() if v["label"] == label]
         return hits[0] if hits else None
 
@@ -247,3 +247,55 @@ async def test_a_copy_of_the_project_on_another_machine_resumes_the_batch(tmp_pa
         results = await _run_all(client2, range(4))
         assert [r.parsed["n"] for r in results] == list(range(4)) and backend.submissions == 1
         assert copy.batches()[0].status is BatchStatus.COLLECTED
+
+
+async def test_two_clients_on_one_batch_record_each_result_once(store):
+    backend = LoopBackend(polls=3)
+    client1, _ = _client(store, backend)
+    client2, _ = _client(store, backend)
+    first, second = await asyncio.gather(_run_all(client1, range(5)), _run_all(client2, range(5)))
+    assert [r.parsed["n"] for r in first] == [r.parsed["n"] for r in second] == list(range(5))
+    assert backend.submissions == 1
+    assert store.db.conn.execute("SELECT count(*) FROM llm_calls").fetchone()[0] == 5  # not 10: paid once
+    assert sum(r.calls for r in first + second) == 5 and sum(r.cached for r in first + second) == 5
+
+
+async def test_resume_only_sends_nothing_new(store):
+    from benchwright.core.llm.jobs import ItemTally, Job, SkipItem
+
+    backend = LoopBackend(polls=10**6)
+    client, _ = _client(store, backend)
+    task = asyncio.ensure_future(_run_all(client, range(3)))
+    while not store.batches() or store.batches()[0].status is not BatchStatus.SUBMITTED:
+        await asyncio.sleep(0.005)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    backend.polls = 0
+    client2, _ = _client(store, backend)
+    client2.batch.policy.resume_only = True
+    done: dict[int, int] = {}
+
+    async def work(n):
+        return await client2.call(_req(n), purpose="t")
+
+    job = Job(work, concurrency=100, tally=lambda r: ItemTally(), on_result=lambda n, r: done.__setitem__(n, r.parsed["n"]))
+    final = await job.run(range(6))  # the batch holds 0, 1, 2; 3, 4, 5 are in no batch
+    assert done == {0: 0, 1: 1, 2: 2} and final.skipped == 3 and backend.submissions == 1
+    assert issubclass(SkipItem, BaseException) and not issubclass(SkipItem, Exception)
+
+
+async def test_a_failed_batch_has_no_request_left_waiting(store):
+    backend = LoopBackend()
+
+    async def refuse(lines, *, label):
+        raise LLMError("HTTP 404: no batch API here")
+
+    backend.submit = refuse
+    client, _ = _client(store, backend, online=lambda r: {"n": 1})
+    await _run_all(client, range(3))
+    (batch,) = store.batches()
+    counts = store.batch_request_counts(batch.id)
+    assert counts["waiting"] == 0 and counts["errored"] == 3
+    assert client.batch.progress.batches[batch.id]["status"] == "failed"
+    assert store.batch_lookup(client.request_hash(_req(0)), 0) is None

@@ -210,3 +210,84 @@ def test_batch_file_then_import_then_the_same_command_uses_the_results(project, 
         assert str(store.batches()[0].status) == "collected"
         rows = store.db.conn.execute("SELECT count(*), count(batch_id), min(status) FROM llm_calls").fetchone()
         assert rows == (6, 6, "ok")
+
+
+def test_batches_resume_waits_and_never_picks_new_items_of_a_limit_command(project):
+    db, _ = project
+    provider = judge_provider()
+    provider.batch.polls = 10**6  # still running when --no-wait ends the command
+    r = invoke(db, ["judgments", "run", "checklist", "--model", "j1", "--batch", "--no-wait", "--limit", "2"], provider)
+    assert r.exit_code == 0 and "collect with: benchwright batches resume" in r.output, r.output
+    with Store.open(db) as store:
+        assert store.db.conn.execute("SELECT count(*) FROM judgments").fetchone()[0] == 0
+    provider.batch.polls = 0
+    # one of the two is judged meanwhile by an online run: resuming the --limit 2 command must not pick a third
+    r = invoke(db, ["judgments", "run", "checklist", "--model", "j1", "--limit", "1"], judge_provider())
+    assert "1 scored" in r.output, r.output
+    r = invoke(db, ["batches", "resume"], provider)
+    assert r.exit_code == 0, r.output
+    assert "nothing new is sent" in r.output and "1 scored" in r.output
+    with Store.open(db) as store:
+        assert store.db.conn.execute("SELECT count(*) FROM judgments").fetchone()[0] == 2
+    assert provider.batch.submissions == 1 and provider.calls == []
+
+
+def test_a_refused_batch_is_said_and_its_requests_go_online(project):
+    db, _ = project
+    provider = judge_provider()
+    from benchwright.core.llm.base import LLMError
+
+    provider.batch.fail_submit = LLMError("fake: HTTP 404 from the batch route")
+    r = invoke(db, ["judgments", "run", "checklist", "--model", "j1", "--batch", "--limit", "2"], provider)
+    assert r.exit_code == 0, r.output
+    assert "batch #1 was refused by the provider (fake: HTTP 404" in r.output and "full price" in r.output
+    assert len(provider.calls) == 2
+    r = invoke(db, ["batches"], provider)
+    assert "still to collect" not in r.output
+
+
+def test_a_partial_import_waits_for_the_rest_and_the_file_is_never_overwritten(project, tmp_path):
+    from benchwright.core.llm.openai_provider import OpenAIProvider
+
+    db, _ = project
+    provider = OpenAIProvider("local", base_url="http://127.0.0.1:9/v1", api_key_env=None, max_retries=0)
+    out = tmp_path / "requests.jsonl"
+    args = ["judgments", "run", "checklist", "--model", "j1", "--batch-file", str(out)]
+    assert invoke(db, args, provider).exit_code == 0
+    written = out.read_text(encoding="utf-8")
+
+    def judge(body):
+        return {"items": [{"item": 1, "rationale": "x", "score": 6}, {"item": 2, "rationale": "y", "score": 0},
+                          {"item": 3, "rationale": "z", "score": 1}]}
+
+    outputs = _vllm_outputs(out, judge)
+    part = tmp_path / "part.jsonl"
+    part.write_text("".join(json.dumps(o) + "\n" for o in outputs[:2]), encoding="utf-8")
+    assert "2 results stored" in invoke(db, ["batches", "import", str(part)], provider).output
+    r = invoke(db, args, provider)  # the two imported are used; the rest waits
+    assert r.exit_code == 0 and "2 of its 6 results are imported; import the rest" in r.output, r.output
+    assert out.read_text(encoding="utf-8") == written  # nothing rewritten, nothing sent
+    with Store.open(db) as store:
+        assert store.db.conn.execute("SELECT count(*) FROM judgments").fetchone()[0] == 2
+    rest = tmp_path / "rest.jsonl"
+    rest.write_text("".join(json.dumps(o) + "\n" for o in outputs[2:]), encoding="utf-8")
+    assert "4 results stored" in invoke(db, ["batches", "import", str(rest)], provider).output
+    r = invoke(db, args, provider)
+    assert "judge checklist: 4 scored, 0 unscored, 2 already judged" in r.output, r.output
+    # a new job into a file that holds requests: refused, naming the file
+    r = invoke(db, ["judgments", "run", "checklist", "--model", "j1", "--runs", "2", "--batch-file", str(out)],
+               provider)
+    assert r.exit_code == 1 and "exists and is not empty" in r.output, r.output
+
+
+def test_batches_import_of_a_file_that_is_not_ours_or_empty_fails(project, tmp_path):
+    db, _ = project
+    other = tmp_path / "other.jsonl"
+    other.write_text(json.dumps({"custom_id": "bw-" + "0" * 32, "response": {"status_code": 200, "body": {}},
+                                 "error": None}) + "\n", encoding="utf-8")
+    r = invoke(db, ["batches", "import", str(other)], judge_provider())
+    assert r.exit_code == 1 and "none of its 1 line answers a request of this project's batches" in r.output
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n", encoding="utf-8")
+    r = invoke(db, ["batches", "import", str(empty)], judge_provider())
+    assert r.exit_code == 1 and "no result lines" in r.output

@@ -4,6 +4,7 @@ and counts, show one, resume (collect) them, cancel one, import the results of a
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 
 import click
@@ -48,8 +49,10 @@ def batches(ctx, open_only, as_json) -> None:
         click.echo("no batches" + (" still open" if open_only else "") + " (run an LLM command with --batch)")
         return
     table = Table(box=None, pad_edge=False)
+    widest = len(str(max(r["id"] for r in rows)))
     for col in ("#", "provider", "status", "requests", "back", "not ok", "waiting", "used", "created"):
-        table.add_column(col, no_wrap=True, overflow="ellipsis",
+        table.add_column(col, no_wrap=True, overflow="ellipsis", min_width=widest if col == "#" else None,
+                         max_width=24 if col == "status" else None,
                          justify="right" if col in ("#", "requests", "back", "not ok", "waiting", "used") else "left")
     for r in rows:
         bad = r["errored"] + r["expired"] + r["cancelled"] + r["missing"]
@@ -61,7 +64,8 @@ def batches(ctx, open_only, as_json) -> None:
     out_console().print(table)
     waiting = [r for r in rows if _to_collect(r)]
     if waiting:
-        click.echo(f"{plural(len(waiting), 'batch')} still to collect: benchwright batches resume")
+        click.echo(f"{len(waiting)} batch{'' if len(waiting) == 1 else 'es'} still to collect: benchwright batches "
+                   "resume")
 
 
 @batches.command("show")
@@ -87,7 +91,7 @@ def batches_show(ctx, batch_id) -> None:
             con.print(Text(f"{key}: {shown_name(str(r[key]), 2000)}"))
     if r["provider_counts"]:
         con.print(Text("provider counts: " + ", ".join(f"{k} {v}" for k, v in sorted(r["provider_counts"].items()))))
-    con.print(Text("command: benchwright " + shown_name(" ".join(r["command"]), 2000)))
+    con.print(Text("command: benchwright " + shown_name(shlex.join(r["command"]), 2000)))
 
 
 @batches.command("resume")
@@ -96,7 +100,9 @@ def batches_show(ctx, batch_id) -> None:
 @friendly
 def batches_resume(ctx, batch_ids) -> None:
     """Collect open batches (all, or BATCH_IDS): run again the command that made each one (once per distinct
-    command), which polls the provider and stores the results instead of submitting the requests again."""
+    command), which polls the provider, stores the results and uses them instead of submitting the requests again.
+    It waits (a recorded --no-wait is ignored) and sends nothing new: an item whose request is in none of the
+    project's batches is left alone, so a --limit command never picks new items here."""
     from ..services.batches import batch_rows
 
     root = ctx.find_root().command  # the benchwright group (this module may not import the root)
@@ -119,9 +125,11 @@ def batches_resume(ctx, batch_ids) -> None:
             commands.append(r["command"])
     rc = 0
     for command in commands:
-        click.echo("resuming: benchwright " + shown_name(" ".join(command), 500), err=True)
+        click.echo("resuming: benchwright " + shown_name(shlex.join(command), 500)
+                   + " (waits for its batches and uses their results; nothing new is sent)", err=True)
         try:
-            root.main(args=["--db", db, *command], standalone_mode=False, obj=dict(ctx.obj or {}))
+            root.main(args=["--db", db, *command], standalone_mode=False,
+                      obj={**(ctx.obj or {}), "batch_resume_only": True})
         except SystemExit as e:
             rc = rc or (e.code if isinstance(e.code, int) else 1)
         except click.ClickException as e:
@@ -158,8 +166,16 @@ def batches_import(ctx, results) -> None:
 
     with open_store(ctx) as store:
         out = import_results(store, results)
+    if out.stored == 0 and out.already == 0:
+        raise click.ClickException(
+            f"{results}: " + ("no result lines" if not out.lines else
+                              f"none of its {plural(out.lines, 'line')} answers a request of this project's batches "
+                              "(the custom_ids are not ours: a file of another project?)"))
     click.echo(f"{plural(out.lines, 'line')} read: {out.stored} results stored, {out.already} already stored, "
                f"{out.unknown} not from this project"
                + (f"; batches {', '.join(f'#{b}' for b in out.batches)}" if out.batches else ""))
+    if out.conflicting:
+        click.echo(f"warning: {plural(out.conflicting, 'line')} gave a request a different result than the one already "
+                   "stored; the first is kept")
     if out.stored:
         click.echo("next: benchwright batches resume (or the command that wrote the file) uses them")

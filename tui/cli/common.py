@@ -271,7 +271,14 @@ def run_with_progress(coro_factory, total: int, label: str, *, console: Console 
 
     with progress:
         try:
-            return asyncio.run(coro_factory(on_progress))
+            final = asyncio.run(coro_factory(on_progress))
+            for b in batchers:
+                for bid, info in sorted(b.progress.batches.items()):
+                    if info.get("status") == "failed":
+                        console.print(Text(f"batch #{bid} was refused by the provider "
+                                           f"({printable(str(info.get('error') or '?'))[:300]}); its requests were "
+                                           f"retried {b.policy.retry} (online: at the full price)"))
+            return final
         except KeyboardInterrupt:
             running = sorted({bid for b in batchers for bid, info in b.progress.batches.items()
                               if info.get("status") not in ("collected", "failed")})
@@ -533,5 +540,7 @@ def batch_request(ctx: click.Context):
         if extra:
             raise click.UsageError(f"{', '.join(extra)} only apply with --batch or --batch-file")
         return None
+    resuming = bool((ctx.find_root().obj or {}).get("batch_resume_only"))
     return BatchOptions(batch_file=raw.get("batch_file"), retry=raw.get("retry"),
-                        poll_interval_s=raw.get("poll_interval"), wait=not raw.get("no_wait"))
+                        poll_interval_s=raw.get("poll_interval"), wait=not raw.get("no_wait") or resuming,
+                        resume_only=resuming)

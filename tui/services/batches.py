@@ -35,6 +35,8 @@ class BatchOptions:
     retry: str | None = None
     poll_interval_s: float | None = None
     wait: bool = True
+    resume_only: bool = False
+    """``batches resume``: send nothing new (:attr:`~benchwright.core.llm.batch.BatchPolicy.resume_only`)."""
 
 
 def command_line(argv: list[str] | None = None) -> list[str]:
@@ -155,6 +157,7 @@ def batch_policy(config, options: BatchOptions, *, command: list[str] | None = N
         wait=options.wait and options.batch_file is None,
         command=command if command is not None else command_line(),
         owner=claim_owner(),
+        resume_only=options.resume_only,
     )
 
 
@@ -186,6 +189,8 @@ class ImportedResults:
     already: int = 0
     unknown: int = 0
     batches: tuple[int, ...] = ()
+    conflicting: int = 0
+    """Lines for a request whose stored result differs (a second, different answer: the first is kept)."""
 
 
 def _result_lines(path: Path) -> Iterator[tuple[int, dict]]:
@@ -233,9 +238,19 @@ def import_results(store: Store, path: str | Path) -> ImportedResults:
         by_batch.setdefault(batch_id, []).append(openai_result_item(value))
     with store.write():
         for batch_id, items in by_batch.items():
+            before = store.batch_results(batch_id)
             n = store.store_batch_results(batch_id, items)
             out.stored += n
             out.already += len(items) - n
+            after = store.batch_results(batch_id)
+            out.conflicting += sum(1 for it in items if before.get(it.custom_id, (None, None))[1] is not None
+                                   and after[it.custom_id][1] != it.raw)
+            # a line repeated within the file with other content: the first one is kept
+            seen: dict[str, dict] = {}
+            for it in items:
+                if it.custom_id in seen and seen[it.custom_id] != it.raw:
+                    out.conflicting += 1
+                seen.setdefault(it.custom_id, it.raw)
             counts = store.batch_request_counts(batch_id)
             if counts["waiting"] == 0:
                 store.batch_collected(batch_id)
