@@ -18,6 +18,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
+from textual.css.query import NoMatches
 from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Header, OptionList, ProgressBar, Static
@@ -290,8 +291,11 @@ class CurationScreen(_RunMixin, Screen):
         force = " · force: on (ignores finished results and the cache)" if self.force else ""
         force += " · including dropped pairs" if self.all_pairs else ""
         force += " · batch: on (the provider's batch API)" if self.batch else ""
-        self.query_one("#curation-status", Static).update(
-            Text(f"Curation of pair #{n}{force}  {message}", no_wrap=False))
+        try:
+            self.query_one("#curation-status", Static).update(
+                Text(f"Curation of pair #{n}{force}  {message}", no_wrap=False))
+        except NoMatches:  # the screen is being taken down (the app quits while a batch waits)
+            return
 
     def refresh_results(self) -> None:
         """Show the current result of every step."""
@@ -467,7 +471,10 @@ class CurationRunScreen(_RunMixin, Screen):
     def _status(self, text: str) -> None:
         if self.batch_line:
             text += "\n" + self.batch_line
-        self.query_one("#run-status", Static).update(Text(text))
+        try:
+            self.query_one("#run-status", Static).update(Text(text))
+        except NoMatches:  # the screen is being taken down (the app quits while a batch waits)
+            return
 
     def action_toggle_force(self) -> None:
         """Toggle force: rerun finished pairs and bypass the cache."""
