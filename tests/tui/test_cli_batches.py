@@ -291,3 +291,34 @@ def test_batches_import_of_a_file_that_is_not_ours_or_empty_fails(project, tmp_p
     empty.write_text("\n", encoding="utf-8")
     r = invoke(db, ["batches", "import", str(empty)], judge_provider())
     assert r.exit_code == 1 and "no result lines" in r.output
+
+
+def test_batches_collect_stores_the_results_without_the_command_and_cancel_drop_gives_up_a_file(project, tmp_path):
+    db, _ = project
+    provider = judge_provider()
+    provider.batch.polls = 10**6
+    r = invoke(db, ["judgments", "run", "checklist", "--model", "j1", "--batch", "--no-wait"], provider)
+    assert r.exit_code == 0, r.output
+    r = invoke(db, ["batches", "collect"], provider)
+    assert r.exit_code == 0 and "batch #1: in_progress" in r.output, r.output
+    provider.batch.polls = 0
+    r = invoke(db, ["batches", "collect", "1"], provider)
+    assert "batch #1: collected" in r.output, r.output
+    with Store.open(db) as store:
+        counts = store.batch_request_counts(1)
+        assert counts["succeeded"] == 6 and counts["unused"] == 6  # stored, paid for, not yet used
+        assert store.db.conn.execute("SELECT count(*) FROM judgments").fetchone()[0] == 0
+    r = invoke(db, ["batches", "resume"], provider)
+    assert "6 scored" in r.output and provider.batch.submissions == 1
+    # a --batch-file batch whose results will never come: given up, a rerun sends its requests anew
+    from benchwright.core.llm.openai_provider import OpenAIProvider
+
+    local = OpenAIProvider("local", base_url="http://127.0.0.1:9/v1", api_key_env=None, max_retries=0)
+    out = tmp_path / "req.jsonl"
+    invoke(db, ["answers", "generate", "--model", "m7", "--limit", "2", "--batch-file", str(out)], local)
+    r = invoke(db, ["batches", "cancel", "2"], local)
+    assert r.exit_code == 1 and "--drop" in r.output
+    r = invoke(db, ["batches", "cancel", "2", "--drop"], local)
+    assert r.exit_code == 0 and "given up (2 requests that were waiting)" in r.output, r.output
+    r = invoke(db, ["batches"], local)
+    assert "still to collect" not in r.output

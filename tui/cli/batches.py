@@ -27,7 +27,7 @@ def _when(stamp: str | None) -> str:
 @click.pass_context
 @friendly
 def batches(ctx, open_only, as_json) -> None:
-    """Provider batch jobs (Anthropic Message Batches, the OpenAI Batch API): list, resume, cancel, import.
+    """Provider batch jobs (Anthropic Message Batches, the OpenAI Batch API): list, resume, collect, cancel, import.
 
     Without a subcommand: every batch of the project, newest first: its status (the provider's own in brackets),
     requests, results back, of those not ok (errored, expired, cancelled, missing: retried, never scored),
@@ -139,17 +139,52 @@ def batches_resume(ctx, batch_ids) -> None:
         sys.exit(rc)
 
 
-@batches.command("cancel")
-@click.argument("batch_id", type=click.IntRange(min=1, max=2**63 - 1))
+@batches.command("collect")
+@click.argument("batch_ids", nargs=-1, type=click.IntRange(min=1, max=2**63 - 1))
 @click.pass_context
 @friendly
-def batches_cancel(ctx, batch_id) -> None:
-    """Ask the provider to cancel batch BATCH_ID. Requests it has not run come back cancelled; the command that made
-    the batch, run again, collects what finished and retries the rest (online, or --retry batch)."""
+def batches_collect(ctx, batch_ids) -> None:
+    """Ask the provider once about each batch (BATCH_IDS, default every one at a provider still to collect) and
+    store the results of those that ended, without running the commands that made them (the results were paid for;
+    the commands, run again, or batches resume, use them)."""
     import asyncio
 
-    from ..services.batches import cancel_batch
+    from ..services.batches import collect_batch
 
+    factory = (ctx.obj or {}).get("provider_factory")
+    with open_store(ctx) as store:
+        ids = list(batch_ids) or [b.id for b in store.batches(open_only=True)
+                                  if str(b.status) in ("submitted", "ended")]
+        if not ids:
+            click.echo("no batch at a provider to collect")
+            return
+        for bid in ids:
+            status = asyncio.run(collect_batch(store, bid, provider_factory=factory))
+            click.echo(f"batch #{bid}: {shown_name(status)}")
+
+
+@batches.command("cancel")
+@click.argument("batch_id", type=click.IntRange(min=1, max=2**63 - 1))
+@click.option("--drop", is_flag=True,
+              help="A --batch-file batch: give it up (its waiting requests count as cancelled; a rerun sends them anew).")
+@click.pass_context
+@friendly
+def batches_cancel(ctx, batch_id, drop) -> None:
+    """Ask the provider to cancel batch BATCH_ID. Requests it has not run come back cancelled; the command that made
+    the batch, run again, collects what finished and retries the rest (online, or --retry batch). With --drop, a
+    --batch-file batch whose results will never come is given up instead."""
+    import asyncio
+
+    from ..services.batches import cancel_batch, drop_exported
+
+    if drop:
+        with open_store(ctx) as store:
+            b = store.batch(batch_id)
+            if b is None or str(b.status) != "exported":
+                raise click.ClickException(f"batch #{batch_id} is not a --batch-file batch waiting for its results")
+            n = drop_exported(store, batch_id)
+        click.echo(f"batch #{batch_id}: given up ({plural(n, 'request')} that were waiting)")
+        return
     with open_store(ctx) as store:
         remote = asyncio.run(cancel_batch(store, batch_id, provider_factory=(ctx.obj or {}).get("provider_factory")))
     click.echo(f"batch #{batch_id}: cancellation asked; the provider says {shown_name(remote.status)}")

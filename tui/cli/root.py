@@ -33,7 +33,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
                "Give every pair, or a QA sample of them, to OVERLAP annotators, balanced and reproducible (replaces "
                "earlier assignments)."),
     "batches": ("batches:batches",
-                "Provider batch jobs (Anthropic Message Batches, the OpenAI Batch API): list, resume, cancel, import."),
+                "Provider batch jobs (Anthropic Message Batches, the OpenAI Batch API): list, resume, collect, cancel, import."),
     "blind": ("annotators:blind", "Turn blind mode on or off for the project."),
     "calibrate": ("calibration:calibrate",
                   "Difficulty calibration from direct answers (SWE-QA-Pro §2.3): z-scores per model, too-easy pairs."),

@@ -258,6 +258,80 @@ def import_results(store: Store, path: str | Path) -> ImportedResults:
     return out
 
 
+# ------------------------------------------------------------------------------------------ batches collect
+def _provider_of(store: Store, b, provider_factory=None):
+    """The provider a batch was sent to, built from benchwright.toml (its name is recorded with the batch).
+
+    Raises:
+        LLMConfigError: the provider is no longer configured, or its key is not set.
+    """
+    from benchwright.core.llm.config import RoleConfig, build_provider, load_llm_config
+
+    from .llm import project_dir_of
+
+    config = load_llm_config(project_dir_of(store))
+    settings = config.settings.providers.get(b.provider)
+    if settings is None and provider_factory is None:  # a factory (tests, the demo) makes its own provider
+        raise LLMConfigError(f"batch #{b.id} was sent to provider '{b.provider}', which benchwright.toml no "
+                             "longer configures")
+    return (provider_factory or build_provider)(config, RoleConfig(role="batch", provider=b.provider,
+                                                                   settings=settings, model=""))
+
+
+async def collect_batch(store: Store, batch_id: int, *, provider_factory=None) -> str:
+    """Ask the provider about batch ``batch_id`` once and, when it has ended, store every result (they were paid
+    for) without running the command that made it: ``batches collect``. Returns the batch's status afterwards
+    (``collected``, or the provider's word while it runs).
+
+    Raises:
+        BenchwrightError: no such batch, or not one sent to a provider; LLMConfigError / LLMError: as the provider.
+    """
+    from benchwright.core.errors import BenchwrightError
+    from benchwright.core.llm.batch import BatchStatus
+
+    b = store.batch(batch_id)
+    if b is None:
+        raise BenchwrightError(f"no batch #{batch_id} in this project (benchwright batches lists them)")
+    if b.status is BatchStatus.COLLECTED:
+        return "collected"
+    if b.status not in (BatchStatus.SUBMITTED, BatchStatus.ENDED) or not b.provider_batch_id:
+        raise BenchwrightError(f"batch #{batch_id} is {b.status}: only a batch at a provider can be collected "
+                               "(a --batch-file batch comes back with batches import)")
+    provider = _provider_of(store, b, provider_factory)
+    try:
+        backend = provider.batch_backend()
+        remote = await backend.retrieve(b.provider_batch_id)
+        if not remote.ended:
+            store.batch_state(batch_id, status=BatchStatus.SUBMITTED, provider_status=remote.status,
+                              counts=remote.counts)
+            return remote.status
+        store.batch_state(batch_id, status=BatchStatus.ENDED, provider_status=remote.status, counts=remote.counts)
+        chunk: list = []
+        async for item in backend.results(remote):
+            chunk.append(item)
+            if len(chunk) >= 1000:
+                store.store_batch_results(batch_id, chunk)
+                chunk = []
+        if chunk:
+            store.store_batch_results(batch_id, chunk)
+        store.batch_collected(batch_id)
+        return "collected"
+    finally:
+        await provider.aclose()
+
+
+def drop_exported(store: Store, batch_id: int) -> int:
+    """Give up a ``--batch-file`` batch whose results will never be imported: its waiting requests become
+    ``cancelled`` and the batch ``collected`` (a rerun then sends them anew). Returns how many were waiting."""
+    from benchwright.core.llm.batch import BatchItem, ResultKind
+
+    waiting = [cid for cid, (kind, _) in store.batch_results(batch_id).items() if kind is None]
+    store.store_batch_results(batch_id, [BatchItem(cid, ResultKind.CANCELLED, {"error": "dropped by batches cancel"})
+                                         for cid in waiting])
+    store.batch_collected(batch_id)
+    return len(waiting)
+
+
 # ------------------------------------------------------------------------------------------ batches cancel
 async def cancel_batch(store: Store, batch_id: int, *, provider_factory=None):
     """Ask the provider of batch ``batch_id`` to cancel it; record what it says. Returns the provider's
@@ -270,22 +344,15 @@ async def cancel_batch(store: Store, batch_id: int, *, provider_factory=None):
     """
     from benchwright.core.errors import BenchwrightError
     from benchwright.core.llm.batch import BatchStatus
-    from benchwright.core.llm.config import RoleConfig, build_provider, load_llm_config
-
-    from .llm import project_dir_of
 
     b = store.batch(batch_id)
     if b is None:
         raise BenchwrightError(f"no batch #{batch_id} in this project (benchwright batches lists them)")
     if b.status not in (BatchStatus.SUBMITTED, BatchStatus.PENDING) or not b.provider_batch_id:
-        raise BenchwrightError(f"batch #{batch_id} is {b.status}: only a submitted batch can be cancelled")
-    config = load_llm_config(project_dir_of(store))
-    settings = config.settings.providers.get(b.provider)
-    if settings is None:
-        raise LLMConfigError(f"batch #{batch_id} was sent to provider '{b.provider}', which benchwright.toml no "
-                             "longer configures")
-    role = RoleConfig(role="batch", provider=b.provider, settings=settings, model="")
-    provider = (provider_factory or build_provider)(config, role)
+        raise BenchwrightError(f"batch #{batch_id} is {b.status}: only a submitted batch can be cancelled"
+                               + (" (a --batch-file batch: batches cancel --drop gives it up)"
+                                  if b.status is BatchStatus.EXPORTED else ""))
+    provider = _provider_of(store, b, provider_factory)
     try:
         remote = await provider.batch_backend().cancel(b.provider_batch_id)
     finally:
