@@ -32,6 +32,13 @@ so absolute times and ratios moved by 2x from run to run):
   10,000 rows here), orjson (~0.19 s) and pyarrow's conversion of the nested values (~0.2 s) alone are 3x the
   baseline. Reaching it needs the release rows read from the store as plain values (stored checklist JSON
   spliced into the lines) without models in between, which changes what ``write_release`` takes.
+- round 3 (2026-12-02, load average ~8): :func:`test_release_from_the_store` measures the path of
+  ``releases create`` too (preflight from the store, release rows, ``create_release`` not recorded) on a
+  project of 10,000 accepted pairs: best 21.2 s = 105x pq.write_table (0.20 s), of which release_preflight
+  11.6-14.2 s (~20 queries a pair), create_release 8.4-9.6 s (the funnel re-reads every pair's final decision,
+  judges, difficulty, agreement), release_rows 0.9-1.8 s and write_release 0.8-1.2 s (3.9x). Reading the rows
+  without models would save at most the release_rows and encode share (~1.5 s, 7%) of the store-to-files time;
+  the store reads per pair are what to batch first.
 """
 
 from __future__ import annotations
@@ -61,24 +68,30 @@ CATEGORIES = ("Project Architecture", "Business Logic", "Implementation Details"
 QA_TYPES = ("What", "Why", "How", "Where")
 
 
+def checklist_items(i: int) -> list[ChecklistItem]:
+    """The checklist of synthetic pair ``i``: one of :data:`SPLITS` of 9 points (binary or three-tier rubrics),
+    then the clarity item."""
+    split = SPLITS[i % len(SPLITS)]
+    items = [
+        ChecklistItem(key_point=f"Names the step {k} of case {i}: the handler resolves the rule.", weight=w,
+                      rubric=binary_rubric(w) if (i + k) % 2 else [
+                          RubricTier(score=w, criterion="Fully covers the point."),
+                          RubricTier(score=w // 2 or 1, criterion="Partly covers it."),
+                          RubricTier(score=0, criterion="Misses it."),
+                      ] if w > 2 else binary_rubric(w))
+        for k, w in enumerate(split)
+    ]
+    items.append(clarity_item())
+    return items
+
+
 def synthetic_rows(n: int = N_ROWS) -> list[ReleaseRow]:
     rows = []
     for i, rec in enumerate(synthetic_records(n, seed=7)):
-        split = SPLITS[i % len(SPLITS)]
-        items = [
-            ChecklistItem(key_point=f"Names the step {k} of case {i}: the handler resolves the rule.", weight=w,
-                          rubric=binary_rubric(w) if (i + k) % 2 else [
-                              RubricTier(score=w, criterion="Fully covers the point."),
-                              RubricTier(score=w // 2 or 1, criterion="Partly covers it."),
-                              RubricTier(score=0, criterion="Misses it."),
-                          ] if w > 2 else binary_rubric(w))
-            for k, w in enumerate(split)
-        ]
-        items.append(clarity_item())
         rows.append(ReleaseRow(
             id=f"qa_{i:016x}", question=rec["question"], reference_answer=rec["answer"],
             repository={"name": f"repo{i % 5}", "url": f"https://example.org/repo{i % 5}", "commit": f"{i % 5:040x}"},
-            checklist=items, category=CATEGORIES[i % 3], qa_type=QA_TYPES[i % 4], qa_subtype=f"sub-{i % 7}",
+            checklist=checklist_items(i), category=CATEGORIES[i % 3], qa_type=QA_TYPES[i % 4], qa_subtype=f"sub-{i % 7}",
             cluster_id=f"c{i % 40}", cluster_name=f"cluster {i % 40}", language="Python", theme=f"theme {i % 6}",
             source={"format": "swe-qa", "file": f"repo{i % 5}.jsonl", "line": i + 1}, final_decision="accept",
             adjudicated=i % 11 == 0, annotators=["ada", "bob"] if i % 3 else ["ada", "bob", "cy"],
@@ -163,3 +176,83 @@ def test_write_release_against_pyarrow(tmp_path: Path, monkeypatch):
         "files: " + ", ".join(f"{k} {v / 1e6:.1f} MB" for k, v in sorted(sizes.items())),
     ])
     assert ratio < SAFETY_RATIO
+
+
+STORE_RUNS = 2
+
+
+def _release_project(root: Path, n: int) -> Path:
+    """A project of ``n`` imported pairs (one pinned repository), each with a generated checklist
+    (:func:`checklist_items`) and an accept: all of them go into a release."""
+    from click.testing import CliRunner
+
+    from benchwright.core.checklist import Checklist
+    from benchwright.db import Store
+    from benchwright.tui.cli import main
+
+    db = root / "p.db"
+    (root / "code").mkdir()
+    for args in (["init"], ["repos", "add", "demo", str(root / "code"), "--version", "1.0"]):
+        assert CliRunner().invoke(main, ["--db", str(db), *args]).exit_code == 0
+    data = root / "pairs.jsonl"
+    data.write_text("".join(json.dumps({"question": r["question"], "answer": r["answer"]}) + "\n"
+                            for r in synthetic_records(n, seed=7)), encoding="utf-8")
+    assert CliRunner().invoke(main, ["--db", str(db), "pairs", "import", "jsonl", str(data), "--repo", "demo"]
+                              ).exit_code == 0
+    with Store.open(db) as store:
+        ids = [pid for (pid,) in store.db.conn.execute("SELECT id FROM qa_pairs ORDER BY ordinal")]
+        for i, pid in enumerate(ids):
+            store.save_checklist(pid, Checklist(items=checklist_items(i)), author="llm", origin="generated")
+            store.record_decision(pid, "ada" if i % 2 else "bob", "accept")
+    return db
+
+
+def test_release_from_the_store(tmp_path: Path, monkeypatch):
+    """The path of ``benchwright releases create``: the preflight read from the store, the release rows, then
+    ``create_release`` (curation funnel, judges, difficulty, agreement, then ``write_release``), against
+    ``pq.write_table`` of the released rows' table (built beforehand). Not recorded, so each run writes the same
+    release; best of :data:`STORE_RUNS`, with where the time goes."""
+    from benchwright.db import Store
+    from benchwright.tui.services.releases import create_release, release_rows
+
+    monkeypatch.setenv("BENCHWRIGHT_CONFIG", str(tmp_path / "none.toml"))
+    t = time.perf_counter()
+    db = _release_project(tmp_path, N_ROWS)
+    setup = time.perf_counter() - t
+    preflights, builds, creates, writes, base = [], [], [], [], []
+    with Store.open(db) as store:
+        for run in range(STORE_RUNS):
+            t = time.perf_counter()
+            pre = store.release_preflight()
+            preflights.append(time.perf_counter() - t)
+            t = time.perf_counter()
+            rows = release_rows(pre)
+            builds.append(time.perf_counter() - t)
+            t = time.perf_counter()
+            path = create_release(store, pre, "bench", "1.0.0", tmp_path / f"store{run}", by="ada",
+                                  created_at="2026-11-29T10:00:00+00:00", record=False)
+            creates.append(time.perf_counter() - t)
+            t = time.perf_counter()
+            write_release(rows, _spec("1.0.0"), tmp_path / f"rows{run}")
+            writes.append(time.perf_counter() - t)
+            table = rows_to_table(rows)
+            t = time.perf_counter()
+            pq.write_table(table, str(tmp_path / f"table{run}.parquet"), **PARQUET_OPTIONS)
+            base.append(time.perf_counter() - t)
+            del table
+        assert len(pre.included) == N_ROWS
+    lines = (path / "data" / "test.jsonl").read_bytes().count(b"\n")
+    total = min(p + c for p, c in zip(preflights, creates, strict=True))
+    best_base = min(base)
+    report(f"release from the store: {N_ROWS} pairs, preflight + create_release vs pq.write_table", [
+        f"project built in {setup:.1f} s (outside the timings)",
+        "release_preflight:         " + "  ".join(f"{x:.3f} s" for x in preflights),
+        "release_rows (models):     " + "  ".join(f"{x:.3f} s" for x in builds),
+        "create_release:            " + "  ".join(f"{x:.3f} s" for x in creates)
+        + "   (release_rows, funnel, judges, difficulty, agreement, write_release)",
+        "write_release of the rows: " + "  ".join(f"{x:.3f} s" for x in writes),
+        "pq.write_table:            " + "  ".join(f"{x:.3f} s" for x in base),
+        f"store to files (preflight + create_release): best {total:.3f} s = {total / best_base:.1f}x pq.write_table; "
+        f"write_release alone {min(writes) / best_base:.1f}x (goal {GOAL_RATIO:.0f}x)",
+    ])
+    assert lines == N_ROWS
