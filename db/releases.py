@@ -119,12 +119,13 @@ class PendingRelease:
 class ReleaseStoreMixin:
     """Release methods of :class:`benchwright.db.Store`."""
 
-    def final_decision(self, pair_id: str) -> FinalDecision:
+    def final_decision(self, pair_id: str, *, reviews: dict | None = None) -> FinalDecision:
         """``(decision, adjudicated, why_not)`` of a pair: the rule of
-        :func:`benchwright.core.adjudication.final_decision`, fed from the store."""
+        :func:`benchwright.core.adjudication.final_decision`, fed from the store (``reviews``: the pair's
+        :meth:`reviews_of`, when the caller has read them already)."""
         reopened_at, reason = self.reopening(pair_id)
         return final_decision(
-            self.reviews_of(pair_id), self.assignees(pair_id), adjudication=self.adjudication_of(pair_id),
+            self.reviews_of(pair_id) if reviews is None else reviews, self.assignees(pair_id), adjudication=self.adjudication_of(pair_id),
             disagreement=self.disagreement_of(pair_id), reopened_at=reopened_at, reopened_reason=reason,
         )
 
@@ -144,17 +145,23 @@ class ReleaseStoreMixin:
         repos = {r.name: r for r in self.repositories()}
         dropped = {} if include_dropped else self.dropped_pairs()
         members = None if selection is None else self.selection_member_ids(selection.id)
+        # pairs with their imported text only (one version): no checklist of theirs is stale and they ship no
+        # source.text, so neither is read per pair (the same answers as stale_checklist and text_versions)
+        imported_only = {pid for (pid,) in self.db.conn.execute(
+            "SELECT qa_pair_id FROM pair_texts GROUP BY qa_pair_id HAVING count(*) = 1")}
         for (pid,) in self.db.conn.execute("SELECT id FROM qa_pairs ORDER BY ordinal").fetchall():
             if members is not None and pid not in members:
                 continue
             pair = self.get_pair(pid)
-            final = self.final_decision(pid)
+            reviews = self.reviews_of(pid)
+            final = self.final_decision(pid, reviews=reviews)
             current = self.checklist_version(pid) if final.decision == "accept" else None
             repo = repos.get(pair.repository or "")
             why = release_exclusion(
                 final, has_checklist=current is not None, draft_checklist=bool(current and current.is_draft),
                 valid_checklist=bool(current and current.is_valid),
-                stale_checklist=current is not None and self.stale_checklist(pid) is not None,
+                stale_checklist=current is not None and pid not in imported_only
+                and self.stale_checklist(pid) is not None,
                 needs_reference=pair.needs_reference,
                 repository_pinned=repo is not None and bool(repo.commit or repo.version_label),
                 dropped_by=dropped.get(pid),
@@ -162,8 +169,8 @@ class ReleaseStoreMixin:
             if why is not None:
                 excluded.append((pid, why))
                 continue
-            annotators = sorted(self.reviews_of(pid))
-            texts = self.text_versions(pid)
+            annotators = sorted(reviews)
+            texts = () if pid in imported_only else self.text_versions(pid)
             included.append(ReleaseCandidate(pair, repo, current.checklist, final.decision, final.adjudicated,
                                              annotators, *((texts[-1], texts[0]) if len(texts) > 1 else ())))
         return Preflight(included, excluded, include_dropped, selection)
