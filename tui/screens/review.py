@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import time
 from dataclasses import replace
 
 from rich.text import Text
@@ -42,6 +44,9 @@ LEAKED_TERMS_SHOWN = 12
 """Leaked terms the leakage banner names (the text screen, ``w``, marks every one)."""
 LEAKED_TERM_CHARS = 80
 """A leaked term longer than this (a long key-point phrase) is cut in the banner."""
+REPAINT_S = 0.1
+"""While decision keys are queued (a held ``a``), the whole pair is drawn at most this often (seconds); the
+status line follows every pair."""
 KEY_POINT_CHARS = 500
 """A key point longer than this is cut in the sidebar (``c`` shows it whole): wrapping a 1 MB key point froze
 the screen for seconds on every visit of its pair."""
@@ -103,6 +108,9 @@ class ReviewScreen(Screen):
         self.view: ReviewView | None = None
         self._progress = None
         self._changes: dict[str, CitationChange] = {}
+        self._shown_at = 0.0
+        self._display_stale = False
+        self._flush_timer = None
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -140,6 +148,8 @@ class ReviewScreen(Screen):
     async def show_pair(self, pair_id: str) -> None:
         """Load ``pair_id``'s view from the store (:func:`~benchwright.tui.services.views.review_view`) and
         display it."""
+        self._display_stale = False
+        self._shown_at = time.monotonic()
         self.pair_id = pair_id
         # progress is counted once, and again only after a decision or an undo (and then only when the project
         # changed: views.counted); a large project counts it in a thread, shown when done
@@ -439,7 +449,32 @@ class ReviewScreen(Screen):
             await self.show_pair(self.pair_id)
             notify(self, "End of the queue.", title=decision)
             return
-        await self.show_pair(nxt)
+        await self._show_next(nxt)
+
+    async def _show_next(self, pair_id: str) -> None:
+        """Show ``pair_id`` after a decision. While more input is queued (a held decision key), the whole pair
+        is drawn at most every :data:`REPAINT_S`: in between only its view is loaded (what the next decision
+        needs: state, criteria, text version; progress not recounted, cited files not read) and the status
+        line updated; a timer draws the last pair when the keys stop. After a full draw the app yields, so the
+        screen repaints."""
+        if self.app.message_queue_size and time.monotonic() - self._shown_at < REPAINT_S:
+            view = self.view = review_view(self.store, pair_id, self.annotator, count_progress=False,
+                                           evidence=False)
+            self.pair_id, self.pair = pair_id, view.pair
+            self.criteria, self.state_id = view.criteria, view.state_id
+            self._show_status(view)
+            self._display_stale = True
+            if self._flush_timer is None:
+                self._flush_timer = self.set_timer(REPAINT_S, self._flush_display)
+            return
+        await self.show_pair(pair_id)
+        await asyncio.sleep(0)
+
+    async def _flush_display(self) -> None:
+        """Draw the pair whose view was loaded without being drawn (see :meth:`_show_next`)."""
+        self._flush_timer = None
+        if self._display_stale and self.is_attached:
+            await self.show_pair(self.pair_id)
 
     def action_criterion(self, index: int) -> None:
         """Cycle a criterion's verdict: unset → pass → fail → unset (stored with the next decision key)."""

@@ -128,14 +128,16 @@ def visible_checklist(store: Store, pair_id: str, viewer: str) -> ChecklistVersi
 
 
 def review_view(store: Store, pair_id: str, viewer: str, *, progress: Progress | None = None,
-                count_progress: bool = True) -> ReviewView:
+                count_progress: bool = True, evidence: bool = True) -> ReviewView:
     """The review screen's view of ``pair_id`` for ``viewer``.
 
     ``progress``, when given, is used as is (the screen counts progress again only after a decision or an
     undo: counting takes a query over every pair); else it is counted (:func:`counted`: again only when the
     project changed), or with ``count_progress=False`` taken from the counts kept and None when none holds.
 
-    Reads the cited files of the repository's checkout (line counts) to resolve the evidence.
+    Reads the cited files of the repository's checkout (line counts) to resolve the evidence; with
+    ``evidence=False`` (a view loaded only for the next decision, not drawn) nothing is read and the view has no
+    evidence.
 
     Raises:
         NotFoundError: no such pair.
@@ -150,7 +152,8 @@ def review_view(store: Store, pair_id: str, viewer: str, *, progress: Progress |
         criteria=Criteria(verdicts=dict(criteria.verdicts), notes=dict(criteria.notes)),
         note=store.current_note(pair_id, viewer), checklist=visible_checklist(store, pair_id, viewer),
         others=others_reviews(store, pair_id, viewer),
-        evidence=tuple(gather_evidence(repo.local_path if repo else None, pair.reference_answer)),
+        evidence=tuple(gather_evidence(repo.local_path if repo else None, pair.reference_answer)) if evidence
+        else (),
         progress=progress if progress is not None else (
             counted(store, ("progress", viewer), lambda: store.progress(viewer)) if count_progress
             else known_count(store, ("progress", viewer))),
