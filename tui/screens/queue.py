@@ -65,6 +65,7 @@ class QueueScreen(Screen):
         Binding("u", "next_undecided", "First undecided", id="queue.undecided"),
         Binding("r", "reload", "Refresh", id="queue.refresh"),
         Binding("home", "top", "Top", show=False, priority=True, id="queue.top"),
+        Binding("end", "bottom", "Last pair", show=False, priority=True, id="queue.bottom"),
         Binding("A", "adjudicate", "Adjudicate", key_display="A", id="queue.adjudicate"),
         Binding("S", "statistics", "Statistics", key_display="S", id="queue.statistics"),
         Binding("R", "release", "Release", key_display="R", id="queue.release"),
@@ -425,6 +426,27 @@ class QueueScreen(Screen):
     def action_top(self) -> None:
         """Reload the queue from its first pair."""
         self.reload()
+
+    def action_bottom(self) -> None:
+        """Put the cursor on the last pair of the current filter: the table is loaded around it (up to
+        :data:`MAX_PRELOAD` rows above it; the rows further up come when the cursor nears them)."""
+        last = self._last_pair()
+        if last is None:
+            return
+        self.reload(keep=last)
+
+    def _last_pair(self) -> str | None:
+        """The id of the last pair (in queue order) the current filter lets through, or None: the last pair of
+        the project, else the filtered pair before it (:meth:`Store.neighbor`, one query from the end)."""
+        after = max(0, self.store.count_pairs() - 1)  # ordinals start at 1; a removed pair leaves a gap
+        last = None
+        while page := self.store.queue_page(self.annotator, QueueFilter(), after_ordinal=after, limit=PAGE):
+            last, after = page[-1], page[-1].ordinal
+        if last is None:
+            return None
+        if self.store.queue_page(self.annotator, self.flt, after_ordinal=last.ordinal - 1, limit=1):
+            return last.id
+        return self.store.neighbor(last.id, self.annotator, self.flt, step=-1)
 
     def action_reload(self) -> None:
         """Reload the queue from the project (another annotator may have worked meanwhile)."""

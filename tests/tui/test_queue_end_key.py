@@ -1,0 +1,57 @@
+"""``end`` in the queue: the cursor goes to the last pair of the current filter, the window loaded at the end."""
+
+from __future__ import annotations
+
+from textual.widgets import DataTable
+
+from benchwright.db import QueueFilter, Store
+from benchwright.tui.app import BenchwrightApp
+from benchwright.tui.screens import QueueScreen
+from benchwright.tui.screens.queue import MAX_PRELOAD, PAGE
+
+SIZE = (160, 48)
+
+
+async def test_end_goes_to_the_last_pair_and_home_back_to_the_first(project_factory, tmp_path):
+    db, ids = project_factory(tmp_path, n=PAGE + MAX_PRELOAD + 30)
+    with Store.open(db) as store:
+        app = BenchwrightApp(store, "ann", resume=False)
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            queue = app.screen
+            assert isinstance(queue, QueueScreen)
+            table = queue.query_one(DataTable)
+            assert queue.rows[table.cursor_row].id == ids[0]
+            await pilot.press("end")
+            await pilot.pause()
+            assert queue.rows[table.cursor_row].id == ids[-1]
+            assert table.cursor_row == table.row_count - 1
+            assert queue.rows[0].ordinal == len(ids) - MAX_PRELOAD  # the window ends at the last pair
+            await pilot.press("home")
+            await pilot.pause()
+            assert queue.rows[table.cursor_row].id == ids[0]
+
+
+async def test_end_follows_the_filter(project_factory, tmp_path):
+    db, ids = project_factory(tmp_path, n=40)
+    with Store.open(db) as store:
+        for pair_id in ids[-5:]:
+            store.record_decision(pair_id, "ann", "accept")
+        store.record_decision(ids[10], "ann", "accept")
+        app = BenchwrightApp(store, "ann", resume=False)
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            queue = app.screen
+            assert isinstance(queue, QueueScreen)
+            table = queue.query_one(DataTable)
+            queue.flt = QueueFilter(status="undecided")
+            await pilot.press("end")
+            await pilot.pause()
+            assert queue.rows[table.cursor_row].id == ids[-6]  # the last five are decided
+            queue.flt = QueueFilter(status="accepted")
+            await pilot.press("end")
+            await pilot.pause()
+            assert queue.rows[table.cursor_row].id == ids[-1]
+            queue.flt = QueueFilter(status="rejected")
+            await pilot.press("end")  # nothing matches: nothing moves, nothing fails
+            await pilot.pause()
