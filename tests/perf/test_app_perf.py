@@ -534,3 +534,68 @@ async def test_open_queue(project: tuple[Path, int]) -> None:
     lines.append(f"goal < {QUEUE_GOAL_S * 1e3:.0f} ms: {goal(max(statistics.median(t) for t in results.values()) < QUEUE_GOAL_S)}")
     report(f"escape -> queue on {N_PAIRS:,} pairs, {depth:,} decided", lines)
     assert max(max(t) for t in results.values()) < QUEUE_SAFETY_S
+
+
+# ------------------------------------------------------------- held accept key
+HELD = 200
+DECISION_SAFETY_S = 2.0
+"""A generous net per decision (mean): the figure itself is printed, not asserted."""
+
+
+async def _time_accepts(db_path: Path, *, held: bool) -> tuple[float, int, float]:
+    """(seconds from the first of :data:`HELD` accept keys to the screen drawing the pair after the last, number
+    of pairs decided, store seconds). ``held``: every key event queued at once, as a held key (or tmux
+    send-keys) delivers them; else ``Pilot.press`` with its idle wait after each key."""
+    store = Store.open(db_path)
+    meter = _StoreMeter(store)
+    try:
+        start = store.first_undecided(ANNOTATOR)
+        app = BenchwrightApp(store, ANNOTATOR)
+        async with app.run_test(size=SIZE) as pilot:
+            await _until(lambda: _review_shows(app, start), "the review screen")
+            await _settle(pilot, app)
+            screen = app.screen
+            first = screen.view.ordinal
+            meter.reset()
+            t0 = time.perf_counter()
+            if held:
+                for _ in range(HELD):
+                    app.post_message(events.Key("a", "a"))
+            else:
+                await pilot.press(*["a"] * HELD)
+            await _until(lambda: screen.view.ordinal == first + HELD and not screen._display_stale
+                         and _review_shows(app, screen.pair_id), "the pair after the last accept drawn")
+            await _settle(pilot, app)
+            wall = time.perf_counter() - t0
+            sql = meter.total
+        decided = store.progress(ANNOTATOR).mine
+        return wall, decided, sql
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("held", [True, False], ids=["held-key", "pilot-press"])
+async def test_accept_presses_in_a_row(base_project: Path, perf_dir: Path, held: bool, monkeypatch) -> None:
+    """200 ``a`` in a row from the first pair: time per decision (store write, next view, drawing), against the
+    bare-app start of this file; the same run with every pair drawn (``REPAINT_S = 0``, as before coalescing)
+    is printed as BEFORE."""
+    import benchwright.tui.screens.review as review_module
+
+    bare_s = statistics.median([await _time_bare_start() for _ in range(3)])
+    runs = {}
+    for label, repaint in (("after", review_module.REPAINT_S), ("BEFORE (every pair drawn)", 0.0)):
+        path = copy_project(base_project, perf_dir / f"accepts-{held}-{repaint}.db")
+        monkeypatch.setattr(review_module, "REPAINT_S", repaint)
+        runs[label] = await _time_accepts(path, held=held)
+        path.unlink()
+    lines = []
+    for label, (wall, decided, sql) in runs.items():
+        assert decided == HELD, f"{label}: {decided} decisions stored of {HELD}"
+        per = wall / HELD
+        lines.append(f"{label:<26}: {wall:6.2f} s for {HELD} -> {per * 1e3:6.1f} ms per decision "
+                     f"({1 / per:5.0f}/s; store {sql / HELD * 1e3:.1f} ms of it) -> ratio {per / bare_s:.2f}x "
+                     "the bare app's start")
+    lines.append(f"baseline bare Textual app start: median {bare_s * 1e3:.1f} ms")
+    report(f"{HELD} x accept in a row on {N_PAIRS:,} pairs ({'held key: all queued' if held else 'Pilot.press'})",
+           lines)
+    assert runs["after"][0] / HELD < DECISION_SAFETY_S
