@@ -149,10 +149,13 @@ class ReleaseStoreMixin:
         # source.text, so neither is read per pair (the same answers as stale_checklist and text_versions)
         imported_only = {pid for (pid,) in self.db.conn.execute(
             "SELECT qa_pair_id FROM pair_texts GROUP BY qa_pair_id HAVING count(*) = 1")}
-        for (pid,) in self.db.conn.execute("SELECT id FROM qa_pairs ORDER BY ordinal").fetchall():
+        from .store import _PAIR_COLUMNS, _pair_from_row  # get_pair's row shape (store imports this module)
+
+        for row in self.db.conn.execute(f"SELECT {_PAIR_COLUMNS} FROM qa_pairs ORDER BY ordinal").fetchall():
+            pid = row[0]
             if members is not None and pid not in members:
                 continue
-            pair = self.get_pair(pid)
+            pair = _pair_from_row(row)
             reviews = self.reviews_of(pid)
             final = self.final_decision(pid, reviews=reviews)
             current = self.checklist_version(pid) if final.decision == "accept" else None
