@@ -41,7 +41,11 @@ so absolute times and ratios moved by 2x from run to run):
   the store reads per pair are what to batch first. The preflight then read pairs with their imported text
   only without their text versions or stale check, and each pair's reviews once (a201de3): 21 -> 13 SQL
   statements a pair, preflight CPU 0.94 s -> 0.64 s for 2,000 pairs (old and new alternating in one process,
-  median of 5); this benchmark: release_preflight 6.5-8.0 s, store to files 12.1 s = 85x (load 4.5).
+  median of 5); this benchmark: release_preflight 6.5-8.0 s, store to files 12.1 s = 85x (load 4.5). With the
+  pairs read in the query that lists them (b2c3579: 12 statements a pair): release_preflight 4.3-4.7 s, store to
+  files 9.6 s (load 2.4; pq.write_table 0.11 s, so 91x). Left, outside this module's files: the funnel's second
+  final decision of every pair and release_models (create_release ~4.8 s), and release_rows' models in
+  tui/services/releases.py, which is what write_release is given.
 """
 
 from __future__ import annotations
