@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from textual import events
 from textual.widgets import DataTable
 
 from benchwright.db import QueueFilter, Store
@@ -55,3 +56,29 @@ async def test_end_follows_the_filter(project_factory, tmp_path):
             queue.flt = QueueFilter(status="rejected")
             await pilot.press("end")  # nothing matches: nothing moves, nothing fails
             await pilot.pause()
+
+
+async def test_held_page_down_moves_a_page_at_a_time_across_the_loaded_window(project_factory, tmp_path):
+    db, ids = project_factory(tmp_path, n=2 * PAGE + 50)
+    with Store.open(db) as store:
+        app = BenchwrightApp(store, "ann", resume=False)
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            queue = app.screen
+            assert isinstance(queue, QueueScreen)
+            table = queue.query_one(DataTable)
+            await pilot.press("pagedown")
+            await pilot.pause()
+            jump = table.cursor_row  # a page: the rows the table shows
+            presses = 2 * PAGE // jump
+            for _ in range(presses - 1):  # as a held key delivers them: all queued before the first is handled
+                app.post_message(events.Key("pagedown", None))
+            await pilot.pause()
+            await pilot.pause()
+            assert table.cursor_row == presses * jump, "page-down stopped short at the end of the rows loaded"
+            assert queue.rows[table.cursor_row].id == ids[presses * jump]
+            for _ in range(30):
+                app.post_message(events.Key("down", None))
+            await pilot.pause()
+            await pilot.pause()
+            assert queue.rows[table.cursor_row].id == ids[presses * jump + 30]

@@ -55,6 +55,27 @@ _STATUS_TEXT = {
 }
 
 
+class QueueTable(DataTable):
+    """The queue's table: a page-down or cursor-down that would go past the rows loaded loads more first. A held
+    key's presses are handled before the row-highlighted messages that load rows otherwise, so the cursor
+    stopped at the last row loaded, every :data:`PAGE` rows."""
+
+    def action_page_down(self) -> None:
+        """Load the rows a page below the cursor (when not loaded yet), then move a page down."""
+        self._rows_until(self.cursor_row + self.size.height)
+        super().action_page_down()
+
+    def action_cursor_down(self) -> None:
+        """Load the rows below the cursor (when not loaded yet), then move one row down."""
+        self._rows_until(self.cursor_row + 1)
+        super().action_cursor_down()
+
+    def _rows_until(self, row: int) -> None:
+        screen = self.screen
+        if isinstance(screen, QueueScreen):
+            screen.rows_until(row)
+
+
 class QueueScreen(Screen):
     """The review queue of one annotator, in import order, filtered; opens at the first undecided pair."""
 
@@ -110,7 +131,7 @@ class QueueScreen(Screen):
                              id="f-assigned_to")
         yield LiteralInput(placeholder="search question and answer: / to type, enter to apply", id="f-text")
         yield Static(id="progress")
-        yield DataTable(id="queue", cursor_type="row", zebra_stripes=True)
+        yield QueueTable(id="queue", cursor_type="row", zebra_stripes=True)
         yield Footer()
 
     def on_mount(self) -> None:
@@ -197,6 +218,11 @@ class QueueScreen(Screen):
         table = self.query_one(DataTable)
         for r in page:
             table.add_row(*self._cells(r), key=r.id)
+
+    def rows_until(self, row: int) -> None:
+        """Load pages until the table holds row ``row`` with 20 rows to spare, or the filter has no more."""
+        while self._loaded and not self.exhausted and row >= len(self.rows) - 20:
+            self._load_more()
 
     def _load_before(self) -> None:
         """Load the rows above the table's first one (up to :data:`PAGE`), keeping the cursor on its row."""
