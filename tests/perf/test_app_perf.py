@@ -20,6 +20,11 @@ the same run, Markdown re-rendered as before: 44.4 / 60.4); store calls of an es
 place); start makes no progress count and no queue load on the way to the first pair (progress counted in a
 thread; the queue prepares 1 s later). What the store still costs, with 60,000 decided: first_undecided 0.75 s
 at start and Store.progress 0.7-1.2 s (db queries, not the app's). Re-measure on a quiet machine.
+- accept presses: 200 ``a`` in a row, all queued at once (a held key, as tmux send-keys) and through
+  ``Pilot.press``; time per decision to the pair after the last drawn, against the bare-app start; BEFORE
+  in the same run draws every pair (``REPAINT_S = 0``). Held key, 100,000 pairs, 2 shared cores: 28.5 ms
+  per decision (35/s) -> 7.3 ms (138/s), store 6.5 -> 2.6 ms of it (no progress recount, no cited files read
+  for a pair not drawn).
 - what-if: the previous/next walk again with the two fixes suggested by these figures patched in from
   the test (single-widget Markdown, cached progress); labelled WHAT-IF in the output.
 
