@@ -13,15 +13,20 @@ from benchwright.tui.screens.queue import MAX_PRELOAD, PAGE
 SIZE = (160, 48)
 
 
+async def _queue_shown(pilot) -> tuple[QueueScreen, DataTable]:
+    """The queue screen the app opened on (no resume) and its table."""
+    await pilot.pause()
+    queue = pilot.app.screen
+    assert isinstance(queue, QueueScreen)
+    return queue, queue.query_one(DataTable)
+
+
 async def test_end_goes_to_the_last_pair_and_home_back_to_the_first(project_factory, tmp_path):
     db, ids = project_factory(tmp_path, n=PAGE + MAX_PRELOAD + 30)
     with Store.open(db) as store:
         app = BenchwrightApp(store, "ann", resume=False)
         async with app.run_test(size=SIZE) as pilot:
-            await pilot.pause()
-            queue = app.screen
-            assert isinstance(queue, QueueScreen)
-            table = queue.query_one(DataTable)
+            queue, table = await _queue_shown(pilot)
             assert queue.rows[table.cursor_row].id == ids[0]
             await pilot.press("end")
             await pilot.pause()
@@ -41,10 +46,7 @@ async def test_end_follows_the_filter(project_factory, tmp_path):
         store.record_decision(ids[10], "ann", "accept")
         app = BenchwrightApp(store, "ann", resume=False)
         async with app.run_test(size=SIZE) as pilot:
-            await pilot.pause()
-            queue = app.screen
-            assert isinstance(queue, QueueScreen)
-            table = queue.query_one(DataTable)
+            queue, table = await _queue_shown(pilot)
             queue.flt = QueueFilter(status="undecided")
             await pilot.press("end")
             await pilot.pause()
@@ -63,10 +65,7 @@ async def test_held_page_down_moves_a_page_at_a_time_across_the_loaded_window(pr
     with Store.open(db) as store:
         app = BenchwrightApp(store, "ann", resume=False)
         async with app.run_test(size=SIZE) as pilot:
-            await pilot.pause()
-            queue = app.screen
-            assert isinstance(queue, QueueScreen)
-            table = queue.query_one(DataTable)
+            queue, table = await _queue_shown(pilot)
             await pilot.press("pagedown")
             await pilot.pause()
             jump = table.cursor_row  # a page: the rows the table shows
