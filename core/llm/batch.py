@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 import uuid
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
@@ -420,12 +419,6 @@ def new_custom_id() -> str:
     return f"bw-{uuid.uuid4().hex}"
 
 
-def _utc_now() -> str:
-    from ..models import utc_now
-
-    return utc_now()
-
-
 @dataclass
 class _Pending:
     custom_id: str
@@ -464,7 +457,6 @@ class Batcher:
         self._timer: dict[str, asyncio.TimerHandle] = {}
         self._waiters: dict[str, asyncio.Future] = {}  # custom_id -> future of its BatchItem
         self._pollers: dict[int, asyncio.Task] = {}
-        self._deferred: set[int] = set()
         self._batch_of: dict[str, int] = {}  # custom_id -> local batch id, for the calls waiting here
         self._tasks: set[asyncio.Task] = set()  # submissions and chains in flight (kept so none is collected)
 
@@ -681,7 +673,6 @@ class Batcher:
         self._ensure_poller(batch_id)
 
     def _defer(self, batch_id: int) -> None:
-        self._deferred.add(batch_id)
         stored = self.store.batch(batch_id)
         where = (f"written to {stored.file}" if stored is not None and stored.file else "submitted")
         err = BatchDeferred(f"batch #{batch_id} {where}", (batch_id,))
@@ -890,8 +881,3 @@ class FileBatchBackend:
     async def cancel(self, batch_id: str) -> RemoteBatch:
         """Nothing to cancel at a provider."""
         return RemoteBatch(id=batch_id, ended=True, status="cancelled")
-
-
-def elapsed_since(t0: float) -> float:
-    """Seconds since ``t0`` (``time.monotonic``)."""
-    return time.monotonic() - t0

@@ -540,7 +540,10 @@ def batch_request(ctx: click.Context):
         if extra:
             raise click.UsageError(f"{', '.join(extra)} only apply with --batch or --batch-file")
         return None
+    from ..services.batches import command_line
+
     resuming = bool((ctx.find_root().obj or {}).get("batch_resume_only"))
+    argv = ctx.meta.get("benchwright.argv")  # the line the root group parsed (tui/cli/root.py)
     return BatchOptions(batch_file=raw.get("batch_file"), retry=raw.get("retry"),
                         poll_interval_s=raw.get("poll_interval"), wait=not raw.get("no_wait") or resuming,
-                        resume_only=resuming)
+                        resume_only=resuming, command=tuple(command_line(argv)) if argv is not None else None)

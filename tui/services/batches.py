@@ -35,18 +35,15 @@ class BatchOptions:
     retry: str | None = None
     poll_interval_s: float | None = None
     wait: bool = True
+    command: tuple[str, ...] | None = None
+    """The command line as parsed (``--db`` removed by :func:`command_line`); None: this process's."""
     resume_only: bool = False
     """``batches resume``: send nothing new (:attr:`~benchwright.core.llm.batch.BatchPolicy.resume_only`)."""
 
 
 def command_line(argv: list[str] | None = None) -> list[str]:
-    """This process's command line after the program name, without ``--db`` (``batches resume`` runs it again on
-    the project it resumes). API keys are never on it (they come from the environment only)."""
-    if argv is None:
-        import click
-
-        ctx = click.get_current_context(silent=True)
-        argv = ctx.meta.get("benchwright.argv") if ctx is not None else None
+    """A command line (default this process's, after the program name) without ``--db`` (``batches resume`` runs it
+    again on the project it resumes). API keys are never on it (they come from the environment only)."""
     args = list(sys.argv[1:] if argv is None else argv)
     out, skip = [], False
     for a in args:
@@ -155,7 +152,8 @@ def batch_policy(config, options: BatchOptions, *, command: list[str] | None = N
         retry=RetryPolicy(options.retry or (settings.retry if settings else "online")),
         max_batch_retries=settings.max_batch_retries if settings else 2,
         wait=options.wait and options.batch_file is None,
-        command=command if command is not None else command_line(),
+        command=(command if command is not None else list(options.command) if options.command is not None
+                 else command_line()),
         owner=claim_owner(),
         resume_only=options.resume_only,
     )
