@@ -31,11 +31,14 @@ class JudgeKind(StrEnum):
     - ``scalar``: one integer per dimension on a fixed scale, rate = mean / scale (SWE-QA-Pro §4.1: mean / 10;
       Code-QA-Bench: mean / 5, the normalized mean).
     - ``imported``: any dimensions from a file with the scale the user gives, rate = sum / sum of maxima.
+    - ``human``: an annotator's scores of the checklist items (issue 20 item 5), entries and rate as the checklist
+      judge's (total / 10), so the two compare item by item (judge calibration against humans).
     """
 
     CHECKLIST = "checklist"
     SCALAR = "scalar"
     IMPORTED = "imported"
+    HUMAN = "human"
 
 
 @dataclass(frozen=True)
@@ -82,13 +85,19 @@ class JudgeSpec:
 
     @property
     def llm(self) -> bool:
-        """True for a judge an LLM runs (every judge but ``imported``)."""
-        return self.kind is not JudgeKind.IMPORTED
+        """True for a judge an LLM runs (every judge but ``imported`` and ``human``)."""
+        return self.kind not in (JudgeKind.IMPORTED, JudgeKind.HUMAN)
+
+    @property
+    def human(self) -> bool:
+        """True for the annotators' pseudo-judge ``human`` (its ``judge_model`` is the annotator's name; reports
+        and LLM-judge statistics leave its rows out unless asked for it)."""
+        return self.kind is JudgeKind.HUMAN
 
     @property
     def scores_checklist(self) -> bool:
         """True when its entries are checklist items (knowledge %, clarity %, perfect solve apply)."""
-        return self.kind is JudgeKind.CHECKLIST
+        return self.kind in (JudgeKind.CHECKLIST, JudgeKind.HUMAN)
 
     def score_rate(self, scores: Sequence[float], maxima: Sequence[float]) -> float:
         """The score rate in [0, 1] of one judgment from its entries' scores and maxima (see :class:`JudgeKind`).
@@ -99,7 +108,7 @@ class JudgeSpec:
         if not scores:
             raise ValueError("a judgment needs at least one score entry")
         total = sum(scores)
-        if self.kind is JudgeKind.CHECKLIST:
+        if self.kind in (JudgeKind.CHECKLIST, JudgeKind.HUMAN):
             return total / TOTAL_POINTS
         if self.kind is JudgeKind.SCALAR:
             return total / len(scores) / self.scale  # type: ignore[operator]
@@ -291,6 +300,32 @@ register_judge(JudgeSpec(
     report_note="imported scores: final = sum/sum(max)",
 ))
 
+HUMAN_JUDGE = "human"
+"""The stored ``judgments.judge`` of an annotator's scores of a checklist (``judge_model`` = the annotator)."""
+
+register_judge(JudgeSpec(
+    HUMAN_JUDGE, "an annotator's scores of the checklist items", JudgeKind.HUMAN, needs_checklist=True,
+    report_note="human scores of the checklist: final = total/10",
+))
+
+
+def judge_label(judge: str, judge_model: str) -> str:
+    """How a judge's judgments are labelled everywhere (inspector columns, calibration tables, reports):
+    ``human:NAME`` for an annotator's (``judge`` ``human``, ``judge_model`` the annotator), else
+    ``JUDGE:MODEL`` (``checklist:gpt-4o``)."""
+    return f"{judge}:{judge_model}"
+
+
+def human_label(annotator: str) -> str:
+    """``human:NAME``: the label of ``annotator``'s human judgments (:func:`judge_label`)."""
+    return judge_label(HUMAN_JUDGE, annotator)
+
+
+def is_human_judge(judge: str) -> bool:
+    """True when ``judge`` is a registered human pseudo-judge (rows LLM-judge statistics leave out)."""
+    return judge in JUDGE_REGISTRY and JUDGE_REGISTRY.get(judge).human
+
+
 def judges_help(names: Sequence[str] | None = None) -> str:
     """``a (description), b (description) or c (description)``: the judges ``names`` (default: every LLM judge)
     for help texts."""
@@ -307,6 +342,12 @@ JUDGES = Names(JUDGE_REGISTRY)
 
 LLM_JUDGES = Names(JUDGE_REGISTRY, lambda s: s.llm)
 """The judges an LLM runs (``judge run``'s choices)."""
+
+HUMAN_JUDGES = Names(JUDGE_REGISTRY, lambda s: s.human)
+"""The human pseudo-judges (``human``): left out of reports, stability and releases unless asked for."""
+
+MACHINE_JUDGES = Names(JUDGE_REGISTRY, lambda s: not s.human)
+"""Every judge but the human ones (LLM judges and ``imported``): what reports count by default."""
 
 SCALAR_JUDGES = Names(JUDGE_REGISTRY, lambda s: not s.scores_checklist)
 """Judges that score dimensions rather than checklist items (imported included)."""
@@ -328,9 +369,12 @@ __all__ = [
     "CODE_QA_BENCH_DIMENSIONS",
     "DEFAULT_RUNS",
     "GENERATED_CHECKLIST_PREFIX",
+    "HUMAN_JUDGE",
+    "HUMAN_JUDGES",
     "JUDGES",
     "JUDGE_REGISTRY",
     "LLM_JUDGES",
+    "MACHINE_JUDGES",
     "SCALAR_ALLOWED",
     "SCALAR_DIMENSIONS",
     "SCALAR_JUDGES",
@@ -346,8 +390,11 @@ __all__ = [
     "checklist_problem",
     "default_runs_help",
     "generated_checklist_author",
+    "human_label",
+    "is_human_judge",
     "judge",
     "judge_eligibility",
+    "judge_label",
     "judges_help",
     "register_judge",
     "run_is_done",

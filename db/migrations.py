@@ -1592,4 +1592,24 @@ def m025_queue_indexes(db: Database) -> None:
     )
 
 
+@migrations(name="m026_answer_assignments")
+def m026_answer_assignments(db: Database) -> None:
+    """``answer_assignments`` (issue 20 item 5): answers handed out to annotators to score against their
+    checklists (human judgments, judge ``human``), like ``assignments`` for pairs: one row per (answer,
+    annotator), the whole plan replaced by each ``assign --answers``; ``seed`` the plan's seed."""
+    db.executescript(
+        """
+        CREATE TABLE answer_assignments (
+            answer_id TEXT NOT NULL REFERENCES answers(id),
+            annotator TEXT NOT NULL,
+            assigned_at TEXT NOT NULL,
+            assigned_by TEXT NOT NULL,
+            seed INTEGER,
+            PRIMARY KEY (answer_id, annotator)
+        );
+        CREATE INDEX answer_assignments_annotator ON answer_assignments(annotator, answer_id);
+        """
+    )
+
+
 SCHEMA_VERSION = len(migrations._migrations)

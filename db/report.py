@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from benchwright.core.agent_metrics import TrajectoryRecord
 from benchwright.core.errors import BenchwrightError
+from benchwright.core.judges import HUMAN_JUDGES
 from benchwright.core.metrics import JUDGES, EffectiveScore, FailureLabel, JudgedRun, PairStrata, ReportInputs
 from benchwright.core.vocabulary import ENTRY_KINDS
 
@@ -139,7 +140,8 @@ def report_inputs(store: Store, *, models: Iterable[str] | None = None, judge: s
         store: an open project.
         models: only answers of these models (``answers.model``, exact); ``None`` for all.
         judge: only judgments of this judge (one of ``checklist``, ``swe-qa-pro``, ``code-qa-bench``,
-            ``imported``); ``None`` for all.
+            ``imported``, ``human``); ``None`` for all but the human judgments (``human``: annotators' scores,
+            counted only when asked for by name).
 
     Returns:
         :class:`~benchwright.core.metrics.ReportInputs`: one :class:`JudgedRun` per current judgment (the latest
@@ -158,7 +160,12 @@ def report_inputs(store: Store, *, models: Iterable[str] | None = None, judge: s
     if judge is not None and judge not in JUDGES:
         raise BenchwrightError(f"unknown judge {judge!r}; use one of {', '.join(JUDGES)}")
     model_sql, model_args = _in("a.model", models)
-    judge_sql, judge_args = ("", []) if judge is None else (" AND j.judge = ?", [judge])
+    if judge is None:  # human judgments (judge calibration, issue 20) are counted only when asked for by name
+        human = list(HUMAN_JUDGES)
+        judge_sql = f" AND j.judge NOT IN ({', '.join('?' for _ in human)})" if human else ""
+        judge_args = human
+    else:
+        judge_sql, judge_args = " AND j.judge = ?", [judge]
     conn = store.db.conn
 
     overrides: dict[int, dict[str, float]] = defaultdict(dict)

@@ -66,6 +66,7 @@ from .embeddings import EmbeddingStoreMixin
 from .evidence import EVIDENCE_FILTER_SQL, EvidenceStoreMixin
 from .funnel import FunnelStoreMixin
 from .generation import GenerationStoreMixin
+from .human_judgments import HumanJudgmentStoreMixin
 from .issues import IssueStoreMixin
 from .leakage import LeakageStoreMixin
 from .llm import LLMStoreMixin
@@ -288,7 +289,7 @@ class Store(ChecklistStoreMixin, ReviewStoreMixin, AgreementInputsMixin, Release
             LLMStoreMixin, AnswerStoreMixin, CalibrationStoreMixin, TextRepairMixin, ResultStoreMixin, DerivedRepositoryMixin,
             TextVersionStoreMixin, FunnelStoreMixin, RepositoryFactsMixin, EvidenceStoreMixin, EmbeddingStoreMixin,
             IssueStoreMixin, DedupStoreMixin, SelectionStoreMixin, TaxonomyStoreMixin, LeakageStoreMixin,
-            GenerationStoreMixin, BatchStoreMixin):
+            GenerationStoreMixin, BatchStoreMixin, HumanJudgmentStoreMixin):
     """A benchwright project database.
 
     Open with :meth:`Store.open`; use as a context manager or call :meth:`close`.

@@ -56,7 +56,7 @@ def release_models(store: Store, pair_ids: list[str]) -> tuple[dict[str, int], l
     """
     from collections import Counter
 
-    from benchwright.core.judges import JUDGES, checklist_generator, self_judging
+    from benchwright.core.judges import JUDGES, checklist_generator, is_human_judge, self_judging
 
     from .llm import configured_providers
 
@@ -76,7 +76,7 @@ def release_models(store: Store, pair_ids: list[str]) -> tuple[dict[str, int], l
     groups: dict[tuple[str, str], dict] = {}
     for j in store.judgments(latest_only=True):
         a = answers.get(j.answer_id)
-        if a is None or not j.scored:
+        if a is None or not j.scored or is_human_judge(j.judge):  # annotators' scores are not a judge of the release
             continue
         g = groups.setdefault((j.judge, j.judge_model), {"answers": set(), "runs": 0, "self": set()})
         g["answers"].add(a.id)

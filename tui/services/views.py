@@ -342,10 +342,12 @@ def inspector_view(store: Store, pair_id: str) -> InspectorView:
 
 def judges_of(store: Store, answer_id: str) -> tuple[tuple[str, str], ...]:
     """``(judge, judge model)`` of every judge that judged ``answer_id``, in the order of their first
-    judgment."""
+    judgment; human judgments (judge ``human``) are left out: the inspector shows them beside the judges'."""
+    from benchwright.core.judges import is_human_judge
+
     combos: list[tuple[str, str]] = []
     for j in store.judgments(answer_id=answer_id):
-        if (j.judge, j.judge_model) not in combos:
+        if not is_human_judge(j.judge) and (j.judge, j.judge_model) not in combos:
             combos.append((j.judge, j.judge_model))
     return tuple(combos)
 
