@@ -22,19 +22,26 @@ from benchwright.core.vocabulary import ENTRY_KINDS
 if TYPE_CHECKING:
     from .store import Store
 
-# The current judgments: for each answer, judge, judge model and run index the latest row (highest id) wins,
-# so a run judged again (e.g. after an unscored attempt) counts once, with its newest result.
-_RUNS_SQL = """
-SELECT j.id, j.answer_id, a.qa_pair_id, a.model, a.condition, j.judge, j.judge_model, j.run_index, j.status,
-       j.scores_json, j.reason,
-       COALESCE(NULLIF(p.language, ''), r.language), p.category, COALESCE(NULLIF(p.theme, ''), r.theme),
-       p.qa_type, p.cluster_id, p.cluster_name, p.repository, p.qa_subtype, p.task_set
-FROM judgments j
+STRATA_SQL = """COALESCE(NULLIF(p.language, ''), r.language), p.category, COALESCE(NULLIF(p.theme, ''), r.theme),
+       p.qa_type, p.cluster_id, p.cluster_name, p.repository, p.qa_subtype, p.task_set"""
+"""The nine columns of :class:`~benchwright.core.metrics.PairStrata`, in its field order, from ``qa_pairs p`` and
+``repositories r`` (:data:`JUDGED_ANSWERS_SQL`); language and theme fall back to the repository's."""
+
+JUDGED_ANSWERS_SQL = """FROM judgments j
 JOIN answers a ON a.id = j.answer_id
 JOIN qa_pairs p ON p.id = a.qa_pair_id
-LEFT JOIN repositories r ON r.name = p.repository
+LEFT JOIN repositories r ON r.name = p.repository"""
+"""Judgments with their answers (``a``), pairs (``p``) and repositories (``r``), for :data:`STRATA_SQL`."""
+
+# The current judgments: for each answer, judge, judge model and run index the latest row (highest id) wins,
+# so a run judged again (e.g. after an unscored attempt) counts once, with its newest result.
+_RUNS_SQL = f"""
+SELECT j.id, j.answer_id, a.qa_pair_id, a.model, a.condition, j.judge, j.judge_model, j.run_index, j.status,
+       j.scores_json, j.reason,
+       {STRATA_SQL}
+{JUDGED_ANSWERS_SQL}
 WHERE j.id IN (SELECT MAX(id) FROM judgments GROUP BY answer_id, judge, judge_model, run_index)
-{where}
+{{where}}
 ORDER BY a.model, a.condition, j.judge, j.judge_model, a.qa_pair_id, j.run_index
 """
 

@@ -109,7 +109,8 @@ def calibrate(ctx, models, judge, judge_model, condition, samples, rule, thresho
     all-z, the default) or the mean z over the models (mean-z) is at least --threshold; with z-scores from fewer than
     --min-models models it is insufficient. Values, parameters and decisions are stored per pair:
     --where difficulty=too-easy|kept|insufficient|uncalibrated selects them, and `sample` leaves too-easy pairs
-    out. See docs/data-methods.md, "Difficulty calibration".
+    out. See docs/data-methods.md, "Difficulty calibration". Not `benchwright calibration`, which compares the LLM
+    judges with human scores (docs/judge-calibration.md).
     """
     if ctx.invoked_subcommand is not None:
         return

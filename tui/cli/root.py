@@ -37,6 +37,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "blind": ("annotators:blind", "Turn blind mode on or off for the project."),
     "calibrate": ("calibration:calibrate",
                   "Difficulty calibration from direct answers (SWE-QA-Pro §2.3): z-scores per model, too-easy pairs."),
+    "calibration": ("judge_calibration:calibration",
+                    "Agreement of each LLM judge with the humans' scores of the same answers, per checklist item and "
+                    "overall."),
     "calls": ("ledger:calls", "The LLM call ledger: every call with model, tokens, cost, latency and status."),
     "checklists": ("checklists:checklists",
                    "Checklists (RepoProbe §4.1): schema, import, export, show, diff, history, restore."),

@@ -1,0 +1,142 @@
+"""``benchwright calibration`` end to end on a small project: LLM checklist judgments and human judgments
+(Store.save_human_judgment), paired by the store, figures checked by hand.
+
+The checklist of both pairs: item 1 (weight 5, scores 0/3/5), item 2 (weight 4, 0/4), item 3 clarity (0/1).
+  A1: pair P1 ("How" category), model "[red]m-a[/red]" (markup must print literally)
+  A2: pair P2 ("Why"), model "m-b"
+  judge checklist/jx: A1 (5, 4, 1) (an earlier row of the same run, (0, 0, 0), is replaced), A2 (3, 0, 1)
+  judge checklist/jy: A1 (5, 4, 1) only
+  ada (human): A1 (3, 4, 1), A2 (3, 0, 0) (her earlier (5, 4, 1) of A2 is replaced)
+jx against ada, six observations: item 1: 5-3 = +2, 3-3 = 0; item 2: 0, 0; item 3: 0, 1-0 = +1.
+  exact 4/6; mean difference (2 + 1) / 6 = +0.5; per model m-a: +2/3 (exact 2/3), m-b: +1/3 (exact 2/3);
+  the worst: A1 item 1 (+2), then A2 item 3 (+1).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from benchwright.core.checklist import (
+    Checklist,
+    ChecklistItem,
+    ItemKind,
+    RubricTier,
+    binary_rubric,
+    clarity_item,
+)
+from benchwright.core.importers import parse
+from benchwright.core.importers.answers import AnswerRecord
+from benchwright.core.judgment import ScoreEntry
+from benchwright.core.models import Repository
+from benchwright.db import Store
+from benchwright.tui.cli import main
+
+MODEL_A = "[red]m-a[/red]"
+
+
+def run(*args):
+    return CliRunner(env={"COLUMNS": "250"}).invoke(main, list(args))
+
+
+def checklist() -> Checklist:
+    return Checklist(items=[
+        ChecklistItem(kind=ItemKind.KNOWLEDGE, key_point="Names provider.py", weight=5,
+                      rubric=[RubricTier(score=s, criterion=f"c{s}") for s in (0, 3, 5)]),
+        ChecklistItem(kind=ItemKind.KNOWLEDGE, key_point="Explains escaping", weight=4, rubric=binary_rubric(4)),
+        clarity_item(),
+    ])
+
+
+def entries(scores):
+    return [ScoreEntry(key=str(n), label=it.key_point, kind=it.kind.value, score=s, max=it.weight,
+                       allowed=it.allowed_scores)
+            for n, (it, s) in enumerate(zip(checklist().items, scores, strict=True), 1)]
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    data = tmp_path / "pairs.jsonl"
+    data.write_text(
+        json.dumps({"question": "How is the app context pushed?", "answer": "In ctx.py.", "category": "How"}) + "\n"
+        + json.dumps({"question": "Why blueprints?", "answer": "Modularity.", "category": "Why"}) + "\n")
+    db_path = tmp_path / "p.db"
+    with Store.open(db_path) as store:
+        store.add_repository(Repository(name="flask", version_label="3.1.1", language="Python"), "setup")
+        result = parse("jsonl", data, repository="flask", mapping=("category=category",))
+        store.apply_import(result, annotator="setup", file_path=data)
+        p1, p2 = (row.id for row in store.queue_page("x", limit=10))
+        answers = []
+        for n, (pair, model) in enumerate(((p1, MODEL_A), (p2, "m-b")), 1):
+            store.save_checklist(pair, checklist(), author="setup", expected_version=None)
+            report = store.import_answers([AnswerRecord(line=n, text=f"Answer {n}.", pair_ref=pair, questions=[])],
+                                          model=model, condition="agentic", created_by="setup",
+                                          source_file="a.jsonl")
+            answers.append(report.answer_ids[0])
+        a1, a2 = answers
+        for aid, judge_model, scores in ((a1, "jx", (0, 0, 0)), (a1, "jx", (5, 4, 1)), (a2, "jx", (3, 0, 1)),
+                                         (a1, "jy", (5, 4, 1))):
+            store.save_judgment(aid, "checklist", judge_model, entries=entries(scores), checklist_version=1,
+                                created_by="setup")
+        store.save_human_judgment(a1, "ada", {"1": 3, "2": 4, "3": 1})
+        store.save_human_judgment(a2, "ada", {"1": 5, "2": 4, "3": 1})
+        store.save_human_judgment(a2, "ada", {"1": 3, "2": 0, "3": 0})
+    return db_path
+
+
+def test_calibration_json_has_the_hand_computed_figures(project: Path):
+    r = run("--db", str(project), "calibration", "--json", "--judge", "checklist:jx")
+    assert r.exit_code == 0, r.output
+    data = json.loads(r.output)
+    assert data["options"] == {"weights": "linear", "runs": "mean", "humans": "each", "by": ["model"], "worst": 10}
+    (jx,) = data["judges"]
+    assert jx["label"] == "checklist:jx"
+    o = jx["overall"]
+    assert (o["n"], o["answers"], o["annotators"]) == (6, 2, 1)
+    assert o["exact"]["value"] == pytest.approx(4 / 6)
+    assert o["mean_diff"]["value"] == pytest.approx(0.5)
+    models = jx["groups"]["model"]
+    assert models[MODEL_A]["mean_diff"]["value"] == pytest.approx(2 / 3)
+    assert models["m-b"]["mean_diff"]["value"] == pytest.approx(1 / 3)
+    assert models[MODEL_A]["exact"]["value"] == pytest.approx(2 / 3)
+    assert [(w["item"], w["judge_score"], w["human_score"], w["diff"], w["annotator"]) for w in jx["worst"]] == [
+        ("1", 5, 3, 2, "ada"), ("3", 1, 0, 1, "ada")]
+    assert jx["worst"][0]["item_label"] == "Names provider.py"
+    # per item: six items (two pairs x three); item 2 of each pair agrees exactly, one observation: no kappa
+    assert len(jx["items"]) == 6
+    one = next(v for k, v in jx["items"].items() if k.endswith("#2"))
+    assert one["n"] == 1 and one["exact"]["value"] == 1 and one["kappa"]["value"] is None
+    assert one["kappa"]["reason"]
+
+
+def test_calibration_tables_print_every_judge_literally(project: Path):
+    r = run("--db", str(project), "calibration", "--by", "category")
+    assert r.exit_code == 0, r.output
+    assert "checklist:jx against the humans" in r.output and "checklist:jy against the humans" in r.output
+    assert "largest disagreements" in r.output and "Names provider.py" in r.output
+    assert MODEL_A in r.output  # markup printed as text, not swallowed
+    assert "How" in r.output and "Why" in r.output
+    assert "+0.500" in r.output  # jx overall mean difference
+    assert "nan" not in r.output.lower().replace("names", "")
+
+
+def test_calibration_by_model_name_filter_and_bad_judge(project: Path):
+    r = run("--db", str(project), "calibration", "--json", "--judge", "jy")
+    assert r.exit_code == 0, r.output
+    (jy,) = json.loads(r.output)["judges"]
+    # jy scored A1 only: (5, 4, 1) against (3, 4, 1): +2, 0, 0
+    assert jy["overall"]["n"] == 3 and jy["overall"]["mean_diff"]["value"] == pytest.approx(2 / 3)
+    bad = run("--db", str(project), "calibration", "--judge", "nobody")
+    assert bad.exit_code == 1
+    assert "no judge 'nobody'" in bad.output and "checklist:jx" in bad.output
+
+
+def test_calibration_on_a_project_without_human_scores_says_what_to_do(tmp_path: Path):
+    db_path = tmp_path / "empty.db"
+    Store.open(db_path).close()
+    r = run("--db", str(db_path), "calibration")
+    assert r.exit_code == 0, r.output
+    assert "no human score is paired" in r.output
