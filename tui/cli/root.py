@@ -90,6 +90,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "review": ("project:review", "Open the review app on the project."),
     "sample": ("sampling:sample",
                "A balanced sample over clusters and QA types (SWE-QA-Pro §2.4), written as a named selection."),
+    "serve": ("serve:serve",
+              "Serve the review app in a browser: each visitor gets their own app process on this project, as the "
+              "annotator their token (or the login form) names."),
     "selections": ("sampling:selections",
                    "Named selections (``sample``): list them, show one's members and coverage."),
     "status": ("project:status", "Print the project's counts and this annotator's progress."),
