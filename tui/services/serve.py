@@ -305,6 +305,7 @@ class ServeServer:
         self.download_manager = DownloadManager()
         self.services: set = set()
         self.sockets: set = set()
+        self.stopping: set[asyncio.Future] = set()
         self.closing = False
 
     def children(self) -> list[int]:
@@ -355,11 +356,9 @@ class ServeServer:
 
         target = "/" if annotator is not None or not request.query.get("as") else \
             f"/?{urlencode({'as': request.query['as']})}"
-        response = web.HTTPSeeOther(target)
+        response = web.HTTPSeeOther(target, headers={"Cache-Control": "no-store", "Referrer-Policy": "no-referrer"})
         response.set_cookie(COOKIE, session, httponly=True, samesite="Strict", path="/")
-        response.headers["Cache-Control"] = "no-store"
-        response.headers["Referrer-Policy"] = "no-referrer"
-        return response
+        raise response
 
     async def handle_login_page(self, request):
         """GET /login: the form; with ``?token=`` (a printed link) logs in and redirects to ``/``."""
@@ -388,7 +387,7 @@ class ServeServer:
         self.access.logout(request.cookies.get(COOKIE))
         response = web.HTTPSeeOther("/login")
         response.del_cookie(COOKIE, path="/")
-        return response
+        raise response
 
     async def handle_index(self, request):
         """GET /: the terminal page for a logged-in visitor (303 to /login otherwise)."""
@@ -450,12 +449,22 @@ class ServeServer:
         except asyncio.CancelledError:
             pass
         finally:
+            # aiohttp cancels this handler when the browser goes away, maybe while the app is being stopped: the
+            # stop runs in a task of its own, which a cancellation here does not interrupt
+            stopping = asyncio.ensure_future(self._stop(service, websocket))
+            self.stopping.add(stopping)
+            stopping.add_done_callback(self.stopping.discard)
+            await asyncio.shield(stopping)
+        return websocket
+
+    async def _stop(self, service, websocket) -> None:
+        try:
             await service.stop()
+        finally:
             self.services.discard(service)
             self.sockets.discard(websocket)
             with contextlib.suppress(Exception):
                 await websocket.close()
-        return websocket
 
     async def _relay(self, websocket, service) -> None:
         """The browser's messages to the app (textual-serve's protocol: stdin, resize, ping, blur, focus)."""
@@ -505,7 +514,8 @@ class ServeServer:
     async def on_shutdown(self, _app=None) -> None:
         """Stop every visitor's app (quit, then SIGTERM, then SIGKILL) and close the websockets."""
         self.closing = True
-        await asyncio.gather(*(s.stop() for s in list(self.services)), return_exceptions=True)
+        await asyncio.gather(*(s.stop() for s in list(self.services)), *list(self.stopping),
+                             return_exceptions=True)
         for ws in list(self.sockets):
             with contextlib.suppress(Exception):
                 await ws.close()
