@@ -13,7 +13,7 @@ Pure functions, no store: the store (``db/human_judgments.py``) reads the checkl
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
 from .checklist import Checklist
@@ -71,7 +71,9 @@ def human_entries(checklist: Checklist, scores: Mapping[str, Any],
     for key, item in zip(keys, checklist.items, strict=True):
         score = _as_int(scores[key])
         if score is None or score not in item.allowed_scores:
-            raise JudgmentError(f"item {key} ({item.key_point}): score {scores[key]!r} is not one of the allowed "
+            given = scores[key]
+            shown = given.strip() if isinstance(given, str) and given.strip() else repr(given)
+            raise JudgmentError(f"item {key} ({item.key_point}): score {shown} is not one of the allowed "
                                 f"scores {item.allowed_scores}")
         out.append(ScoreEntry(key=key, label=item.key_point, kind=item.kind.value, score=score, max=item.weight,
                               allowed=item.allowed_scores, rationale=str(rationales.get(key, "")).strip()))
@@ -135,5 +137,25 @@ def latest_per_annotator(judgments: Iterable[Judgment]) -> list[Judgment]:
     return sorted(latest.values(), key=lambda j: j.id)
 
 
-__all__ = ["HUMAN_JUDGE", "human_entries", "human_label", "human_scores", "latest_per_annotator",
-           "new_human_judgment", "parse_score_args"]
+def judges_hidden(*, blind: bool, scored: bool, viewer: str, assignees: Collection[str] = ()) -> bool:
+    """True when ``viewer`` may not yet see the judges' scores and rationales of an answer, nor other
+    annotators' human judgments of it: blind mode is on (:mod:`benchwright.core.blind`, ``benchwright blind
+    on``) and they have not submitted a human judgment of it (``scored``). As for pairs, someone the answer is
+    handed to others only (``assignees`` given, ``viewer`` not among them: a lead) sees everything; with no
+    answer assignments every annotator is blind until they score. Keeps human scores independent of the LLM's
+    (issue 20 item 5), so agreement with the judge means something."""
+    if not blind or scored:
+        return False
+    return not assignees or viewer in assignees
+
+
+__all__ = [
+    "HUMAN_JUDGE",
+    "human_entries",
+    "human_label",
+    "human_scores",
+    "judges_hidden",
+    "latest_per_annotator",
+    "new_human_judgment",
+    "parse_score_args",
+]

@@ -16,8 +16,8 @@ item key), per item kind, per answer model and per stratum value (:data:`benchwr
 :func:`agreement` gives:
 
 - ``n``: observations; ``exact``: the share with judge score == human score.
-- ``kappa``: weighted Cohen's kappa (``sklearn.metrics.cohen_kappa_score`` with ``labels`` = the allowed scores,
-  linear weights by default, quadratic as an option). scikit-learn weighs the *positions* of the labels in the
+- ``kappa``: weighted Cohen's kappa (:func:`weighted_kappa`: the formula of ``sklearn.metrics.cohen_kappa_score``
+  with ``labels`` = the allowed scores, linear weights by default, quadratic as an option). scikit-learn weighs the *positions* of the labels in the
   allowed set (``|i - j|``), which is the scores' distance when they are evenly spaced (``0..2``) and their rank
   distance otherwise (``[0, 1, 3]``: 0 to 3 is two steps).
 - ``alpha``: Krippendorff's alpha at the ordinal level (``krippendorff.alpha(level_of_measurement="ordinal",
@@ -37,7 +37,7 @@ Choices the issue leaves open, each an option (:class:`CalibrationOptions`):
   humans lowers it too); ``consensus`` compares the judge with the humans' median score per item (the lower
   median of an even count, always an allowed score): one observation per (answer, item), alpha between two coders.
 
-numpy, krippendorff, scikit-learn and scipy are imported inside the functions that use them, so the CLI can read
+numpy, krippendorff and scipy are imported inside the functions that use them, so the CLI can read
 this module's choices (:data:`WEIGHTS`, ...) without loading them.
 
 No figure is ever NaN: an undefined one is ``None`` with a reason (:class:`Figure`): no observations; kappa from a
@@ -47,6 +47,7 @@ value (0/0).
 
 from __future__ import annotations
 
+import functools
 import math
 import statistics
 import warnings
@@ -56,7 +57,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from .errors import BenchwrightError
-from .judges import judge_label
+from .judges import human_label, judge_label
 from .metrics import STRATA
 
 Weights = Literal["linear", "quadratic"]
@@ -350,7 +351,7 @@ def _expand(scores: Iterable[PairedScore], options: CalibrationOptions) -> list[
             members = [PairedScore(**{**members[0].__dict__, "annotator": f"consensus of {names}",
                                       "human_score": human})]
         for m in members:
-            hcoder = "consensus" if options.humans == "consensus" else f"human:{m.annotator}"
+            hcoder = "consensus" if options.humans == "consensus" else human_label(m.annotator)
             if options.runs == "mean":
                 raw = statistics.fmean(m.judge_scores)
                 out.append(_Obs(m, raw, snap(raw, m.allowed), "judge", m.human_score, hcoder))
@@ -368,9 +369,48 @@ def _labels(obs: Sequence[_Obs]) -> list[float]:
     return sorted(values)
 
 
-def _kappa(obs: Sequence[_Obs], labels: Sequence[float], weights: str) -> Figure:
-    from sklearn.metrics import cohen_kappa_score
+def weighted_kappa(judge: Sequence[float], human: Sequence[float], labels: Sequence[float],
+                   weights: str = "linear") -> float | None:
+    """Weighted Cohen's kappa of two aligned score lists, ``1 - sum(W * O) / sum(W * E)``: ``O`` the confusion
+    matrix over ``labels`` (judge rows, human columns), ``E`` the outer product of its marginals over n, ``W``
+    ``|i - j|`` (linear) or ``(i - j)^2`` (quadratic) over the labels' positions. The formula and weights of
+    ``sklearn.metrics.cohen_kappa_score(judge, human, labels=labels, weights=weights)`` (a test checks they agree
+    on random data), computed directly: scikit-learn's input checks cost about 15 ms a call, tens of seconds over a
+    project's checklist items.
 
+    Returns:
+        kappa in [-1, 1], or None when undefined (the expected disagreement is 0, or no scores).
+
+    Raises:
+        ValueError: a score not in ``labels``; lists of different lengths; unknown ``weights``.
+    """
+    import numpy as np
+
+    if len(judge) != len(human):
+        raise ValueError(f"judge and human scores differ in length ({len(judge)} and {len(human)})")
+    if weights not in WEIGHTS:
+        raise ValueError(f"unknown weights {weights!r}; use one of {', '.join(WEIGHTS)}")
+    index = {v: i for i, v in enumerate(labels)}
+    k = len(labels)
+    observed = np.zeros((k, k))
+    for a, b in zip(judge, human, strict=True):
+        if a not in index or b not in index:
+            raise ValueError(f"score {a if a not in index else b!r} is not one of the labels {list(labels)}")
+        observed[index[a], index[b]] += 1
+    n = observed.sum()
+    if n == 0:
+        return None
+    expected = np.outer(observed.sum(axis=1), observed.sum(axis=0)) / n
+    positions = np.arange(k)
+    distance = np.abs(positions[:, None] - positions[None, :]).astype(float)
+    w = distance if weights == "linear" else distance**2
+    chance = float((w * expected).sum())
+    if chance == 0:
+        return None
+    return 1 - float((w * observed).sum()) / chance
+
+
+def _kappa(obs: Sequence[_Obs], labels: Sequence[float], weights: str) -> Figure:
     if not obs:
         return Figure(None, "no paired scores")
     if len(obs) < 2:
@@ -379,10 +419,8 @@ def _kappa(obs: Sequence[_Obs], labels: Sequence[float], weights: str) -> Figure
     human = [o.human for o in obs]
     if len(set(judge) | set(human)) < 2:
         return Figure(None, "no variance: every score is the same")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        value = float(cohen_kappa_score(judge, human, labels=list(labels), weights=weights))
-    if not math.isfinite(value):
+    value = weighted_kappa(judge, human, labels, weights)
+    if value is None or not math.isfinite(value):
         return Figure(None, "undefined: the expected disagreement is 0")
     return Figure(value)
 
@@ -421,6 +459,7 @@ def _alpha(obs: Sequence[_Obs], labels: Sequence[float]) -> Figure:
     return Figure(value)
 
 
+@functools.lru_cache(maxsize=256)
 def _t_quantile(df: int) -> float:
     from scipy.stats import t
 
@@ -554,4 +593,5 @@ __all__ = [
     "judge_matches",
     "select_judge",
     "snap",
+    "weighted_kappa",
 ]

@@ -68,15 +68,17 @@ class HumanJudgmentStoreMixin:
             JudgmentError: the pair has no checklist, or a draft or invalid one; an unknown item, a missing
                 score, a score outside its item's allowed set (the message names the item); an empty annotator.
         """
-        answer = self.get_answer(answer_id)
-        version = self.checklist_version(answer.qa_pair_id, checklist_version)
-        problem = checklist_problem(version)
-        if problem is not None:
-            which = "its current checklist" if checklist_version is None else f"checklist version {checklist_version}"
-            raise JudgmentError(f"answer {answer_id}: cannot score against {which}: {problem.value}")
-        scores, rationales = human_scores(entries)
-        new = new_human_judgment(answer_id, annotator, version.checklist, version.version, scores, rationales)
-        return self.save_judgment(new, created_by=new.judge_model, uid=uid)
+        with self.write():  # the checklist read and the row written in one transaction
+            answer = self.get_answer(answer_id)
+            version = self.checklist_version(answer.qa_pair_id, checklist_version)
+            problem = checklist_problem(version)
+            if problem is not None:
+                which = ("its current checklist" if checklist_version is None
+                         else f"checklist version {checklist_version}")
+                raise JudgmentError(f"answer {answer_id}: cannot score against {which}: {problem.value}")
+            scores, rationales = human_scores(entries)
+            new = new_human_judgment(answer_id, annotator, version.checklist, version.version, scores, rationales)
+            return self.save_judgment(new, created_by=new.judge_model, uid=uid)
 
     @serialized
     def human_judgments(self, answer_id: str | None = None, annotator: str | None = None) -> list[Judgment]:

@@ -15,6 +15,7 @@ from benchwright.core.judge_calibration import (
     PairedScore,
     judge_calibration,
     snap,
+    weighted_kappa,
 )
 
 ALLOWED = (0, 1, 2, 3)
@@ -148,3 +149,31 @@ def test_bad_input_names_the_field():
         CalibrationOptions(weights="cubic")
     with pytest.raises(JudgeCalibrationError, match="by: unknown grouping 'colour'"):
         CalibrationOptions(by=("colour",))
+
+
+@pytest.mark.parametrize("weights", ["linear", "quadratic"])
+def test_weighted_kappa_is_scikit_learns(weights):
+    # Our closed form is sklearn's cohen_kappa_score (same confusion matrix, marginals and positional weights),
+    # on random scores from an unevenly spaced allowed set.
+    import random
+    import warnings
+
+    from sklearn.metrics import cohen_kappa_score
+
+    rng = random.Random(7)
+    labels = [0, 1, 3, 5]
+    for _ in range(50):
+        n = rng.randint(2, 12)
+        judge = [rng.choice(labels) for _ in range(n)]
+        human = [rng.choice(labels) for _ in range(n)]
+        ours = weighted_kappa(judge, human, labels, weights)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            theirs = cohen_kappa_score(judge, human, labels=labels, weights=weights)
+        if math.isnan(theirs):
+            assert ours is None
+        else:
+            assert ours == pytest.approx(theirs)
+    with pytest.raises(ValueError, match="not one of the labels"):
+        weighted_kappa([2], [0], labels, weights)
+

@@ -140,3 +140,34 @@ def test_calibration_on_a_project_without_human_scores_says_what_to_do(tmp_path:
     r = run("--db", str(db_path), "calibration")
     assert r.exit_code == 0, r.output
     assert "no human score is paired" in r.output
+
+
+def test_pairs_keep_the_human_checklist_version_and_every_run(project: Path):
+    from benchwright.db.judge_calibration import paired_scores
+
+    with Store.open(project) as store:
+        a1, a2 = (a.id for a in sorted(store.answers(), key=lambda a: a.model != MODEL_A))
+        # A1's checklist changes (version 2) and jx judges it again against v2: ada scored v1, so her pairing
+        # keeps jx's v1 run 0 (5, 4, 1), not the newer v2 row.
+        pair1 = store.get_answer(a1).qa_pair_id
+        store.save_checklist(pair1, checklist(), author="setup", expected_version=1)
+        store.save_judgment(a1, "checklist", "jx", entries=entries((0, 0, 0)), checklist_version=2,
+                            created_by="setup")
+        # A second jx run of A2 (v1): item 1 runs (3, 5), item 2 (0, 4), item 3 (1, 0).
+        store.save_judgment(a2, "checklist", "jx", entries=entries((5, 4, 0)), checklist_version=1, run_index=1,
+                            created_by="setup")
+        scores = paired_scores(store, judges=["checklist"])
+        assert paired_scores(store, models=["nobody"]) == []
+    jx = {(s.answer_id, s.item): s for s in scores if s.judge_model == "jx"}
+    assert len(jx) == 6 and all(s.annotator == "ada" and s.checklist_version == 1 for s in jx.values())
+    assert [jx[(a1, k)].judge_scores for k in "123"] == [(5,), (4,), (1,)]
+    assert [jx[(a2, k)].judge_scores for k in "123"] == [(3, 5), (0, 4), (1, 0)]
+    assert [jx[(a2, k)].human_score for k in "123"] == [3, 0, 0]  # ada's latest row of A2
+    assert jx[(a2, "1")].allowed == (0, 3, 5) and jx[(a2, "3")].item_kind == "clarity"
+    assert jx[(a1, "1")].strata["category"] == "How" and jx[(a1, "1")].answer_model == MODEL_A
+    # runs=mean: A2 item 1 mean 4 -> snapped to 3 or 5 (a tie: 3, the lower); the difference uses 4 - 3 = +1
+    r = run("--db", str(project), "calibration", "--json", "--judge", "checklist:jx", "--by", "kind")
+    (j,) = json.loads(r.output)["judges"]
+    assert set(j["groups"]["kind"]) == {"knowledge", "clarity"}
+    # knowledge: A1 +2, 0; A2 item 1 mean 4 vs 3 = +1, item 2 mean 2 vs 0 = +2 -> (2 + 0 + 1 + 2) / 4
+    assert j["groups"]["kind"]["knowledge"]["mean_diff"]["value"] == pytest.approx(5 / 4)

@@ -41,6 +41,8 @@ LABELS = {
     "agent answers": "AnswerRunScreen",
     "judge inspector": "InspectorScreen",
     "override a score": "OverrideScreen",
+    "score by hand": "HumanScoreScreen",
+    "answers to score": "AssignedAnswersScreen",
     "failure mode": "FailureModeScreen",
     "adjudication": "AdjudicationScreen",
     "agreement statistics": "StatisticsScreen",

@@ -24,10 +24,14 @@ from .common import friendly, open_store, parse_where, plural, shown_name, where
 @click.option("--stratify-by", type=click.Choice(STRATIFY_BY),
               help="Split the sample across repositories or categories in proportion (at least one from each).")
 @where_option
+@click.option("--answers", "answers", is_flag=True,
+              help="Hand out model answers to score against their checklists (human judgments) instead of pairs; "
+                   "with --model and --sample N (replaces earlier answer assignments).")
+@click.option("--model", help="With --answers: only answers of this model.")
 @click.option("--as", "annotator", help="Who assigns.")
 @click.pass_context
 @friendly
-def assign(ctx, annotators, overlap, seed, sample, fraction, stratify_by, where, annotator) -> None:
+def assign(ctx, annotators, overlap, seed, sample, fraction, stratify_by, where, answers, model, annotator) -> None:
     """Give every pair, or a QA sample of them, to OVERLAP annotators, balanced and reproducible (replaces
     earlier assignments).
 
@@ -38,6 +42,12 @@ def assign(ctx, annotators, overlap, seed, sample, fraction, stratify_by, where,
     submitting their own.
     """
     names = [a for a in annotators.split(",")]
+    if answers:
+        _assign_answers(ctx, names, overlap, seed, sample, model, annotator,
+                        refused=fraction is not None or stratify_by or where)
+        return
+    if model:
+        raise BenchwrightError("--model chooses answers to score: give --answers too")
     if sample is None and fraction is None and (stratify_by or where):
         raise BenchwrightError("--stratify-by and --where choose a QA sample: give --sample N or --fraction F too")
     with open_store(ctx) as store:
@@ -59,6 +69,21 @@ def assign(ctx, annotators, overlap, seed, sample, fraction, stratify_by, where,
     for who, n in loads.items():
         click.echo(f"{shown_name(who)}\t{plural(n, 'pair')}")
     click.echo(f"overlap {overlap}, seed {seed}; blind mode {'on' if blind else 'off'}")
+
+
+def _assign_answers(ctx, names, overlap, seed, sample, model, annotator, *, refused) -> None:
+    """``assign --answers``: answers handed out to score (:meth:`Store.assign_answers`), the loads printed."""
+    if refused:
+        raise BenchwrightError("--answers takes --model and --sample N; --fraction, --stratify-by and --where "
+                               "choose pairs")
+    with open_store(ctx) as store:
+        loads = store.assign_answers(names, overlap, seed=seed, by=resolve_annotator(annotator), model=model,
+                                     sample=sample)
+        blind = store.blind_mode
+    for who, n in loads.items():
+        click.echo(f"{shown_name(who)}\t{plural(n, 'answer')} to score")
+    click.echo(f"overlap {overlap}, seed {seed}; blind mode {'on' if blind else 'off'}"
+               + ("" if blind else " (benchwright blind on hides the LLM judges' scores until each has scored)"))
 
 
 @click.command()

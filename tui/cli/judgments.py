@@ -210,3 +210,123 @@ def judgments_override(ctx, judgment_id, key, score, reason, annotator) -> None:
     click.echo(f"judgment {judgment_id}, {printable(key)}: {o.original_score:g} -> {o.score:g} "
                f"by {printable(o.annotator)}; score rate {judgment.score_rate:.1%} -> {rate:.1%} "
                f"({plural(used, 'override')} in effect)")
+
+
+# ---------------------------------------------------------------------------------------- human judgments
+def _human_records(path: str, default_annotator: str | None) -> list[tuple[int, str, str, dict, dict, int | None]]:
+    """``(line, answer id, annotator, scores, rationales, checklist version)`` of each record of a JSONL file of
+    human scores (blank lines skipped).
+
+    Raises:
+        InputFileError: a line that is not a JSON object, or lacks ``answer_id``, ``scores`` or an annotator.
+    """
+    import json
+
+    from benchwright.core.errors import InputFileError, InputProblem
+
+    out, problems = [], []
+    try:
+        lines = open(path, encoding="utf-8").read().splitlines()  # noqa: SIM115
+    except (OSError, UnicodeDecodeError) as e:
+        raise InputFileError.single(path, f"cannot be read: {e}") from None
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError as e:
+            problems.append(InputProblem(path, n, None, f"not JSON: {e.msg}"))
+            continue
+        if not isinstance(rec, dict):
+            problems.append(InputProblem(path, n, None, "a record is a JSON object"))
+            continue
+        who = rec.get("annotator") or default_annotator
+        for field, ok in (("answer_id", isinstance(rec.get("answer_id"), str)),
+                          ("scores", isinstance(rec.get("scores"), dict) and rec.get("scores")),
+                          ("rationales", isinstance(rec.get("rationales", {}), dict)),
+                          ("annotator", isinstance(who, str) and who.strip()),
+                          ("checklist_version", rec.get("checklist_version") is None
+                           or (isinstance(rec["checklist_version"], int)
+                               and not isinstance(rec["checklist_version"], bool)))):
+            if not ok:
+                problems.append(InputProblem(path, n, field, "missing or of the wrong type (see docs/judging.md, "
+                                                             "\"Human judgments\")"))
+                break
+        else:
+            out.append((n, rec["answer_id"], who, rec["scores"], rec.get("rationales") or {},
+                        rec.get("checklist_version")))
+    if problems:
+        raise InputFileError(problems)
+    if not out:
+        raise InputFileError.single(path, "no record")
+    return out
+
+
+@judgments.command("human")
+@click.argument("answer_id", required=False)
+@click.option("--score", "scores", multiple=True, metavar="ITEM=SCORE",
+              help="One checklist item's score, e.g. --score 1=3 (repeat for every item).")
+@click.option("--rationale", "rationales", multiple=True, metavar="ITEM=TEXT", help="Why, for one item (optional).")
+@click.option("--checklist-version", type=int, help="The checklist version scored against (default: the current).")
+@click.option("--file", "path", type=click.Path(dir_okay=False),
+              help="Record every score of a JSONL file instead: one object a line, {\"answer_id\", \"scores\": "
+                   "{ITEM: SCORE}, \"rationales\" (optional), \"annotator\" (default --as), \"checklist_version\" "
+                   "(optional)}; all or nothing.")
+@click.option("--as", "annotator", help="Who scores (default: configuration, then the OS user).")
+@click.pass_context
+@friendly
+def judgments_human(ctx, answer_id, scores, rationales, checklist_version, path, annotator) -> None:
+    """Record a human judgment: an annotator's scores of an answer against its pair's checklist.
+
+    Every checklist item needs a score from its allowed set. Stored append-only as judge human:NAME (the latest
+    per answer and annotator counts); reports leave human judgments out unless asked (--judge human).
+    """
+    from benchwright.core.errors import InputFileError, InputProblem
+    from benchwright.core.human import parse_score_args
+    from benchwright.core.judges import human_label
+
+    if (path is None) == (answer_id is None):
+        raise BenchwrightError("give ANSWER_ID with --score ITEM=SCORE for each item, or --file FILE.jsonl")
+    if path is not None and (scores or rationales or checklist_version is not None):
+        raise BenchwrightError("--file holds the scores: --score, --rationale and --checklist-version go with "
+                               "ANSWER_ID")
+    if path is None:
+        if not scores:
+            raise BenchwrightError("give a --score ITEM=SCORE for every checklist item")
+        records = [(None, answer_id, resolve_annotator(annotator), parse_score_args(scores),
+                    parse_score_args(rationales), checklist_version)]
+    else:
+        records = _human_records(path, annotator and resolve_annotator(annotator))
+    saved = []
+    with open_store(ctx) as store, store.write():  # all or nothing
+        for line, aid, who, s, r, version in records:
+            try:
+                entries = [{"key": str(k), "score": v, "rationale": r.get(k, "")} for k, v in s.items()]
+                saved.append(store.save_human_judgment(aid, who, entries, checklist_version=version))
+            except BenchwrightError as e:
+                if line is None:
+                    raise
+                raise InputFileError([InputProblem(path, line, None, str(e))]) from None
+    for j in saved:
+        click.echo(f"{printable(j.answer_id)}\t{printable(human_label(j.judge_model))}\tscore rate "
+                   f"{j.score_rate:.1%} (checklist v{j.checklist_version}, judgment {j.id})")
+
+
+@judgments.command("assigned")
+@click.option("--as", "annotator", help="Whose assignments (default: configuration, then the OS user).")
+@click.option("--todo", is_flag=True, help="Only the answers not scored yet.")
+@click.pass_context
+@friendly
+def judgments_assigned(ctx, annotator, todo) -> None:
+    """List the answers assigned to an annotator to score (benchwright assign --answers), scored or to do."""
+    who = resolve_annotator(annotator)
+    with open_store(ctx) as store:
+        rows = store.assigned_answers(who)
+        answers = {a: store.get_answer(a) for a, _ in rows}
+    shown = [(a, done) for a, done in rows if not (todo and done)]
+    for a, done in shown:
+        ans = answers[a]
+        click.echo(f"{'scored' if done else 'to do'}\t{a}\t{printable(ans.model)}\t{printable(ans.condition)}\t"
+                   f"{ans.qa_pair_id}")
+    left = sum(1 for _, done in rows if not done)
+    click.echo(f"{printable(who)}: {plural(len(rows), 'answer')} assigned, {left} to score")

@@ -4,7 +4,11 @@ For one Q&A pair: choose an answer (model, condition) and a judge; the answer is
 entries (checklist items or scalar dimensions) on the right with one column per run, the spread over runs
 and the selected cell's rationale. Entries where runs disagree stand out. ``v`` compares two judges or two
 answers side by side; ``o`` overrides the selected score with a reason (the original stays); cited files in
-the answer or the rationales open in the evidence viewer. All data is shown literally.
+the answer or the rationales open in the evidence viewer. ``h`` scores the answer against its checklist by hand
+(a human judgment, ``human:NAME``), ``c`` shows every judge run and every annotator's scores side by side, item by
+item, and ``l`` lists the answers handed to the annotator to score (issue 20 item 5). In blind mode an annotator
+who has not scored the answer sees neither the judges' scores nor other annotators' until they submit theirs
+(the panel says why). All data is shown literally.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from benchwright.core.inspection import JudgmentGrid
 from benchwright.core.text import printable
 from benchwright.db import Store
 
+from ..services.human import BLIND_NOTE, hidden_for, score_form, side_by_side
 from ..services.views import (
     InspectorView,
     TrajectoryView,
@@ -204,9 +209,13 @@ class FailureModeScreen(ModalScreen[tuple[str, str] | None]):
 class JudgePanel(Vertical):
     """An answer and judge selector with the grid of that judge's runs and the selected cell's rationale."""
 
-    def __init__(self, store: Store, view: InspectorView, side: str) -> None:
+    def __init__(self, store: Store, view: InspectorView, side: str, annotator: str = "") -> None:
         super().__init__(id=f"panel-{side}", classes="judge-panel")
         self.store = store
+        self.annotator = annotator
+        self.side_by_side = False
+        """Show every judge run and every annotator's human judgment side by side (``c``) instead of one judge."""
+        self.comparison = None
         self.pair_id = view.pair.id
         self.side = side
         self.grid: JudgmentGrid | None = None
@@ -263,6 +272,16 @@ class JudgePanel(Vertical):
         table.clear(columns=True)
         summary = self.query_one(f"#summary-{self.side}", Static)
         aid, jk = self.answer_id, self.judge_key
+        self.comparison = None
+        if aid and hidden_for(self.store, aid, self.annotator):
+            self.grid = None
+            summary.update(literal(BLIND_NOTE, style="bold magenta"))
+            self.query_one(f"#detail-{self.side}", Static).update("")
+            if not self.side_by_side:
+                return
+        if aid and self.side_by_side:
+            self._show_side_by_side(aid, table, summary)
+            return
         if not aid or not jk:
             self.grid = None
             summary.update(Text("no judgments of this answer yet" if aid else "this pair has no answers yet",
@@ -307,6 +326,49 @@ class JudgePanel(Vertical):
             table.move_cursor(row=0, column=2)
         self.show_detail()
 
+    def _show_side_by_side(self, aid: str, table: DataTable, summary: Static) -> None:
+        """Every judge run and every annotator's scores of the answer, one column each, a row per item."""
+        self.grid = None
+        view = self.comparison = side_by_side(self.store, aid, self.annotator)
+        table.add_column("item", key="entry", width=max(16, min(40, self.app.size.width // 2 - 12 * len(view.columns))))
+        table.add_column("max", key="max")
+        for k, col in enumerate(view.columns):
+            table.add_column(literal(col.label[:24], style="bold green" if col.human else ""), key=f"col{k}")
+        for key, label, most in view.rows:
+            cells = []
+            values = {col.scores.get(key) for col in view.columns if col.scores.get(key) is not None}
+            for col in view.columns:
+                v = col.scores.get(key)
+                cells.append(Text(_fmt(v), style="bold yellow" if len(values) > 1 else ""))
+            table.add_row(literal(f"{key}. {printable(label)[:60]}"), Text(str(most)), *cells, key=key)
+        table.add_row(Text("score rate", style="bold"), Text(""),
+                      *(Text("–" if c.rate is None else f"{c.rate:.0%}", style="bold") for c in view.columns),
+                      key="\x1frate")
+        head = literal(f"side by side (c): {len(view.columns)} column(s): judge runs and human:NAME; "
+                       "items where they differ in yellow", style="bold")
+        if view.hidden:
+            head.append_text(literal("\n" + view.hidden, style="bold magenta"))
+        if not view.columns:
+            head.append_text(literal("\nno judge run or human judgment of this answer scores its checklist yet",
+                                     style="dim"))
+        summary.update(head)
+        self._show_comparison_detail()
+
+    def _show_comparison_detail(self) -> None:
+        view = self.comparison
+        out = Text()
+        table = self.query_one(f"#grid-{self.side}", DataTable)
+        r = table.cursor_coordinate.row
+        if view is not None and 0 <= r < len(view.rows):
+            key, label, _ = view.rows[r]
+            out.append_text(literal(f"{key}. {printable(label)}\n", style="bold"))
+            for col in view.columns:
+                out.append_text(literal(f"{col.label}: {_fmt(col.scores.get(key))}", style="bold"))
+                out.append_text(literal(f" (checklist v{col.version})\n" if col.version is not None else "\n",
+                                        style="dim"))
+                out.append_text(literal(printable(col.rationales.get(key) or "(no rationale)") + "\n"))
+        self.query_one(f"#detail-{self.side}", Static).update(out)
+
     def selected(self) -> tuple[int, int] | None:
         """``(row index, run index)`` of the selected cell, or None off the run columns."""
         if self.grid is None or not self.grid.rows:
@@ -319,6 +381,9 @@ class JudgePanel(Vertical):
 
     def show_detail(self) -> None:
         """Show the selected cell's rationale (or every run's, off the run columns)."""
+        if self.comparison is not None:
+            self._show_comparison_detail()
+            return
         out = Text()
         if self.grid is not None and self.grid.rows:
             table = self.query_one(f"#grid-{self.side}", DataTable)
@@ -380,6 +445,9 @@ class InspectorScreen(Screen):
         Binding("t", "trajectory", "Trajectory", id="inspector.trajectory"),
         Binding("s", "next_judge", "Next judge", id="inspector.next_judge"),
         Binding("m", "failure_mode", "Failure mode", id="inspector.failure_mode"),
+        Binding("h", "human_score", "Score by hand", id="inspector.human_score"),
+        Binding("c", "side_by_side", "Humans vs judges", id="inspector.side_by_side"),
+        Binding("l", "assigned_answers", "To score", id="inspector.assigned_answers"),
     ]
 
     def __init__(self, store: Store, pair_id: str, annotator: str, answer_id: str | None = None) -> None:
@@ -401,8 +469,8 @@ class InspectorScreen(Screen):
             with VerticalScroll(id="inspector-answer"):
                 yield LiteralMarkdown(id="answer-text")
                 yield Static(id="trajectory-text")
-            yield JudgePanel(self.store, view, "b")
-            yield JudgePanel(self.store, view, "a")
+            yield JudgePanel(self.store, view, "b", self.annotator)
+            yield JudgePanel(self.store, view, "a", self.annotator)
         yield Label("Cited files (enter opens)", id="inspector-evidence-title")
         yield OptionList(id="inspector-evidence")
         yield Footer()
@@ -572,6 +640,66 @@ class InspectorScreen(Screen):
             notify(self, f"Failure mode set to {mode}.", timeout=3)
 
         self.app.push_screen(FailureModeScreen(current.mode if current else None), done)
+
+    def action_human_score(self) -> None:
+        """Score the focused panel's answer against its checklist by hand (a human judgment)."""
+        from .human_score import HumanScoreScreen
+
+        panel = self.panel(self._focused_side())
+        aid = panel.answer_id
+        if aid is None:
+            notify(self, "No answer selected.", timeout=3)
+            return
+        form = score_form(self.store, aid, self.annotator)
+        if form.problem is not None:
+            notify(self, f"This answer cannot be scored by hand: {form.problem}.", severity="warning", timeout=5)
+            return
+
+        def apply(scores, rationales) -> str | None:
+            try:
+                entries = [{"key": k, "score": v, "rationale": rationales.get(k, "")} for k, v in scores.items()]
+                self.store.save_human_judgment(aid, self.annotator, entries, checklist_version=form.version)
+            except BenchwrightError as e:
+                return error_text(e)
+            return None
+
+        def done(saved: bool | None) -> None:
+            if not saved:
+                return
+            for side in ("a", "b"):
+                self.panel(side).refresh_grid()
+            notify(self, f"Scored as human:{self.annotator}.", timeout=3)
+
+        self.app.push_screen(HumanScoreScreen(form, self.annotator, apply), done)
+
+    def action_side_by_side(self) -> None:
+        """Toggle the focused panel between one judge's runs and every judge run and annotator side by side."""
+        panel = self.panel(self._focused_side())
+        panel.side_by_side = not panel.side_by_side
+        panel.refresh_grid()
+
+    def action_assigned_answers(self) -> None:
+        """The answers handed to this annotator to score; enter opens the chosen one here."""
+        from .human_score import AssignedAnswersScreen
+
+        rows = []
+        for aid, done in self.store.assigned_answers(self.annotator):
+            a = self.store.get_answer(aid)
+            pair = self.store.get_pair(a.qa_pair_id)
+            rows.append((aid, f"#{self.store.ordinal_of(pair.id)} {a.model} · {a.condition} · "
+                              f"{printable(pair.question)[:70]}", done))
+
+        def chosen(aid: str | None) -> None:
+            if not aid:
+                return
+            pair_id = self.store.get_answer(aid).qa_pair_id
+            if pair_id == self.pair_id:
+                self.panel("a").select(aid)
+                self.show_answer()
+            else:
+                self.app.switch_screen(InspectorScreen(self.store, pair_id, self.annotator, aid))
+
+        self.app.push_screen(AssignedAnswersScreen(rows, self.annotator), chosen)
 
     def action_back(self) -> None:
         """Back to the review screen."""
