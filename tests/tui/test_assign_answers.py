@@ -10,27 +10,15 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from human_checklist import three_item_checklist
 
-from benchwright.core.checklist import (
-    Checklist,
-    ChecklistItem,
-    ItemKind,
-    RubricTier,
-    binary_rubric,
-    clarity_item,
-)
 from benchwright.core.importers.answers import AnswerRecord
 from benchwright.db import Store
 from benchwright.tui.cli import main
 
 
-def checklist() -> Checklist:
-    return Checklist(items=[
-        ChecklistItem(kind=ItemKind.KNOWLEDGE, key_point="Names [b]app.py[/b]", weight=5,
-                      rubric=[RubricTier(score=s, criterion=f"c{s}") for s in (0, 3, 5)]),
-        ChecklistItem(kind=ItemKind.KNOWLEDGE, key_point="Explains the flow", weight=4, rubric=binary_rubric(4)),
-        clarity_item(),
-    ])
+def checklist():
+    return three_item_checklist('Names [b]app.py[/b]')
 
 
 class Project:

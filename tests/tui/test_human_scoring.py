@@ -5,14 +5,8 @@ side-by-side columns (judge runs and human:NAME), and the list of assigned answe
 
 from __future__ import annotations
 
-from benchwright.core.checklist import (
-    Checklist,
-    ChecklistItem,
-    ItemKind,
-    RubricTier,
-    binary_rubric,
-    clarity_item,
-)
+from human_checklist import three_item_checklist
+
 from benchwright.core.importers.answers import AnswerRecord
 from benchwright.db import Store
 from benchwright.tui.app import BenchwrightApp
@@ -20,13 +14,8 @@ from benchwright.tui.screens.human_score import AssignedAnswersScreen, HumanScor
 from benchwright.tui.screens.inspector import InspectorScreen
 
 
-def _checklist() -> Checklist:
-    return Checklist(items=[
-        ChecklistItem(kind=ItemKind.KNOWLEDGE, key_point="Names [red]app.py[/red]", weight=5,
-                      rubric=[RubricTier(score=s, criterion=f"criterion {s}") for s in (0, 3, 5)]),
-        ChecklistItem(kind=ItemKind.KNOWLEDGE, key_point="Explains the flow", weight=4, rubric=binary_rubric(4)),
-        clarity_item(),
-    ])
+def _checklist():
+    return three_item_checklist()
 
 
 def _seed(store: Store, pair_id: str) -> str:
