@@ -171,3 +171,17 @@ def test_pairs_keep_the_human_checklist_version_and_every_run(project: Path):
     assert set(j["groups"]["kind"]) == {"knowledge", "clarity"}
     # knowledge: A1 +2, 0; A2 item 1 mean 4 vs 3 = +1, item 2 mean 2 vs 0 = +2 -> (2 + 0 + 1 + 2) / 4
     assert j["groups"]["kind"]["knowledge"]["mean_diff"]["value"] == pytest.approx(5 / 4)
+
+
+def test_report_has_the_judges_against_humans(project: Path, tmp_path: Path):
+    out = tmp_path / "report.json"
+    r = run("--db", str(project), "report", "--json", str(out))
+    assert r.exit_code == 0, r.output
+    assert "Judges against humans" in r.output
+    assert "checklist:jx: n 6, exact 0.667" in r.output and "judge−human +0.500" in r.output
+    data = json.loads(out.read_text())
+    labels = [j["label"] for j in data["judge_calibration"]["judges"]]
+    assert labels == ["checklist:jx", "checklist:jy"]
+    # --judge of another judge: no pairing, no section
+    other = run("--db", str(project), "report", "--judge", "swe-qa-pro")
+    assert "Judges against humans" not in other.output

@@ -513,6 +513,20 @@ def _print_calibration(console: Console, run) -> None:
                        "(--where difficulty=too-easy; details: benchwright calibrate show)"))
 
 
+def _print_judges_vs_humans(console: Console, report) -> None:
+    """One line per LLM judge against the humans' scores of the same answers (judge calibration, issue 20 item 5;
+    the tables: ``benchwright calibration``)."""
+    from rich.text import Text
+
+    console.print(Text("Judges against humans (per checklist item of the answers humans scored; details: "
+                       "benchwright calibration):"))
+    for j in report.judges:
+        o = j.overall
+        console.print(Text(f"  {shown_name(j.label)}: n {o.n}, exact {o.exact.text()}, kappa {o.kappa.text()}, "
+                           f"alpha {o.alpha.text()}, judge−human {o.mean_diff.text(signed=True)} {o.ci_text()}"
+                           .rstrip()))
+
+
 def _conditions_title(test: str, resamples: int, seed: int) -> str:
     return (f"Condition deltas (Code-QA-Bench): mean normalized score (0-1) per condition (pairs in brackets); "
             f"deltas paired over the pairs scored under both, bootstrap 95% CI ({resamples} resamples, seed {seed}), "
@@ -620,11 +634,15 @@ def report(ctx, by, models, judge, csv_dir, json_file, instability_threshold, ch
     from rich.console import Console
     from rich.text import Text
 
+    from benchwright.core.judge_calibration import CalibrationOptions, judge_calibration
+    from benchwright.db.judge_calibration import paired_scores
     from benchwright.db.report import report_inputs
 
     with open_store(ctx) as store:
         inputs = report_inputs(store, models=list(models) or None, judge=judge)
         calibration = store.latest_calibration()
+        humans = judge_calibration(paired_scores(store, judges=[judge] if judge else None,
+                                                 models=list(models) or None), CalibrationOptions(by=(), worst=0))
     rep = build_report(inputs, by=[axis_of_option(b) for b in by], instability_threshold=instability_threshold,
                        checklist_tolerance=checklist_tolerance)
     console = Console(highlight=False, soft_wrap=False)
@@ -654,16 +672,19 @@ def report(ctx, by, models, judge, csv_dir, json_file, instability_threshold, ch
                                "benchwright report --conditions"))
     if calibration is not None:
         _print_calibration(console, calibration)
+    if humans.judges:
+        _print_judges_vs_humans(console, humans)
     _write_outputs(rep, deltas, saturation, csv_dir, json_file, test=test, resamples=resamples, seed=seed,
-                   calibration=calibration)
+                   calibration=calibration, humans=humans)
 
 
 def _write_outputs(rep: Report, deltas: dict, saturation: Sequence[SaturationRow], csv_dir, json_file, *,
                    test: str, resamples: int, seed: int,
-                   calibration=None) -> None:
+                   calibration=None, humans=None) -> None:
     """The CSV files and the JSON of the report; the condition deltas are in them (``conditions.csv``, the JSON's
     ``conditions``) when some model has answers under two of the conditions, and the specificity saturation
-    (``specificity_saturation.csv``, the JSON's ``specificity_saturation``) when the 0-5 judge scored some."""
+    (``specificity_saturation.csv``, the JSON's ``specificity_saturation``) when the 0-5 judge scored some, and the
+    judges against the humans (the JSON's ``judge_calibration``, as ``calibration --json``) when humans scored some."""
     if csv_dir:
         tables = _csv_tables(rep)
         if deltas[None]:
@@ -677,6 +698,8 @@ def _write_outputs(rep: Report, deltas: dict, saturation: Sequence[SaturationRow
         data = rep.to_dict()
         if calibration is not None:
             data["calibration"] = _calibration_dict(calibration)
+        if humans is not None and humans.judges:
+            data["judge_calibration"] = humans.to_dict()
         if deltas[None]:
             data["conditions"] = {
                 "test": test, "test_name": PAIRED_TESTS[test], "resamples": resamples, "seed": seed,
