@@ -7,6 +7,8 @@ import math
 import krippendorff
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from benchwright.core.judge_calibration import (
     CalibrationOptions,
@@ -177,3 +179,28 @@ def test_weighted_kappa_is_scikit_learns(weights):
     with pytest.raises(ValueError, match="not one of the labels"):
         weighted_kappa([2], [0], labels, weights)
 
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 3), st.lists(st.sampled_from(ALLOWED), min_size=1,
+                                                                         max_size=3), st.sampled_from(["ada", "bob"])),
+                min_size=0, max_size=12),
+       st.sampled_from(["linear", "quadratic"]), st.sampled_from(["mean", "each"]), st.sampled_from(["each", "consensus"]))
+def test_every_figure_is_a_number_in_range_or_none_with_a_reason(rows, weights, runs, humans):
+    # answers a0..a3, one item; duplicates of (answer, annotator) are fine (two rows, as two annotators would be)
+    scores = [paired(f"a{a}", h, judge, annotator=ann) for a, h, judge, ann in
+              ((a, ALLOWED[h], judge, ann) for a, h, judge, ann in rows)]
+    report = judge_calibration(scores, CalibrationOptions(weights=weights, runs=runs, humans=humans,
+                                                          by=("model", "kind", "category")))
+    for j in report.judges:
+        for a in [j.overall, *j.items.values(), *(x for g in j.groups.values() for x in g.values())]:
+            for f in (a.exact, a.kappa, a.alpha, a.mean_diff):
+                assert (f.value is None) == bool(f.reason)
+                if f.value is not None:
+                    assert math.isfinite(f.value)
+            assert a.exact.value is None or 0 <= a.exact.value <= 1
+            assert a.kappa.value is None or a.kappa.value <= 1 + 1e-9
+            assert a.alpha.value is None or a.alpha.value <= 1 + 1e-9
+            assert a.mean_diff.value is None or -3 <= a.mean_diff.value <= 3
+        assert all(abs(x.diff) > 0 for x in j.worst)
+        assert [abs(x.diff) for x in j.worst] == sorted((abs(x.diff) for x in j.worst), reverse=True)
