@@ -183,4 +183,31 @@ class HumanJudgmentStoreMixin:
         return [(s.answer_id, self.human_scored(annotator, s.answer_id)) for s in self.answer_assignments(annotator)]
 
 
-__all__ = ["ANSWER_ASSIGNMENT_SETTING", "AnswerAssignment", "HumanJudgmentStoreMixin"]
+def merge_human_judgments(conn, theirs, version_map: dict[tuple[str, int], int], report) -> None:
+    """``benchwright merge``: bring another copy's human judgments (judge ``human``, append-only, matched by uid)
+    into this project, for answers this project has (answer ids are content hashes, the same in every copy);
+    ``checklist_version`` numbered as merged (``version_map``: their (pair, version) -> version here). A judgment
+    of an answer not here counts as ``unknown_pairs`` (its pair's answer is missing). Inside the merge's write."""
+    known = {r[0] for r in conn.execute("SELECT uid FROM judgments WHERE judge = ?", [HUMAN_JUDGE])}
+    pair_of = dict(conn.execute("SELECT id, qa_pair_id FROM answers"))
+    columns = ("answer_id", "judge", "judge_model", "run_index", "status", "checklist_version", "scores_json",
+               "score_rate", "scale_max", "seed", "critique", "reason", "raw_text", "call_ids_json", "created_at",
+               "created_by", "uid")
+    for r in theirs.execute("SELECT * FROM judgments WHERE judge = ? ORDER BY id", [HUMAN_JUDGE]):
+        if r["uid"] in known:
+            report.skipped_present["judgments"] = report.skipped_present.get("judgments", 0) + 1
+            continue
+        pid = pair_of.get(r["answer_id"])
+        if pid is None:
+            report.unknown_pairs += 1
+            continue
+        values = {c: r[c] for c in columns}
+        v = values["checklist_version"]
+        values["checklist_version"] = version_map.get((pid, v), v) if v is not None else None
+        values["call_ids_json"] = "[]"  # ledger rows are not merged
+        conn.execute(f"INSERT INTO judgments ({', '.join(columns)}) VALUES ({', '.join('?' for _ in columns)})",
+                     [values[c] for c in columns])
+        report.added["judgments"] = report.added.get("judgments", 0) + 1
+
+
+__all__ = ["ANSWER_ASSIGNMENT_SETTING", "AnswerAssignment", "HumanJudgmentStoreMixin", "merge_human_judgments"]

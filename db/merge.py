@@ -16,6 +16,7 @@ from pathlib import Path
 
 from benchwright.core.errors import StoreError
 
+from .human_judgments import merge_human_judgments
 from .migrations import MIGRATION_SET
 
 
@@ -33,7 +34,8 @@ _TABLES = ("review_decisions", "review_notes", "checklist_versions", "adjudicati
 
 
 def merge_project(store, other_path: str | Path) -> MergeReport:
-    """Bring ``other_path``'s reviews, notes, pair text versions, checklist versions and adjudications into
+    """Bring ``other_path``'s reviews, notes, pair text versions, checklist versions, adjudications and human
+    judgments (:func:`benchwright.db.human_judgments.merge_human_judgments`) into
     ``store`` (one transaction; events are written by the store's triggers).
 
     Raises:
@@ -202,6 +204,7 @@ def _merge(store, theirs: sqlite3.Connection) -> MergeReport:
             )
             report.added["adjudications"] = report.added.get("adjudications", 0) + 1
         _merge_text_acceptances(conn, theirs, pairs, known["text_acceptances"], text_map, report)
+        merge_human_judgments(conn, theirs, version_map, report)
     return report
 
 

@@ -168,3 +168,21 @@ def test_assign_answers_is_balanced_reproducible_and_replaces(judged):
     with pytest.raises(BenchwrightError, match="no answer to hand out"):
         store.assign_answers(["ada"], 1, by=ALICE, model="nobody")
     assert len(store.answer_assignments()) == 1  # left as it was
+
+
+def test_merge_brings_another_copys_human_judgments_once(judged, db_path, tmp_path):
+    from benchwright.db.merge import copy_project, merge_project
+
+    store, a1, a2 = judged
+    store.save_human_judgment(a1, "ada", {"1": 3, "2": 4, "3": 1})
+    copy = tmp_path / "bob.db"
+    copy_project(db_path, copy)
+    with Store.open(copy, create=False) as theirs:
+        theirs.save_human_judgment(a1, "bob", {"1": 0, "2": 4, "3": 0})
+        theirs.save_human_judgment(a2, "bob", {"1": 5, "2": 4, "3": 1})
+    report = merge_project(store, copy)
+    assert report.added.get("judgments") == 2 and report.skipped_present.get("judgments") == 1
+    assert sorted((j.answer_id, j.judge_model, round(j.score_rate, 6)) for j in store.human_judgments()) == sorted(
+        [(a1, "ada", 0.8), (a1, "bob", 0.4), (a2, "bob", 1.0)])
+    assert all(j.checklist_version == 1 for j in store.human_judgments())
+    assert merge_project(store, copy).added.get("judgments") is None  # idempotent

@@ -145,8 +145,8 @@ def agreement(ctx, as_json) -> None:
 def merge(ctx, other) -> None:
     """Bring another copy's reviews, notes, checklist versions and adjudications into this project.
 
-    Idempotent: merging the same copy again adds nothing. Conflicting checklist edits are reported and show
-    up in the adjudication queue.
+    Human judgments of answers this project has come too. Idempotent: merging the same copy again adds
+    nothing. Conflicting checklist edits are reported and show up in the adjudication queue.
     """
     from benchwright.db.merge import merge_project
 
