@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
+import os
 import re
+import signal
+import socket
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -137,3 +145,51 @@ def test_cli_refuses_bad_annotator(cli_env, project):
     db, _ids = project
     result = CliRunner().invoke(main, ["--db", str(db), "serve", "--annotator", "a\tb"])
     assert result.exit_code == 1 and re.search(r"--annotator: .*control", result.output)
+
+
+def test_cli_port_in_use_is_a_clear_error(cli_env, project):
+    db, _ids = project
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        result = CliRunner().invoke(main, ["--db", str(db), "serve", "--port", str(port)])
+    assert result.exit_code == 1 and f"--port {port}: cannot listen there" in result.output
+    assert "token=" not in result.output  # no link printed for a server that never listened
+
+
+@pytest.mark.slow  # a subprocess that imports the CLI and aiohttp
+def test_cli_serves_prints_links_once_and_stops_on_sigterm(tmp_path, project):
+    """The command as a user runs it: links on stdout, a login, SIGTERM exits 143; no token in the project."""
+    db, _ids = project
+    env = {**os.environ, "BENCHWRIGHT_CONFIG": str(tmp_path / "none.toml")}
+    proc = subprocess.Popen([str(Path(sys.executable).parent / "benchwright"), "--db", str(db), "serve", "--port",
+                             "0", "--annotator", "ada"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=env)
+    try:
+        lines = [proc.stdout.readline() for _ in range(3)]
+        link = re.search(r"ada: (http://127\.0\.0\.1:\d+/login\?token=(\S+))", lines[2])
+        assert link, lines
+        opener = urllib.request.build_opener(_NoRedirect)
+        with pytest.raises(urllib.error.HTTPError) as redirect:
+            opener.open(link[1], timeout=20)
+        assert redirect.value.code == 303 and "benchwright_session=" in redirect.value.headers["Set-Cookie"]
+        base = link[1].split("/login")[0]
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            opener.open(base + "/login?token=wrong", timeout=20)
+        assert refused.value.code == 403
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=20)
+        assert proc.returncode == 128 + signal.SIGTERM and "interrupted (SIGTERM)" in err
+        assert link[2] not in out + err  # printed once, at start
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    stored = b"".join(p.read_bytes() for p in db.parent.glob(db.name + "*"))
+    assert link[2].encode() not in stored
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args, **kwargs):
+        return None
