@@ -1,6 +1,9 @@
 """The statistics screen: progress per annotator and inter-annotator agreement (Cohen's kappa per pair of
 annotators, Fleiss' kappa, Krippendorff's alpha) for the decision and each QA criterion, and checklist
-agreement. Computed in a worker thread: the statistics libraries take seconds to load."""
+agreement; and plots (issue 20 item 2, keys ``1``-``5``; ``t`` back to the tables): progress over time, agreement
+per criterion, score distributions per model and judge, judge stability, calibration against humans. Computed in
+a worker thread: the statistics libraries take seconds to load. The numbers are the report's
+(:mod:`benchwright.core.plot_data`); :mod:`benchwright.tui.widgets_plots` only draws them."""
 
 from __future__ import annotations
 
@@ -13,7 +16,7 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Static
+from textual.widgets import ContentSwitcher, Footer, Header, Static
 
 from benchwright.core.conditions import CODE_QA_CONDITIONS, DEFAULT_TEST, PAIRED_TESTS
 from benchwright.core.review import CRITERION_LABELS
@@ -21,6 +24,7 @@ from benchwright.db import Store
 
 from ..services.views import StatisticsView, statistics_view
 from ..widgets import literal
+from ..widgets_plots import PLOTS, PlotPanel
 
 
 def _fmt(x: float | None) -> str:
@@ -31,7 +35,13 @@ class StatisticsScreen(Screen):
     """Agreement figures of the project, with the number of pairs behind each."""
 
     BINDINGS = [Binding("escape", "app.pop_screen", "Back", id="statistics.back"),
-                Binding("r", "refresh_figures", "Recompute", id="statistics.refresh")]
+                Binding("r", "refresh_figures", "Recompute", id="statistics.refresh"),
+                Binding("t", "show_tables", "Tables", id="statistics.tables"),
+                Binding("1", "show_plot('progress')", "Progress", id="statistics.plot_progress"),
+                Binding("2", "show_plot('agreement')", "Agreement", id="statistics.plot_agreement"),
+                Binding("3", "show_plot('scores')", "Scores", id="statistics.plot_scores"),
+                Binding("4", "show_plot('stability')", "Stability", id="statistics.plot_stability"),
+                Binding("5", "show_plot('calibration')", "Calibration", id="statistics.plot_calibration")]
 
     class Computed(Message):
         """Posted by the worker: the figures (:class:`~benchwright.tui.services.views.StatisticsView`)."""
@@ -45,12 +55,26 @@ class StatisticsScreen(Screen):
         self.store = store
         self.report = None
         self.checklists = None
+        self.plots = None
 
     def compose(self) -> ComposeResult:
         yield Header()
-        with VerticalScroll():
-            yield Static(Text("computing agreement…", style="italic"), id="statistics")
+        with ContentSwitcher(initial="tables"):
+            with VerticalScroll(id="tables"):
+                yield Static(Text("computing agreement…", style="italic"), id="statistics")
+            yield PlotPanel(id="plots")
         yield Footer()
+
+    def action_show_tables(self) -> None:
+        """Show the tables (the screen's first view)."""
+        self.query_one(ContentSwitcher).current = "tables"
+
+    def action_show_plot(self, kind: str) -> None:
+        """Show plot ``kind`` (a key of :data:`benchwright.tui.widgets_plots.PLOTS`)."""
+        if kind not in PLOTS:
+            return
+        self.query_one(PlotPanel).show(kind, self.plots)
+        self.query_one(ContentSwitcher).current = "plots"
 
     def on_mount(self) -> None:
         self.action_refresh_figures()
@@ -90,7 +114,10 @@ class StatisticsScreen(Screen):
         progress.add_column("submitted reviews")
         for who, assigned, done in view.progress:
             progress.add_row(literal(who), literal(assigned), literal(done))
-        self.report, self.checklists = report, checklists
+        self.report, self.checklists, self.plots = report, checklists, view.plots
+        if self.query_one(ContentSwitcher).current == "plots":
+            panel = self.query_one(PlotPanel)
+            panel.show(panel.kind, self.plots)
         parts = [progress, table, text]
         if view.conditions:
             parts.append(_conditions_table(view.conditions))

@@ -37,6 +37,7 @@ from .generation import answer_first_view
 
 if TYPE_CHECKING:
     from benchwright.core.agreement import FieldAgreement, ProjectChecklistAgreement
+    from benchwright.core.plot_data import StatisticsPlots
 
 T = TypeVar("T")
 
@@ -177,6 +178,8 @@ class StatisticsView:
         conditions: the condition deltas (:func:`benchwright.core.conditions.condition_deltas`, the defaults of
             ``report --conditions``), empty unless some model has judged answers under two of the conditions.
         conditions_error: why the deltas could not be computed (a judgment that cannot be read), else ``None``.
+        plots: the numbers of the screen's plots (:class:`benchwright.core.plot_data.StatisticsPlots`: progress
+            over time, agreement per criterion, score distributions, judge stability), ``None`` when not built.
     """
 
     progress: tuple[tuple[str, int, int], ...]
@@ -184,6 +187,7 @@ class StatisticsView:
     checklists: ProjectChecklistAgreement
     conditions: tuple = ()
     conditions_error: str | None = None
+    plots: StatisticsPlots | None = None
 
 
 def statistics_view(store: Store) -> StatisticsView:
@@ -194,16 +198,49 @@ def statistics_view(store: Store) -> StatisticsView:
     from benchwright.core.errors import BenchwrightError
     from benchwright.db.report import report_inputs
 
-    conditions, error = (), None
+    conditions, error, runs = (), None, ()
     try:
-        conditions = tuple(condition_deltas(report_inputs(store).runs))
+        runs = report_inputs(store).runs
+        conditions = tuple(condition_deltas(runs))
     except BenchwrightError as e:
         error = str(e)
+    agreement = agreement_report(store.review_ratings())
     return StatisticsView(
         progress=tuple(tuple(row) for row in store.annotator_progress()),
-        agreement=agreement_report(store.review_ratings()),
+        agreement=agreement,
         checklists=project_checklist_agreement(store.checklist_edits()),
         conditions=conditions, conditions_error=error,
+        plots=statistics_plots(store, agreement, runs, error),
+    )
+
+
+def statistics_plots(store: Store, agreement: Mapping[str, FieldAgreement], runs, runs_error: str | None = None,
+                     ) -> StatisticsPlots:
+    """The numbers of the statistics screen's plots (:mod:`benchwright.core.plot_data`): progress per day from
+    :func:`benchwright.db.plot_data.decision_days`, ``agreement`` (``agreement_report`` of the reviews), and the
+    score distributions and judge stability of ``runs`` (``report_inputs(store).runs``, the report's inputs);
+    ``runs_error``: why the runs could not be read (shown instead of those two plots); the judges' calibration
+    against humans from :func:`benchwright.tui.services.judge_calibration.calibration_report` (its defaults, as
+    ``benchwright calibration``)."""
+    from benchwright.core import plot_data
+    from benchwright.core.errors import BenchwrightError
+    from benchwright.core.metrics import judge_stability
+    from benchwright.db.plot_data import decision_days
+
+    from .judge_calibration import calibration_report
+
+    calibration, calibration_error = None, None
+    try:
+        calibration = calibration_report(store)
+    except BenchwrightError as e:
+        calibration_error = str(e)
+    return plot_data.StatisticsPlots(
+        progress=plot_data.progress_over_time(decision_days(store)),
+        agreement=tuple(plot_data.agreement_bars(agreement)),
+        scores=tuple(plot_data.score_distributions(runs)),
+        stability=tuple(plot_data.stability_ranges(judge_stability(runs))),
+        scores_error=runs_error,
+        calibration=tuple(plot_data.calibration_bars(calibration)), calibration_error=calibration_error,
     )
 
 
