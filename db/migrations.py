@@ -1612,4 +1612,29 @@ def m026_answer_assignments(db: Database) -> None:
     )
 
 
+@migrations(name="m027_release_pushes")
+def m027_release_pushes(db: Database) -> None:
+    """``release_pushes`` (issue 20 item 4): one append-only row per release folder pushed to a Hugging Face Hub
+    (``benchwright releases push``): which release (name, version, the manifest's sha256), where (endpoint, repo id,
+    revision, private), the Hub's commit (url, oid), when and by whom. No token is ever stored."""
+    db.executescript(
+        """
+        CREATE TABLE IF NOT EXISTS release_pushes (
+            id INTEGER PRIMARY KEY,
+            release_name TEXT NOT NULL,
+            release_version TEXT NOT NULL,
+            manifest_sha256 TEXT NOT NULL,
+            endpoint TEXT NOT NULL,
+            repo_id TEXT NOT NULL,
+            revision TEXT NOT NULL,
+            private INTEGER NOT NULL,
+            commit_url TEXT NOT NULL,
+            commit_oid TEXT NOT NULL,
+            pushed_at TEXT NOT NULL,
+            pushed_by TEXT NOT NULL
+        );
+        CREATE INDEX IF NOT EXISTS release_pushes_release ON release_pushes(release_name, release_version);
+        """
+    )
+
 SCHEMA_VERSION = len(migrations._migrations)

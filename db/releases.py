@@ -353,3 +353,39 @@ class ReleaseStoreMixin:
                    VALUES (?, ?, ?, ?, ?, ?, ?)""",
                 (name, version, created_at, created_by, path, n_pairs, json.dumps(manifest, sort_keys=True)),
             )
+
+    def record_release_push(self, *, name: str, version: str, manifest_sha256: str, endpoint: str, repo_id: str,
+                            revision: str, private: bool, commit_url: str, commit_oid: str, by: str) -> dict:
+        """Append the record of release ``name`` ``version`` pushed to a Hugging Face Hub (``releases push``,
+        issue 20 item 4) and return it as :meth:`release_pushes` does. No token is stored."""
+        row = {"release_name": name, "release_version": version, "manifest_sha256": manifest_sha256,
+               "endpoint": endpoint, "repo_id": repo_id, "revision": revision, "private": bool(private),
+               "commit_url": commit_url, "commit_oid": commit_oid, "pushed_at": utc_now(), "pushed_by": by}
+        with self.write() as db:
+            db.conn.execute(
+                """INSERT INTO release_pushes (release_name, release_version, manifest_sha256, endpoint, repo_id,
+                   revision, private, commit_url, commit_oid, pushed_at, pushed_by)
+                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                [*(int(v) if k == "private" else v for k, v in row.items())])
+        return row
+
+    @serialized
+    def release_pushes(self, name: str | None = None, version: str | None = None) -> list[dict]:
+        """Every recorded push (of release ``name`` and ``version`` when given), oldest first: dicts with
+        ``release_name, release_version, manifest_sha256, endpoint, repo_id, revision, private`` (bool),
+        ``commit_url, commit_oid, pushed_at, pushed_by``."""
+        cols = ("release_name, release_version, manifest_sha256, endpoint, repo_id, revision, private, commit_url, "
+                "commit_oid, pushed_at, pushed_by")
+        where, args = [], []
+        for col, v in (("release_name", name), ("release_version", version)):
+            if v is not None:
+                where.append(f"{col} = ?")
+                args.append(v)
+        sql = f"SELECT {cols} FROM release_pushes" + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY id"
+        names = [c.strip() for c in cols.split(",")]
+        out = []
+        for r in self.db.conn.execute(sql, args).fetchall():
+            d = dict(zip(names, r, strict=True))
+            d["private"] = bool(d["private"])
+            out.append(d)
+        return out

@@ -38,12 +38,41 @@ def size_category(n: int) -> str:
     return "n>1T" if n >= 10**12 else "1B<n<10B"
 
 
+HUB_LICENSES = frozenset((
+    "apache-2.0", "mit", "openrail", "bigscience-openrail-m", "creativeml-openrail-m", "bigscience-bloom-rail-1.0",
+    "bigcode-openrail-m", "afl-3.0", "artistic-2.0", "bsl-1.0", "bsd", "bsd-2-clause", "bsd-3-clause",
+    "bsd-3-clause-clear", "c-uda", "cc", "cc0-1.0", "cc-by-2.0", "cc-by-2.5", "cc-by-3.0", "cc-by-4.0",
+    "cc-by-sa-3.0", "cc-by-sa-4.0", "cc-by-nc-2.0", "cc-by-nc-3.0", "cc-by-nc-4.0", "cc-by-nd-4.0",
+    "cc-by-nc-nd-3.0", "cc-by-nc-nd-4.0", "cc-by-nc-sa-2.0", "cc-by-nc-sa-3.0", "cc-by-nc-sa-4.0",
+    "cdla-sharing-1.0", "cdla-permissive-1.0", "cdla-permissive-2.0", "wtfpl", "ecl-2.0", "epl-1.0", "epl-2.0",
+    "etalab-2.0", "eupl-1.1", "eupl-1.2", "agpl-3.0", "gfdl", "gpl", "gpl-2.0", "gpl-3.0", "lgpl", "lgpl-2.1",
+    "lgpl-3.0", "isc", "lppl-1.3c", "ms-pl", "mpl-2.0", "odc-by", "odbl", "openrail++", "osl-3.0", "postgresql",
+    "ofl-1.1", "ncsa", "unlicense", "zlib", "pddl", "lgpl-lr", "unknown", "other",
+))
+"""License ids the Hub knows (https://hf.co/docs/hub/repositories-licenses); any other ``--license`` is written as
+``license: other`` with ``license_name`` (the Hub's convention for a custom license)."""
+
+
+def _license_fields(license: str) -> dict:
+    """``{"license": id}`` for a Hub license id (compared lower-case), else ``{"license": "other",
+    "license_name": slug}`` (lower-case, runs of other characters as ``-``)."""
+    lowered = license.strip().lower()
+    if lowered in HUB_LICENSES:
+        return {"license": lowered}
+    slug = "-".join("".join(c if c.isalnum() or c == "." else " " for c in lowered).split()) or "custom"
+    return {"license": "other", "license_name": slug}
+
+
 def front_matter(n_rows: int, spec: ReleaseSpec) -> dict:
-    """The card's YAML metadata in the Hugging Face dataset-card conventions. (Probes get no config of their own:
-    the Hub reads every config of a folder with one builder, and ``probes/probes.jsonl`` is no Parquet file.)"""
+    """The card's YAML metadata in the Hugging Face dataset-card conventions (the keys of hub-docs' datasetcard.md
+    that ``datasets`` and the Hub read: ``configs``/``data_files`` for the loader, ``license`` (``other`` plus
+    ``license_name`` for a license the Hub does not list, :data:`HUB_LICENSES`), ``task_categories``,
+    ``size_categories``, ``pretty_name``, ``tags``). Every row is in the one ``test`` split of data/test.parquet;
+    a pair's own ``split`` is a column. (Probes get no config of their own: the Hub reads every config of a folder
+    with one builder, and ``probes/probes.jsonl`` is no Parquet file.)"""
     return {
         "pretty_name": spec.pretty_name or spec.name,
-        "license": spec.license,
+        **_license_fields(spec.license),
         "language": ["en"],
         "task_categories": ["question-answering"],
         "tags": list(spec.tags),

@@ -1,4 +1,4 @@
-"""``benchwright releases preflight|create|rebuild|verify|import``: frozen, versioned, checksummed releases."""
+"""``benchwright releases preflight|create|rebuild|verify|push|import``: frozen, versioned, checksummed releases."""
 
 from __future__ import annotations
 
@@ -140,6 +140,36 @@ def release_verify(folder) -> None:
         raise BenchwrightError(
             f"{folder}: the release differs from its manifest ({plural(len(report.problems), 'problem')})")
     click.echo(f"{folder}: every checksum and the schema match")
+
+
+@releases.command("push")
+@click.argument("folder", metavar="RELEASE", type=click.Path(file_okay=False))
+@click.option("--repo-id", "repo_id", required=True, metavar="ORG/NAME", help="The Hub dataset repository.")
+@click.option("--private", is_flag=True, help="Create the repository private (ignored when it exists).")
+@click.option("--revision", "revision", metavar="BRANCH", help="Commit to this branch (created from main when "
+              "missing; default main).")
+@click.option("--endpoint", "endpoint", metavar="URL", help="The Hub's address (default: HF_ENDPOINT, else "
+              "https://huggingface.co).")
+@annotator_option("Who pushes (recorded; default: configuration, then the OS user).")
+@click.pass_context
+@friendly
+def releases_push(ctx, folder, repo_id, private, revision, endpoint, annotator) -> None:
+    """Upload a verified release folder to a Hugging Face Hub dataset repository in one commit and record the push.
+    The folder is verified first (as releases verify does) and refused when it differs from its manifest. The token
+    comes from HF_TOKEN or the Hub's own login (hf auth login); it is never stored or printed. A commit that fails
+    on the way (HTTP 5xx, a dropped connection) is sent again, up to 4 times."""
+    from ..services.hub import check_repo_id, hub_token, push_release, verified_release
+
+    check_repo_id(repo_id)
+    verified_release(Path(folder))  # before the project is opened: a bad folder or id costs nothing
+    token = hub_token()
+    with open_store(ctx) as store:
+        result = push_release(store, folder, repo_id, by=resolve_annotator(annotator), private=private,
+                              revision=revision, endpoint=endpoint, token=token)
+    click.echo(f"pushed {result.name} {result.version} ({plural(len(result.files), 'file')}) to {result.repo_id} "
+               f"(revision {result.revision}"
+               + (f", {plural(result.attempts, 'attempt')}" if result.attempts > 1 else "") + ")")
+    click.echo(f"commit {result.commit_oid}: {result.commit_url}")
 
 
 
