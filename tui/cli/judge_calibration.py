@@ -59,8 +59,9 @@ def _print_with_reasons(console: Console, table, reasons: dict[str, None]) -> No
         console.print(Text("n/a: " + "; ".join(reasons)))
 
 
-def _num(x: float) -> str:
-    return f"{x:g}"
+def _num(x: float, sign: str = "") -> str:
+    """A score or difference in points: ``3``, ``3.33`` (a mean over runs, 2 decimals at most), ``+1``."""
+    return f"{round(x, 2):{sign}g}"
 
 
 def _table(title: str, first: tuple[str, ...]):
@@ -74,7 +75,7 @@ def _table(title: str, first: tuple[str, ...]):
     return t
 
 
-def print_judge(console: Console, j: JudgeCalibration, weights: str) -> None:
+def print_judge(console: Console, j: JudgeCalibration, weights: str, runs: str = "mean") -> None:
     """One judge's tables: overall and per group, per checklist item, then the worst disagreements."""
     from rich.table import Table
     from rich.text import Text
@@ -97,13 +98,14 @@ def print_judge(console: Console, j: JudgeCalibration, weights: str) -> None:
     if not j.worst:
         console.print(Text(f"{label}: no disagreement to list"))
         return
-    w = Table(title=f"{label}: the largest disagreements (|judge − human|)", title_justify="left")
+    runs_note = "the judge's score is the mean over its runs" if runs == "mean" else "one row per judge run"
+    w = Table(title=f"{label}: the largest disagreements (|judge − human|; {runs_note})", title_justify="left")
     for name in ("answer", "item", "key point", "model", "judge", "human", "annotator", "judge−human"):
         w.add_column(name, justify="right" if name in ("judge", "human", "judge−human") else "left")
     for d in j.worst:
         w.add_row(Text(d.answer_id), Text(shown_name(d.item)), Text(shown_name(d.item_label, _LABEL_CHARS)),
                   Text(shown_name(d.answer_model)), _num(d.judge_score), _num(d.human_score),
-                  Text(shown_name(d.annotator)), f"{d.diff:+g}")
+                  Text(shown_name(d.annotator)), _num(d.diff, "+"))
     console.print(w)
 
 
@@ -117,11 +119,11 @@ def print_report(console: Console, report: CalibrationReport) -> None:
                        "difficulty calibration)"))
     if not report.judges:
         console.print(Text("no human score is paired with an LLM judge's score of the same answer and checklist "
-                           "version yet: score answers in the inspector (the app), or record one with "
-                           "benchwright judgments human"))
+                           "version yet: score answers in the judge inspector (h), or record scores with "
+                           "benchwright judgments human ANSWER_ID --score 1=SCORE ... --as NAME"))
         return
     for j in report.judges:
-        print_judge(console, j, o.weights)
+        print_judge(console, j, o.weights, o.runs)
 
 
 @click.command("calibration")
