@@ -36,6 +36,7 @@ def serve(ctx, host, port, annotators, allow_remote, names_from_url, title) -> N
     with Ctrl+C (or SIGTERM): every visitor's app is asked to quit, then stopped.
     """
     import asyncio
+    import time
 
     from benchwright.tui.services.serve import Access, ServeServer, check_bind
 
@@ -46,7 +47,10 @@ def serve(ctx, host, port, annotators, allow_remote, names_from_url, title) -> N
     with open_store(ctx):  # refuse a damaged or newer project now, and upgrade an old one before any app opens it
         pass
     access = Access.create(annotators, names_from_url=names_from_url)
-    server = ServeServer(access, Path(path).resolve(), title=title or Path(path).name)
+    def event(annotator: str, what: str, pid: int | None) -> None:
+        click.echo(f"{time.strftime('%H:%M:%S')} {annotator}: app {what} (pid {pid})")
+
+    server = ServeServer(access, Path(path).resolve(), title=title or Path(path).name, on_event=event)
     if warning:
         click.echo(warning, err=True)
 

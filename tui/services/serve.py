@@ -33,7 +33,6 @@ import hmac
 import html
 import ipaddress
 import json
-import logging
 import os
 import secrets
 import signal
@@ -46,8 +45,6 @@ from string import Template
 from urllib.parse import quote, urlencode
 
 from benchwright.core.errors import BenchwrightError
-
-log = logging.getLogger("benchwright.serve")
 
 TOKEN_BYTES = 24
 """Random bytes in a token or a session id (:func:`secrets.token_urlsafe`: 32 URL-safe characters)."""
@@ -292,16 +289,19 @@ injected from elsewhere could not run)."""
 class ServeServer:
     """The aiohttp application of ``serve`` (routes ``/login``, ``/logout``, ``/``, ``/ws``, ``/ws/as/NAME``,
     ``/download/KEY``, ``/static/...``). ``argv(annotator)`` builds a visitor's app command (default
-    :func:`app_argv` on ``db_path``)."""
+    :func:`app_argv` on ``db_path``). ``on_event(annotator, event, pid)`` is told when a visitor's app starts
+    (``"started"``) and ends (``"ended"``); the command prints it."""
 
     def __init__(self, access: Access, db_path: str | os.PathLike, *, title: str = "benchwright",
-                 argv: Callable[[str], list[str]] | None = None) -> None:
+                 argv: Callable[[str], list[str]] | None = None,
+                 on_event: Callable[[str, str, int | None], None] | None = None) -> None:
         from textual_serve.download_manager import DownloadManager
 
         self.access = access
         self.db_path = db_path
         self.title = title
         self.argv = argv or (lambda annotator: app_argv(db_path, annotator))
+        self.on_event = on_event or (lambda annotator, event, pid: None)
         self.download_manager = DownloadManager()
         self.services: set = set()
         self.sockets: set = set()
@@ -442,24 +442,26 @@ class ServeServer:
             self.argv(annotator), write_bytes=websocket.send_bytes, write_str=websocket.send_str,
             close=websocket.close, download_manager=self.download_manager)
         self.services.add(service)
-        log.info("app started for %s", annotator)
         try:
             await service.start(_int(request.query.get("width"), 80), _int(request.query.get("height"), 24))
+            self.on_event(annotator, "started", service.pid)
             await self._relay(websocket, service)
         except asyncio.CancelledError:
             pass
         finally:
             # aiohttp cancels this handler when the browser goes away, maybe while the app is being stopped: the
             # stop runs in a task of its own, which a cancellation here does not interrupt
-            stopping = asyncio.ensure_future(self._stop(service, websocket))
+            stopping = asyncio.ensure_future(self._stop(service, websocket, annotator))
             self.stopping.add(stopping)
             stopping.add_done_callback(self.stopping.discard)
             await asyncio.shield(stopping)
         return websocket
 
-    async def _stop(self, service, websocket) -> None:
+    async def _stop(self, service, websocket, annotator: str) -> None:
         try:
             await service.stop()
+            if service.pid is not None:
+                self.on_event(annotator, "ended", service.pid)
         finally:
             self.services.discard(service)
             self.sockets.discard(websocket)
