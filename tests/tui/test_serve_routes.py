@@ -45,11 +45,12 @@ while mode == "stubborn":
 """
 
 
-def _server(tmp_path: Path, access: Access, mode: str = "polite") -> ServeServer:
+def _server(tmp_path: Path, access: Access, mode: str = "polite", events: list | None = None) -> ServeServer:
     script = tmp_path / "fake_app.py"
     script.write_text(FAKE_APP)
     return ServeServer(access, tmp_path / "p.db", title="t<b>", argv=lambda who: [sys.executable, str(script), who,
-                                                                                   mode])
+                                                                                   mode],
+                       on_event=lambda *event: events.append(event) if events is not None else None)
 
 
 async def _client(server: ServeServer) -> TestClient:
@@ -95,7 +96,8 @@ async def test_no_session_no_page_no_app(tmp_path):
 
 async def test_link_logs_in_and_the_app_runs_as_the_token_s_annotator(tmp_path):
     access = Access.create(["alice", "bob"])
-    server = _server(tmp_path, access)
+    events: list = []
+    server = _server(tmp_path, access, events=events)
     client = await _client(server)
     try:
         response = await _login(client, _token(access, "alice"))
@@ -131,6 +133,7 @@ async def test_link_logs_in_and_the_app_runs_as_the_token_s_annotator(tmp_path):
                 break
             await asyncio.sleep(0.05)
         assert server.children() == [] and server.services == set()  # closing the page ends its app
+        assert [e[:2] for e in events] == [("alice", "started"), ("alice", "ended")] and events[0][2] > 0
         out = await client.get("/logout", allow_redirects=False)
         assert out.status == 303 and access.sessions == {}
     finally:
