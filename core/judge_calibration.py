@@ -126,8 +126,10 @@ class PairedScore:
 
     @property
     def item_id(self) -> str:
-        """``PAIR#KEY``: the checklist item across answers (item keys are numbers within one pair's checklist)."""
-        return f"{self.qa_pair_id}#{self.item}"
+        """``PAIR#KEY``: the checklist item across answers (item keys are numbers within one pair's checklist);
+        ``PAIR@vN#KEY`` for a version N other than 1 (item 1 of another version may be another key point)."""
+        version = "" if self.checklist_version in (None, 1) else f"@v{self.checklist_version}"
+        return f"{self.qa_pair_id}{version}#{self.item}"
 
     @property
     def judge_label(self) -> str:
@@ -335,7 +337,7 @@ def _plain(x: float) -> float | int:
 def _expand(scores: Iterable[PairedScore], options: CalibrationOptions) -> list[_Obs]:
     """Apply the runs and humans modes."""
     out: list[_Obs] = []
-    units: dict[tuple[str, str, str, str], list[PairedScore]] = defaultdict(list)
+    units: dict[tuple[str, str, str], list[PairedScore]] = defaultdict(list)
     for s in scores:
         if not s.judge_scores:
             raise JudgeCalibrationError(f"answer {s.answer_id}, item {s.item}: judge_scores is empty")
@@ -343,7 +345,7 @@ def _expand(scores: Iterable[PairedScore], options: CalibrationOptions) -> list[
             raise JudgeCalibrationError(
                 f"answer {s.answer_id}, item {s.item}, field 'human_score': {s.human_score!r} is not one of "
                 f"{list(s.allowed)}")
-        units[(s.judge_label, s.answer_id, s.qa_pair_id, s.item)].append(s)
+        units[(s.judge_label, s.answer_id, s.item_id)].append(s)
     for members in units.values():
         if options.humans == "consensus":
             human = statistics.median_low(sorted(m.human_score for m in members))
@@ -431,9 +433,9 @@ def _alpha(obs: Sequence[_Obs], labels: Sequence[float]) -> Figure:
 
     if not obs:
         return Figure(None, "no paired scores")
-    units: dict[tuple[str, str, str], dict[str, float]] = defaultdict(dict)
+    units: dict[tuple[str, str], dict[str, float]] = defaultdict(dict)
     for o in obs:
-        unit = units[(o.src.answer_id, o.src.qa_pair_id, o.src.item)]
+        unit = units[(o.src.answer_id, o.src.item_id)]
         unit[o.judge_coder] = o.judge_cat
         unit[o.human_coder] = o.human
     pairable = [u for u in units.values() if len(u) >= 2]
@@ -504,6 +506,10 @@ def _worst(observations: Sequence[_Obs], limit: int) -> list[Disagreement]:
     return rows[:limit]
 
 
+def _item_sort(s: PairedScore) -> tuple:
+    return (s.qa_pair_id, s.checklist_version or 0, _item_order(s.item))
+
+
 def _item_order(key: str) -> tuple[int, str]:
     return (int(key), "") if key.isdigit() else (1 << 30, key)
 
@@ -558,7 +564,7 @@ def judge_calibration(scores: Iterable[PairedScore], options: CalibrationOptions
         per_item: dict[str, list[_Obs]] = defaultdict(list)
         for o in obs:
             per_item[o.src.item_id].append(o)
-        order = sorted(per_item, key=lambda k: (per_item[k][0].src.qa_pair_id, _item_order(per_item[k][0].src.item)))
+        order = sorted(per_item, key=lambda k: _item_sort(per_item[k][0].src))
         groups: dict[str, dict[str, Agreement]] = {}
         for group in options.by:
             members: dict[str, list[_Obs]] = defaultdict(list)

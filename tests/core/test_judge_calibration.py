@@ -204,3 +204,12 @@ def test_every_figure_is_a_number_in_range_or_none_with_a_reason(rows, weights, 
             assert a.mean_diff.value is None or -3 <= a.mean_diff.value <= 3
         assert all(abs(x.diff) > 0 for x in j.worst)
         assert [abs(x.diff) for x in j.worst] == sorted((abs(x.diff) for x in j.worst), reverse=True)
+
+
+def test_items_of_two_checklist_versions_are_two_items():
+    # The same answer, item 1 scored against version 1 (ada) and version 2 (bob): two items, two alpha units.
+    v1 = paired("a1", 0, [1])
+    v2 = PairedScore(**{**v1.__dict__, "annotator": "bob", "checklist_version": 2})
+    j = only(judge_calibration([v1, v2]))
+    assert list(j.items) == ["p-a1#1", "p-a1@v2#1"]
+    assert all(a.n == 1 for a in j.items.values())
