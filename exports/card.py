@@ -19,6 +19,7 @@ import yaml
 from benchwright.core.checklist import ItemKind
 from benchwright.core.vocabulary import DIFFICULTY_FILTERS, ITEM_FILTERS
 
+from .figures import PlannedFigure, bin_names, planned_figures
 from .probes import card_lines as probe_card_lines
 from .rows import ReleaseRow, ReleaseSpec, extra_field_counts, rows_to_table
 
@@ -366,6 +367,62 @@ def curation_lines(spec: ReleaseSpec) -> list[str]:
     return out
 
 
+def figure_lines(figures: Sequence[PlannedFigure], kind: str, axis: str | None = None) -> list[str]:
+    """The card's image links (relative, with alt text) to the release's figures of ``kind`` (and ``axis``),
+    each after an empty line; nothing when the release has none (the card stays as it was)."""
+    out: list[str] = []
+    for f in figures:
+        if f.kind == kind and f.axis == axis:
+            out += ["", f.card_line()]
+    return out
+
+
+_SCORE_KEY = ("model", "condition", "judge", "judge model")
+
+
+def _score_key_cells(row: dict) -> str:
+    return " | ".join(_cell(row.get(k)) for k in ("model", "condition", "judge", "judge_model"))
+
+
+def scores_lines(spec: ReleaseSpec, figures: Sequence[PlannedFigure] = ()) -> list[str]:
+    """The card's "Scores" section (``spec.scores``, :func:`benchwright.core.release_scores.release_scores`): per
+    model, condition, judge and judge model the answers, runs and mean score rate (RepoProbe §5.1.3 Overall %),
+    the score distribution (answers per score-rate bin), and the mean per stratum (RepoProbe §5.2.2 Table 4), with
+    links to the score figures. Nothing without scores (a release made before them, or with no judged answer)."""
+    sc = spec.scores
+    if not sc or not sc.get("groups"):
+        return []
+    groups = sc["groups"]
+    bins = int(sc.get("bins") or len(groups[0].get("histogram") or []) or 1)
+    head = " | ".join(_SCORE_KEY)
+    out = ["", "## Scores", "",
+           "Scores of the answers to the released pairs judged in this project, as `benchwright report` computes "
+           "them: the current judgment of each run with human overrides applied; an answer's score rate is the mean "
+           "over its scored runs, a model's the mean over its answers.", "",
+           f"| {head} | answers | runs | mean score |", "|---|---|---|---|---:|---:|---:|"]
+    out += [f"| {_score_key_cells(g)} | {g.get('answers')} | {g.get('runs')} | {g.get('overall_pct'):.1f}% |"
+            for g in groups]
+    names = bin_names(bins)
+    out += ["", "Score distribution: answers per score-rate bin (a bin holds its lower bound; the last also "
+            "100%).", "", f"| {head} | " + " | ".join(names) + " |", "|---|---|---|---|" + "---:|" * bins]
+    out += [f"| {_score_key_cells(g)} | " + " | ".join(str(c) for c in g.get("histogram") or []) + " |"
+            for g in groups]
+    out += figure_lines(figures, "scores")
+    from benchwright.core.metrics import AXIS_TITLES
+
+    for entry in sc.get("strata") or []:
+        rows, axis = entry.get("rows") or [], str(entry.get("axis"))
+        if not rows:
+            continue
+        title = AXIS_TITLES.get(axis, axis)
+        out += ["", f"### Scores by {title[0].lower() + title[1:] if title[:2] != 'QA' else title}", "",
+                f"| {_cell(title)} | {head} | answers | mean score |", "|---|---|---|---|---|---:|---:|"]
+        out += [f"| {_cell(r.get('stratum'))} | {_score_key_cells(r)} | {r.get('answers')} | "
+                f"{r.get('overall_pct'):.1f}% |" for r in rows]
+        out += figure_lines(figures, "strata", axis)
+    return out
+
+
 def selection_lines(spec: ReleaseSpec) -> list[str]:
     """The card's ``### Selection`` paragraph of a release restricted to a selection (``releases create
     --selection``): its name, version, sampling parameters and how many of its pairs were released. Empty
@@ -522,13 +579,16 @@ def dataset_card(rows: Sequence[ReleaseRow] | pa.Table, spec: ReleaseSpec, manif
         if name in rows.column_names:  # release format 4 (Code-QA-Bench's dual task set)
             out += ["", f"### By {heading}", "", *_count_table(heading, _column_counts(rows.column(name)), n)]
     out += ["", "### Checklists", "", *checklist_lines(stats)]
+    figures = planned_figures(spec)
     out += curation_lines(spec)
+    out += figure_lines(figures, "funnel")
     if probes:
         out += ["", *probe_card_lines(probes, probes_index)]
     out += ["", "## Review agreement", ""]
     if spec.agreement_scope and spec.agreement:
         out += [spec.agreement_scope.strip(), ""]
     out += agreement_lines(spec.agreement)
+    out += figure_lines(figures, "agreement")
     excluded = manifest.get("excluded") or {}
     out += ["", "## Exclusions", ""]
     if excluded:
@@ -540,6 +600,7 @@ def dataset_card(rows: Sequence[ReleaseRow] | pa.Table, spec: ReleaseSpec, manif
     out += selection_lines(spec)
     out += difficulty_lines(spec)
     out += judge_separation_lines(spec, n)
+    out += scores_lines(spec, figures)
     out += ["", "## Annotators", ""]
     if manifest.get("annotators") == "named":
         out += ["The `annotators` field holds the annotators' names, published with their consent."]

@@ -6,6 +6,7 @@ Layout of ``<out_dir>/<name>-<version>/``::
     data/test.parquet   the same rows, explicit nested Arrow schema (:data:`PARQUET_SCHEMA`)
     README.md           dataset card: Hugging Face YAML front matter, then statistics (see card.py)
     CHANGELOG.md        against the previous release (pairs added, removed, edited; checklist changes)
+    figures/*.png       the card's figures, when the release asks for them and has their data (see figures.py)
     manifest.json       sha256 and size of every other file, versions, prompt and judge hashes
 
 :func:`write_release` writes everything into a hidden temporary sibling folder and renames it into place
@@ -322,6 +323,18 @@ def _write_card(path: Path, table: pa.Table, spec: ReleaseSpec, manifest_base: d
     return _write_bytes(path, dataset_card(table, spec, manifest_base, probes_index).encode("utf-8"))
 
 
+def _write_figures(tmp: Path, spec: ReleaseSpec) -> dict[str, dict]:
+    """Draw the release's figures (:func:`benchwright.exports.figures.draw_figures`) into ``tmp/figures/``;
+    their manifest entries by path (none, and no folder, when the release has no figures)."""
+    from .figures import FIGURES_DIR, draw_figures, planned_figures
+
+    if not planned_figures(spec):
+        return {}
+    entries = {name: _write_bytes(tmp / name, data) for name, data in draw_figures(spec).items()}
+    _fsync_dir(tmp / FIGURES_DIR)
+    return entries
+
+
 def _write_probes(tmp: Path, items: Sequence[ReleaseProbe], rename: Callable[[str], str]) -> tuple[dict, list[dict]]:
     """Write the ``probes/`` folder (:func:`benchwright.exports.probes.probe_files`) into ``tmp``; returns the
     manifest entries and the index entries (for the card)."""
@@ -607,8 +620,13 @@ def _write_release(
             manifest["funnel"] = spec.funnel
         if spec.repository_statistics is not None:
             manifest["repository_statistics"] = spec.repository_statistics
+        if spec.scores is not None:
+            manifest["scores"] = spec.scores
+        if spec.figures is not None:
+            manifest["figures"] = list(spec.figures)
         if probes:
             manifest["probes"] = probes_summary(probes, probes_excluded)
+        files.update(_write_figures(tmp, spec))
         files[CARD] = _write_card(tmp / CARD, table, spec, manifest, probes_index)
         step()
         files[DATA_JSONL] = jsonl.close()
@@ -790,7 +808,10 @@ def _verify(root: Path) -> tuple[VerifyReport, list[ReleaseRow]]:
             rep.n_probes = manifest["probes"]["n_probes"]
     card = root / CARD
     if card.is_file():
-        problems += _check_card(card.read_text(encoding="utf-8", errors="replace"))
+        card_text = card.read_text(encoding="utf-8", errors="replace")
+        problems += _check_card(card_text)
+        problems += [f"{CARD} links {link}, which the manifest does not list" for link in _figure_links(card_text)
+                     if link not in files]
     rep.n_pairs = n_pairs if isinstance(n_pairs, int) else (len(ids) if ids is not None else None)
     rep.ok = not problems
     return rep, rows
@@ -820,6 +841,11 @@ def _check_jsonl(path: Path, limit: int = 20) -> tuple[list[ReleaseRow], list[st
     if ids != sorted(set(ids)):
         problems.append(f"{DATA_JSONL}: pair ids are not sorted and unique")
     return rows, problems
+
+
+def _figure_links(card_text: str) -> list[str]:
+    """The ``figures/...`` paths the card's image links name, in order."""
+    return re.findall(r"!\[[^\]\n]*\]\((figures/[^)\s]+)\)", card_text)
 
 
 def _check_card(text: str) -> list[str]:

@@ -436,6 +436,11 @@ class ReleaseSpec(BaseModel):
     ``{"judge", "model", "answers", "runs", "self_judged"}`` per judge and judge model that scored the released
     pairs' answers) are the judge separation's provenance (RepoProbe §5.1.3), written to the manifest and the card;
     None (a release recorded before they existed) writes neither, so such a release rebuilds byte for byte.
+    ``scores`` (:func:`benchwright.core.release_scores.release_scores`: the released pairs' answers' score
+    distribution and mean per model and judge, overall and per stratum) is written to the manifest and the card's
+    Scores section; None writes neither. ``figures`` (kinds of :data:`benchwright.exports.figures.FIGURE_KINDS`)
+    asks for PNG figures under ``figures/``, each drawn only where its data is in the spec, listed in the manifest
+    and linked from the card; None (a release made before figures existed) draws none, so it rebuilds byte for byte.
     ``pseudonym_salt`` is never written: pass a secret of the project so pseudonyms cannot be checked
     against guessed names (by default the release name, which keeps pseudonyms stable across versions).
     """
@@ -464,6 +469,8 @@ class ReleaseSpec(BaseModel):
     difficulty: dict | None = None
     checklist_generators: dict[str, int] | None = None
     judges: list[dict] | None = None
+    scores: dict | None = None
+    figures: list[str] | None = None
     pseudonym_salt: str = Field(default="", exclude=True, repr=False)
 
     @field_validator("name")

@@ -92,6 +92,43 @@ def release_models(store: Store, pair_ids: list[str]) -> tuple[dict[str, int], l
     return dict(sorted(generators.items())), judges
 
 
+def release_scores(store: Store, pair_ids: list[str], axes: tuple[str, ...] | None = None) -> dict | None:
+    """The card's Scores section and score figures of a release (the manifest's ``scores``): the released pairs'
+    answers' score distribution and mean per model and judge, overall and per stratum of ``axes`` (default
+    :data:`benchwright.core.release_scores.SCORE_AXES`), from the report's inputs (human overrides applied, human
+    judgments left out): :func:`benchwright.core.release_scores.release_scores`. None when no answer to the pairs
+    is scored (a release without judged answers keeps its bytes)."""
+    from benchwright.core.release_scores import SCORE_AXES
+    from benchwright.core.release_scores import release_scores as scores_of
+    from benchwright.db.report import report_inputs
+
+    return scores_of(report_inputs(store).runs, pair_ids, axes=SCORE_AXES if axes is None else axes)
+
+
+def release_figures(figures: bool | str | list[str] | tuple[str, ...]) -> list[str] | None:
+    """The ``ReleaseSpec.figures`` of a ``create_release(figures=...)``: True (or ``"all"``) every kind of
+    :data:`benchwright.exports.figures.FIGURE_KINDS`, False none (no ``figures`` field: a release made before
+    figures existed), ``"none"`` or an empty list none (recorded as ``[]``), a list (or ``releases create
+    --figures``' comma-separated text) those kinds (in that order).
+
+    Raises:
+        BenchwrightError: an unknown kind (the kinds are listed).
+    """
+    from benchwright.exports.figures import FIGURE_KINDS
+
+    if figures is True or figures == "all":
+        return list(FIGURE_KINDS)
+    if figures is False:
+        return None
+    if isinstance(figures, str):
+        figures = [] if figures.strip() == "none" else [k.strip() for k in figures.split(",") if k.strip()]
+    unknown = [k for k in figures if k not in FIGURE_KINDS]
+    if unknown:
+        raise BenchwrightError(f"unknown figure kind {unknown[0]!r}; use all, none or some of "
+                               f"{', '.join(FIGURE_KINDS)}")
+    return [k for k in FIGURE_KINDS if k in figures]
+
+
 def release_rows(preflight: Preflight) -> list:
     """The release rows of the included pairs."""
     from benchwright.exports import ReleaseRow
@@ -117,7 +154,7 @@ def create_release(
     with_annotators: bool = False, license: str = "cc-by-4.0", created_at: str | None = None,
     record: bool = True, progress=None, previous_path: Path | None = None, notes: list[str] | None = None,
     with_probes: bool = True, probe_preflight: ProbePreflight | None = None, curation: dict | None = None, models: dict | None = None,
-    methods: dict | None = None,
+    methods: dict | None = None, figures: bool | str | list[str] | tuple[str, ...] = True,
 ) -> Path:
     """Write release ``name`` ``version`` of the preflight's included pairs under ``out`` and record it.
 
@@ -128,6 +165,10 @@ def create_release(
     The manifest and card count the released pairs by their latest difficulty calibration and item statistics
     (:func:`benchwright.tui.services.calibration.release_difficulty`); ``methods`` (``{"difficulty": ...}``, a
     recorded manifest's) gives them instead, None leaving them out (a rebuild reproduces the recorded figures).
+    Likewise the scores of the released pairs' answers (:func:`release_scores`; ``methods["scores"]``).
+
+    ``figures`` (:func:`release_figures`: True every kind, False none, or a list of kinds) are the PNG figures the
+    card links (:mod:`benchwright.exports.figures`), each drawn where its data is in the release.
 
     The manifest and card carry the curation funnel and RepoProbe Table 2's figures
     (:func:`benchwright.tui.services.funnel.release_curation`); ``curation`` (``{"funnel": ...,
@@ -208,7 +249,9 @@ def create_release(
     if methods is None:
         from .calibration import release_difficulty
 
-        methods = {"difficulty": release_difficulty(store, [c.pair.id for c in preflight.included])}
+        released = [c.pair.id for c in preflight.included]
+        methods = {"difficulty": release_difficulty(store, released), "scores": release_scores(store, released)}
+    figure_kinds = release_figures(figures)
     try:
         spec = ReleaseSpec(
             name=name, version=version, created_at=created_at or utc_now(), created_by=by,
@@ -223,7 +266,7 @@ def create_release(
             selection=(None if preflight.selection is None
                        else preflight.selection.manifest_entry(len(preflight.included))),
             checklist_generators=models.get("checklist_generators"), judges=models.get("judges"),
-            difficulty=methods.get("difficulty"),
+            difficulty=methods.get("difficulty"), scores=methods.get("scores"), figures=figure_kinds,
         )
     except ValidationError as e:
         problems = "; ".join(f"{'.'.join(map(str, err['loc']))}: {err['msg']}" for err in e.errors())
@@ -349,7 +392,8 @@ def rebuild_release(store: Store, name: str, version: str, out: Path, *, by: str
         with_annotators=with_annotators, license=manifest.get("license", "cc-by-4.0"),
         created_at=record["created_at"], record=False, with_probes="probes" in manifest,
         models={k: manifest.get(k) for k in ("checklist_generators", "judges")},
-        methods={"difficulty": manifest.get("difficulty")},
+        methods={"difficulty": manifest.get("difficulty"), "scores": manifest.get("scores")},
+        figures=manifest.get("figures", False),
     )
     rebuilt = json.loads((path / "manifest.json").read_text(encoding="utf-8"))
     if with_annotators == (manifest.get("annotators") == "named") and rebuilt.get("files") != manifest.get("files"):
