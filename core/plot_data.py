@@ -30,11 +30,14 @@ import statistics
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from .agreement import FieldAgreement
-from .judge_calibration import MODEL_GROUP, Agreement, CalibrationReport
-from .metrics import JudgedRun, StabilityRow, answer_scores
 from .review import CRITERION_LABELS
+
+if TYPE_CHECKING:  # the statistics libraries behind these take seconds to load: not when the screen opens
+    from .agreement import FieldAgreement
+    from .judge_calibration import Agreement, CalibrationReport
+    from .metrics import JudgedRun, StabilityRow
 
 SCORE_BINS = 10
 """Default number of equal-width bins of the score distributions over 0-100 % (10 points each). The issue and
@@ -158,6 +161,8 @@ def score_distributions(runs: Iterable[JudgedRun], *, bins: int = SCORE_BINS) ->
     """Per model, condition, judge and judge model (the report's groups and order), the per-answer score rates
     of :func:`~benchwright.core.metrics.answer_scores` in % and their counts in ``bins`` bins. Groups without a
     scored answer are left out. Raises ``ValueError`` when ``bins`` < 1."""
+    from .metrics import answer_scores
+
     if bins < 1:
         raise ValueError(f"bins must be at least 1, got {bins}")
     groups: dict = {}
@@ -215,6 +220,8 @@ class CalibrationBar:
 def calibration_bars(report: CalibrationReport | None) -> list[CalibrationBar]:
     """Per judge of ``report`` (``calibration_report`` of the store; ``None``: none) its overall figures, then
     one bar per answer model when the report is grouped by model (its default), in the report's order."""
+    from .judge_calibration import MODEL_GROUP
+
     if report is None:
         return []
     out = []

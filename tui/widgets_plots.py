@@ -64,6 +64,13 @@ def _ticks(n: int, most: int = 8) -> list[int]:
     return sorted({1 + round(i * step) for i in range(most)})
 
 
+def _count_axis(plt, top: int) -> None:
+    """A y axis of whole counts from 0 to ``top`` (at most 8 ticks; counts are never fractions)."""
+    step = max(1, -(-top // 7))
+    plt.yticks(list(range(0, top + step, step)))
+    plt.ylim(0, top + step / 2)
+
+
 class PlotPanel(Vertical):
     """One plot at a time, its title and a caption with its numbers in words; or a literal "no data" message.
 
@@ -132,7 +139,7 @@ class PlotPanel(Vertical):
                          f"at most {busiest} in a day")
         ticks = _ticks(len(xs))
         plt.xticks(ticks, [progress.days[i - 1] for i in ticks])
-        plt.ylim(0, max(s.total for s in progress.series) + 1)
+        _count_axis(plt, max(s.total for s in progress.series))
         plt.ylabel("reviews")
         return None, "\n".join([f"{progress.days[0]} to {progress.days[-1]} (UTC)", *lines])
 
@@ -161,6 +168,7 @@ class PlotPanel(Vertical):
             plt.bar(labels, counts[0], label=plot_label(names[0], 60))
         else:
             plt.multiple_bar(labels, counts, labels=[plot_label(n, 60) for n in names])
+        _count_axis(plt, max(max(c) for c in counts))
         plt.ylabel("answers")
         plt.xlabel("score rate %")
         self.figures = [(n, (d.counts, d.mean_pct)) for n, d in zip(names, plots.scores, strict=True)]

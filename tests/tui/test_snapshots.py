@@ -287,6 +287,7 @@ SHOTS = {
     "inspector-trajectory": [_agent_answer, REVIEW, INSPECTOR, ("t", "InspectorScreen")],
     "answer-run": [("M", "AnswerRunScreen")],
     "statistics": [("S", "StatisticsScreen")],
+    "statistics-plots": [("S", "StatisticsScreen"), ("3", "StatisticsScreen")],  # score distributions
     "release": [("R", "ReleaseScreen")],
     "probes": [PROBES],
     "sign-off-reason": [PROBES, ("n", "ReasonScreen")],

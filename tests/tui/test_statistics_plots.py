@@ -182,3 +182,18 @@ async def test_calibration_plot_shows_the_calibration_numbers(tmp_path):
     judges = {j["label"]: j for j in data["judges"]}
     assert shown["checklist:jx"] == pytest.approx(judges["checklist:jx"]["overall"]["mean_diff"]["value"])
     assert f"checklist:jx · {MODEL_A}: n=3, exact 0.667" in text and "+0.500" in text
+
+
+def test_plotext_loads_with_the_screen_not_with_the_app():
+    """A fresh interpreter: the app and its queue load no plotext (a start-up benchmark watches the app's start);
+    the statistics screen loads it, but not the statistics libraries (those load in its worker)."""
+    import subprocess
+    import sys
+
+    code = ("import sys; import benchwright.tui.app, benchwright.tui.screens.queue; "
+            "before = {m for m in sys.modules if 'plotext' in m}; "
+            "import benchwright.tui.screens.statistics; "
+            "print(sorted(before), 'textual_plotext' in sys.modules, 'sklearn' in sys.modules, "
+            "'krippendorff' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["[]", "True", "False", "False"]
