@@ -45,12 +45,14 @@ while mode == "stubborn":
 """
 
 
-def _server(tmp_path: Path, access: Access, mode: str = "polite", events: list | None = None) -> ServeServer:
+def _server(tmp_path: Path, access: Access, mode: str = "polite", events: list | None = None,
+            max_apps: int = 4) -> ServeServer:
     script = tmp_path / "fake_app.py"
     script.write_text(FAKE_APP)
     return ServeServer(access, tmp_path / "p.db", title="t<b>", argv=lambda who: [sys.executable, str(script), who,
                                                                                    mode],
-                       on_event=lambda *event: events.append(event) if events is not None else None)
+                       on_event=lambda *event: events.append(event) if events is not None else None,
+                       max_apps=max_apps)
 
 
 async def _client(server: ServeServer) -> TestClient:
@@ -189,5 +191,21 @@ async def test_shutdown_stops_a_child_that_ignores_quit_and_sigterm(tmp_path, mo
         assert not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().split(")")[1][:3]
         with pytest.raises(aiohttp.WSServerHandshakeError):  # stopping: no new app
             await client.ws_connect("/ws")
+    finally:
+        await client.close()
+
+
+async def test_at_most_max_apps_at_once(tmp_path):
+    access = Access.create(["alice"])
+    server = _server(tmp_path, access, max_apps=1)
+    client = await _client(server)
+    try:
+        await _login(client, _token(access, "alice"))
+        ws = await client.ws_connect("/ws")
+        assert await asyncio.wait_for(ws.receive_bytes(), 10) == b"hello alice"
+        with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
+            await client.ws_connect("/ws")
+        assert refused.value.status == 503 and len(server.children()) == 1
+        await ws.close()
     finally:
         await client.close()

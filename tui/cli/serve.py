@@ -26,9 +26,11 @@ from .common import friendly, open_store
               help="Also print a shared token whose pages take the annotator from the URL (/?as=NAME): trusts "
                    "whoever holds the token to name themselves.")
 @click.option("--title", default=None, help="The page title (default: the project file's name).")
+@click.option("--max-apps", default=32, show_default=True, type=click.IntRange(1, 1000),
+              help="The most app processes (browser tabs) at once; one more is refused.")
 @click.pass_context
 @friendly
-def serve(ctx, host, port, annotators, allow_remote, names_from_url, title) -> None:
+def serve(ctx, host, port, annotators, allow_remote, names_from_url, title, max_apps) -> None:
     """Serve the review app in a browser: each visitor gets their own app process on this project, as the
     annotator their token (or the login form) names.
 
@@ -50,7 +52,8 @@ def serve(ctx, host, port, annotators, allow_remote, names_from_url, title) -> N
     def event(annotator: str, what: str, pid: int | None) -> None:
         click.echo(f"{time.strftime('%H:%M:%S')} {annotator}: app {what} (pid {pid})")
 
-    server = ServeServer(access, Path(path).resolve(), title=title or Path(path).name, on_event=event)
+    server = ServeServer(access, Path(path).resolve(), title=title or Path(path).name, on_event=event,
+                         max_apps=max_apps)
     if warning:
         click.echo(warning, err=True)
 

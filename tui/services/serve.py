@@ -59,6 +59,9 @@ QUIT_SECONDS = 5.0
 """How long a child app is given to quit on its own (it was sent textual-serve's quit message) before SIGTERM;
 as long again before SIGKILL."""
 
+MAX_APPS = 32
+"""The most visitors' app processes that run at once, by default (each is a Python process: about 150 MB resident, measured on the test project)."""
+
 ASSETS = Path(__file__).resolve().parent.parent / "serve_assets"
 """Our page templates (package data of ``benchwright.tui``)."""
 
@@ -290,11 +293,12 @@ class ServeServer:
     """The aiohttp application of ``serve`` (routes ``/login``, ``/logout``, ``/``, ``/ws``, ``/ws/as/NAME``,
     ``/download/KEY``, ``/static/...``). ``argv(annotator)`` builds a visitor's app command (default
     :func:`app_argv` on ``db_path``). ``on_event(annotator, event, pid)`` is told when a visitor's app starts
-    (``"started"``) and ends (``"ended"``); the command prints it."""
+    (``"started"``) and ends (``"ended"``); the command prints it. At most ``max_apps`` app processes run at
+    once (a further tab gets HTTP 503)."""
 
     def __init__(self, access: Access, db_path: str | os.PathLike, *, title: str = "benchwright",
                  argv: Callable[[str], list[str]] | None = None,
-                 on_event: Callable[[str, str, int | None], None] | None = None) -> None:
+                 on_event: Callable[[str, str, int | None], None] | None = None, max_apps: int = MAX_APPS) -> None:
         from textual_serve.download_manager import DownloadManager
 
         self.access = access
@@ -302,6 +306,7 @@ class ServeServer:
         self.title = title
         self.argv = argv or (lambda annotator: app_argv(db_path, annotator))
         self.on_event = on_event or (lambda annotator, event, pid: None)
+        self.max_apps = max_apps
         self.download_manager = DownloadManager()
         self.services: set = set()
         self.sockets: set = set()
@@ -425,6 +430,8 @@ class ServeServer:
 
         if self.closing:
             raise web.HTTPServiceUnavailable(text="the server is stopping")
+        if len(self.services) >= self.max_apps:
+            raise web.HTTPServiceUnavailable(text=f"{self.max_apps} apps are open already: close a tab")
         why = self._refuse(request)
         if why:
             raise web.HTTPForbidden(text=why)
