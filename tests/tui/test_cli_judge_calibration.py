@@ -19,15 +19,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from human_checklist import three_item_checklist
 
-from benchwright.core.checklist import (
-    Checklist,
-    ChecklistItem,
-    ItemKind,
-    RubricTier,
-    binary_rubric,
-    clarity_item,
-)
 from benchwright.core.importers import parse
 from benchwright.core.importers.answers import AnswerRecord
 from benchwright.core.judgment import ScoreEntry
@@ -42,13 +35,8 @@ def run(*args):
     return CliRunner(env={"COLUMNS": "250"}).invoke(main, list(args))
 
 
-def checklist() -> Checklist:
-    return Checklist(items=[
-        ChecklistItem(kind=ItemKind.KNOWLEDGE, key_point="Names provider.py", weight=5,
-                      rubric=[RubricTier(score=s, criterion=f"c{s}") for s in (0, 3, 5)]),
-        ChecklistItem(kind=ItemKind.KNOWLEDGE, key_point="Explains escaping", weight=4, rubric=binary_rubric(4)),
-        clarity_item(),
-    ])
+def checklist():
+    return three_item_checklist("Names provider.py")
 
 
 def entries(scores):
