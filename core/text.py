@@ -112,3 +112,19 @@ def repair_json_text(text: str) -> tuple[str, bool]:
 
     text = _JSON_ESCAPE_RUN.sub(fix, text)
     return text, repaired or changed
+
+
+_IRREGULAR = {"batch": "batches", "entry": "entries", "query": "queries", "match": "matches", "category": "categories",
+              "strata": "strata", "stratum": "strata", "analysis": "analyses", "index": "indexes"}
+
+
+def plural(count: int, noun: str, many: str | None = None) -> str:
+    """``count`` and ``noun`` in the number ``count`` needs: ``plural(1, "pair")`` is ``1 pair``, ``plural(2,
+    "pair")`` is ``2 pairs``, ``plural(3, "batch")`` is ``3 batches``; ``many`` gives another plural form
+    (``plural(2, "Q&A pair")``, ``plural(0, "person", "people")``). The one rule for plural nouns in messages (CLI and app)."""
+    if count == 1:
+        return f"1 {noun}"
+    if many is None:
+        head, _, last = noun.rpartition(" ")
+        many = (f"{head} " if head else "") + _IRREGULAR.get(last, f"{last}s")
+    return f"{count} {many}"

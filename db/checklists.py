@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 import uuid
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 
 from benchwright.core.blind import HiddenInBlindMode, Visible, visible
 from benchwright.core.checklist import Checklist, Origin, validate
 from benchwright.core.checklist_diff import diff_checklists, render_diff_text
 from benchwright.core.errors import BenchwrightError, NotFoundError
-from benchwright.core.models import utc_now
+from benchwright.core.models import question_identity_key, utc_now
 
 from .locking import serialized
 from .textguard import storable_as_is
@@ -18,6 +19,27 @@ from .textguard import storable_as_is
 CHECKLIST_FILTERS = ("no-checklist", "invalid-checklist", "draft-checklist", "valid-checklist", "stale-checklist")
 """Queue filters on the current checklist of a pair (``stale-checklist``: made from an older text of the pair,
 :func:`benchwright.core.models.checklist_stale`)."""
+
+
+CHECKLIST_IMPORT_CHUNK = 1000
+"""Checklists :meth:`ChecklistStoreMixin.import_checklist_records` matches and writes at a time."""
+
+
+@dataclass
+class ChecklistImportReport:
+    """What :meth:`ChecklistStoreMixin.import_checklist_records` stored.
+
+    Attributes:
+        saved: ``(pair_id, version)`` of every stored checklist, in file order.
+        drafts: how many were stored as drafts (rule violations, or ``"draft": true`` in the file).
+        repaired: how many held lone surrogates, stored as U+FFFD.
+        formats: checklists per source format (``benchwright``, ``rubberduck``, ``checkeval``).
+    """
+
+    saved: list[tuple[str, int]] = field(default_factory=list)
+    drafts: int = 0
+    repaired: int = 0
+    formats: dict[str, int] = field(default_factory=dict)
 
 
 class ChecklistConflictError(BenchwrightError):
@@ -238,6 +260,125 @@ class ChecklistStoreMixin:
                 if len(entry) > 4 and entry[4]:
                     self.flag_text_repair("checklist_versions", self.checklist_rowid(pair_id, saved.version),
                                           "items_json", str(entry[4]))
+        return out
+
+    @serialized
+    def import_checklist_records(
+        self, records: Iterable, *, author: str, file: str,
+        progress: Callable[[int], None] | None = None,
+        on_saved: Callable[[object, str, int], None] | None = None,
+    ) -> ChecklistImportReport:
+        """Store the checklists read from ``file`` (:class:`benchwright.core.importers.checklists.ChecklistRecord`,
+        e.g. :func:`~benchwright.core.importers.checklists.stream_checklists`) in one transaction, origin
+        ``imported``: all or nothing.
+
+        Each record names its pair by ``pair_ref`` (an exact pair id) or by ``question`` (exactly one pair whose
+        question is this text, white space at the ends ignored, as :meth:`find_pairs_by_question`). Records are
+        matched and written :data:`CHECKLIST_IMPORT_CHUNK` at a time with a few SQL lookups per chunk (pair ids,
+        candidate questions through the indexed ``pair_texts.question_key``, current versions) and one
+        ``executemany``, so ``records`` is read once and memory stays flat (issue 19). A checklist that breaks
+        the rules (``record.violations``) or says ``draft`` is stored as a draft; a repaired text is flagged in
+        ``text_repairs``. ``progress(done)`` is called after each chunk; ``on_saved(record, pair_id, version)``
+        after each record is written (inside the transaction: an error later still rolls it back).
+
+        Raises:
+            BenchwrightError: a record names no pair, an unknown pair id, or a question no pair or several pairs
+                have (``FILE, line N: ...; nothing was imported``); everything written before is rolled back.
+            InputFileError: from iterating ``records`` (a bad line), likewise rolled back.
+        """
+        report = ChecklistImportReport()
+        with self.write() as db:
+            repositories = [r[0] or "" for r in db.conn.execute("SELECT DISTINCT repository FROM qa_pairs")]
+            latest: dict[str, int] = {}
+            chunk: list = []
+            for record in records:
+                chunk.append(record)
+                if len(chunk) == CHECKLIST_IMPORT_CHUNK:
+                    self._import_checklist_chunk(db, chunk, author, file, repositories, latest, report, on_saved)
+                    chunk = []
+                    if progress:
+                        progress(len(report.saved))
+            if chunk:
+                self._import_checklist_chunk(db, chunk, author, file, repositories, latest, report, on_saved)
+            if progress:
+                progress(len(report.saved))
+        return report
+
+    def _import_checklist_chunk(self, db, chunk: list, author: str, file: str, repositories: list[str],
+                                latest: dict[str, int], report: ChecklistImportReport, on_saved) -> None:
+        """Match one chunk of checklist records to pairs in SQL and insert them (see
+        :meth:`import_checklist_records`)."""
+        def where(r) -> str:
+            return f"{file}, line {r.line}" if r.line else file
+
+        text_versions = dict(db.conn.execute(
+            "SELECT id, text_version FROM qa_pairs WHERE id IN (SELECT value FROM json_each(?))",
+            [json.dumps(sorted({r.pair_ref for r in chunk if r.pair_ref}))]))
+        by_question = self._pairs_by_questions(
+            db, {r.question.strip() for r in chunk if not r.pair_ref and r.question and r.question.strip()},
+            repositories, text_versions)
+        targets: list[str] = []
+        for r in chunk:
+            if r.pair_ref:
+                if r.pair_ref not in text_versions:
+                    raise BenchwrightError(f"{where(r)}: no Q&A pair with id {r.pair_ref}; nothing was imported")
+                targets.append(r.pair_ref)
+            elif r.question:
+                found = by_question.get(r.question.strip(), [])
+                if len(found) != 1:
+                    what = "no pair has" if not found else f"{len(found)} pairs have"
+                    raise BenchwrightError(f"{where(r)}: {what} exactly this question; give qa_pair_id instead; "
+                                           "nothing was imported")
+                targets.append(found[0])
+            else:
+                raise BenchwrightError(f"{where(r)}: the checklist names no pair; add qa_pair_id, or pass --pair ID")
+        fresh = sorted(set(targets) - set(latest))
+        latest.update(dict.fromkeys(fresh, 0))
+        latest.update(db.conn.execute(
+            "SELECT qa_pair_id, version FROM checklist_current WHERE qa_pair_id IN (SELECT value FROM json_each(?))",
+            [json.dumps(fresh)]))
+        now, rows, saved = utc_now(), [], []
+        for r, pid in zip(chunk, targets, strict=True):
+            parent = latest[pid] or None
+            version = latest[pid] = (parent or 0) + 1
+            draft = bool(r.draft or r.violations)
+            rows.append((pid, version, Origin.IMPORTED.value, int(draft), int(not r.violations), author, now, parent,
+                         None, r.source_format, r.checklist.to_json(), json.dumps([str(v) for v in r.violations]),
+                         uuid.uuid4().hex, text_versions[pid]))
+            saved.append((pid, version))
+            report.drafts += draft
+            report.formats[r.source_format] = report.formats.get(r.source_format, 0) + 1
+        db.conn.executemany(
+            """INSERT INTO checklist_versions (qa_pair_id, version, origin, is_draft, is_valid, author, created_at,
+               parent_version, restored_from, source_format, items_json, violations_json, uid, text_version)
+               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""", rows)
+        for r, (pid, version) in zip(chunk, saved, strict=True):
+            if r.text_repaired:
+                report.repaired += 1
+                self.flag_text_repair("checklist_versions", self.checklist_rowid(pid, version), "items_json",
+                                      f"import {file.rsplit('/', 1)[-1]} line {r.line or 1}")
+            if on_saved:
+                on_saved(r, pid, version)
+        report.saved += saved
+
+    @staticmethod
+    def _pairs_by_questions(db, wanted: set[str], repositories: list[str],
+                            text_versions: dict[str, int]) -> dict[str, list[str]]:
+        """``{question: [pair ids in queue order]}`` of the pairs whose question is exactly ``question`` (ends
+        stripped): candidates through the indexed question keys of every repository, then compared as text.
+        Fills ``text_versions`` for the pairs found."""
+        if not wanted:
+            return {}
+        keys = {question_identity_key(repo, q): q for q in wanted for repo in repositories}
+        out: dict[str, list[str]] = {}
+        for pid, question, text_version in db.conn.execute(
+            """SELECT id, question, text_version FROM qa_pairs WHERE id IN (
+                 SELECT qa_pair_id FROM pair_texts WHERE question_key IN (SELECT value FROM json_each(?)))
+               ORDER BY ordinal""", [json.dumps(list(keys))]):
+            text = question.strip()
+            if text in wanted:
+                out.setdefault(text, []).append(pid)
+                text_versions[pid] = text_version
         return out
 
     @serialized

@@ -19,6 +19,7 @@ from markdown_it import MarkdownIt
 from rich.highlighter import Highlighter
 from rich.markdown import Markdown as RichMarkdown
 from rich.text import Text
+from textual.binding import Binding
 from textual.dom import DOMNode
 from textual.notifications import SeverityLevel
 from textual.widgets import Input, Static, TextArea
@@ -214,15 +215,43 @@ def update_if_changed(widget: Static, content: Text) -> bool:
     return True
 
 
+SHOWN_CHARS = 32 * 1024
+"""A :class:`LiteralMarkdown` renders at most this many characters of a text as Markdown at once (issue 19 testers'
+finding: a 1 MB answer blocked the app about 4 s, Rich's Markdown parse and layout of it); the rest is a key press
+away, shown as plain text."""
+
+
+def shown_part(text: str, limit: int = SHOWN_CHARS) -> str:
+    """The first ``limit`` characters of ``text`` or fewer, cut at the last paragraph (else line) break before the
+    limit when there is one in its second half, so the shown Markdown does not end mid-paragraph."""
+    if len(text) <= limit:
+        return text
+    head = text[:limit]
+    for sep in ("\n\n", "\n"):
+        at = head.rfind(sep)
+        if at > limit // 2:
+            return head[:at]
+    return head
+
+
 class LiteralMarkdown(Static):
     """A Markdown viewer for text from data: one widget holding one Rich renderable (fast to replace when
     stepping through pairs), structure rendered, emphasis markers, inline HTML and Rich markup shown as typed,
-    control characters (ANSI escapes) made visible."""
+    control characters (ANSI escapes) made visible.
+
+    A text longer than :data:`SHOWN_CHARS` is shown cut there, with a line saying so; the widget then takes the
+    focus (tab, or a click) and ``enter`` (or a click) shows the whole text as plain literal text (wrapping 1 MB
+    of plain text is fast; its Markdown would block the app for seconds)."""
+
+    BINDINGS = [Binding("enter", "show_all", "Show all the text", show=False)]
 
     def __init__(self, markdown: str | None = None, **kwargs) -> None:
         super().__init__(**kwargs)
         self.source = ""
         self.document: LiteralMarkdownRenderable | None = None
+        self.truncated = False
+        """True while only the first :data:`SHOWN_CHARS` of :attr:`source` are shown."""
+        self.can_focus = False
         if markdown:
             self.show(markdown)
 
@@ -238,5 +267,26 @@ class LiteralMarkdown(Static):
         if self.document is not None and source == self.source:
             return
         self.source = source
-        self.document = LiteralMarkdownRenderable(self.source, code_theme="ansi_dark", hyperlinks=False)
-        self.update(self.document)
+        part = shown_part(source)
+        self.truncated = len(part) < len(source)
+        self.can_focus = self.truncated
+        self.document = LiteralMarkdownRenderable(part, code_theme="ansi_dark", hyperlinks=False)
+        if not self.truncated:
+            self.update(self.document)
+            return
+        from rich.console import Group
+
+        self.update(Group(self.document, Text(
+            f"\n… showing the first {len(part) // 1024:,} KB of {len(source) // 1024:,} KB: click here, or tab here and "
+            "press enter, to show all of it (as plain text)", style="bold yellow")))
+
+    def action_show_all(self) -> None:
+        """Show the whole text as plain literal text (after a cut :meth:`show`)."""
+        if self.truncated:
+            self.truncated = False
+            self.can_focus = False
+            self.update(Text(self.source))
+
+    def on_click(self) -> None:
+        """A click on a cut text shows all of it."""
+        self.action_show_all()

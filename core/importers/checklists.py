@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,7 +33,7 @@ from pydantic import ValidationError
 from ..checklist import Checklist, ChecklistItem, ItemKind, RubricTier, Violation, clarity_item, validate
 from ..errors import InputFileError, InputProblem
 from ..text import repair_value
-from .base import read_text
+from .base import read_text, text_lines
 
 CHECKLIST_FORMATS = ("auto", "benchwright", "rubberduck", "checkeval")
 
@@ -234,7 +235,8 @@ def _record(obj: Any, fmt: str, display: str, line: int | None, pair: str | None
 
 
 def read_checklists(path: str | Path, *, fmt: str = "auto", pair: str | None = None) -> list[ChecklistRecord]:
-    """Every checklist in ``path`` (JSON, JSON lines or YAML), converted to our schema.
+    """Every checklist in ``path`` (JSON, JSON lines or YAML), converted to our schema (a list: the whole file in
+    memory; :func:`stream_checklists` reads JSON lines one line at a time).
 
     Args:
         fmt: one of :data:`CHECKLIST_FORMATS`; ``auto`` detects the shape of each record.
@@ -243,16 +245,80 @@ def read_checklists(path: str | Path, *, fmt: str = "auto", pair: str | None = N
     Raises:
         InputFileError: unreadable file, invalid JSON/YAML (line named), unknown shape, bad fields.
     """
+    return list(stream_checklists(path, fmt=fmt, pair=pair).records)
+
+
+@dataclass
+class ChecklistStream:
+    """The checklists of one file as they are read (:func:`stream_checklists`).
+
+    Attributes:
+        records: the records, in file order; iterating raises :class:`InputFileError` at the first bad one.
+        total: how many records there are (JSON lines: the lines holding more than white space, counted without
+            parsing them), for a progress bar.
+    """
+
+    records: Iterator[ChecklistRecord]
+    total: int
+
+
+def stream_checklists(path: str | Path, *, fmt: str = "auto", pair: str | None = None) -> ChecklistStream:
+    """The checklists of ``path`` as :func:`read_checklists` reads them, but a JSON lines file is parsed one line
+    at a time as ``records`` is iterated (memory flat in the file's size; issue 19). A file is JSON lines when its
+    first line holding more than white space is a JSON value by itself and the whole file is not one JSON
+    document; otherwise (one JSON document, YAML) it is read whole, as before.
+
+    Raises:
+        InputFileError: at once: unreadable or empty file, unknown ``fmt``, invalid JSON/YAML of a whole
+            document; while iterating: a JSON line that does not parse or a record with bad fields (file and line
+            named).
+    """
     display = str(path)
-    text = read_text(Path(path), display)
     if fmt not in CHECKLIST_FORMATS:
         raise InputFileError.single(display, f"unknown checklist format {fmt!r}; use one of {', '.join(CHECKLIST_FORMATS)}")
-    stripped = text.lstrip()
-    objects: list[tuple[int | None, Any]] = []
-    if stripped.startswith(("[", "{")):
+    first = _first_json_line(Path(path), display)
+    if first is not None:
+        with Path(path).open("rb") as fh:
+            total = sum(1 for raw in fh if raw.strip())
+        if total > 1:
+            return ChecklistStream(_json_lines(Path(path), display, fmt, pair), total)
+    objects = _whole_document(read_text(Path(path), display), display)
+    records = [r for line, obj in objects for r in _records_of(obj, fmt, display, line, pair)]
+    return ChecklistStream(iter(records), len(records))
+
+
+def _first_json_line(path: Path, display: str) -> Any:
+    """The first line holding more than white space, parsed, when it starts with ``[`` or ``{`` and is a JSON
+    value by itself; else None."""
+    for _, raw in text_lines(path, display):
+        if not raw.strip():
+            continue
+        if not raw.lstrip().startswith(("[", "{")):
+            return None
         try:
-            whole = json.loads(text)
-            objects = [(1, whole)]
+            return json.loads(raw)
+        except json.JSONDecodeError:
+            return None
+    return None
+
+
+def _json_lines(path: Path, display: str, fmt: str, pair: str | None) -> Iterator[ChecklistRecord]:
+    for number, raw in text_lines(path, display):
+        if not raw.strip():
+            continue
+        try:
+            obj = json.loads(raw)
+        except json.JSONDecodeError as e:
+            raise InputFileError.single(display, f"invalid JSON: {e.msg} at column {e.colno}", number) from None
+        yield from _records_of(obj, fmt, display, number, pair)
+
+
+def _whole_document(text: str, display: str) -> list[tuple[int | None, Any]]:
+    """``[(line, object)]`` of a file read whole: one JSON document, JSON lines (a short file), or YAML."""
+    objects: list[tuple[int | None, Any]] = []
+    if text.lstrip().startswith(("[", "{")):
+        try:
+            return [(1, json.loads(text))]
         except json.JSONDecodeError as first_error:
             # JSON lines: one object a line
             for number, raw in enumerate(text.split("\n"), start=1):
@@ -265,22 +331,21 @@ def read_checklists(path: str | Path, *, fmt: str = "auto", pair: str | None = N
                     # JSON document, broken where the whole-file parse stopped
                     bad, at = (e, number) if objects else (first_error, first_error.lineno)
                     raise InputFileError.single(display, f"invalid JSON: {bad.msg} at column {bad.colno}", at) from None
-    else:
-        import yaml
+            return objects
+    import yaml
 
-        try:
-            objects = [(1, yaml.safe_load(text))]
-        except yaml.YAMLError as e:
-            mark = getattr(e, "problem_mark", None)
-            # the parser's own words, without its '<unicode string>' position lines (the line is named)
-            words = ", ".join(x for x in (getattr(e, "context", None), getattr(e, "problem", None)) if x) or str(e)
-            raise InputFileError.single(display, f"invalid YAML: {words}", mark.line + 1 if mark else None) from None
-    records: list[ChecklistRecord] = []
-    for line, obj in objects:
-        if isinstance(obj, dict) and isinstance(obj.get("checklists"), list):
-            records += [_record(o, fmt, display, line, pair) for o in obj["checklists"]]
-        elif isinstance(obj, list) and obj and all(isinstance(o, dict) and "items" in o for o in obj):
-            records += [_record(o, fmt, display, line, pair) for o in obj]
-        else:
-            records.append(_record(obj, fmt, display, line, pair))
-    return records
+    try:
+        return [(1, yaml.safe_load(text))]
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        # the parser's own words, without its '<unicode string>' position lines (the line is named)
+        words = ", ".join(x for x in (getattr(e, "context", None), getattr(e, "problem", None)) if x) or str(e)
+        raise InputFileError.single(display, f"invalid YAML: {words}", mark.line + 1 if mark else None) from None
+
+
+def _records_of(obj: Any, fmt: str, display: str, line: int | None, pair: str | None) -> list[ChecklistRecord]:
+    if isinstance(obj, dict) and isinstance(obj.get("checklists"), list):
+        return [_record(o, fmt, display, line, pair) for o in obj["checklists"]]
+    if isinstance(obj, list) and obj and all(isinstance(o, dict) and "items" in o for o in obj):
+        return [_record(o, fmt, display, line, pair) for o in obj]
+    return [_record(obj, fmt, display, line, pair)]

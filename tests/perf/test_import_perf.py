@@ -206,3 +206,61 @@ def test_import_100k_breakdown(tmp_path: Path) -> None:
             f"{peak / 2**20:.0f} MiB = {peak / 2**20 / small_mb:.1f}x the file size",
         ],
     )
+
+
+N_CHECKLISTS = 10_000
+CHECKLIST_GOAL_RATIO = 3.0
+"""``checklists import`` of N checklists within a few times ``pairs import`` of N records (testers' finding:
+10,000 checklists took 378 s, a line printed per checklist)."""
+
+
+def test_checklists_import_10k_vs_pairs_import(tmp_path: Path) -> None:
+    """``benchwright checklists import`` of 10,000 checklists (half named by pair id, half by question) against
+    ``benchwright pairs import swe-qa`` of the same 10,000 records, both end to end as subprocesses, best of
+    :data:`RUNS`."""
+    import json
+
+    data = write_jsonl(tmp_path / f"Benchmark__{REPO}.jsonl", N_CHECKLISTS)
+    repo_dir = make_repo_dir(tmp_path)
+    env = _env(tmp_path)
+    pairs_runs, checklist_runs = [], []
+    for k in range(RUNS):
+        db = tmp_path / f"cl{k}.db"
+        _run([str(BENCHWRIGHT), "--db", str(db), "init"], env, tmp_path / f"cinit{k}.log")
+        _run([str(BENCHWRIGHT), "--db", str(db), "repos", "add", REPO, str(repo_dir), "--version", "1"], env,
+             tmp_path / f"crepo{k}.log")
+        pairs_runs.append(_run([str(BENCHWRIGHT), "--db", str(db), "pairs", "import", "swe-qa", str(data), "--repo",
+                                REPO], env, tmp_path / f"cpairs{k}.log"))
+        path = tmp_path / "checklists.jsonl"
+        if k == 0:
+            with sqlite3.connect(db) as conn:
+                rows = conn.execute("SELECT id, question FROM qa_pairs ORDER BY ordinal").fetchall()
+            with path.open("w", encoding="utf-8") as out:
+                for i, (pid, question) in enumerate(rows):
+                    items = [{"kind": "knowledge", "key_point": f"point {n} of {i}", "weight": w,
+                              "rubric": [{"score": s, "criterion": f"tier {s}"} for s in range(w, -1, -1)]}
+                             for n, w in enumerate((4, 3, 2))]
+                    items.append({"kind": "clarity", "key_point": "clear", "weight": 1,
+                                  "rubric": [{"score": 1, "criterion": "clear"}, {"score": 0, "criterion": "not"}]})
+                    ref = {"qa_pair_id": pid} if i % 2 else {"question": question}
+                    out.write(json.dumps({**ref, "items": items}) + "\n")
+        checklist_runs.append(_run([str(BENCHWRIGHT), "--db", str(db), "checklists", "import", str(path)], env,
+                                   tmp_path / f"ccl{k}.log"))
+        assert _count(db, "checklist_versions") == N_CHECKLISTS
+        out_lines = (tmp_path / f"ccl{k}.log").read_text(errors="replace").splitlines()
+        assert len([x for x in out_lines if x.startswith("qa_")]) == 0, "a line per checklist was printed"
+        for suffix in ("", "-wal", "-shm"):
+            Path(str(db) + suffix).unlink(missing_ok=True)
+    p_s, c_s = min(r[0] for r in pairs_runs), min(r[0] for r in checklist_runs)
+    ratio = c_s / p_s
+    report(
+        f"checklists import of {N_CHECKLISTS:,} checklists vs pairs import of {N_CHECKLISTS:,} records",
+        [
+            f"benchwright pairs import swe-qa  : best {p_s:6.2f} s   CPU best {min(r[2] for r in pairs_runs):.2f} s",
+            f"benchwright checklists import    : best {c_s:6.2f} s   CPU best {min(r[2] for r in checklist_runs):.2f} s"
+            f"   peak RSS {max(r[1] for r in checklist_runs)} MiB",
+            f"ratio checklists / pairs: {ratio:.2f}x  (goal < {CHECKLIST_GOAL_RATIO}x: "
+            f"{goal(ratio < CHECKLIST_GOAL_RATIO)}; safety net < {SAFETY_RATIO * 2}x)",
+        ],
+    )
+    assert ratio < SAFETY_RATIO * 2, f"checklists import is {ratio:.1f}x pairs import"

@@ -79,7 +79,7 @@ def test_the_second_page_and_the_jsonl_variant_add_nothing_twice(project):
     project.add()
     assert project.imp(PAGE1).exit_code == 0
     r = project.imp(PAGE2)
-    assert "added 1 Q&A pairs" in r.output and "1 already in the project" in r.output
+    assert "added 1 Q&A pair" in r.output and "1 already in the project" in r.output
     assert f"page 1, node 2 ({URL}108): answer relies on an image: <img> tag: <img" in r.output
     assert f"page 1, node 3 ({URL}109): question relies on an image: attachment URL: " in r.output
     lines = project.imp(LINES)
@@ -238,7 +238,7 @@ def test_hostile_text_in_an_export_is_printed_literally(project, tmp_path):
     assert f"line 2 ({URL}2): question relies on an image: markdown image: ![␛[31m[@click=quit alt](" in r.output
     assert "category [red]Ideas[/]␛[31m\\x9b not in Q&A, Help" in r.output
     assert f"line 4 ({URL}4): question relies on an image: <img> tag: <img" in r.output
-    assert "added 1 Q&A pairs" in r.output
+    assert "added 1 Q&A pair" in r.output
     assert f"line 6 ({URL}6{'u' * (300 - len(URL) - 1)}…): category {'c' * 80}… not in Q&A, Help" in r.output
     assert len(r.output) < 4000  # the megabyte bodies, url and category are not printed
     [(question,)] = project.rows("SELECT question FROM qa_pairs")

@@ -149,7 +149,7 @@ def test_swe_qa_pro_row_without_reference_is_imported_and_listed(project):
     r = project.imp("swe-qa-pro", str(path))
     assert r.exit_code == 0, r.output
     assert "added 11 Q&A pairs" in r.output
-    assert "1 pairs have no reference answer and need one" in r.output
+    assert "1 pair has no reference answer and needs one" in r.output
     [(pid, line, ref)] = project.rows("SELECT id, source_line, reference_answer FROM qa_pairs WHERE needs_reference = 1")
     assert (line, ref) == (6, None)
     assert pid in r.output
@@ -366,7 +366,7 @@ def test_parquet_with_bad_utf8_names_file_row_and_field_and_skip_invalid_skips_t
     assert project.count("qa_pairs") == 0
     r = project.imp(fmt, str(path), *repo, *mapping, "--skip-invalid")
     assert r.exit_code == 0, r.output
-    assert "read 3 records, added 2 Q&A pairs" in r.output and "skipped 1 invalid records" in r.output
+    assert "read 3 records, added 2 Q&A pairs" in r.output and "skipped 1 invalid record" in r.output
     assert project.rows("SELECT question, source_line, source_unit FROM qa_pairs ORDER BY ordinal") == [
         ("Why is it cached?", 1, "row"), ("How is it closed?", 3, "row")]
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import click
 
@@ -13,10 +12,7 @@ from benchwright.core.config import resolve_annotator
 from benchwright.core.errors import BenchwrightError
 from benchwright.core.text import printable
 
-from .common import friendly, open_store, plural
-
-if TYPE_CHECKING:
-    from benchwright.db import Store
+from .common import friendly, open_store, plural, step_progress
 
 
 @click.group()
@@ -32,36 +28,23 @@ def checklist_schema() -> None:
     click.echo(json.dumps(checklist_json_schema(), indent=2, sort_keys=True))
 
 
-def _resolve_pair(store: Store, record, file: str) -> str:
-    where = f"{file}, line {record.line}" if record.line else file
-    if record.pair_ref:
-        try:
-            store.ordinal_of(record.pair_ref)
-        except BenchwrightError:
-            raise BenchwrightError(f"{where}: no Q&A pair with id {record.pair_ref}; nothing was imported") from None
-        return record.pair_ref
-    if record.question:
-        found = store.find_pairs_by_question(record.question)
-        if len(found) == 1:
-            return found[0]
-        what = "no pair has" if not found else f"{len(found)} pairs have"
-        raise BenchwrightError(f"{where}: {what} exactly this question; give qa_pair_id instead; nothing was imported")
-    raise BenchwrightError(f"{where}: the checklist names no pair; add qa_pair_id, or pass --pair ID")
-
-
 @checklists.command("import")
 @click.argument("file", type=click.Path(dir_okay=False))
 @click.option("--pair", "pair", help="The Q&A pair (id, id prefix or #N), for a file holding one foreign rubric.")
 @click.option("--format", "fmt", type=click.Choice(["auto", "benchwright", "rubberduck", "checkeval"]),
               default="auto", show_default=True, help="Checklist shape; auto detects it per record.")
 @click.option("--as", "annotator", help="Who imports.")
+@click.option("--verbose", "-v", is_flag=True, help="Also print one line per checklist (its version and state, "
+              "violations and conversion notes).")
 @click.pass_context
 @friendly
-def checklist_import(ctx, file, pair, fmt, annotator) -> None:
+def checklist_import(ctx, file, pair, fmt, annotator, verbose) -> None:
     """Import checklists: our JSON, RubberDuckBench point rubrics, CheckEval yes/no questions.
 
-    All or nothing. A converted checklist that breaks the rules is stored as a draft with its violations;
-    nothing is rescaled.
+    All or nothing: one transaction, written in chunks of 1,000 as the file is read (JSON lines are read one line
+    at a time); a bad line anywhere rolls everything back, naming the file and line. A converted checklist that
+    breaks the rules is stored as a draft with its violations; nothing is rescaled. Prints a progress bar and a
+    summary; a line per checklist too for up to 20 of them (--verbose: always).
     """
     if pair:
         with open_store(ctx) as store:
@@ -69,30 +52,48 @@ def checklist_import(ctx, file, pair, fmt, annotator) -> None:
                 pair = store.resolve_pair(pair)
             except BenchwrightError as e:
                 raise BenchwrightError(f"--pair {pair}: {e}") from None
-    from benchwright.core.importers.checklists import conversion_notes, read_checklists
+    from benchwright.core.importers.checklists import stream_checklists
 
-    records = read_checklists(file, fmt=fmt, pair=pair)
+    stream = stream_checklists(file, fmt=fmt, pair=pair)
     who = resolve_annotator(annotator)
-    with open_store(ctx) as store:
-        targets = [_resolve_pair(store, r, file) for r in records]
-        saved = store.import_checklists(
-            [(pid, r.checklist, r.source_format, r.draft,
-              f"import {Path(file).name} line {r.line or 1}" if r.text_repaired else None)
-             for pid, r in zip(targets, records, strict=True)],
-            author=who,
-        )
-    drafts = 0
-    for (pid, version), r in zip(saved, records, strict=True):
-        state = "draft" if (r.violations or r.draft) else "valid"
-        drafts += bool(r.violations or r.draft)
-        click.echo(f"{pid}: version {version} ({r.source_format}, {state})")
-        for v in r.violations:
-            click.echo(f"    {v}")
-        for note in conversion_notes(r):
-            click.echo(f"    converted: {note}")
-        if r.text_repaired:
-            click.echo("    text repaired: invalid Unicode (a lone surrogate) stored as U+FFFD")
-    click.echo(f"imported {plural(len(saved), 'checklist')} ({plural(drafts, 'draft')} to fix in the editor)")
+    lines: list[str] = []
+    shown = {"records": 0}
+
+    def on_saved(record, pid: str, version: int) -> None:
+        shown["records"] += 1
+        if verbose or shown["records"] <= DETAIL_LIMIT:
+            _detail_lines(lines, record, pid, version)
+
+    with open_store(ctx) as store, step_progress(f"import {Path(file).name}") as report:
+        result = store.import_checklist_records(stream.records, author=who, file=file,
+                                                progress=lambda done: report(done, max(done, stream.total)),
+                                                on_saved=on_saved)
+    if verbose or len(result.saved) <= DETAIL_LIMIT:
+        for line in lines:
+            click.echo(printable(line))
+    click.echo(f"imported {plural(len(result.saved), 'checklist')} ({plural(result.drafts, 'draft')} to fix in the "
+               "editor)")
+    if len(result.saved) > DETAIL_LIMIT and not verbose:
+        formats = ", ".join(f"{name} {n}" for name, n in sorted(result.formats.items()))
+        click.echo(f"  formats: {formats}" + (f"; text repaired (a lone surrogate stored as U+FFFD) in "
+                                     f"{plural(result.repaired, 'checklist')}" if result.repaired else ""))
+        click.echo("  (--verbose prints a line per checklist, with its violations and conversion notes)")
+
+
+DETAIL_LIMIT = 20
+"""Up to this many checklists, ``checklists import`` prints a line per checklist without --verbose."""
+
+
+def _detail_lines(lines: list[str], record, pid: str, version: int) -> None:
+    """The --verbose lines of one stored checklist (appended to ``lines``, printed after the commit)."""
+    from benchwright.core.importers.checklists import conversion_notes
+
+    state = "draft" if (record.violations or record.draft) else "valid"
+    lines.append(f"{pid}: version {version} ({record.source_format}, {state})")
+    lines += [f"    {v}" for v in record.violations]
+    lines += [f"    converted: {note}" for note in conversion_notes(record)]
+    if record.text_repaired:
+        lines.append("    text repaired: invalid Unicode (a lone surrogate) stored as U+FFFD")
 
 
 @checklists.command("export")
@@ -113,7 +114,7 @@ def checklist_export(ctx, out) -> None:
             Path(out).write_text(text, encoding="utf-8")
         except OSError as e:
             raise BenchwrightError(f"{out}: cannot write the checklists ({e.strerror or e})") from None
-        click.echo(f"wrote {len(rows)} checklists to {out}")
+        click.echo(f"wrote {plural(len(rows), 'checklist')} to {out}")
     else:
         click.echo(text, nl=False)
 

@@ -16,6 +16,7 @@ import click
 
 from benchwright.core.errors import BenchwrightError, Remedy
 from benchwright.core.registry import or_list as or_list
+from benchwright.core.text import plural as plural_text
 from benchwright.core.text import printable
 from benchwright.core.vocabulary import normalize_task_set
 
@@ -81,9 +82,9 @@ def open_store(ctx: click.Context, *, create: bool = False) -> Store:
     return Store.open(ctx.obj["db"], create=create)
 
 
-def plural(count: int, noun: str) -> str:
-    """``1 pair``, ``2 pairs``."""
-    return f"{count} {noun}{'' if count == 1 else 's'}"
+def plural(count: int, noun: str, many: str | None = None) -> str:
+    """``1 pair``, ``2 pairs`` (:func:`benchwright.core.text.plural`)."""
+    return plural_text(count, noun, many)
 
 
 NAME_CHARS = 80
@@ -225,36 +226,105 @@ def _tokens(p: JobProgress) -> str:
     return f"{u.input_tokens + u.output_tokens:,} tok"
 
 
+PROGRESS_FIELDS = ("rate", "tokens", "cost", "calls", "batch")
+"""The job fields a :func:`run_with_progress` line shows after the counts and times, most wanted first: when the
+terminal is too narrow, the last ones are left out first (then the label is cut, never the counts)."""
+
+LABEL_MIN = 16
+BAR_MIN = 10
+BAR_MAX = 40
+
+
+def _clock(seconds: float | None) -> str:
+    if seconds is None:
+        return "-:--:--"
+    seconds = int(max(seconds, 0))
+    return f"{seconds // 3600}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}"
+
+
+def fit_progress_line(label: str, completed: float, total: float | None, width: int, *, elapsed: float | None = None,
+                      remaining: float | None = None, extras: tuple[str, ...] = ()):
+    """One progress line as a Rich ``Text`` at most ``width`` cells wide:
+    ``LABEL ━━━━━━━━ done/total elapsed eta remaining extras...``.
+
+    The counts always show whole. When the line does not fit, ``extras`` are left out from the last one, then
+    the times, then the bar shrinks to :data:`BAR_MIN` and the label is cut (literally, ending in ``…``) down to
+    :data:`LABEL_MIN` cells; on a terminal narrower still the bar goes, then the label. ``label`` is shown as
+    text (no markup; control characters made visible by :func:`printable`).
+    """
+    from rich.cells import cell_len, set_cell_size
+    from rich.text import Text
+
+    label = printable(label)
+    counts = f"{int(completed)}/{int(total)}" if total is not None else f"{int(completed)}/?"
+    fields = [f for f in (_clock(elapsed), f"eta {_clock(remaining)}", *(e for e in extras if e))]
+
+    def rest_len(kept: list[str]) -> int:
+        return cell_len(" ".join([counts, *kept]))
+
+    while fields and rest_len(fields) + 1 + BAR_MIN + 1 + min(cell_len(label), LABEL_MIN) > width:
+        fields.pop()
+    tail = " ".join([counts, *fields])
+    room = width - cell_len(tail)
+    bar_w = min(BAR_MAX, max(BAR_MIN, room - 1 - cell_len(label) - 1))
+    if room - 1 - bar_w - 1 < min(cell_len(label), LABEL_MIN):
+        bar_w = max(0, room - 2 - min(cell_len(label), LABEL_MIN))
+        if bar_w < 3:
+            bar_w = 0
+    label_room = max(0, room - (bar_w + 1 if bar_w else 0) - 1)
+    if cell_len(label) > label_room:
+        label = set_cell_size(label, max(label_room - 1, 0)) + "…" if label_room else ""
+    line = Text(no_wrap=True, overflow="crop", end="")
+    if label:
+        line.append(label + " ")
+    if bar_w:
+        done = bar_w if not total else round(bar_w * min(completed / total, 1))
+        line.append("━" * done, style="bar.complete")
+        line.append("━" * (bar_w - done), style="bar.back")
+        line.append(" ")
+    line.append(counts, style="progress.download")
+    if fields:
+        line.append(" " + " ".join(fields))
+    return line
+
+
+def _fitted_column(extra_fields: tuple[str, ...] = ()):
+    """A Rich progress column rendering the whole line with :func:`fit_progress_line` at the console's width."""
+    from rich.progress import ProgressColumn
+
+    class FittedLine(ProgressColumn):
+        def __init__(self, console) -> None:
+            self.console = console
+            super().__init__()
+
+        def render(self, task):
+            return fit_progress_line(task.description, task.completed, task.total, self.console.width,
+                                     elapsed=task.elapsed, remaining=task.time_remaining,
+                                     extras=tuple(str(task.fields.get(f, "")) for f in extra_fields))
+
+    return FittedLine
+
+
 def run_with_progress(coro_factory, total: int, label: str, *, console: Console | None = None) -> JobProgress | None:
-    """Run ``coro_factory(on_progress)`` with a Rich progress bar (done/total, rate, ETA, tokens, cost).
+    """Run ``coro_factory(on_progress)`` with a Rich progress bar (done/total, rate, ETA, tokens, cost), one line
+    that fits the terminal's width (:func:`fit_progress_line`).
 
     Returns the final progress, or None when the user pressed Ctrl+C (what finished is already stored)."""
     from rich.console import Console
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
+    from rich.progress import Progress
     from rich.text import Text
 
     from benchwright.core.llm.jobs import JobProgress, describe_cost
 
     console = console or Console(stderr=True)
     progress = Progress(
-        TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(),
-        TextColumn("{task.fields[rate]}"), TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(),
-        TextColumn("{task.fields[tokens]}"), TextColumn("{task.fields[cost]}"), TextColumn("{task.fields[calls]}"),
+        _fitted_column(PROGRESS_FIELDS)(console),
         console=console, transient=False, disable=not console.is_terminal and total == 0,
     )
     task = progress.add_task(printable(label), total=total, rate="", tokens="0 tok", cost="", calls="", batch="")
     last: dict[str, JobProgress] = {}
     batchers = _claim_batchers()
     if batchers:
-        progress.columns = (*progress.columns, TextColumn("{task.fields[batch]}", markup=False))
-
         def on_batch(bp) -> None:
             progress.update(task, batch=bp.line())
 
@@ -265,7 +335,7 @@ def run_with_progress(coro_factory, total: int, label: str, *, console: Console 
         last["p"] = p
         progress.update(task, completed=p.done, rate=f"{p.rate:.1f}/s", tokens=_tokens(p),
                         cost=describe_cost(p.cost_usd, calls=p.calls, cost_unknown=p.cost_unknown,
-                                          usage_missing=p.usage_missing, unanswered=p.unanswered), calls=f"{p.calls} call{'' if p.calls == 1 else 's'}, {p.cached} cached")
+                                          usage_missing=p.usage_missing, unanswered=p.unanswered), calls=f"{plural_text(p.calls, 'call')}, {p.cached} cached")
 
     from benchwright.core.llm.batch import BatchDeferred
 
@@ -309,20 +379,12 @@ def _claim_batchers() -> list:
 @contextlib.contextmanager
 def step_progress(label: str, *, console: Console | None = None):
     """A Rich progress bar on stderr for a synchronous step that reports ``progress(done, total)`` (embedding
-    texts); yields that callback. The bar appears on the first report (nothing is shown when nothing is to do)."""
+    texts, importing checklists), one line fitting the terminal (:func:`fit_progress_line`); yields that callback. The bar appears on the first report (nothing is shown when nothing is to do)."""
     from rich.console import Console
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
+    from rich.progress import Progress
 
     console = console or Console(stderr=True)
-    progress = Progress(TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(),
-                        TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(), console=console)
+    progress = Progress(_fitted_column()(console), console=console)
     task: list = []
 
     def report(done: int, total: int) -> None:

@@ -86,13 +86,13 @@ def curation_run(ctx, step, model, limit, where, pairs, force, include_edited, a
         ids = plan.pair_ids
         if plan.resumed_done:
             click.echo(f"{step}: continuing the forced run started {since[:19]} UTC "
-                       f"({plan.resumed_done} pairs already done by it)")
+                       f"({plural(plan.resumed_done, 'pair')} already done by it)")
         if plan.stale:
-            click.echo(f"{step}: {plan.stale} pairs run again because their input changed since their result")
+            click.echo(f"{step}: {plural(plan.stale, 'pair')} run again because their input changed since their result")
         if plan.dropped:
             click.echo(f"{step}: left {dropped_line(plan.dropped)} alone (--all runs them too)")
         if plan.human:
-            click.echo(f"{step}: left {len(plan.human)} pairs alone whose checklist a person made or edited "
+            click.echo(f"{step}: left {plural(len(plan.human), 'pair')} alone whose checklist a person made or edited "
                        "(--include-edited generates new versions for them too)")
         if not ids:
             if run_id is not None:
@@ -135,7 +135,7 @@ def _idle_line(step: str, plan) -> str:
     if reason is IdleReason.ALL_DROPPED:
         return f"{step}: nothing to do; every matching pair was dropped by an earlier gating step (--all runs them)"
     if reason is IdleReason.ONLY_HUMAN_CHECKLISTS:
-        return (f"{step}: nothing to do; {len(plan.human)} pairs have a checklist a person made or edited "
+        return (f"{step}: nothing to do; {plural(len(plan.human), 'pair')} {'has' if len(plan.human) == 1 else 'have'} a checklist a person made or edited "
                 "(--include-edited generates new versions for them too)")
     return f"{step}: nothing to do (every matching pair is done; --force runs them again)"
 
@@ -161,14 +161,14 @@ def _summary(step: str, ids: list[str], outcomes: list[tuple[str, StepOutcome]],
     tokens = sum(o.usage.input_tokens + o.usage.output_tokens for _, o in outcomes)
     out = Console(highlight=False, soft_wrap=True)
     if final is None:
-        out.print(Text(f"{step}: cancelled; {len(outcomes)} of {len(ids)} pairs finished and saved. "
+        out.print(Text(f"{step}: cancelled; {len(outcomes)} of {plural(len(ids), 'pair')} finished and saved. "
                        "Run the same command again to continue."))
     left = f", {skipped} left to another run" if skipped else ""
     cost = describe_cost(sum(o.cost_usd for _, o in outcomes), calls=calls,
                          cost_unknown=sum(o.cost_unknown for _, o in outcomes),
                          unanswered=sum(o.unanswered for _, o in outcomes),
                          usage_missing=sum(o.usage_missing for _, o in outcomes))
-    out.print(Text(f"{step}: {ok} ok, {len(failed)} failed, {flagged} flagged{left}; {calls} calls made, "
+    out.print(Text(f"{step}: {ok} ok, {len(failed)} failed, {flagged} flagged{left}; {plural(calls, 'call')} made, "
                    f"{cached} cached, {tokens:,} tokens, {cost}"))
     answered = {o.model for _, o in outcomes if o.model and o.calls}
     other = sorted(m for m in answered if requested and not m.startswith(requested))

@@ -276,7 +276,7 @@ def _summary(store, step: str, task_set: str, ids: list[str], outcomes: list, fi
                          unanswered=sum(o.unanswered for _, o in outcomes),
                          usage_missing=sum(o.usage_missing for _, o in outcomes))
     left = f", {skipped} left to another run" if skipped else ""
-    out.print(Text(f"{label}: {len(ok)} ok, {len(failed)} failed, {flagged} flagged{left}; {calls} calls made, "
+    out.print(Text(f"{label}: {len(ok)} ok, {len(failed)} failed, {flagged} flagged{left}; {plural(calls, 'call')} made, "
                    f"{cached} cached, {cost}"))
     audits = [o.output for _, o in ok if "claims" in o.output]
     if audits:

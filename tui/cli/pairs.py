@@ -77,20 +77,22 @@ FILTERED_SHOWN = 20
 
 
 def _print_report(r: ImportReport) -> None:
-    click.echo(f"{r.file}: read {r.read} records, added {r.added} Q&A pairs")
+    click.echo(f"{r.file}: read {plural(r.read, 'record')}, added {plural(r.added, 'Q&A pair')}")
     if r.already_present:
         click.echo(f"  {r.already_present} already in the project (not added again)")
     if r.duplicates_in_file:
         click.echo(f"  {r.duplicates_in_file} repeated earlier records of the same file (added once)")
     if r.repositories_added:
-        click.echo(f"  registered {len(r.repositories_added)} repositories: {', '.join(r.repositories_added)}")
+        click.echo(f"  registered {plural(len(r.repositories_added), 'repository', 'repositories')}: {', '.join(r.repositories_added)}")
         click.echo("  (not checked out here; add a local checkout with: benchwright repos add NAME PATH)")
     if r.needs_reference:
-        click.echo(f"  {len(r.needs_reference)} pairs have no reference answer and need one:")
+        one = len(r.needs_reference) == 1
+        click.echo(f"  {plural(len(r.needs_reference), 'pair')} {'has' if one else 'have'} no reference answer and "
+                   f"{'needs' if one else 'need'} one:")
         for pid in r.needs_reference:
             click.echo(f"    {pid}")
     if r.skipped:
-        click.echo(f"  skipped {len(r.skipped)} invalid records:")
+        click.echo(f"  skipped {plural(len(r.skipped), 'invalid record')}:")
         for p in r.skipped:
             click.echo(f"    {p}")
     if r.filtered:

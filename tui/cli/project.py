@@ -69,7 +69,8 @@ def status(ctx, annotator) -> None:
         if repairs:
             from benchwright.db.textguard import TEXT_REPAIR_TABLES
 
-            listed = ", ".join(f"{n} {TEXT_REPAIR_TABLES.get(t, t)}" for t, n in repairs.items())
+            names = {t: TEXT_REPAIR_TABLES.get(t, t) for t in repairs}
+            listed = ", ".join(plural(n, names[t].removesuffix("s"), names[t]) for t, n in repairs.items())
             click.echo(f"  text repaired (lone surrogates stored as U+FFFD): {listed}")
 
 @click.command()

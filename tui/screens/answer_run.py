@@ -23,6 +23,7 @@ from textual.widgets.option_list import Option
 
 from benchwright.core.errors import BenchwrightError
 from benchwright.core.llm.jobs import JobProgress
+from benchwright.core.text import plural
 from benchwright.db import QueueFilter, Store
 
 from ..services.views import (
@@ -162,8 +163,8 @@ class AnswerRunScreen(Screen):
 
     def _show_plan(self, plan, condition: str, samples: int) -> None:
         groups = refusal_groups(self.store, plan.refused)
-        line = (f"{condition}, {samples} sample{'' if samples == 1 else 's'}: {len(plan.targets)} runs to do · "
-                f"{plan.already_answered} already answered · {len(plan.refused)} pairs refused")
+        line = (f"{condition}, {samples} sample{'' if samples == 1 else 's'}: {plural(len(plan.targets), 'run')} to do · "
+                f"{plan.already_answered} already answered · {plural(len(plan.refused), 'pair')} refused")
         self.query_one("#answer-run-plan", Static).update(literal(line))
         results = self.query_one("#answer-run-results", OptionList)
         for g in groups:

@@ -22,6 +22,7 @@ from textual.widgets import DataTable, Footer, Header, Static
 
 from benchwright.core.errors import BenchwrightError
 from benchwright.core.llm.batch import OPEN_BATCH_STATUSES
+from benchwright.core.text import plural
 from benchwright.db import Store
 
 from ..services.batches import batch_rows
@@ -262,7 +263,7 @@ class CancelBatchScreen(ModalScreen[bool]):
         r = self.row
         text = Text(f"Cancel batch #{r['id']} at ", style="bold")
         text.append_text(literal(f"{r['provider']} ({r['provider_batch_id']})", "bold"))
-        text.append(f"?\n\n{r['requests']} requests, {r['waiting']} still waiting. Requests the provider has not run "
+        text.append(f"?\n\n{plural(r['requests'], 'request')}, {r['waiting']} still waiting. Requests the provider has not run "
                     "come back cancelled; the command that made the batch, run again, collects what finished and "
                     "retries the rest (online, or --retry batch).\n\ny cancel it · n / esc keep it running")
         with Vertical(id="cancel-batch-dialog"):

@@ -30,7 +30,7 @@ from benchwright.core.curation import STEPS, StepSettings
 from benchwright.core.errors import BenchwrightError
 from benchwright.core.llm.jobs import JobProgress, describe_cost
 from benchwright.core.steps import STEP_LABELS, STEP_REGISTRY  # step -> its label, from the step registry
-from benchwright.core.text import printable
+from benchwright.core.text import plural, printable
 from benchwright.core.text_diff import LONG_DIFF_CHARS, DiffCancelled
 from benchwright.db import QueueFilter, Store
 
@@ -78,7 +78,7 @@ def render_result(step: str, result, *, has_checklist: bool = False,
     head = "failed" if result.status == "failed" else ("FLAGGED" if result.flagged else "ok")
     t.append(f"  {head}", style="bold red" if head != "ok" else "bold green")
     model = f" · {result.model}" if result.model else ""
-    t.append(f"{model} · {result.created_at[:19]} · {result.calls_made} calls\n", style="dim")
+    t.append(f"{model} · {result.created_at[:19]} · {plural(result.calls_made, 'call')}\n", style="dim")
     if result.status == "failed":
         t.append("  " + printable(result.reason or "") + "\n", style="red")
         if result.raw_text:
@@ -139,7 +139,8 @@ def _idle_status(step: str, plan) -> str:
     if reason is IdleReason.NO_MATCH:
         return f"{step}: no pair matches the filter"
     if reason is IdleReason.ONLY_HUMAN_CHECKLISTS:
-        return f"{step}: nothing to do; {len(plan.human)} pairs have a checklist a person made or edited"
+        return (f"{step}: nothing to do; {plural(len(plan.human), 'pair')} {'has' if len(plan.human) == 1 else 'have'} "
+                "a checklist a person made or edited")
     if reason is IdleReason.ALL_DROPPED:
         return f"{step}: nothing to do; every matching pair was dropped by an earlier gating step (x includes them)"
     return f"{step}: nothing to do (every matching pair is done; f runs them again)"
@@ -184,6 +185,8 @@ class _RunMixin:
     """``b``: send the step's calls through the provider's batch API."""
     batch_line: str = ""
     """The batcher's latest progress line (empty outside a batch run)."""
+    run_error: str = ""
+    """Why the latest :meth:`_run_step` could not start (a configuration error: no provider, no key), as shown."""
 
     def batch_command(self, step: str) -> list[str]:  # pragma: no cover - overridden
         """The ``benchwright`` command line that runs the same step (recorded with the batch, for ``batches
@@ -197,6 +200,7 @@ class _RunMixin:
 
         store: Store = self.store
         client = None
+        self.run_error = ""
         if STEP_ROLES[step] is None:  # a step that calls no model (images): no client, no API key
             settings = StepSettings(model="", project_dir=project_dir_of(store), force=force)
         else:
@@ -211,6 +215,7 @@ class _RunMixin:
                                                batch=batch)
             except BenchwrightError as e:
                 message = error_text(e)
+                self.run_error = message
                 notify(self.app, message, title="cannot run " + step, severity="error", timeout=10)
                 return None
             settings = StepSettings(model=role.model, params=role.params, project_dir=project_dir_of(store),
@@ -418,9 +423,9 @@ class CurationScreen(_RunMixin, Screen):
                 final = await self._run_step(step, todo, self.force)
                 self.refresh_results()
                 if final is None:
-                    self._status(f"· {step}: not run (see the message)")
+                    self._status(f"· {step}: not run: {self.run_error or 'see the message'}")
                     return
-                self._status(f"· {step}: {'failed' if final.failed else 'done'} ({final.calls} calls, "
+                self._status(f"· {step}: {'failed' if final.failed else 'done'} ({plural(final.calls, 'call')}, "
                              f"{final.cached} cached)")
         except asyncio.CancelledError:
             self._status("· cancelled; finished steps are kept")
@@ -555,6 +560,7 @@ class CurationRunScreen(_RunMixin, Screen):
         self._last = (f"{step}: 0/{len(ids)}" + (" as a batch" if self.batch else "") + " (escape cancels)"
                       + (" · " + "; ".join(notes) if notes else ""))
         self._status(self._last)
+        final = None
         try:
             final = await self._run_step(step, ids, self.force)
             if final is not None:
@@ -562,11 +568,30 @@ class CurationRunScreen(_RunMixin, Screen):
                     self.store.finish_run(run_id)
                 self._status(f"{step} finished: " + progress_line(final)
                              + (" · " + _dropped_note(plan) if plan.dropped else ""))
+            else:  # it could not start (no provider, no key): the error replaces the "0/N" line
+                self._reset_progress()
+                self._status(f"{step}: not run: {self.run_error or 'see the message'}")
         except asyncio.CancelledError:
+            self._reset_progress(keep_bar=True)
             self._status(f"{step}: cancelled; finished pairs are saved. Run it again to continue.")
+            raise
+        except Exception as e:  # the worker's error is reported by Textual; the status must not say "0/N"
+            self._reset_progress()
+            self._status(f"{step}: stopped by an error: {e}")
             raise
         finally:
             self.running = False
+
+    def _reset_progress(self, *, keep_bar: bool = False) -> None:
+        """Forget the figures of a run that is no longer running (status line, batch line; the bar unless
+        ``keep_bar``, which keeps how far a cancelled run got)."""
+        self._last = ""
+        self.batch_line = ""
+        if not keep_bar:
+            try:
+                self.query_one("#run-progress", ProgressBar).update(total=None, progress=0)
+            except NoMatches:
+                return
 
     def action_back(self) -> None:
         """Cancel a running step, or go back to the queue."""

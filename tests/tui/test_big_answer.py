@@ -1,0 +1,68 @@
+"""A 1 MB answer (issue 19 testers' finding: opening it blocked the app about 4 s in Rich's Markdown): the
+inspector and review screens render only its first :data:`~benchwright.tui.widgets.SHOWN_CHARS` as Markdown, say
+so literally, and show all of it (plain text) on request. Asserts what is rendered, not how long it takes."""
+
+from __future__ import annotations
+
+from rich.console import Group
+from rich.text import Text
+
+from benchwright.core.importers.answers import AnswerRecord
+from benchwright.db import Store
+from benchwright.tui.app import BenchwrightApp
+from benchwright.tui.screens.inspector import InspectorScreen
+from benchwright.tui.widgets import SHOWN_CHARS, LiteralMarkdown, shown_part
+
+PARAGRAPH = "The handler calls `dispatch`, which resolves the [bold]rule[/bold] and returns the view. " * 8
+BIG = "\n\n".join(f"{n}. {PARAGRAPH}" for n in range(1_500)) + "\n\nTHE VERY END"
+
+
+def test_shown_part_cuts_at_a_paragraph():
+    part = shown_part(BIG)
+    assert len(part) <= SHOWN_CHARS and BIG.startswith(part) and BIG[len(part):].startswith("\n\n")
+    assert shown_part("short") == "short"
+
+
+async def test_inspector_renders_the_first_part_of_a_1_mb_answer(project):
+    assert len(BIG) > 1_000_000
+    db, ids = project
+    with Store.open(db) as store:
+        rep = store.import_answers([AnswerRecord(line=1, text=BIG, pair_ref=ids[1])], model="model-x",
+                                   condition="agentic", created_by="t")
+        assert rep.added == 1
+        app = BenchwrightApp(store, "ann", resume=False)
+        async with app.run_test(size=(140, 45)) as pilot:
+            await app.push_screen(InspectorScreen(store, ids[1], "ann"))
+            await pilot.pause()
+            md = app.screen.query_one("#answer-text", LiteralMarkdown)
+            assert md.source == BIG and md.truncated
+            # only the first part is in the Markdown document Rich lays out
+            assert len(md.document.markup) <= SHOWN_CHARS and "THE VERY END" not in md.document.markup
+            shown = md.content
+            assert isinstance(shown, Group)
+            notice = shown.renderables[-1]
+            assert isinstance(notice, Text) and f"showing the first {len(md.document.markup) // 1024} KB" in notice.plain
+            assert f"of {len(BIG) // 1024:,} KB" in notice.plain and "press enter" in notice.plain
+            # the screen handles keys: the judge key moves on, escape would leave
+            await pilot.press("tab")
+            await pilot.pause()
+            # enter on the focused answer shows all of it, literally (no markup applied)
+            md.focus()
+            await pilot.press("enter")
+            await pilot.pause()
+            assert not md.truncated
+            assert isinstance(md.content, Text) and md.content.plain.endswith("THE VERY END")
+            assert "[bold]rule[/bold]" in md.content.plain
+
+
+async def test_a_short_answer_is_whole_and_not_focusable(project):
+    db, ids = project
+    with Store.open(db) as store:
+        store.import_answers([AnswerRecord(line=1, text="It is in `app.py`.", pair_ref=ids[1])], model="m",
+                             condition="agentic", created_by="t")
+        app = BenchwrightApp(store, "ann", resume=False)
+        async with app.run_test(size=(140, 45)) as pilot:
+            await app.push_screen(InspectorScreen(store, ids[1], "ann"))
+            await pilot.pause()
+            md = app.screen.query_one("#answer-text", LiteralMarkdown)
+            assert not md.truncated and not md.can_focus and md.document.markup == "It is in `app.py`."
