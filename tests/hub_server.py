@@ -20,7 +20,7 @@ It speaks the routes huggingface_hub 2.4 calls to create a dataset repository an
 
 A request whose ``Authorization: Bearer`` token is not in ``tokens`` gets 401 (as the Hub answers a bad token).
 ``fail_commits`` commits are answered 500 before one goes through; ``drop_commits`` commits have their connection
-closed with no answer. ``authorizations`` counts the Authorization headers seen (tests check the token was sent
+closed with no answer, and ``drop_uploads`` LFS uploads likewise. ``authorizations`` counts the Authorization headers seen (tests check the token was sent
 only there).
 """
 
@@ -37,8 +37,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 class FakeHub:
     """The server (a context manager): ``url`` is ``http://127.0.0.1:PORT``."""
 
-    def __init__(self, tokens=("hf_good",), fail_commits: int = 0, drop_commits: int = 0):
+    def __init__(self, tokens=("hf_good",), fail_commits: int = 0, drop_commits: int = 0, drop_uploads: int = 0):
         self.tokens = set(tokens)
+        self.drop_uploads = drop_uploads
         self.fail_commits = fail_commits
         self.drop_commits = drop_commits
         self.calls: list[tuple[str, str]] = []
@@ -104,6 +105,12 @@ def _handler(hub: FakeHub):
             with hub.lock:
                 hub.calls.append(("PUT", path))
             data = self._body()
+            with hub.lock:
+                drop, hub.drop_uploads = hub.drop_uploads > 0, max(0, hub.drop_uploads - 1)
+            if drop:  # the body was read, then the connection goes: an upload cut off before its answer
+                self.close_connection = True
+                self.connection.close()
+                return
             oid = path.removeprefix("/lfs/")
             if hashlib.sha256(data).hexdigest() != oid:
                 self._reply(400, {"error": "sha256 mismatch"})

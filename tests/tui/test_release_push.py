@@ -88,6 +88,10 @@ def test_push_creates_the_repo_and_commits_every_file_of_the_release_once(projec
     assert rec["commit_oid"] == oid and rec["commit_url"].endswith(f"/commit/{oid}")
     assert rec["pushed_by"] == "ada" and rec["endpoint"] == hub.url
     assert TOKEN.encode() not in db.read_bytes()
+    listed = run(db, "releases", "pushes", "golden")
+    assert listed.exit_code == 0 and f"golden 1.0.0\tacme/golden@main\t{rec['commit_url']}" in listed.output
+    assert "ada" in listed.output
+    assert run(db, "releases", "pushes", "other").output == "no push recorded for other\n"
 
 
 def test_private_and_revision_reach_the_hub_and_the_record(project):
@@ -146,6 +150,17 @@ def test_an_interrupted_commit_is_sent_again_and_then_succeeds(project, fail, dr
         assert hub.files("acme/golden") == release_files(folder)
         assert sum(m == "PUT" for m, _ in hub.calls) == 1  # the Parquet file went up once, not once per commit
     assert f"{fail + drop + 1} attempts" in r.output
+    assert len(pushes(db)) == 1
+
+
+def test_a_dropped_large_file_upload_is_sent_again_by_huggingface_hub(project):
+    db, folder, waits = project
+    with FakeHub(tokens={TOKEN}, drop_uploads=1) as hub:
+        r = run(db, "releases", "push", str(folder), "--repo-id", "acme/golden", "--endpoint", hub.url)
+        assert r.exit_code == 0, r.output
+        assert sum(m == "PUT" for m, _ in hub.calls) == 2 and hub.commit_attempts == 1
+        assert hub.files("acme/golden") == release_files(folder)
+    assert waits  # huggingface_hub's backoff waited before the second PUT
     assert len(pushes(db)) == 1
 
 

@@ -175,6 +175,26 @@ def releases_push(ctx, folder, repo_id, private, revision, endpoint, annotator) 
     click.echo(f"commit {result.commit_oid}: {result.commit_url}")
 
 
+@releases.command("pushes")
+@click.argument("name", required=False)
+@click.option("--version", "version", help="Only this version of NAME.")
+@click.pass_context
+@friendly
+def releases_pushes(ctx, name, version) -> None:
+    """List the recorded pushes to a Hugging Face Hub. Of release NAME (and --version) when given, oldest first:
+    when, who, the release, the repository and branch, and the Hub's commit."""
+    from benchwright.core.text import printable
+
+    with open_store(ctx) as store:
+        rows = store.release_pushes(name, version)
+    if not rows:
+        click.echo("no push recorded" + (f" for {printable(name)}" if name else ""))
+    for p in rows:
+        click.echo(printable(f"{p['pushed_at']}\t{p['pushed_by']}\t{p['release_name']} {p['release_version']}\t"
+                             f"{p['repo_id']}@{p['revision']}{' (private)' if p['private'] else ''}\t"
+                             f"{p['commit_url']}"))
+
+
 
 @releases.command("import")
 @click.argument("folder", type=click.Path())
