@@ -38,6 +38,7 @@ def serve(ctx, host, port, annotators, allow_remote, names_from_url, title, max_
     with Ctrl+C (or SIGTERM): every visitor's app is asked to quit, then stopped.
     """
     import asyncio
+    import contextlib
     import time
 
     from benchwright.tui.services.serve import Access, ServeServer, check_bind
@@ -50,7 +51,8 @@ def serve(ctx, host, port, annotators, allow_remote, names_from_url, title, max_
         pass
     access = Access.create(annotators, names_from_url=names_from_url)
     def event(annotator: str, what: str, pid: int | None) -> None:
-        click.echo(f"{time.strftime('%H:%M:%S')} {annotator}: app {what} (pid {pid})")
+        with contextlib.suppress(OSError):  # a closed stdout (a pipe gone) must not stop the visitor's app
+            click.echo(f"{time.strftime('%H:%M:%S')} {annotator}: app {what} (pid {pid})")
 
     server = ServeServer(access, Path(path).resolve(), title=title or Path(path).name, on_event=event,
                          max_apps=max_apps)
