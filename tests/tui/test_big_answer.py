@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from rich.console import Group
 from rich.text import Text
+from textual.widgets import TextArea
 
 from benchwright.core.importers.answers import AnswerRecord
 from benchwright.db import Store
@@ -14,7 +15,7 @@ from benchwright.tui.screens.inspector import InspectorScreen
 from benchwright.tui.widgets import SHOWN_CHARS, LiteralMarkdown, shown_part
 
 PARAGRAPH = "The handler calls `dispatch`, which resolves the [bold]rule[/bold] and returns the view. " * 8
-BIG = "\n\n".join(f"{n}. {PARAGRAPH}" for n in range(1_500)) + "\n\nTHE VERY END"
+BIG = "\n\n".join(f"{n}. {PARAGRAPH}" for n in range(1_500)) + "\n\nSee src/pkg/app.py:7.\n\nTHE VERY END"
 
 
 def test_shown_part_cuts_at_a_paragraph():
@@ -43,16 +44,29 @@ async def test_inspector_renders_the_first_part_of_a_1_mb_answer(project):
             notice = shown.renderables[-1]
             assert isinstance(notice, Text) and f"showing the first {len(md.document.markup) // 1024} KB" in notice.plain
             assert f"of {len(BIG) // 1024:,} KB" in notice.plain and "press enter" in notice.plain
-            # the screen handles keys: the judge key moves on, escape would leave
+            # the cited files of the whole MB are found in a thread worker, the list filled when it posts them
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            evidence = app.screen.query_one("#inspector-evidence")
+            assert "src/pkg/app.py:7" in str(evidence.get_option_at_index(0).prompt)
+            # the screen handles keys
             await pilot.press("tab")
             await pilot.pause()
             # enter on the focused answer shows all of it, literally (no markup applied)
             md.focus()
             await pilot.press("enter")
             await pilot.pause()
-            assert not md.truncated
-            assert isinstance(md.content, Text) and md.content.plain.endswith("THE VERY END")
-            assert "[bold]rule[/bold]" in md.content.plain
+            assert not md.truncated and not md.display
+            full = md.full_text
+            assert isinstance(full, TextArea) and full.read_only and full.has_focus
+            assert full.text == BIG and "[bold]rule[/bold]" in full.text  # literal, no markup applied
+            await pilot.press("end")  # the whole text scrolls
+            await pilot.pause()
+            # another answer replaces it (the TextArea goes, the Markdown view is back)
+            md.show("Short one.")
+            await pilot.pause()
+            assert md.full_text is None and md.display and not md.truncated
+            assert not app.screen.query(TextArea).filter(".literal-markdown-all")
 
 
 async def test_a_short_answer_is_whole_and_not_focusable(project):

@@ -14,7 +14,7 @@ who has not scored the answer sees neither the judges' scores nor other annotato
 from __future__ import annotations
 
 from rich.text import Text
-from textual import on
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -37,7 +37,7 @@ from ..services.views import (
     judges_of,
     trajectory_view,
 )
-from ..widgets import LiteralInput, LiteralMarkdown, error_text, literal, literal_options, notify
+from ..widgets import SHOWN_CHARS, LiteralInput, LiteralMarkdown, error_text, literal, literal_options, notify
 
 
 def _fmt(v: float | None) -> str:
@@ -437,6 +437,14 @@ class InspectorScreen(Screen):
             super().__init__()
             self.side = side
 
+    class EvidenceFound(Message):
+        """The cited files of a long text, found in a thread worker (:meth:`InspectorScreen._list_evidence`)."""
+
+        def __init__(self, text: str, evidence: list) -> None:
+            super().__init__()
+            self.text = text
+            self.evidence = evidence
+
     BINDINGS = [
         Binding("escape", "back", "Back", id="inspector.back"),
         Binding("v", "compare", "Compare", id="inspector.compare"),
@@ -459,6 +467,7 @@ class InspectorScreen(Screen):
         self.comparing = False
         self.show_trajectory = False
         self._openable: dict[str, object] = {}
+        self._evidence_text = ""  # the text whose cited files are listed (or being found)
         self.view: InspectorView  # read in compose
 
     def compose(self) -> ComposeResult:
@@ -527,11 +536,34 @@ class InspectorScreen(Screen):
         return original
 
     def _list_evidence(self, text: str) -> None:
+        """List the files ``text`` cites. A text longer than the answer view renders at once
+        (:data:`~benchwright.tui.widgets.SHOWN_CHARS`: a 1 MB answer took seconds to scan) is scanned in a thread
+        worker, the list saying so meanwhile (issue 19 testers' finding)."""
         repo = self._evidence_repo = self._evidence_repository()
         root = repo.local_path if repo is not None else None
+        self._evidence_text = text
+        if len(text) > SHOWN_CHARS:
+            self._openable = {}
+            ol = self.query_one("#inspector-evidence", OptionList)
+            ol.clear_options()
+            ol.add_options([Option(Text("finding the cited files…", style="dim"), disabled=True)])
+            self._gather_in_thread(root, text)
+            return
+        self._show_evidence(gather_evidence(root, text) if text.strip() else [])
+
+    @work(thread=True, exclusive=True, group="inspector-evidence")
+    def _gather_in_thread(self, root, text: str) -> None:
+        self.post_message(self.EvidenceFound(text, gather_evidence(root, text)))
+
+    @on(EvidenceFound)
+    def _evidence_found(self, event: EvidenceFound) -> None:
+        if event.text is self._evidence_text:  # not an answer left meanwhile
+            self._show_evidence(event.evidence)
+
+    def _show_evidence(self, evidence: list) -> None:
         options: list[Option] = []
         self._openable = {}
-        for i, ev in enumerate(gather_evidence(root, text) if text.strip() else []):
+        for i, ev in enumerate(evidence):
             mark = "✓" if ev.openable else "✗"
             options.append(Option(literal(f"{mark} {ev.citation}"), id=f"ev{i}"))
             if ev.openable:
