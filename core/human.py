@@ -140,13 +140,16 @@ def latest_per_annotator(judgments: Iterable[Judgment]) -> list[Judgment]:
 def judges_hidden(*, blind: bool, scored: bool, viewer: str, assignees: Collection[str] = ()) -> bool:
     """True when ``viewer`` may not yet see the judges' scores and rationales of an answer, nor other
     annotators' human judgments of it: blind mode is on (:mod:`benchwright.core.blind`, ``benchwright blind
-    on``) and they have not submitted a human judgment of it (``scored``). As for pairs, someone the answer is
-    handed to others only (``assignees`` given, ``viewer`` not among them: a lead) sees everything; with no
-    answer assignments every annotator is blind until they score. Keeps human scores independent of the LLM's
-    (issue 20 item 5), so agreement with the judge means something."""
+    on``), the answer was handed to them to score (``assignees``: ``assign --answers``) and they have not
+    submitted a human judgment of it (``scored``). Keeps human scores independent of the LLM's (issue 20 item 5),
+    so agreement with the judge means something.
+
+    Our choice where the issue is silent: an answer nobody was handed (or handed to others only: a lead looking)
+    shows everything, so blind mode kept for pair reviews does not hide the judges from everyone in the
+    inspector; ``assign --answers`` with an overlap above 1 turns blind mode on, as ``assign`` does for pairs."""
     if not blind or scored:
         return False
-    return not assignees or viewer in assignees
+    return viewer in assignees
 
 
 __all__ = [

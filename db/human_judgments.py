@@ -107,7 +107,8 @@ class HumanJudgmentStoreMixin:
                        answer_ids: Iterable[str] | None = None) -> dict[str, int]:
         """Hand the answers out to score, replacing earlier answer assignments: each to ``overlap`` annotators,
         loads balanced, reproducible from ``seed`` (:func:`benchwright.core.assignment.assign_pairs`). Only
-        answers whose pair has a checklist that can be scored against are handed out.
+        answers whose pair has a checklist that can be scored against are handed out. An overlap above 1 turns
+        blind mode on (as ``assign`` does for pairs).
 
         Args:
             model: only answers of this model (``answers.model``, exact).
@@ -155,6 +156,8 @@ class HumanJudgmentStoreMixin:
             for names in plan.values():
                 for a in names:
                     loads[a] += 1
+            if overlap > 1:  # as for pairs: nobody sees the judges' or another's scores of an answer before theirs
+                self.set_setting("blind_mode", "on", by=by)
             self.set_setting(ANSWER_ASSIGNMENT_SETTING, json.dumps(
                 {"annotators": list(loads), "overlap": overlap, "seed": seed, "model": model, "sample": sample,
                  "answers": len(plan)}, sort_keys=True), by=by)

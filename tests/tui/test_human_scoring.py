@@ -93,7 +93,8 @@ async def test_blind_mode_hides_the_judges_until_scored_then_side_by_side(projec
     with Store.open(db) as store:
         aid = _seed(store, ids[1])
         store.save_human_judgment(aid, "bob", {"1": 0, "2": 0, "3": 0})
-        store.set_setting("blind_mode", "on", by="lead")
+        store.assign_answers(["ann", "bob"], 2, by="lead")  # an overlap of 2 turns blind mode on
+        assert store.blind_mode
         app = BenchwrightApp(store, "ann", resume=False)
         async with app.run_test(size=(160, 50)) as pilot:
             screen = await _open(app, pilot, store, ids[1])
@@ -138,3 +139,20 @@ async def test_assigned_answers_list_opens_the_answer(project):
             await pilot.pause()
             assert isinstance(app.screen, InspectorScreen) and app.screen.pair_id == ids[2]
             assert app.screen.panel("a").answer_id == other
+
+
+async def test_blind_mode_does_not_hide_an_answer_not_handed_to_the_viewer(project):
+    db, ids = project
+    with Store.open(db) as store:
+        aid = _seed(store, ids[1])
+        store.set_setting("blind_mode", "on", by="lead")  # blind mode for pair reviews, no answer assignments
+        app = BenchwrightApp(store, "ann", resume=False)
+        async with app.run_test(size=(160, 50)) as pilot:
+            screen = await _open(app, pilot, store, ids[1])
+            assert "2 runs" in str(screen.query_one("#summary-a").render())
+        store.assign_answers(["bob", "cy"], 2, by="lead")  # handed to others: ann (a lead here) sees it
+        app = BenchwrightApp(store, "ann", resume=False)
+        async with app.run_test(size=(160, 50)) as pilot:
+            screen = await _open(app, pilot, store, ids[1])
+            assert "2 runs" in str(screen.query_one("#summary-a").render())
+            assert aid in dict(store.assigned_answers("bob"))

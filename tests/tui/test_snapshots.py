@@ -283,6 +283,8 @@ SHOTS = {
     "inspector": [REVIEW, INSPECTOR],
     "override": [REVIEW, INSPECTOR, ("o", "OverrideScreen")],
     "failure-mode": [REVIEW, INSPECTOR, ("m", "FailureModeScreen")],
+    "human-score": [REVIEW, INSPECTOR, ("h", "HumanScoreScreen")],
+    "assigned-answers": [REVIEW, INSPECTOR, ("l", "AssignedAnswersScreen")],
     "curation-run": [("G", "CurationRunScreen")],
     "inspector-trajectory": [_agent_answer, REVIEW, INSPECTOR, ("t", "InspectorScreen")],
     "answer-run": [("M", "AnswerRunScreen")],

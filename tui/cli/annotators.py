@@ -83,7 +83,7 @@ def _assign_answers(ctx, names, overlap, seed, sample, model, annotator, *, refu
     for who, n in loads.items():
         click.echo(f"{shown_name(who)}\t{plural(n, 'answer')} to score")
     click.echo(f"overlap {overlap}, seed {seed}; blind mode {'on' if blind else 'off'}"
-               + ("" if blind else " (benchwright blind on hides the LLM judges' scores until each has scored)"))
+               + (" (the judges' scores stay hidden from each until they have scored)" if blind else ""))
 
 
 @click.command()
