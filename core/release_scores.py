@@ -17,7 +17,7 @@ import math
 from collections.abc import Collection, Iterable, Sequence
 
 from .judges import is_human_judge
-from .metrics import STRATA, JudgedRun, answer_scores, summarize
+from .metrics import NO_VALUE, STRATA, JudgedRun, answer_scores, summarize
 
 SCORE_BINS = 10
 """Bins of the score distribution (0-10 %, 10-20 %, ... 90-100 %)."""
@@ -47,7 +47,8 @@ def release_scores(runs: Iterable[JudgedRun], pair_ids: Collection[str], *, axes
     "answers", "runs", "overall_pct", "histogram"}``, ``overall_pct`` the mean score rate in % rounded to 0.1
     (what the card prints) and ``histogram`` the answers per bin (``bins`` counts summing to ``answers``).
     ``strata`` has one ``{"axis", "rows"}`` per axis of ``axes`` (in :data:`~benchwright.core.metrics.STRATA`
-    order), ``rows`` the same keys with ``stratum``, ``answers`` and ``overall_pct``, by stratum then group.
+    order) on which some pair has a value, ``rows`` the same keys with ``stratum`` (``(none)`` for pairs without a
+    value), ``answers`` and ``overall_pct``, by stratum then group.
 
     Raises:
         ValueError: an unknown axis, or ``bins`` below 1.
@@ -72,6 +73,8 @@ def release_scores(runs: Iterable[JudgedRun], pair_ids: Collection[str], *, axes
     strata = []
     for axis in (a for a in STRATA if a in axes):
         per = summarize(runs, by=axis)
+        if all(r.stratum == NO_VALUE for r in per):  # no pair has a value on this axis: nothing to compare
+            continue
         per.sort(key=lambda r: (r.stratum or "", order[(r.model, r.condition, r.judge, r.judge_model)]))
         strata.append({"axis": axis, "rows": [{"stratum": r.stratum, **_key(r), "answers": r.answers,
                                                "overall_pct": round(r.overall_pct, 1)} for r in per]})

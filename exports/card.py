@@ -19,7 +19,7 @@ import yaml
 from benchwright.core.checklist import ItemKind
 from benchwright.core.vocabulary import DIFFICULTY_FILTERS, ITEM_FILTERS
 
-from .figures import PlannedFigure, bin_names, planned_figures
+from .figures import PlannedFigure, axis_title, bin_names, planned_figures
 from .probes import card_lines as probe_card_lines
 from .rows import ReleaseRow, ReleaseSpec, extra_field_counts, rows_to_table
 
@@ -415,7 +415,7 @@ def scores_lines(spec: ReleaseSpec, figures: Sequence[PlannedFigure] = ()) -> li
         if not rows:
             continue
         title = AXIS_TITLES.get(axis, axis)
-        out += ["", f"### Scores by {title[0].lower() + title[1:] if title[:2] != 'QA' else title}", "",
+        out += ["", f"### Scores by {axis_title(axis)}", "",
                 f"| {_cell(title)} | {head} | answers | mean score |", "|---|---|---|---|---|---:|---:|"]
         out += [f"| {_cell(r.get('stratum'))} | {_score_key_cells(r)} | {r.get('answers')} | "
                 f"{r.get('overall_pct'):.1f}% |" for r in rows]

@@ -11,7 +11,8 @@ None, a release made before figures existed, has none) and each is drawn only wh
   ``spec.scores["strata"]``, ``figures/scores-by-AXIS.png``;
 - ``agreement``: the chance-corrected review agreement figures (:data:`AGREEMENT_FIGURES` of ``spec.agreement``
   whose printed text is a number), ``figures/agreement.png``;
-- ``funnel``: pairs in and out of each curation stage (``spec.funnel``, RepoProbe §3.2),
+- ``funnel``: where the pairs that entered each curation stage went: out, dropped, failed, not yet run
+  (``spec.funnel``, RepoProbe §3.2),
   ``figures/curation-funnel.png``.
 
 Byte-identical rebuilds: matplotlib is imported only when a figure is drawn; each figure is drawn on its own
@@ -106,14 +107,17 @@ def _number(v: object) -> float | None:
 
 
 def _agreement_rows(agreement: dict) -> list[tuple[str, dict[str, float | None]]]:
-    """``(measure, {figure: value or None})`` of the measures that have a figure of :data:`AGREEMENT_FIGURES`,
-    sorted by measure as the card's table; empty when no such figure is a number."""
+    """``(measure, {figure: value or None})`` of the measures with a figure of :data:`AGREEMENT_FIGURES` that is a
+    number, sorted by measure as the card's table (a measure whose figures are all ``n/a`` or undefined is only in
+    the table); empty when there is none."""
     rows = []
     for name in sorted(agreement, key=str):
         v = agreement[name]
-        if isinstance(v, dict) and any(f in v for f in AGREEMENT_FIGURES):
-            rows.append((str(name), {f: _number(v.get(f)) for f in AGREEMENT_FIGURES if f in v}))
-    return rows if any(x is not None for _, figs in rows for x in figs.values()) else []
+        if isinstance(v, dict):
+            figs = {f: _number(v.get(f)) for f in AGREEMENT_FIGURES if f in v}
+            if any(x is not None for x in figs.values()):
+                rows.append((str(name), figs))
+    return rows
 
 
 def planned_figures(spec: ReleaseSpec) -> list[PlannedFigure]:
@@ -132,17 +136,26 @@ def planned_figures(spec: ReleaseSpec) -> list[PlannedFigure]:
             if entry.get("rows"):
                 axis = str(entry["axis"])
                 out.append(PlannedFigure("strata", f"{FIGURES_DIR}/scores-by-{axis.replace('_', '-')}.png",
-                                         f"Mean score per {axis.replace('_', ' ')}, model and judge", axis=axis))
+                                         f"Mean score per {axis_title(axis)}, model and judge", axis=axis))
     if "agreement" in asked and _agreement_rows(spec.agreement):
         out.append(PlannedFigure("agreement", f"{FIGURES_DIR}/agreement.png",
                                  "Review agreement per measure: Fleiss' kappa and Krippendorff's alpha"))
     if "funnel" in asked and spec.funnel:
         out.append(PlannedFigure("funnel", f"{FIGURES_DIR}/curation-funnel.png",
-                                 "Curation funnel: pairs in and out of each stage"))
+                                 "Curation funnel: pairs in each stage, by out, dropped, failed and not yet run"))
     return out
 
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u200b-\u200f\u202a-\u202e\u2066-\u2069]+")
+
+
+def axis_title(axis: str) -> str:
+    """How the card and the figures name a stratification axis in a sentence (``category``, ``QA type``): the
+    report's title (:data:`benchwright.core.metrics.AXIS_TITLES`), lower-case unless an acronym starts it."""
+    from benchwright.core.metrics import AXIS_TITLES
+
+    title = AXIS_TITLES.get(axis, axis.replace("_", " "))
+    return title if title[:2].isupper() else title[:1].lower() + title[1:]
 
 
 def label(text: object, limit: int = LABEL_LIMIT) -> str:
@@ -234,7 +247,7 @@ def _strata_figure(entry: dict, groups: list[dict]) -> bytes:
     strata = list(dict.fromkeys(r["stratum"] for r in rows))  # the card's order (by stratum)
     value = {(r["stratum"], _key(r)): r["overall_pct"] for r in rows}
     label_of = {_key(g): group_label(g) for g in [*groups, *rows]}
-    axis = str(entry["axis"]).replace("_", " ")
+    axis = axis_title(str(entry["axis"]))
 
     def draw(fig):
         ax = fig.add_subplot()
@@ -268,8 +281,9 @@ def _agreement_figure(agreement: dict) -> bytes:
             xs = [figs.get(f) for _, figs in rows]
             handles.append(ax.barh(ys, [x or 0.0 for x in xs], height=step, color=PALETTE[k]))
             for y, x, (_, figs) in zip(ys, xs, rows, strict=True):
-                if x is None and f in figs:
-                    ax.text(0.02, y, "n/a", va="center", fontsize=7)
+                if f in figs:  # the value as the card prints it, beside its bar
+                    ax.text(0.02 if x is None else x + 0.02 if x >= 0 else x - 0.02, y, "n/a" if x is None else f"{x:.3f}",
+                            va="center", ha="left" if x is None or x >= 0 else "right", fontsize=7)
         ax.axvline(0, color="black", linewidth=0.8)
         ax.set_xlim(-1, 1)
         ax.set_yticks([n - 1 - i for i in range(n)], [label(m, 32) for m, _ in rows], fontsize=8)
@@ -281,6 +295,11 @@ def _agreement_figure(agreement: dict) -> bytes:
     return _render(draw, height)
 
 
+_FUNNEL_PARTS = (("out", "out", PALETTE[2]), ("n_dropped", "dropped", PALETTE[3]), ("failed", "failed", PALETTE[1]),
+                 ("not_run", "not yet run", PALETTE[7]))
+"""The segments of a funnel stage's bar (the card's columns): where the pairs that entered it went."""
+
+
 def _funnel_figure(funnel: list[dict]) -> bytes:
     from benchwright.core.funnel import Stage
 
@@ -290,19 +309,23 @@ def _funnel_figure(funnel: list[dict]) -> bytes:
         ax = fig.add_subplot()
         n = len(stages)
         ys = list(range(n - 1, -1, -1))
-        h_in = ax.barh([y + 0.2 for y in ys], [s.entered for s in stages], height=0.4, color=PALETTE[0])
-        h_out = ax.barh([y - 0.2 for y in ys], [s.out for s in stages], height=0.4, color=PALETTE[2])
-        top = max([1, *(max(s.entered, s.out) for s in stages)])
-        for y, s in zip(ys, stages, strict=True):
-            ax.text(s.entered + top * 0.01, y + 0.2, str(s.entered), va="center", fontsize=7)
-            ax.text(s.out + top * 0.01, y - 0.2, f"{s.out}?" if s.unknown else str(s.out), va="center", fontsize=7)
-        ax.set_xlim(0, top * 1.12)
+        left = [0.0] * n
+        handles = []
+        for attr, _, colour in _FUNNEL_PARTS:
+            widths = [float(getattr(s, attr)) for s in stages]
+            handles.append(ax.barh(ys, widths, left=left, height=0.6, color=colour))
+            left = [a + b for a, b in zip(left, widths, strict=True)]
+        top = max([1, *(max(s.entered, total) for s, total in zip(stages, left, strict=True))])
+        for y, s, total in zip(ys, stages, left, strict=True):
+            out = f"{s.out}?" if s.unknown else str(s.out)
+            ax.text(max(total, s.entered) + top * 0.01, y, f"in {s.entered}, out {out}", va="center", fontsize=7)
+        ax.set_xlim(0, top * 1.25)
         ax.set_yticks(ys, [label(s.title, 32) for s in stages], fontsize=8)
-        ax.set_xlabel("pairs")
+        ax.set_xlabel("pairs that entered the stage, by where they went")
         ax.set_title("Curation funnel")
-        _finish(fig, ax, height, [h_in, h_out], ["in", "out"], left=0.25, ncol=2)
+        _finish(fig, ax, height, handles, [name for _, name, _ in _FUNNEL_PARTS], left=0.2, ncol=4)
 
-    height = _height(0.4 + 0.4 * len(stages), 1)
+    height = _height(0.4 + 0.32 * len(stages), 1)
     return _render(draw, height)
 
 
@@ -330,6 +353,7 @@ __all__ = [
     "FIGURES_DIR",
     "FIGURE_KINDS",
     "PlannedFigure",
+    "axis_title",
     "bin_names",
     "draw_figures",
     "group_label",

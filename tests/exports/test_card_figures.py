@@ -258,6 +258,9 @@ def test_release_scores_by_hand():
         {"stratum": "B", "model": "m2", **key, "answers": 1, "overall_pct": 0.0},
     ]}]}
     assert release_scores(runs, {"p9"}) is None
+    # an axis on which no pair has a value is left out (a lone "(none)" stratum compares nothing)
+    assert [e["axis"] for e in release_scores(runs, {"p1", "p2"}, axes=("category", "theme", "qa_type"))[
+        "strata"]] == ["category", "qa_type"]
     assert release_scores(runs, {"p1"}, bins=2)["groups"][0]["histogram"] == [0, 1]
     with pytest.raises(ValueError, match="unknown stratification axis 'colour'"):
         release_scores(runs, {"p1"}, axes=("colour",))
