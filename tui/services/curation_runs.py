@@ -7,6 +7,9 @@ ledger, so a killed run picks up where it stopped with nothing lost and nothing 
 
 from __future__ import annotations
 
+import asyncio
+import copy
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -29,6 +32,7 @@ from benchwright.core.models import TextOrigin
 from benchwright.core.steps import gating_steps_before
 from benchwright.db import QueueFilter, Store
 from benchwright.db.llm import claim_owner
+from benchwright.db.writer import StoreWriter, WriterLedger
 
 from .leakage import check_leakage
 
@@ -268,37 +272,123 @@ async def run_curation(store: Store, client: LLMClient | None, step: str, pair_i
     owner = claim_owner()
     work_key = f"curation:{step}"
     bases: dict[str, tuple[str, str]] = {}  # the text each pair's step was given (save_outcome's base)
+    writer = _writer_for(store, client)
+    ledger: WriterLedger | None = None
+    if writer is not None:  # the ledger rows go through the writer too (one transaction for many items)
+        client = copy.copy(client)
+        client.ledger = ledger = WriterLedger(store, writer)
+    claims = _ClaimsAhead(writer, work_key, owner, pair_ids, CLAIM_AHEAD) if writer is not None else None
+
+    def save(s: Store, pair_id: str, outcome: StepOutcome) -> None:
+        try:
+            if ledger is not None:
+                outcome.call_ids = ledger.real_ids(outcome.call_ids)
+            with s.write():  # result, checklist version and release: one commit
+                save_outcome(s, pair_id, outcome, by=by, base=bases.pop(pair_id, None))
+                s.release(work_key, pair_id, owner)
+        except BaseException:
+            s.release(work_key, pair_id, owner)
+            raise
 
     async def work(pair_id: str) -> StepOutcome:
-        if not store.claim(work_key, pair_id, owner):
+        claimed = await claims.claim(pair_id) if claims is not None else store.claim(work_key, pair_id, owner)
+        if not claimed:
             return StepOutcome(step, "skipped", reason="another run is working on this pair")
+        release = functools.partial(_release, store, writer, work_key, pair_id, owner)
         item = build_input(store, pair_id, step)
         bases[pair_id] = (item.question, item.answer)
         h = item.input_hash(step)
         if not settings.force and store.step_done_hash(pair_id, step) in (h, None):
-            store.release(work_key, pair_id, owner)
+            release()
             return StepOutcome(step, "skipped", reason="done meanwhile by another run")
         try:
             outcome = await run_step(step, client, item, settings)
         except BaseException:
-            store.release(work_key, pair_id, owner)
+            release()
             raise
         outcome.input_hash = h
+        if writer is not None:
+            # stored (committed, with its ledger rows) before the item counts as done; a cancel while waiting
+            # leaves the write queued, and the writer's close commits it
+            await writer.run(lambda s: save(s, pair_id, outcome))
         return outcome
 
     def stored(pair_id: str, outcome: StepOutcome) -> None:
-        if not outcome.skipped:
-            try:
-                with store.write():  # result, checklist version and release: one commit
-                    save_outcome(store, pair_id, outcome, by=by, base=bases.pop(pair_id, None))
-                    store.release(work_key, pair_id, owner)
-            except BaseException:
-                store.release(work_key, pair_id, owner)
-                raise
+        if not outcome.skipped and writer is None:
+            save(store, pair_id, outcome)
         if on_outcome is not None:
             on_outcome(pair_id, outcome)
 
     job = Job(work, concurrency=client.job_concurrency if client is not None else 8, tally=StepOutcome.tally, on_result=stored,
               on_progress=on_progress)
-    with store.deferring_commits():  # an item's last ledger row commits with its result: one transaction
-        return await job.run(pair_ids)
+    try:
+        with store.deferring_commits():  # an item's last ledger row commits with its result: one transaction
+            return await job.run(pair_ids)
+    finally:
+        if writer is not None:
+            claims.release_unused()  # pairs claimed ahead that no task started (a cancelled run)
+            writer.close()  # commits whatever is still queued (ledger rows, releases)
+
+
+def _writer_for(store: Store, client: LLMClient | None) -> StoreWriter | None:
+    """The job's store writer (:class:`~benchwright.db.writer.StoreWriter`), or None to write on the job's own
+    connection: in batch mode (the batcher writes there), without a client, or for a store that is not a file."""
+    if client is None or client.batch is not None or not Path(store.path).is_file():
+        return None
+    return StoreWriter(store.path)
+
+
+CLAIM_AHEAD = 64
+"""With a store writer, a run claims its pairs this many at a time, in queue order (one transaction for each
+group, instead of one per pair); the pairs of a group that no task started are released when the run ends."""
+
+
+class _ClaimsAhead:
+    """Claims of a run's pairs, made :data:`CLAIM_AHEAD` at a time through the store writer: the first pair of a
+    group that is asked for claims the whole group (and the next group, so the next claim is ready early)."""
+
+    def __init__(self, writer: StoreWriter, work_key: str, owner: str, pair_ids: list[str], size: int):
+        self.writer, self.work_key, self.owner = writer, work_key, owner
+        self.order = {p: i for i, p in enumerate(pair_ids)}
+        self.pair_ids, self.size = pair_ids, max(1, size)
+        self.groups: dict[int, asyncio.Future] = {}
+        self.started: set[str] = set()
+
+    def _group(self, g: int) -> asyncio.Future:
+        fut = self.groups.get(g)
+        if fut is None:
+            ids = self.pair_ids[g * self.size:(g + 1) * self.size]
+            key, owner = self.work_key, self.owner
+            fut = self.groups[g] = asyncio.ensure_future(
+                self.writer.run(lambda s: {i: s.claim(key, i, owner) for i in ids}))
+        return fut
+
+    async def claim(self, pair_id: str) -> bool:
+        """Whether this run holds ``pair_id`` (claimed in its group's transaction); from then on the task that
+        asked releases it."""
+        i = self.order.get(pair_id)
+        if i is None:
+            held = await self.writer.run(lambda s: s.claim(self.work_key, pair_id, self.owner))
+        else:
+            g = i // self.size
+            if (g + 1) * self.size < len(self.pair_ids):
+                self._group(g + 1)
+            held = (await self._group(g))[pair_id]
+        self.started.add(pair_id)
+        return held
+
+    def release_unused(self) -> None:
+        """Release the pairs of every group claimed (or being claimed) that no task started: queued on the writer
+        after the groups' claims, so it runs after them."""
+        key, owner = self.work_key, self.owner
+        for g in self.groups:
+            unused = [i for i in self.pair_ids[g * self.size:(g + 1) * self.size] if i not in self.started]
+            if unused:
+                self.writer.submit(lambda s, ids=unused: [s.release(key, i, owner) for i in ids])
+
+
+def _release(store: Store, writer: StoreWriter | None, work_key: str, pair_id: str, owner: str) -> None:
+    if writer is None:
+        store.release(work_key, pair_id, owner)
+    else:
+        writer.submit(lambda s: s.release(work_key, pair_id, owner))
