@@ -225,6 +225,19 @@ def test_labels_from_data_are_literal_and_one_line():
     assert label("x" * 100, 10) == "x" * 9 + "…"
 
 
+def test_hostile_names_are_drawn_literally_without_error():
+    """Math text is off: a model name that is broken math text (which matplotlib would refuse to parse), NUL,
+    an emoji and CJK draws; the figure differs from the plain name's (the text is drawn, not dropped)."""
+    import copy
+
+    hostile = copy.deepcopy(SCORES)
+    hostile["groups"][0]["model"] = "a $\\badcommand{ $ ^_ \x00 \U0001F9EA 日本"
+    hostile["strata"][0]["rows"][0]["model"] = hostile["groups"][0]["model"]
+    drawn = draw_figures(spec(scores=hostile, agreement={}, funnel=None))
+    assert sorted(drawn) == ALL[:3]
+    assert drawn != draw_figures(spec(agreement={}, funnel=None))
+
+
 # ----------------------------------------------------------------------------------------------- scores
 def _run(jid: int, answer: str, pair: str, model: str, points: int, *, run_index: int = 0, judge: str = "checklist",
          category: str | None = "A", status: str = "scored") -> JudgedRun:
