@@ -70,7 +70,7 @@ async def test_scoring_form_keys_store_a_human_judgment(project):
         assert j.entries[2].rationale == "not [i]clear[/i]" and j.score_rate == 0.6
 
 
-async def test_escape_and_an_incomplete_form_store_nothing(project):
+async def test_escape_and_an_incomplete_form_store_nothing_and_the_draft_stays(project):
     db, ids = project
     with Store.open(db) as store:
         aid = _seed(store, ids[1])
@@ -85,7 +85,16 @@ async def test_escape_and_an_incomplete_form_store_nothing(project):
             await pilot.press("escape")
             await pilot.pause()
             assert isinstance(app.screen, InspectorScreen)
-        assert store.human_judgments(aid) == []
+            assert store.human_judgments(aid) == []
+            await pilot.press("h")  # the draft is back: item 1 is still 3
+            await pilot.pause()
+            assert "1 of 3 items scored" in str(app.screen.query_one("#hs-items-text").render())
+            await pilot.press("down", "4", "down", "1", "ctrl+s")
+            await pilot.pause()
+            await pilot.press("h")  # submitted: the form shows the stored scores, no draft
+            await pilot.pause()
+            assert "3 of 3 items scored" in str(app.screen.query_one("#hs-items-text").render())
+        assert [e.score for e in store.human_judgments(aid)[0].entries] == [3, 4, 1]
 
 
 async def test_blind_mode_hides_the_judges_until_scored_then_side_by_side(project):

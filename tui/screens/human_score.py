@@ -4,11 +4,14 @@ answers handed to the annotator to score (``benchwright assign --answers``).
 The form: every checklist item with its allowed scores; up/down move between items, a digit or left/right
 chooses the score (only an allowed one), tab goes to the rationale of the current item (optional; enter goes back
 to the items), ctrl+s or the Submit button stores it (``Store.save_human_judgment``, append-only, shown as
-``human:NAME``), escape cancels. All text from data is shown literally.
+``human:NAME``), escape cancels. What was chosen and typed stays as a draft while the app runs (:func:`draft_of`):
+escape and ``h`` again come back to it; a submitted form drops it. Drafts are not kept across a restart. All text
+from data is shown literally.
 """
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 
 from rich.text import Text
@@ -27,6 +30,19 @@ from ..widgets import LiteralInput, literal
 
 Apply = Callable[[dict[str, int], dict[str, str]], str | None]
 """Stores the scores (item key -> score) and rationales; returns None, or why they were refused."""
+
+_DRAFTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def draft_of(app, annotator: str, answer_id: str, version: int | None) -> dict:
+    """The draft of ``annotator``'s scores of ``answer_id`` against checklist ``version`` in this app run: a dict
+    ``{"scores": {key: score}, "rationales": {key: text}}`` the form fills as it goes (empty at first)."""
+    return _DRAFTS.setdefault(app, {}).setdefault((annotator, answer_id, version), {})
+
+
+def drop_draft(app, annotator: str, answer_id: str, version: int | None) -> None:
+    """Forget the draft (the scores were stored)."""
+    _DRAFTS.get(app, {}).pop((annotator, answer_id, version), None)
 
 
 class ScoreItems(Static, can_focus=True):
@@ -55,12 +71,15 @@ class HumanScoreScreen(ModalScreen[bool]):
         *(Binding(str(d), f"digit({d})", show=False, id=f"human_score.digit{d}") for d in range(10)),
     ]
 
-    def __init__(self, form: ScoreForm, annotator: str, apply: Apply) -> None:
+    def __init__(self, form: ScoreForm, annotator: str, apply: Apply, draft: dict | None = None) -> None:
+        """``draft``: a dict the form keeps its choices in (:func:`draft_of`), resumed when it holds some."""
         super().__init__()
         self.form, self.annotator, self.apply = form, annotator, apply
         self.current = 0
-        self.scores: dict[str, int | None] = {it.key: it.score for it in form.items}
-        self.rationales: dict[str, str] = {it.key: it.rationale for it in form.items}
+        draft = {} if draft is None else draft
+        self.scores: dict[str, int | None] = draft.setdefault("scores", {it.key: it.score for it in form.items})
+        self.rationales: dict[str, str] = draft.setdefault("rationales",
+                                                           {it.key: it.rationale for it in form.items})
 
     def compose(self) -> ComposeResult:
         f = self.form

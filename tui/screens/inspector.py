@@ -675,7 +675,7 @@ class InspectorScreen(Screen):
 
     def action_human_score(self) -> None:
         """Score the focused panel's answer against its checklist by hand (a human judgment)."""
-        from .human_score import HumanScoreScreen
+        from .human_score import HumanScoreScreen, draft_of, drop_draft
 
         panel = self.panel(self._focused_side())
         aid = panel.answer_id
@@ -698,11 +698,13 @@ class InspectorScreen(Screen):
         def done(saved: bool | None) -> None:
             if not saved:
                 return
+            drop_draft(self.app, self.annotator, aid, form.version)
             for side in ("a", "b"):
                 self.panel(side).refresh_grid()
             notify(self, f"Scored as human:{self.annotator}.", timeout=3)
 
-        self.app.push_screen(HumanScoreScreen(form, self.annotator, apply), done)
+        draft = draft_of(self.app, self.annotator, aid, form.version)
+        self.app.push_screen(HumanScoreScreen(form, self.annotator, apply, draft), done)
 
     def action_side_by_side(self) -> None:
         """Toggle the focused panel between one judge's runs and every judge run and annotator side by side."""
