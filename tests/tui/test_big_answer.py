@@ -80,3 +80,33 @@ async def test_a_short_answer_is_whole_and_not_focusable(project):
             await pilot.pause()
             md = app.screen.query_one("#answer-text", LiteralMarkdown)
             assert not md.truncated and not md.can_focus and md.document.markup == "It is in `app.py`."
+
+
+async def test_review_screen_renders_the_first_part_of_a_1_mb_reference_answer(tmp_path):
+    import json
+
+    from click.testing import CliRunner
+
+    from benchwright.tui.cli import main
+
+    db = tmp_path / "p.db"
+    (tmp_path / "src").mkdir()
+    run = CliRunner().invoke
+    assert run(main, ["--db", str(db), "init"]).exit_code == 0
+    assert run(main, ["--db", str(db), "repos", "add", "r", str(tmp_path / "src"), "--version", "1"]).exit_code == 0
+    f = tmp_path / "pairs.jsonl"
+    f.write_text(json.dumps({"question": "Where is dispatch?", "answer": BIG}) + "\n", encoding="utf-8")
+    assert run(main, ["--db", str(db), "pairs", "import", "jsonl", str(f), "--repo", "r", "--as", "t"]).exit_code == 0
+    with Store.open(db) as store:
+        app = BenchwrightApp(store, "ann", resume=False)
+        async with app.run_test(size=(140, 45)) as pilot:
+            from benchwright.tui.screens.review import ReviewScreen
+
+            (pid,) = [p.id for p in store.queue_page("ann")]
+            await app.push_screen(ReviewScreen(store, "ann", pid))
+            await pilot.pause()
+            md = app.screen.query_one("#answer", LiteralMarkdown)
+            assert md.truncated and len(md.document.markup) <= SHOWN_CHARS
+            assert "THE VERY END" not in md.document.markup
+            await pilot.press("n")  # a review key is still handled by the screen
+            await pilot.pause()

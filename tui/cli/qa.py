@@ -12,7 +12,7 @@ import click
 from benchwright.core.errors import BenchwrightError
 from benchwright.core.qa_report import QAReport, Tally, qa_report
 from benchwright.core.review import CRITERIA, CRITERION_LABELS
-from benchwright.core.text import printable
+from benchwright.core.text import plural, printable
 from benchwright.core.vocabulary import REJECT_REASON_NAMES
 
 from .common import friendly, open_store, out_console, shown_name
@@ -58,11 +58,12 @@ def _sample_line(params: dict | None) -> str:
     sample = params.get("sample")
     who = ", ".join(shown_name(a) for a in params.get("annotators", []))
     if not sample:
-        return f"QA sample: every pair assigned ({params.get('pairs')} pairs; {who}; overlap {params.get('overlap')})"
+        return (f"QA sample: every pair assigned ({plural(int(params.get('pairs') or 0), 'pair')}; {who}; overlap "
+                f"{params.get('overlap')})")
     size = f"--sample {sample['size']}" if sample.get("size") is not None else f"--fraction {sample.get('fraction')}"
     strata = f", stratified by {sample['stratify_by']}" if sample.get("stratify_by") else ""
     where = f", where {' '.join(sample['where'])}" if sample.get("where") else ""
-    return (f"QA sample: {sample['sampled']} of {sample['pool']} pairs ({size}{strata}{where}; seed "
+    return (f"QA sample: {sample['sampled']} of {plural(int(sample['pool']), 'pair')} ({size}{strata}{where}; seed "
             f"{params.get('seed')}; {who}; overlap {params.get('overlap')})")
 
 

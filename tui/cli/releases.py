@@ -20,9 +20,9 @@ def releases() -> None:
 def _preflight_lines(pre, probes=None) -> list[str]:
     lines = [] if pre.selection is None else [
         f"selection {pre.selection.label}: {plural(pre.selection.size, 'pair')}; only they are considered"]
-    lines.append(f"included: {len(pre.included)} pairs")
+    lines.append(f"included: {plural(len(pre.included), 'pair')}")
     for reason, n in pre.reasons().items():
-        lines.append(f"excluded: {n} pairs: {reason}")
+        lines.append(f"excluded: {plural(n, 'pair')}: {reason}")
     if probes is not None and (probes.included or probes.excluded):
         lines.append(f"included: {plural(len(probes.included), 'probe')} (signed off)")
         lines += [f"  probe {c.probe.id}" for c in probes.included]

@@ -20,6 +20,7 @@ from textual.widgets import ContentSwitcher, Footer, Header, Static
 
 from benchwright.core.conditions import CODE_QA_CONDITIONS, DEFAULT_TEST, PAIRED_TESTS
 from benchwright.core.review import CRITERION_LABELS
+from benchwright.core.text import plural
 from benchwright.db import Store
 
 from ..services.views import StatisticsView, statistics_view
@@ -103,7 +104,7 @@ class StatisticsScreen(Screen):
                           literal(f"{fa.fleiss.text} (n={fa.fleiss.n_items})"),
                           literal(f"{fa.krippendorff.text} (n={fa.krippendorff.n_items})"))
         text = literal(
-            f"\nChecklists edited by two or more annotators: {checklists.n_pairs} pairs · key points matched "
+            f"\nChecklists edited by two or more annotators: {plural(checklists.n_pairs, 'pair')} · key points matched "
             f"{checklists.n_matched}/{checklists.n_key_points} ({_fmt(checklists.match_rate)}) · weights "
             f"Krippendorff's alpha (interval) {checklists.weight_alpha.text} "
             f"(n={checklists.weight_alpha.n_items}; {checklists.weight_alpha.note})\n"
