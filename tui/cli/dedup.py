@@ -93,7 +93,7 @@ def dedup(ctx, threshold, scope, across_splits, where, model, dimensions, annota
                    "--where dedup=multi-query)"))
     if outcome.pair_count < total:
         # the latest run is the one that counts (docs/data-methods.md): say what that means for the others
-        out.print(Text(f"note: this run covers {outcome.pair_count} of the project's {total} pairs and is now the "
+        out.print(Text(f"note: this run covers {outcome.pair_count} of the project's {plural(total, 'pair')} and is now the "
                        f"latest: the other {total - outcome.pair_count} are in no duplicate group until a run covers "
                        "them again (earlier resolutions are kept and apply again to a group with the same members)"))
     if outcome.groups:

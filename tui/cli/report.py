@@ -47,7 +47,7 @@ from benchwright.core.metrics import (
     build_report,
     scores_checklist,
 )
-from benchwright.core.text import printable
+from benchwright.core.text import plural, printable
 
 from .common import (
     FractionRange,
@@ -498,7 +498,7 @@ def _print_calibration(console: Console, run) -> None:
 
     r = run.result
     console.print(Text(f"Difficulty calibration (SWE-QA-Pro §2.3), run {run.id} of {run.created_at[:10]}: "
-                       f"{len(r.pairs)} pairs, rule {r.rule}, threshold {r.threshold:g}; {run.condition} answers of "
+                       f"{plural(len(r.pairs), 'pair')}, rule {r.rule}, threshold {r.threshold:g}; {run.condition} answers of "
                        f"{', '.join(shown_name(m) for m in r.models)} judged by {run.judge} / "
                        f"{shown_name(run.judge_model or '-')}"))
     decided = [p for p in r.pairs if p.decision != "insufficient"]

@@ -17,6 +17,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, Label, ProgressBar, Select, Static
 
 from benchwright.core.errors import BenchwrightError
+from benchwright.core.text import plural
 from benchwright.db import Store
 
 from ..services.views import release_view
@@ -111,9 +112,9 @@ class ReleaseScreen(Screen):
         pre = self.preflight = view.preflight
         dropped = ("; pairs dropped by a gating curation step are included (ctrl+g leaves them out)"
                    if self.include_dropped else "")
-        chosen = (f"; only the {pre.selection.size} pairs of selection {pre.selection.label}"
+        chosen = (f"; only the {plural(pre.selection.size, 'pair')} of selection {pre.selection.label}"
                   if pre.selection is not None else "")
-        table = Table(title=literal(f"Preflight: {len(pre.included)} pairs included, {len(pre.excluded)} excluded"
+        table = Table(title=literal(f"Preflight: {plural(len(pre.included), 'pair')} included, {len(pre.excluded)} excluded"
                                     + chosen + dropped), expand=True)
         table.add_column("excluded because")
         table.add_column("pairs", justify="right")
