@@ -21,7 +21,8 @@ same prompts, schema, parameters; before it sent ``q{i}``), and process CPU is p
 event loop's thread apart. The run's store writes go through one writer thread with group commit
 (db/writer.py): claims 64 at a time, ledger rows queued (provisional ids), one awaited write per pair (its result,
 committed with its rows). Figures, same run each: before it (load 1.4-2.1, the bare side still sending ``q{i}``): 26.3 s vs
-17.5 s (1.51x) and 27.4 s vs 16.3 s (1.68x wall; CPU 24.2 vs 14.6 s, 1.66x). After it: at load 6.4,
+17.5 s (1.51x) and 27.4 s vs 16.3 s (1.68x wall; CPU 24.2 vs 14.6 s, 1.66x). After it: at load 4.5, 45.3 s vs 34.3 s (1.32x wall; process CPU 29.8 vs 17.6 s, 1.70x; the event loop's
+thread 23.5 s, 1.34x); at load 6.4,
 60.3 s vs 46.1 s (1.31x wall; process CPU 30.2 vs 16.2 s); at load 7.2, 71.3 s vs 48.9 s (1.46x) with the event
 loop's thread at 21.7 s CPU against the bare SDK's 17.6 s (1.24x) and 5.9 s in the writer. Where the rest goes
 (py-spy, event loop thread = 100): provider.complete (the SDK, the same on both sides) ~86; build_input 2.8, the
