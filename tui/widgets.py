@@ -234,6 +234,17 @@ def shown_part(text: str, limit: int = SHOWN_CHARS) -> str:
     return head
 
 
+def capped_literal(text: str, *, where: str = "the judge inspector's answer view: tab to it, enter") -> Text:
+    """``text`` as literal ``Text``, cut by :func:`shown_part` when longer than :data:`SHOWN_CHARS` with a line
+    saying so and ``where`` the whole text is (a plain ``Static`` takes seconds to wrap 1 MB of text)."""
+    part = shown_part(text)
+    out = literal(part)
+    if len(part) < len(text):
+        out.append(f"\n… showing the first {len(part) // 1024:,} KB of {len(text) // 1024:,} KB (all of it: {where})",
+                   style="bold yellow")
+    return out
+
+
 class LiteralMarkdown(Static):
     """A Markdown viewer for text from data: one widget holding one Rich renderable (fast to replace when
     stepping through pairs), structure rendered, emphasis markers, inline HTML and Rich markup shown as typed,

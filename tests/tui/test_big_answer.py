@@ -110,3 +110,28 @@ async def test_review_screen_renders_the_first_part_of_a_1_mb_reference_answer(t
             assert "THE VERY END" not in md.document.markup
             await pilot.press("n")  # a review key is still handled by the screen
             await pilot.pause()
+
+
+async def test_the_score_by_hand_dialog_shows_the_first_part(project):
+    from human_checklist import three_item_checklist
+
+    from benchwright.tui.screens.human_score import HumanScoreScreen
+
+    db, ids = project
+    with Store.open(db) as store:
+        store.save_checklist(ids[1], three_item_checklist(), author="setup", expected_version=None)
+        store.import_answers([AnswerRecord(line=1, text=BIG, pair_ref=ids[1])], model="model-x", condition="direct",
+                             created_by="t")
+        app = BenchwrightApp(store, "ann", resume=False)
+        async with app.run_test(size=(160, 50)) as pilot:
+            await app.push_screen(InspectorScreen(store, ids[1], "ann"))
+            await pilot.pause()
+            await pilot.press("h")
+            await pilot.pause()
+            assert isinstance(app.screen, HumanScoreScreen)
+            shown = app.screen.query_one("#hs-answer-text").content
+            assert isinstance(shown, Text) and len(shown.plain) < SHOWN_CHARS + 200
+            assert "THE VERY END" not in shown.plain and "[bold]rule[/bold]" in shown.plain
+            assert f"of {len(BIG) // 1024:,} KB (all of it: the judge inspector's answer view" in shown.plain
+            await pilot.press("down")  # the form's keys are handled
+            await pilot.pause()

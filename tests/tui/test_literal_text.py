@@ -324,7 +324,7 @@ SINK_METHODS = {"update", "add_row", "add_column", "add_columns", "add_option", 
 """Methods whose ``str`` arguments are parsed as markup (``Static.update``, tables, option lists)."""
 
 SAFE_CALLS = {"literal", "literal_options", "plain", "Text", "Table", "Group", "Syntax", "Columns", "Panel",
-              "Padding", "LiteralMarkdownRenderable", "Option"}
+              "Padding", "LiteralMarkdownRenderable", "Option", "capped_literal"}
 """Calls whose result never carries markup to be parsed (the helpers, ``rich.text.Text``, renderables)."""
 
 _RENDERABLE = re.compile(r"\b(Text|Table|Group|RenderableType|Syntax)\b")

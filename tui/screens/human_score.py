@@ -26,7 +26,7 @@ from textual.widgets.option_list import Option
 from benchwright.core.text import printable
 
 from ..services.human import ScoreForm
-from ..widgets import LiteralInput, literal
+from ..widgets import LiteralInput, capped_literal, literal
 
 Apply = Callable[[dict[str, int], dict[str, str]], str | None]
 """Stores the scores (item key -> score) and rationales; returns None, or why they were refused."""
@@ -87,7 +87,7 @@ class HumanScoreScreen(ModalScreen[bool]):
             yield Label(literal(f"Score {f.title} as human:{self.annotator} (checklist v{f.version})", style="bold"))
             yield Static(literal(printable(f.question)[:300]), id="hs-question")
             with VerticalScroll(id="hs-answer"):
-                yield Static(literal(f.answer_text), id="hs-answer-text")
+                yield Static(capped_literal(f.answer_text), id="hs-answer-text")
             with VerticalScroll(id="hs-items", can_focus=False):
                 yield ScoreItems(id="hs-items-text")
             yield Label(id="hs-rationale-label")
