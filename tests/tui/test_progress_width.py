@@ -68,3 +68,12 @@ def test_step_progress_fits_60_columns():
     lines = _lines(buf.getvalue())
     assert lines and all(cell_len(line) <= 60 for line in lines), lines
     assert any("10000/10000" in line and "…" in line for line in lines), lines
+
+
+def test_a_long_batch_line_is_cut_not_dropped_at_80_columns():
+    batch = "batch #3 in_progress 400/1200 (errored 2); batch #4 validating 0/800; 0 gathering, 2 waiting, 1 back"
+    line = fit_progress_line("judge checklist", 700, 2000, 80, elapsed=75, remaining=50,
+                             extras=(batch, "12.5/s", "$1.23", "1200 calls, 30 cached", "9,999 tok"))
+    assert cell_len(line.plain) <= 80 and "700/2000" in line.plain
+    assert "batch #3 in_progress" in line.plain and line.plain.endswith("…"), line.plain
+    assert "12.5/s" not in line.plain  # the fields after the batch line went first

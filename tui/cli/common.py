@@ -226,9 +226,10 @@ def _tokens(p: JobProgress) -> str:
     return f"{u.input_tokens + u.output_tokens:,} tok"
 
 
-PROGRESS_FIELDS = ("rate", "tokens", "cost", "calls", "batch")
-"""The job fields a :func:`run_with_progress` line shows after the counts and times, most wanted first: when the
-terminal is too narrow, the last ones are left out first (then the label is cut, never the counts)."""
+PROGRESS_FIELDS = ("batch", "rate", "cost", "calls", "tokens")
+"""The job fields a :func:`run_with_progress` line shows after the counts and times, most wanted first (the batch
+line of a batch run, empty otherwise, first): when the terminal is too narrow, the last ones are left out first, a
+long one cut to the room left (then the label is cut, never the counts)."""
 
 LABEL_MIN = 16
 BAR_MIN = 10
@@ -247,7 +248,8 @@ def fit_progress_line(label: str, completed: float, total: float | None, width: 
     """One progress line as a Rich ``Text`` at most ``width`` cells wide:
     ``LABEL ━━━━━━━━ done/total elapsed eta remaining extras...``.
 
-    The counts always show whole. When the line does not fit, ``extras`` are left out from the last one, then
+    The counts always show whole. When the line does not fit, ``extras`` are left out from the last one (one
+    longer than the room left is cut to it, ending in ``…``, when at least :data:`LABEL_MIN` cells are left), then
     the times, then the bar shrinks to :data:`BAR_MIN` and the label is cut (literally, ending in ``…``) down to
     :data:`LABEL_MIN` cells; on a terminal narrower still the bar goes, then the label. ``label`` is shown as
     text (no markup; control characters made visible by :func:`printable`).
@@ -262,8 +264,13 @@ def fit_progress_line(label: str, completed: float, total: float | None, width: 
     def rest_len(kept: list[str]) -> int:
         return cell_len(" ".join([counts, *kept]))
 
-    while fields and rest_len(fields) + 1 + BAR_MIN + 1 + min(cell_len(label), LABEL_MIN) > width:
-        fields.pop()
+    needed = 1 + BAR_MIN + 1 + min(cell_len(label), LABEL_MIN)
+    while fields and rest_len(fields) + needed > width:
+        last = fields.pop()
+        room = width - needed - rest_len(fields) - 1
+        if len(fields) >= 2 and room >= LABEL_MIN and cell_len(last) > room:  # an extra, cut rather than dropped
+            fields.append(set_cell_size(last, room - 1) + "…")
+            break
     tail = " ".join([counts, *fields])
     room = width - cell_len(tail)
     bar_w = min(BAR_MAX, max(BAR_MIN, room - 1 - cell_len(label) - 1))
