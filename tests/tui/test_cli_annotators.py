@@ -182,7 +182,7 @@ def test_agreement_tables(project):
     assert "0.467 (n=4)" in decision_row and "0.533 (n=4)" in decision_row
     qa_row = next(line for line in r.output.splitlines() if "qa_consistency" in line)
     assert "ada-bob 1.000 (n=4)" in qa_row
-    assert "Checklists edited by two or more annotators: 1 pairs; key points matched 4/4 (1.000)" in r.output
+    assert "Checklists edited by two or more annotators: 1 pair; key points matched 4/4 (1.000)" in r.output
     data = json.loads(project.run("agreement", "--json").output)
     assert (data["checklists"]["n_pairs"], data["checklists"]["n_key_points"], data["checklists"]["n_matched"]) == (
         1, 4, 4)

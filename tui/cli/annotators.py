@@ -132,7 +132,7 @@ def agreement(ctx, as_json) -> None:
                       f"{fa.krippendorff.text} (n={fa.krippendorff.n_items})")
     console.print(table)
     console.print(
-        f"Checklists edited by two or more annotators: {checklists.n_pairs} pairs; key points matched "
+        f"Checklists edited by two or more annotators: {plural(checklists.n_pairs, 'pair')}; key points matched "
         f"{checklists.n_matched}/{checklists.n_key_points} ({_fmt(checklists.match_rate)}); weights "
         f"Krippendorff's alpha (interval) {checklists.weight_alpha.text} (n={checklists.weight_alpha.n_items})"
     )
@@ -155,7 +155,7 @@ def merge(ctx, other) -> None:
     added = ", ".join(plural(n, t.replace("_", " ").rstrip("s")) for t, n in report.added.items()) or "nothing new"
     click.echo(f"merged {other}: {added}")
     if report.unknown_pairs:
-        click.echo(f"  {report.unknown_pairs} rows name pairs this project does not have (not merged)")
+        click.echo(f"  {plural(report.unknown_pairs, 'row')} {'names a pair' if report.unknown_pairs == 1 else 'name pairs'} this project does not have (not merged)")
     for c in report.conflicts:
         click.echo(f"  conflict: {c}")
 
