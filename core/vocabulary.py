@@ -8,6 +8,7 @@ curation steps have their own modules (:mod:`benchwright.core.judges`, :mod:`ben
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from .checklist import ItemKind
@@ -182,6 +183,22 @@ def normalize_task_set(value: object) -> str | None:
 SPLIT_NAMES = ("train", "test", "dev", "validation", "val", "eval")
 """Split names migration m020 moved from ``task_set`` into ``split`` (and m022 cleared from ``task_set``)."""
 
+RELEASE_SPLIT_NAME = re.compile(r"\w+(\.\w+)*")
+"""A split name a release can write a data file of (``data/<split>.parquet``): what Hugging Face ``datasets``
+accepts as a split name (``^\\w+(\\.\\w+)*$``, its ``splits.py``), matched whole."""
+
+UNASSIGNED_SPLIT = "unassigned"
+"""The split a release written per split (docs/releases.md, "Splits") gives the pairs that have no split of their
+own (their row's ``split`` stays null)."""
+
+
+def release_split_problem(split: str) -> str | None:
+    """Why ``split`` cannot name a release's data file (:data:`RELEASE_SPLIT_NAME`), or None when it can."""
+    if RELEASE_SPLIT_NAME.fullmatch(split):
+        return None
+    return (f"split {split!r} is not a valid split name for Hugging Face datasets (letters, digits and '_', "
+            "in parts joined by '.', e.g. train or test.hard)")
+
 del _t
 
 __all__ = [
@@ -204,12 +221,15 @@ __all__ = [
     "FAILURE_MODE_NAMES",
     "FAILURE_MODE_REGISTRY",
     "FAILURE_THRESHOLD",
+    "RELEASE_SPLIT_NAME",
     "SPLIT_NAMES",
     "TASK_SETS",
     "TASK_SET_REGISTRY",
+    "UNASSIGNED_SPLIT",
     "Condition",
     "Term",
     "normalize_task_set",
+    "release_split_problem",
 ]
 
 

@@ -17,7 +17,7 @@ import pyarrow.compute as pc
 import yaml
 
 from benchwright.core.checklist import ItemKind
-from benchwright.core.vocabulary import DIFFICULTY_FILTERS, ITEM_FILTERS
+from benchwright.core.vocabulary import DIFFICULTY_FILTERS, ITEM_FILTERS, UNASSIGNED_SPLIT
 
 from .figures import PlannedFigure, axis_title, bin_names, planned_figures
 from .probes import card_lines as probe_card_lines
@@ -64,12 +64,13 @@ def _license_fields(license: str) -> dict:
     return {"license": "other", "license_name": slug}
 
 
-def front_matter(n_rows: int, spec: ReleaseSpec) -> dict:
+def front_matter(n_rows: int, spec: ReleaseSpec, splits: Sequence[str] | None = None) -> dict:
     """The card's YAML metadata in the Hugging Face dataset-card conventions (the keys of hub-docs' datasetcard.md
     that ``datasets`` and the Hub read: ``configs``/``data_files`` for the loader, ``license`` (``other`` plus
     ``license_name`` for a license the Hub does not list, :data:`HUB_LICENSES`), ``task_categories``,
-    ``size_categories``, ``pretty_name``, ``tags``). Every row is in the one ``test`` split of data/test.parquet;
-    a pair's own ``split`` is a column. (Probes get no config of their own: the Hub reads every config of a folder
+    ``size_categories``, ``pretty_name``, ``tags``). Every row is in the one ``test`` split of data/test.parquet
+    (a pair's own ``split`` is a column) unless ``splits`` (the manifest's, of a release written per split) are
+    given: then one ``data_files`` entry per split, ``data/<split>.parquet``, in that order. (Probes get no config of their own: the Hub reads every config of a folder
     with one builder, and ``probes/probes.jsonl`` is no Parquet file.)"""
     return {
         "pretty_name": spec.pretty_name or spec.name,
@@ -80,7 +81,7 @@ def front_matter(n_rows: int, spec: ReleaseSpec) -> dict:
         "size_categories": [size_category(n_rows)],
         "configs": [{
             "config_name": "default",
-            "data_files": [{"split": "test", "path": "data/test.parquet"}],
+            "data_files": [{"split": s, "path": f"data/{s}.parquet"} for s in splits or ("test",)],
         }],
     }
 
@@ -501,6 +502,25 @@ def shipped_text_lines(table: pa.Table) -> list[str]:
             "and model, and the original question and reference answer."]
 
 
+def _loading_lines(splits: Sequence[str], tail: str) -> list[str]:
+    """The card's loading snippet and the sentence on the JSONL files (``tail`` appended to it): one ``test``
+    split, or (a release written per split) a ``DatasetDict`` of ``splits``."""
+    if not splits:
+        return ["```python", "from datasets import load_dataset", "",
+                'ds = load_dataset("parquet", data_files={"test": "data/test.parquet"}, split="test")  # this folder',
+                '# ds = load_dataset("OWNER/NAME", split="test")  # once published on the Hugging Face Hub',
+                "```", "",
+                "The same rows are in `data/test.jsonl` (one JSON object per line, sorted by `id`). " + tail]
+    files = ", ".join(f'"{s}": "data/{s}.parquet"' for s in splits)
+    return ["```python", "from datasets import load_dataset", "",
+            f"ds = load_dataset(\"parquet\", data_files={{{files}}})  # this folder: one split per pair's split",
+            '# ds = load_dataset("OWNER/NAME")  # once published on the Hugging Face Hub',
+            f'{splits[0]} = ds["{splits[0]}"]', "```", "",
+            f"Each split has its own files, `data/<split>.parquet` and `data/<split>.jsonl` "
+            f"({', '.join(f'`{s}`' for s in splits)}; pairs without a split are in `{UNASSIGNED_SPLIT}`); the JSONL "
+            "files hold the same rows (one JSON object per line, sorted by `id`). " + tail]
+
+
 def dataset_card(rows: Sequence[ReleaseRow] | pa.Table, spec: ReleaseSpec, manifest: dict,
                  probes_index: Sequence[dict] = ()) -> str:
     """README.md of a release: YAML front matter and Markdown statistics.
@@ -516,7 +536,8 @@ def dataset_card(rows: Sequence[ReleaseRow] | pa.Table, spec: ReleaseSpec, manif
     stats = release_stats(rows)
     n = stats.n
     probes = manifest.get("probes")
-    meta = yaml.safe_dump(front_matter(n, spec), sort_keys=False, allow_unicode=True, default_flow_style=False, width=10_000)
+    splits = list(manifest.get("splits") or ())
+    meta = yaml.safe_dump(front_matter(n, spec, splits), sort_keys=False, allow_unicode=True, default_flow_style=False, width=10_000)
     title = spec.pretty_name or spec.name
     repos = sorted(stats.repositories)
     adjudicated = stats.adjudicated
@@ -537,15 +558,8 @@ def dataset_card(rows: Sequence[ReleaseRow] | pa.Table, spec: ReleaseSpec, manif
         "",
         "## Loading",
         "",
-        "```python",
-        "from datasets import load_dataset",
-        "",
-        'ds = load_dataset("parquet", data_files={"test": "data/test.parquet"}, split="test")  # this folder',
-        '# ds = load_dataset("OWNER/NAME", split="test")  # once published on the Hugging Face Hub',
-        "```",
-        "",
-        "The same rows are in `data/test.jsonl` (one JSON object per line, sorted by `id`). "
-        "`manifest.json` lists the sha256 and size of every file; `benchwright release verify DIR` checks them.",
+        *_loading_lines(splits, "`manifest.json` lists the sha256 and size of every file; "
+                                "`benchwright release verify DIR` checks them."),
         "",
         "## Fields",
         "",

@@ -4,6 +4,8 @@ Layout of ``<out_dir>/<name>-<version>/``::
 
     data/test.jsonl     one JSON object per pair, sorted by id (keys sorted, compact, UTF-8, "\\n" line ends)
     data/test.parquet   the same rows, explicit nested Arrow schema (:data:`PARQUET_SCHEMA`)
+                        (a release written per split, ``ReleaseSpec.split_files``, has data/<split>.jsonl and
+                        data/<split>.parquet for each split instead, listed in the manifest's ``splits``)
     README.md           dataset card: Hugging Face YAML front matter, then statistics (see card.py)
     CHANGELOG.md        against the previous release (pairs added, removed, edited; checklist changes)
     figures/*.png       the card's figures, when the release asks for them and has their data (see figures.py)
@@ -43,6 +45,7 @@ from benchwright.core.checklist import Checklist, validate
 from benchwright.core.checklist_diff import diff_checklists, render_diff_text, render_word_diff, word_diff
 from benchwright.core.importers import paused_gc
 from benchwright.core.llm.scrub import env_secrets, scrub_value
+from benchwright.core.vocabulary import UNASSIGNED_SPLIT, release_split_problem
 
 from .card import dataset_card
 from .probes import PROBES_INDEX, ReleaseProbe, check_probes, probe_files, probes_changelog, probes_summary
@@ -71,7 +74,64 @@ CARD = "README.md"
 CHANGELOG = "CHANGELOG.md"
 MANIFEST = "manifest.json"
 RELEASE_FILES = (CHANGELOG, CARD, DATA_JSONL, DATA_PARQUET)
-"""Every file a release holds besides manifest.json (which lists them)."""
+"""Every file a release holds besides manifest.json (which lists them); a release written per split holds
+:func:`split_data_files` of each split in place of the two ``data/test.*`` files."""
+
+
+def split_data_files(split: str) -> tuple[str, str]:
+    """The JSONL and Parquet file of ``split`` in a release written per split: ``data/<split>.jsonl``,
+    ``data/<split>.parquet`` (``split`` a valid name, :func:`~benchwright.core.vocabulary.release_split_problem`)."""
+    return f"data/{split}.jsonl", f"data/{split}.parquet"
+
+
+def release_data_files(manifest: dict) -> dict[str | None, tuple[str, str]]:
+    """The data files of a release by split, from its manifest: ``{split: (jsonl, parquet)}`` for a release
+    written per split (the manifest's ``splits``, ``{split: rows}``), else ``{None: (DATA_JSONL, DATA_PARQUET)}``."""
+    splits = manifest.get("splits")
+    if isinstance(splits, dict) and splits:
+        return {s: split_data_files(s) for s in splits}
+    return {None: (DATA_JSONL, DATA_PARQUET)}
+
+
+def _split_layout(rows: Sequence[ReleaseRow], release_format: int, split_files: bool) -> dict[str, list[int]] | None:
+    """The indexes of ``rows`` by the split whose data files they go to (sorted by split name), or None when the
+    release writes every row to ``data/test.*``: without ``split_files``, before release format 4, or when no row
+    has a split or every row's split is ``test``. Rows without a split go to :data:`UNASSIGNED_SPLIT`.
+
+    Raises:
+        ReleaseError: a split is no valid ``datasets`` split name, two splits differ only in case (one file on
+            a case-insensitive disk), or some rows have no split while others have the split ``unassigned``
+            (naming the split and some of its pairs; nothing is written).
+    """
+    if not split_files or release_format < 4:
+        return None
+    splits = [r.split for r in rows]
+    if all(x is None for x in splits) or all(x == "test" for x in splits):
+        return None
+    layout: dict[str, list[int]] = {}
+    for i, x in enumerate(splits):
+        layout.setdefault(UNASSIGNED_SPLIT if x is None else x, []).append(i)
+
+    def pairs(split: str | None) -> str:
+        ids = [rows[i].id for i, x in enumerate(splits) if x == split]
+        return ", ".join(ids[:5]) + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")
+
+    for split in sorted(x for x in set(splits) if x is not None):
+        problem = release_split_problem(split)
+        if problem:
+            raise ReleaseError(f"{problem}: pairs {pairs(split)}; rename the split (or release without per-split "
+                               "files); nothing was written")
+    if None in splits and UNASSIGNED_SPLIT in splits:
+        raise ReleaseError(f"pairs {pairs(None)} have no split and pairs {pairs(UNASSIGNED_SPLIT)} have the split "
+                           f"{UNASSIGNED_SPLIT!r}, the data file pairs without a split go to: give them a split; "
+                           "nothing was written")
+    folded: dict[str, str] = {}
+    for split in sorted(layout):
+        other = folded.setdefault(split.casefold(), split)
+        if other != split:
+            raise ReleaseError(f"splits {other!r} and {split!r} differ only in case (one data file on some disks): "
+                               f"pairs {pairs(other)} and {pairs(split)}; give them one spelling; nothing was written")
+    return dict(sorted(layout.items()))
 
 MANIFEST_FIELDS = (
     "name", "version", "created_at", "created_by", "benchwright_version", "schema_version", "release_format",
@@ -535,6 +595,7 @@ def _write_release(
     probes_excluded: Sequence[tuple[str, str]] = (),
 ) -> Path:
     rows, release_format = _prepare_rows(rows, allow_empty=bool(probes))
+    layout = _split_layout(rows, release_format, spec.split_files)  # before anything is written
     previous: tuple[dict, list[ReleaseRow]] | None = None
     previous_manifest_sha = None
     if previous_dir is not None:
@@ -549,8 +610,7 @@ def _write_release(
     # The data files are written, fsynced and hashed in worker threads (pyarrow's encoding, the writes, fsync and
     # sha256 run without the GIL) while this thread encodes the rows, block by block, then the changelog and the
     # card. The workers are stopped (waiting for them) before the folder is removed on an error.
-    jsonl: _JsonlFile | None = None
-    parquet: _ParquetFile | None = None
+    writers: list[tuple[str, _JsonlFile | _ParquetFile]] = []  # each data file's writer, JSONL then Parquet
     try:
         files: dict[str, dict] = {}
         pseudonym_salt = None if with_annotators else salt
@@ -558,17 +618,27 @@ def _write_release(
         schema = parquet_schema(release_format)
         keys = env_secrets()
         suspect_names = _suspect_names(rows, [k.encode("utf-8") for k in keys] + [b"\\u"]) if keys else set()
-        jsonl = _write_jsonl(tmp / DATA_JSONL)
-        parquet = _write_parquet(tmp / DATA_PARQUET, schema)
         blocks = []
-        for start in range(0, max(len(rows), 1), _ROWS_PER_BLOCK):  # an empty release writes its empty table
-            end = start + _ROWS_PER_BLOCK
-            block = _encode_block(rows, start, end, annotators, schema, jsonl.write, keys, suspect_names,
-                                  pseudonym_salt)
-            parquet.write(block)
-            blocks.append(block)
-        jsonl.finish()
-        parquet.finish()
+        groups: list[tuple[str, list[int] | None]] = [("test", None)] if layout is None else list(layout.items())
+        for split, indexes in groups:
+            jsonl_name, parquet_name = split_data_files(split)
+            jsonl = _write_jsonl(tmp / jsonl_name)
+            writers.append((jsonl_name, jsonl))
+            parquet = _write_parquet(tmp / parquet_name, schema)
+            writers.append((parquet_name, parquet))
+            # the rows of this data file (all of them, or one split's, scrubbed in place and copied back)
+            part = rows if indexes is None else [rows[i] for i in indexes]
+            part_annotators = annotators if indexes is None else [annotators[i] for i in indexes]
+            for start in range(0, max(len(part), 1), _ROWS_PER_BLOCK):  # an empty release writes its empty table
+                end = start + _ROWS_PER_BLOCK
+                block = _encode_block(part, start, end, part_annotators, schema, jsonl.write, keys, suspect_names,
+                                      pseudonym_salt)
+                parquet.write(block)
+                blocks.append(block)
+            for i, r, a in zip(indexes or (), part, part_annotators, strict=False):
+                rows[i], annotators[i] = r, a
+            jsonl.finish()
+            parquet.finish()
         table = pa.concat_tables(blocks)
         prev_label = ""
         if previous is not None:
@@ -626,13 +696,14 @@ def _write_release(
             manifest["figures"] = list(spec.figures)
         if probes:
             manifest["probes"] = probes_summary(probes, probes_excluded)
+        if layout is not None:
+            manifest["splits"] = {split: len(indexes) for split, indexes in layout.items()}
         files.update(_write_figures(tmp, spec))
         files[CARD] = _write_card(tmp / CARD, table, spec, manifest, probes_index)
         step()
-        files[DATA_JSONL] = jsonl.close()
-        step()
-        files[DATA_PARQUET] = parquet.close()
-        step()
+        for kind in (_JsonlFile, _ParquetFile):  # one step for the JSONL files, one for the Parquet files
+            files.update((name, writer.close()) for name, writer in writers if isinstance(writer, kind))
+            step()
         manifest["files"] = dict(sorted(files.items()))
         _write_manifest(tmp / MANIFEST, manifest)
         _set_times(tmp, spec.created_at)
@@ -645,9 +716,8 @@ def _write_release(
         _fsync_dir(out_dir)
         step()
     except BaseException:
-        for writer in (jsonl, parquet):
-            if writer is not None:
-                writer.abandon()
+        for _, writer in writers:
+            writer.abandon()
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return target
@@ -702,7 +772,9 @@ def _safe_rel(name: str) -> bool:
 def verify_release(path: str | Path) -> VerifyReport:
     """Check a release folder: manifest fields, every listed file's size and sha256, no unlisted files,
     JSONL rows valid :class:`ReleaseRow` objects (sorted, unique ids, valid checklists), the Parquet
-    schema equal to :data:`PARQUET_SCHEMA`, and row counts and ids matching the manifest."""
+    schema equal to :data:`PARQUET_SCHEMA`, and row counts and ids matching the manifest. A release written per
+    split (the manifest's ``splits``) has each split's files checked so (:func:`release_data_files`), its rows all
+    of that split, its row count the manifest's, and ids unique across the splits."""
     return _verify(Path(path))[0]
 
 
@@ -736,7 +808,13 @@ def _verify(root: Path) -> tuple[VerifyReport, list[ReleaseRow]]:
     if not isinstance(files, dict):
         problems.append(f"{MANIFEST}: 'files' is not an object of name -> {{sha256, size}}")
         files = {}
-    for name in RELEASE_FILES:
+    layout = release_data_files(manifest)
+    bad_splits = [f"{MANIFEST}: splits: {p}" for p in map(release_split_problem, filter(None, layout)) if p]
+    if bad_splits:  # no file of such a name is opened
+        problems += bad_splits
+        layout = {}
+    data_names = [name for pair in layout.values() for name in pair]
+    for name in (CHANGELOG, CARD, *data_names):
         if name not in files:
             problems.append(f"{MANIFEST} does not list {name}")
     intact: set[str] = set()
@@ -770,38 +848,22 @@ def _verify(root: Path) -> tuple[VerifyReport, list[ReleaseRow]]:
             problems.append(f"{rel}: not listed in the manifest")
     n_pairs = manifest.get("n_pairs")
     ids: list[str] | None = None
-    jp = root / DATA_JSONL
-    if jp.is_file():
-        rows, row_problems = _check_jsonl(jp)
-        ids = [r.id for r in rows]
-        problems += row_problems
-        if n_pairs is not None and len(ids) != n_pairs:
-            problems.append(f"{DATA_JSONL}: {len(ids)} rows, the manifest says {n_pairs}")
-    pp = root / DATA_PARQUET
-    if pp.is_file():
-        try:
-            pf = pq.ParquetFile(pp)
-        except (pa.ArrowException, OSError) as e:
-            problems.append(f"{DATA_PARQUET}: not a readable Parquet file ({e})")
-        else:
-            diffs = _schema_differences(pf.schema_arrow, expected_schema)
-            problems += [f"{DATA_PARQUET}: schema differs: {d}" for d in diffs]
-            if n_pairs is not None and pf.metadata.num_rows != n_pairs:
-                problems.append(f"{DATA_PARQUET}: {pf.metadata.num_rows} rows, the manifest says {n_pairs}")
-            if not diffs and ids is not None:
-                pids = pf.read(columns=["id"]).column("id").to_pylist()
-                if pids != ids:
-                    problems.append(f"{DATA_PARQUET}: pair ids differ from {DATA_JSONL}")
-                else:
-                    # the two data files must say the same thing, field by field
-                    stored = pf.read().to_pylist()
-                    expected = rows_to_table(rows, schema=expected_schema).to_pylist()
-                    for a, b in zip(stored, expected, strict=False):
-                        if a != b:
-                            fields = sorted(k for k in a if a.get(k) != b.get(k))
-                            problems.append(f"{DATA_PARQUET} and {DATA_JSONL} differ for pair {a.get('id')} "
-                                            f"(fields: {', '.join(fields)})")
-                            break
+    counts = manifest.get("splits") if isinstance(manifest.get("splits"), dict) else {}
+    for split, (jsonl_name, parquet_name) in layout.items():
+        part, part_ids, part_problems = _check_data(root, jsonl_name, parquet_name, expected_schema,
+                                                    n_pairs if split is None else counts.get(split), split)
+        rows += part
+        problems += part_problems
+        if part_ids is not None:
+            ids = (ids or []) + part_ids
+    if len(layout) > 1:
+        rows.sort(key=attrgetter("id"))
+        if ids is not None:
+            if len(set(ids)) != len(ids):
+                problems.append(f"pair ids repeat across the data files of the splits: "
+                                f"{', '.join(sorted({i for i, j in pairwise(sorted(ids)) if i == j})[:10])}")
+            if n_pairs is not None and len(ids) != n_pairs:
+                problems.append(f"the data files hold {len(ids)} rows, the manifest says {n_pairs}")
     if "probes" in manifest:
         problems += check_probes(root, manifest["probes"])
         if isinstance(manifest["probes"], dict) and isinstance(manifest["probes"].get("n_probes"), int):
@@ -809,7 +871,7 @@ def _verify(root: Path) -> tuple[VerifyReport, list[ReleaseRow]]:
     card = root / CARD
     if card.is_file():
         card_text = card.read_text(encoding="utf-8", errors="replace")
-        problems += _check_card(card_text)
+        problems += _check_card(card_text, [pq_name for _, pq_name in layout.values()])
         problems += [f"{CARD} links {link}, which the manifest does not list" for link in _figure_links(card_text)
                      if link not in files]
     rep.n_pairs = n_pairs if isinstance(n_pairs, int) else (len(ids) if ids is not None else None)
@@ -817,7 +879,55 @@ def _verify(root: Path) -> tuple[VerifyReport, list[ReleaseRow]]:
     return rep, rows
 
 
-def _check_jsonl(path: Path, limit: int = 20) -> tuple[list[ReleaseRow], list[str]]:
+def _check_data(root: Path, jsonl_name: str, parquet_name: str, expected_schema: pa.Schema, n_rows: object,
+                split: str | None) -> tuple[list[ReleaseRow], list[str] | None, list[str]]:
+    """One pair of data files of a release (``data/test.*``, or one split's): the JSONL rows that parsed, their
+    ids (None when the file is missing) and the problems: rows and Parquet schema valid, ``n_rows`` rows (the
+    manifest's, when an int), the Parquet file saying what the JSONL file says, and, for a ``split``'s files,
+    every row of that split (:data:`UNASSIGNED_SPLIT`: no split)."""
+    rows: list[ReleaseRow] = []
+    problems: list[str] = []
+    ids: list[str] | None = None
+    jp = root / jsonl_name
+    if jp.is_file():
+        rows, problems = _check_jsonl(jp, name=jsonl_name)
+        ids = [r.id for r in rows]
+        if isinstance(n_rows, int) and len(ids) != n_rows:
+            problems.append(f"{jsonl_name}: {len(ids)} rows, the manifest says {n_rows}")
+        if split is not None:
+            stray = [r for r in rows if (r.split or UNASSIGNED_SPLIT) != split]
+            if stray:
+                problems.append(f"{jsonl_name}: pair {stray[0].id} has the split {stray[0].split!r}, not {split!r}"
+                                + (f" (and {len(stray) - 1} more)" if len(stray) > 1 else ""))
+    pp = root / parquet_name
+    if pp.is_file():
+        try:
+            pf = pq.ParquetFile(pp)
+        except (pa.ArrowException, OSError) as e:
+            problems.append(f"{parquet_name}: not a readable Parquet file ({e})")
+        else:
+            diffs = _schema_differences(pf.schema_arrow, expected_schema)
+            problems += [f"{parquet_name}: schema differs: {d}" for d in diffs]
+            if isinstance(n_rows, int) and pf.metadata.num_rows != n_rows:
+                problems.append(f"{parquet_name}: {pf.metadata.num_rows} rows, the manifest says {n_rows}")
+            if not diffs and ids is not None:
+                pids = pf.read(columns=["id"]).column("id").to_pylist()
+                if pids != ids:
+                    problems.append(f"{parquet_name}: pair ids differ from {jsonl_name}")
+                else:
+                    # the two data files must say the same thing, field by field
+                    stored = pf.read().to_pylist()
+                    expected = rows_to_table(rows, schema=expected_schema).to_pylist()
+                    for a, b in zip(stored, expected, strict=False):
+                        if a != b:
+                            fields = sorted(k for k in a if a.get(k) != b.get(k))
+                            problems.append(f"{parquet_name} and {jsonl_name} differ for pair {a.get('id')} "
+                                            f"(fields: {', '.join(fields)})")
+                            break
+    return rows, ids, problems
+
+
+def _check_jsonl(path: Path, limit: int = 20, name: str = DATA_JSONL) -> tuple[list[ReleaseRow], list[str]]:
     rows: list[ReleaseRow] = []
     problems: list[str] = []
     bad = 0
@@ -830,16 +940,16 @@ def _check_jsonl(path: Path, limit: int = 20) -> tuple[list[ReleaseRow], list[st
                 if bad <= limit:
                     err = e.errors()[0]
                     where = ".".join(str(x) for x in err["loc"]) or "row"
-                    problems.append(f"{DATA_JSONL}, line {n}, field '{where}': {err['msg']}")
+                    problems.append(f"{name}, line {n}, field '{where}': {err['msg']}")
                 continue
             if validate(Checklist(items=list(row.checklist))):
-                problems.append(f"{DATA_JSONL}, line {n}: the checklist of {row.id} breaks the checklist rules")
+                problems.append(f"{name}, line {n}: the checklist of {row.id} breaks the checklist rules")
             rows.append(row)
     if bad > limit:
-        problems.append(f"{DATA_JSONL}: ... and {bad - limit} more invalid rows")
+        problems.append(f"{name}: ... and {bad - limit} more invalid rows")
     ids = [r.id for r in rows]
     if ids != sorted(set(ids)):
-        problems.append(f"{DATA_JSONL}: pair ids are not sorted and unique")
+        problems.append(f"{name}: pair ids are not sorted and unique")
     return rows, problems
 
 
@@ -848,7 +958,7 @@ def _figure_links(card_text: str) -> list[str]:
     return re.findall(r"!\[[^\]\n]*\]\((figures/[^)\s]+)\)", card_text)
 
 
-def _check_card(text: str) -> list[str]:
+def _check_card(text: str, parquets: Sequence[str] = (DATA_PARQUET,)) -> list[str]:
     import yaml
 
     if not text.startswith("---\n"):
@@ -868,8 +978,7 @@ def _check_card(text: str) -> list[str]:
             problems.append(f"{CARD}: front matter has no {key!r}")
     paths = [df.get("path") for c in meta.get("configs") or [] if isinstance(c, dict)
              for df in c.get("data_files") or [] if isinstance(df, dict)]
-    if "configs" in meta and DATA_PARQUET not in paths:
-        problems.append(f"{CARD}: configs do not name {DATA_PARQUET}")
+    problems += [f"{CARD}: configs do not name {name}" for name in parquets if "configs" in meta and name not in paths]
     return problems
 
 
@@ -890,8 +999,13 @@ def read_release(path: str | Path, *, verify: bool = True) -> tuple[dict, list[R
                 more = f"\n  ... and {len(report.problems) - 20} more" if len(report.problems) > 20 else ""
                 raise ReleaseError(f"{root} is not an intact release:\n{shown}{more}")
         else:
-            with (root / DATA_JSONL).open("rb") as f:
-                rows = [ReleaseRow.model_validate_json(line) for line in f if line.strip()]
+            rows = []
+            layout = release_data_files(json.loads((root / MANIFEST).read_text(encoding="utf-8")))
+            for jsonl_name, _ in layout.values():
+                with (root / jsonl_name).open("rb") as f:
+                    rows += [ReleaseRow.model_validate_json(line) for line in f if line.strip()]
+            if len(layout) > 1:
+                rows.sort(key=attrgetter("id"))
         manifest = json.loads((root / MANIFEST).read_text(encoding="utf-8"))
     except (OSError, ValueError) as e:
         raise ReleaseError(f"{root} cannot be read as a release: {e}") from None

@@ -441,6 +441,10 @@ class ReleaseSpec(BaseModel):
     Scores section; None writes neither. ``figures`` (kinds of :data:`benchwright.exports.figures.FIGURE_KINDS`)
     asks for PNG figures under ``figures/``, each drawn only where its data is in the spec, listed in the manifest
     and linked from the card; None (a release made before figures existed) draws none, so it rebuilds byte for byte.
+    ``split_files``: write one pair of data files per split (``data/<split>.jsonl``, ``data/<split>.parquet``) when
+    the rows (release format 4) have a split other than ``test`` (docs/releases.md, "Splits"); False (a release made
+    before per-split files existed, and the default of :func:`write_release` callers) writes every row to
+    ``data/test.*``, so such a release rebuilds byte for byte.
     ``pseudonym_salt`` is never written: pass a secret of the project so pseudonyms cannot be checked
     against guessed names (by default the release name, which keeps pseudonyms stable across versions).
     """
@@ -471,6 +475,7 @@ class ReleaseSpec(BaseModel):
     judges: list[dict] | None = None
     scores: dict | None = None
     figures: list[str] | None = None
+    split_files: bool = False
     pseudonym_salt: str = Field(default="", exclude=True, repr=False)
 
     @field_validator("name")

@@ -11,12 +11,19 @@ from benchwright.db import Store
 
 
 def release_pair_ids(folder: str | Path) -> set[str] | None:
-    """The pair ids in a release folder's ``data/test.jsonl`` (the ``id`` of each line), or None when the file
-    is gone or cannot be read (the funnel then marks ``released`` unknown)."""
-    path = Path(folder) / "data" / "test.jsonl"
+    """The pair ids in a release folder's ``data/test.jsonl`` (the ``id`` of each line; of every split's
+    ``data/<split>.jsonl`` in a release written per split, as its manifest lists them), or None when a file is
+    gone or cannot be read (the funnel then marks ``released`` unknown)."""
+    from benchwright.exports.release import MANIFEST, release_data_files
+
+    root = Path(folder)
     try:
-        with path.open(encoding="utf-8") as f:
-            return {json.loads(line)["id"] for line in f if line.strip()}
+        manifest = json.loads((root / MANIFEST).read_text(encoding="utf-8")) if (root / MANIFEST).is_file() else {}
+        ids: set[str] = set()
+        for jsonl, _ in release_data_files(manifest if isinstance(manifest, dict) else {}).values():
+            with (root / jsonl).open(encoding="utf-8") as f:
+                ids |= {json.loads(line)["id"] for line in f if line.strip()}
+        return ids
     except (OSError, ValueError, KeyError, TypeError):
         return None
 

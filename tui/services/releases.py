@@ -155,6 +155,7 @@ def create_release(
     record: bool = True, progress=None, previous_path: Path | None = None, notes: list[str] | None = None,
     with_probes: bool = True, probe_preflight: ProbePreflight | None = None, curation: dict | None = None, models: dict | None = None,
     methods: dict | None = None, figures: bool | str | list[str] | tuple[str, ...] = True,
+    split_files: bool = True,
 ) -> Path:
     """Write release ``name`` ``version`` of the preflight's included pairs under ``out`` and record it.
 
@@ -169,6 +170,9 @@ def create_release(
 
     ``figures`` (:func:`release_figures`: True every kind, False none, or a list of kinds) are the PNG figures the
     card links (:mod:`benchwright.exports.figures`), each drawn where its data is in the release.
+
+    ``split_files`` (``ReleaseSpec.split_files``): pairs with splits other than ``test`` are written one pair of
+    data files per split (docs/releases.md, "Splits"); False writes every row to ``data/test.*``.
 
     The manifest and card carry the curation funnel and RepoProbe Table 2's figures
     (:func:`benchwright.tui.services.funnel.release_curation`); ``curation`` (``{"funnel": ...,
@@ -267,6 +271,7 @@ def create_release(
                        else preflight.selection.manifest_entry(len(preflight.included))),
             checklist_generators=models.get("checklist_generators"), judges=models.get("judges"),
             difficulty=methods.get("difficulty"), scores=methods.get("scores"), figures=figure_kinds,
+            split_files=split_files,
         )
     except ValidationError as e:
         problems = "; ".join(f"{'.'.join(map(str, err['loc']))}: {err['msg']}" for err in e.errors())
@@ -393,7 +398,7 @@ def rebuild_release(store: Store, name: str, version: str, out: Path, *, by: str
         created_at=record["created_at"], record=False, with_probes="probes" in manifest,
         models={k: manifest.get(k) for k in ("checklist_generators", "judges")},
         methods={"difficulty": manifest.get("difficulty"), "scores": manifest.get("scores")},
-        figures=manifest.get("figures", False),
+        figures=manifest.get("figures", False), split_files="splits" in manifest,
     )
     rebuilt = json.loads((path / "manifest.json").read_text(encoding="utf-8"))
     if with_annotators == (manifest.get("annotators") == "named") and rebuilt.get("files") != manifest.get("files"):
