@@ -120,7 +120,7 @@ def _split_layout(rows: Sequence[ReleaseRow], release_format: int, split_files: 
         problem = release_split_problem(split)
         if problem:
             raise ReleaseError(f"{problem}: pairs {pairs(split)}; rename the split (or release without per-split "
-                               "files); nothing was written")
+                               "files: releases create --one-data-file); nothing was written")
     if None in splits and UNASSIGNED_SPLIT in splits:
         raise ReleaseError(f"pairs {pairs(None)} have no split and pairs {pairs(UNASSIGNED_SPLIT)} have the split "
                            f"{UNASSIGNED_SPLIT!r}, the data file pairs without a split go to: give them a split; "

@@ -173,21 +173,23 @@ def test_push_of_a_split_release_uploads_every_split_file(tmp_path, monkeypatch)
     assert {"data/train.parquet", "data/test.parquet", "data/unassigned.parquet", "data/train.jsonl"} <= set(landed)
 
 
-def test_cli_create_rebuild_and_import_of_a_split_release(tmp_path, monkeypatch):
-    """Through the project: `releases create` writes per split, `releases rebuild` gives the same bytes,
-    `releases import` brings every split's pairs back with their splits."""
-    from benchwright.core.checklist import Checklist, ChecklistItem, binary_rubric, clarity_item
-    from benchwright.db import Store
+def run(db: Path, *args: str):
     from benchwright.tui.cli import main
 
-    def run(db: Path, *args: str):
-        return CliRunner().invoke(main, ["--db", str(db), *args])
+    return CliRunner().invoke(main, ["--db", str(db), *args])
+
+
+def split_project(tmp_path: Path, monkeypatch, splits=("train", "train", "test", "dev")) -> tuple[Path, list[str]]:
+    """A project whose pairs (task set code-derivable, one per split of ``splits``) are accepted with valid
+    checklists: the database and the pair ids."""
+    from benchwright.core.checklist import Checklist, ChecklistItem, binary_rubric, clarity_item
+    from benchwright.db import Store
 
     monkeypatch.setenv("BENCHWRIGHT_CONFIG", str(tmp_path / "none.toml"))
     db, code, data = tmp_path / "p.db", tmp_path / "checkout", tmp_path / "split-pairs.jsonl"
     code.mkdir()
     data.write_text("".join(json.dumps({"question": f"Q {i}?", "answer": f"A {i}.", "ts": "code-derivable",
-                                        "sp": s}) + "\n" for i, s in enumerate(("train", "train", "test", "dev"))))
+                                        "sp": s}) + "\n" for i, s in enumerate(splits)))
     for args in (["init"], ["repos", "add", "demo", str(code), "--version", "1.0"],
                  ["pairs", "import", "jsonl", str(data), "--repo", "demo", "--map", "task_set=ts", "--map", "split=sp"]):
         r = run(db, *args)
@@ -200,6 +202,13 @@ def test_cli_create_rebuild_and_import_of_a_split_release(tmp_path, monkeypatch)
         for pid in ids:
             store.save_checklist(pid, checklist, author="llm", origin="generated")
             store.record_decision(pid, "ada", "accept")
+    return db, ids
+
+
+def test_cli_create_rebuild_and_import_of_a_split_release(tmp_path, monkeypatch):
+    """Through the project: `releases create` writes per split, `releases rebuild` gives the same bytes,
+    `releases import` brings every split's pairs back with their splits."""
+    db, _ids = split_project(tmp_path, monkeypatch)
     out = tmp_path / "rel"
     r = run(db, "releases", "create", "demo-qa", "--version", "1.0.0", "--out", str(out), "--as", "lead")
     assert r.exit_code == 0, r.output
@@ -229,3 +238,20 @@ def test_the_funnel_counts_the_pairs_of_every_split_file(tmp_path):
 
     assert release_pair_ids(split_release(tmp_path)) == {r.id for r in split_rows()}
     assert release_pair_ids(write_release(ROWS, spec(), tmp_path / "plain")) == {r.id for r in ROWS}
+
+
+def test_cli_refuses_a_bad_split_name_and_one_data_file_keeps_the_old_layout(tmp_path, monkeypatch):
+    db, _ids = split_project(tmp_path, monkeypatch, splits=("train", "my split", "test"))
+    out = tmp_path / "rel"
+    r = run(db, "releases", "create", "demo-qa", "--version", "1.0.0", "--out", str(out))
+    assert r.exit_code == 1
+    assert "split 'my split' is not a valid split name" in r.output and "nothing was written" in r.output
+    assert not (out / "demo-qa-1.0.0").exists() and not list(out.glob(".*partial"))
+    r = run(db, "releases", "create", "demo-qa", "--version", "1.0.0", "--out", str(out), "--one-data-file")
+    assert r.exit_code == 0, r.output  # the failed attempt left no record in the way
+    folder = out / "demo-qa-1.0.0"
+    assert sorted(p.name for p in (folder / "data").iterdir()) == ["test.jsonl", "test.parquet"]
+    assert "splits" not in json.loads((folder / "manifest.json").read_text())
+    r = run(db, "releases", "rebuild", "demo-qa", "--version", "1.0.0", "--out", str(tmp_path / "again"))
+    assert r.exit_code == 0, r.output  # rebuilt in the recorded (one-file) layout
+    assert (tmp_path / "again/demo-qa-1.0.0/data/test.parquet").read_bytes() == (folder / "data/test.parquet").read_bytes()

@@ -74,11 +74,14 @@ def release_preflight(ctx, list_all, include_dropped, selection) -> None:
 @click.option("--figures", "figures", default="all", show_default=True, metavar="KINDS",
               help="PNG figures under figures/, linked from the card: all, none, or a comma-separated list of "
                    "scores, strata, agreement, funnel (each drawn only where its data is in the release).")
+@click.option("--one-data-file", is_flag=True,
+              help="Write every row to data/test.* even when the pairs have splits (by default each split gets "
+                   "data/<split>.jsonl and data/<split>.parquet and its own split on the Hub).")
 @click.option("--as", "annotator", help="Who releases.")
 @click.pass_context
 @friendly
 def release_create(ctx, name, version, out, with_annotators, license_, previous, without_probes, include_dropped,
-                   selection, figures, annotator) -> None:
+                   selection, figures, one_data_file, annotator) -> None:
     """Preflight, then write NAME-VERSION (JSONL, Parquet, dataset card with the curation funnel and the scores,
     PNG figures the card links (--figures), manifest, changelog, signed-off probes). A pair a gating curation step dropped is excluded unless --include-dropped
     (recorded in the manifest, so a rebuild does the same). With --selection only that selection's pairs are
@@ -94,7 +97,8 @@ def release_create(ctx, name, version, out, with_annotators, license_, previous,
         path = create_release(store, pre, name, version, Path(out), by=resolve_annotator(annotator),
                               with_annotators=with_annotators, license=license_,
                               previous_path=Path(previous) if previous else None, notes=notes,
-                              with_probes=not without_probes, probe_preflight=probes, figures=figures)
+                              with_probes=not without_probes, probe_preflight=probes, figures=figures,
+                              split_files=not one_data_file)
     for note in notes:
         click.echo(note)
     if not notes:  # an adopted folder was written from the state of its own time: its card lists its fields
