@@ -93,6 +93,19 @@ def release_data_files(manifest: dict) -> dict[str | None, tuple[str, str]]:
     return {None: (DATA_JSONL, DATA_PARQUET)}
 
 
+def split_plan(pairs: Sequence, *, split_files: bool = True) -> dict[str, int] | None:
+    """The data files a release of ``pairs`` (objects with ``id``, ``task_set`` and ``split``: release rows or the
+    project's pairs) writes: ``{split: rows}`` when written per split (:func:`_split_layout`), None for the one
+    ``data/test.*`` pair. For the preflight, before anything is written.
+
+    Raises:
+        ReleaseError: a split name ``datasets`` does not accept, and the other refusals of :func:`_split_layout`.
+    """
+    fmt = 4 if any(p.task_set is not None for p in pairs) else 3
+    layout = _split_layout(sorted(pairs, key=attrgetter("id")), fmt, split_files)
+    return None if layout is None else {split: len(indexes) for split, indexes in layout.items()}
+
+
 def _split_layout(rows: Sequence[ReleaseRow], release_format: int, split_files: bool) -> dict[str, list[int]] | None:
     """The indexes of ``rows`` by the split whose data files they go to (sorted by split name), or None when the
     release writes every row to ``data/test.*``: without ``split_files``, before release format 4, or when no row

@@ -210,6 +210,8 @@ def test_cli_create_rebuild_and_import_of_a_split_release(tmp_path, monkeypatch)
     `releases import` brings every split's pairs back with their splits."""
     db, _ids = split_project(tmp_path, monkeypatch)
     out = tmp_path / "rel"
+    r = run(db, "releases", "preflight")
+    assert "data files per split: data/dev.* (1 pair), data/test.* (1 pair), data/train.* (2 pairs)" in r.output
     r = run(db, "releases", "create", "demo-qa", "--version", "1.0.0", "--out", str(out), "--as", "lead")
     assert r.exit_code == 0, r.output
     folder = out / "demo-qa-1.0.0"
@@ -243,6 +245,8 @@ def test_the_funnel_counts_the_pairs_of_every_split_file(tmp_path):
 def test_cli_refuses_a_bad_split_name_and_one_data_file_keeps_the_old_layout(tmp_path, monkeypatch):
     db, _ids = split_project(tmp_path, monkeypatch, splits=("train", "my split", "test"))
     out = tmp_path / "rel"
+    r = run(db, "releases", "preflight")
+    assert "problem: split 'my split' is not a valid split name" in r.output and "--one-data-file" in r.output
     r = run(db, "releases", "create", "demo-qa", "--version", "1.0.0", "--out", str(out))
     assert r.exit_code == 1
     assert "split 'my split' is not a valid split name" in r.output and "nothing was written" in r.output

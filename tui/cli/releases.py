@@ -17,7 +17,7 @@ def releases() -> None:
     """Frozen, versioned, checksummed benchmark releases."""
 
 
-def _preflight_lines(pre, probes=None) -> list[str]:
+def _preflight_lines(pre, probes=None, split_files: bool = True) -> list[str]:
     lines = [] if pre.selection is None else [
         f"selection {pre.selection.label}: {plural(pre.selection.size, 'pair')}; only they are considered"]
     lines.append(f"included: {plural(len(pre.included), 'pair')}")
@@ -27,6 +27,13 @@ def _preflight_lines(pre, probes=None) -> list[str]:
         lines.append(f"included: {plural(len(probes.included), 'probe')} (signed off)")
         lines += [f"  probe {c.probe.id}" for c in probes.included]
         lines += [f"excluded: probe {pid}: {reason}" for pid, reason in probes.excluded]
+    from ..services.releases import release_split_plan
+
+    plan, problem = release_split_plan(pre, split_files=split_files)
+    if plan:
+        lines.append("data files per split: " + ", ".join(f"data/{s}.* ({plural(n, 'pair')})" for s, n in plan.items()))
+    if problem:
+        lines.append(f"problem: {problem}")
     return lines
 
 
@@ -91,7 +98,7 @@ def release_create(ctx, name, version, out, with_annotators, license_, previous,
     with open_store(ctx) as store:
         pre = store.release_preflight(include_dropped=include_dropped, selection=_selection(store, selection))
         probes = None if without_probes else store.probe_release_preflight()
-        for line in _preflight_lines(pre, probes):
+        for line in _preflight_lines(pre, probes, split_files=not one_data_file):
             click.echo(line)
         notes: list[str] = []
         path = create_release(store, pre, name, version, Path(out), by=resolve_annotator(annotator),

@@ -374,6 +374,19 @@ def pseudonym_salt(store: Store, by: str) -> str:
     return salt
 
 
+def release_split_plan(preflight: Preflight, *, split_files: bool = True) -> tuple[dict[str, int] | None, str | None]:
+    """``(rows per split's data files, or None for the one data/test.* pair; the reason the release would be
+    refused, or None)`` of the preflight's included pairs (:func:`benchwright.exports.release.split_plan`), for
+    ``releases preflight`` and ``releases create`` to show before anything is written."""
+    from benchwright.exports.release import split_plan
+    from benchwright.exports.rows import ReleaseError
+
+    try:
+        return split_plan([c.pair for c in preflight.included], split_files=split_files), None
+    except ReleaseError as e:
+        return None, str(e).removesuffix("; nothing was written")
+
+
 def rebuild_release(store: Store, name: str, version: str, out: Path, *, by: str,
                     with_annotators: bool = False) -> Path:
     """Write a recorded release again from the current project state with its recorded time (to check that
