@@ -259,3 +259,18 @@ def test_cli_refuses_a_bad_split_name_and_one_data_file_keeps_the_old_layout(tmp
     r = run(db, "releases", "rebuild", "demo-qa", "--version", "1.0.0", "--out", str(tmp_path / "again"))
     assert r.exit_code == 0, r.output  # rebuilt in the recorded (one-file) layout
     assert (tmp_path / "again/demo-qa-1.0.0/data/test.parquet").read_bytes() == (folder / "data/test.parquet").read_bytes()
+
+
+async def test_the_release_screen_shows_the_split_plan(tmp_path, monkeypatch):
+    from benchwright.db import Store
+    from benchwright.tui.app import BenchwrightApp
+    from benchwright.tui.screens.release import ReleaseScreen
+
+    db, _ids = split_project(tmp_path, monkeypatch, splits=("train", "test", "a-b"))
+    with Store.open(db) as store:
+        app = BenchwrightApp(store, "lead", resume=False)
+        async with app.run_test() as pilot:
+            await app.push_screen(screen := ReleaseScreen(store, "lead"))
+            await pilot.pause()
+            note = screen.split_note
+    assert note.startswith("Problem: split 'a-b' is not a valid split name") and "pairs qa_" in note

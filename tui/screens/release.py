@@ -71,6 +71,8 @@ class ReleaseScreen(Screen):
         self.annotator = annotator
         self.out = out if out is not None else Path(store.path).resolve().parent / "releases"
         self.preflight = None
+        self.split_note = ""
+        """The preflight's per-split data files or the problem that would refuse them (shown under its table)."""
         self.include_dropped = False
         self.selection: str | None = None
         """The selection the release is restricted to (``--selection``), chosen in the Select; None: every pair."""
@@ -122,6 +124,13 @@ class ReleaseScreen(Screen):
         for group in view.excluded:
             table.add_row(literal(group.reason), literal(len(group.pair_ids)),
                           literal(", ".join(f"#{n}" for n in group.first_ordinals)))
+        from ..services.releases import release_split_plan
+
+        plan, problem = release_split_plan(pre)  # per-split data files (docs/releases.md, "Splits")
+        self.split_note = (f"Problem: {problem}" if problem else "Data files per split: " + ", ".join(
+            f"data/{s}.* ({plural(n, 'pair')})" for s, n in plan.items()) if plan else "")
+        if self.split_note:
+            table.caption = literal(self.split_note)
         self.query_one("#release-preflight", Static).update(table)
 
     def action_create(self) -> None:
