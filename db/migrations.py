@@ -1637,4 +1637,44 @@ def m027_release_pushes(db: Database) -> None:
         """
     )
 
+@migrations(name="m028_review_resume")
+def m028_review_resume(db: Database) -> None:
+    """``review_resume`` (issue 19 item 6): where ``Store.first_undecided`` starts looking, per annotator, so the
+    app's start does not walk past every decided pair. ``ordinal`` is a lower bound: every pair with a smaller
+    ordinal has a decision by ``annotator`` (not undone, not made before its pair was reopened). The store
+    writes it when it found the first undecided pair; triggers only ever lower it: an undo or a deleted or moved
+    state row (``review_state``), a pair inserted, reopened or renumbered below it (``qa_pairs``). A missing row
+    means "from the start"."""
+    lower = "UPDATE review_resume SET ordinal = {o} WHERE ordinal > {o}"
+    state = "(SELECT ordinal FROM qa_pairs WHERE id = {r}.qa_pair_id)"
+    db.executescript(
+        f"""
+        CREATE TABLE IF NOT EXISTS review_resume (
+            annotator TEXT PRIMARY KEY,
+            ordinal INTEGER NOT NULL
+        );
+        CREATE TRIGGER IF NOT EXISTS review_resume_state_insert AFTER INSERT ON review_state
+        WHEN NEW.decision IS NULL BEGIN
+            {lower.format(o=state.format(r="NEW"))} AND annotator = NEW.annotator;
+        END;
+        CREATE TRIGGER IF NOT EXISTS review_resume_state_update AFTER UPDATE ON review_state
+        WHEN NEW.decision IS NULL OR NEW.qa_pair_id IS NOT OLD.qa_pair_id OR NEW.annotator IS NOT OLD.annotator
+        BEGIN
+            {lower.format(o=state.format(r="OLD"))} AND annotator = OLD.annotator;
+            {lower.format(o=state.format(r="NEW"))} AND annotator = NEW.annotator;
+        END;
+        CREATE TRIGGER IF NOT EXISTS review_resume_state_delete AFTER DELETE ON review_state BEGIN
+            {lower.format(o=state.format(r="OLD"))} AND annotator = OLD.annotator;
+        END;
+        CREATE TRIGGER IF NOT EXISTS review_resume_pair_insert AFTER INSERT ON qa_pairs BEGIN
+            {lower.format(o="NEW.ordinal")};
+        END;
+        CREATE TRIGGER IF NOT EXISTS review_resume_pair_update AFTER UPDATE OF ordinal, reopened_at ON qa_pairs
+        WHEN NEW.reopened_at IS NOT OLD.reopened_at OR NEW.ordinal IS NOT OLD.ordinal BEGIN
+            {lower.format(o="NEW.ordinal")};
+        END;
+        """
+    )
+
+
 SCHEMA_VERSION = len(migrations._migrations)
