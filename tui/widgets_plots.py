@@ -42,10 +42,16 @@ def one_line(text: object) -> str:
     return printable("" if text is None else str(text)).replace("\n", "\u2424").replace("\t", "\u2409")
 
 
-def plot_label(text: object, limit: int = LABEL_CHARS) -> str:
-    """``text`` for plotext: :func:`one_line`, cut at ``limit`` characters with ``…``."""
+def plot_label(text: object, limit: int = LABEL_CHARS, *, middle: bool = False) -> str:
+    """``text`` for plotext: :func:`one_line`, cut at ``limit`` characters with ``…`` at the end, or in the
+    middle when ``middle`` (both ends stay: labels that differ only at the end remain distinguishable)."""
     s = one_line(text)
-    return s if len(s) <= limit else s[: limit - 1] + "…"
+    if len(s) <= limit:
+        return s
+    if not middle:
+        return s[: limit - 1] + "…"
+    head = limit // 2
+    return s[:head] + "…" + s[len(s) - (limit - 1 - head):]
 
 
 def _pct(x: float | None) -> str:
@@ -160,7 +166,7 @@ class PlotPanel(Vertical):
         if plots.scores_error:
             return f"no data: the judged answers could not be read ({plots.scores_error})", ""
         if not plots.scores:
-            return "no data: no judged answers yet (benchwright judge run, or answers import)", ""
+            return "no data: no judged answers yet (benchwright judgments run checklist, or answers import)", ""
         labels = bin_labels(len(plots.scores[0].counts))
         names = [_group(d.model, d.condition, d.judge, d.judge_model) for d in plots.scores]
         counts = [list(d.counts) for d in plots.scores]
@@ -180,7 +186,7 @@ class PlotPanel(Vertical):
             return f"no data: the judged answers could not be read ({plots.scores_error})", ""
         if not plots.stability:
             return ("no data: no model has answers scored in two or more runs by one judge "
-                    "(benchwright judge run --runs 2)"), ""
+                    "(benchwright judgments run checklist --runs 2)"), ""
         names, lines = [], []
         for i, s in enumerate(plots.stability, start=1):
             r = s.row
@@ -216,7 +222,7 @@ class PlotPanel(Vertical):
             return ("no data: no human judgment paired with an LLM judge's scores of the same answer yet (h in the "
                     "judge inspector scores an answer against its checklist)"), "\n".join(lines)
         values = [b.agreement.mean_diff.value for _n, b in defined]
-        plt.bar([plot_label(n, 24) for n, _b in defined], values)
+        plt.bar([plot_label(n, 24, middle=True) for n, _b in defined], values)
         top = max(1.0, *(abs(v) for v in values))
         plt.ylim(-top, top)
         plt.ylabel("judge - human, points")

@@ -197,3 +197,27 @@ def test_plotext_loads_with_the_screen_not_with_the_app():
             "'krippendorff' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["[]", "True", "False", "False"]
+
+
+def test_calibration_labels_keep_the_model_distinguishable():
+    """Finding 8: two bars of one judge and two models got the same cut label; a middle cut keeps both ends."""
+    a = plot_label("checklist:sample-judge · model-alpha-2026", 24, middle=True)
+    b = plot_label("checklist:sample-judge · model-beta-2026", 24, middle=True)
+    assert a != b and len(a) == len(b) == 24 and a.startswith("checklist:") and "…" in a
+    assert a.endswith("alpha-2026") and b.endswith("beta-2026")
+    assert plot_label("short", 24, middle=True) == "short"
+
+
+def test_no_data_hints_name_commands_that_parse():
+    """Finding 7: every "(benchwright ...)" hint of the plots names a command the CLI knows (resolved with --help)."""
+    import inspect
+    import re
+
+    from benchwright.tui import widgets_plots
+
+    hints = re.findall(r"\(benchwright ([^),]+)", inspect.getsource(widgets_plots))
+    assert len(hints) >= 2
+    for hint in hints:
+        result = CliRunner().invoke(main, [*hint.split(), "--help"])
+        assert result.exit_code == 0, (hint, result.output)
+        assert "No such command" not in result.output

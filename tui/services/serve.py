@@ -11,7 +11,8 @@ application of our own, which adds what textual-serve leaves out:
   the page, the websocket and downloads refuse a visitor without one (HTTP 403), so no app process is started
   for them. Tokens and sessions are compared with :func:`hmac.compare_digest`.
 - **The annotator comes from the server side**: the session's name, never a URL parameter, unless the operator
-  passed ``--as-annotator-from-url`` (then ``/?as=NAME`` picks the annotator of that page: the URL is trusted).
+  passed ``--as-annotator-from-url`` and the session was opened with the shared token (then ``/?as=NAME`` picks
+  the annotator of that page: the URL is trusted). A per-annotator token's session is always its annotator.
 - **Offline page**: textual-serve's template fetches the Roboto Mono CSS from Google Fonts; ours
   (``tui/serve_assets/index.html``) declares the font from the wheel's own ``static/fonts`` instead, and a
   Content-Security-Policy of ``'self'`` forbids any other origin.
@@ -37,6 +38,7 @@ import os
 import secrets
 import signal
 import sys
+import time
 import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -54,6 +56,16 @@ NAME_CHARS = 64
 
 COOKIE = "benchwright_session"
 """The session cookie's name."""
+
+PENDING_COOKIE = "benchwright_pending"
+"""The pre-login cookie's name: a shared link opened without a name keeps its token server-side under it."""
+
+PENDING_SECONDS = 600
+"""How long the pre-login cookie (and the token it stands for) lasts, seconds."""
+
+MAX_WIDTH, MAX_HEIGHT = 500, 200
+"""The largest terminal a browser may ask for (columns, rows); larger sizes are clamped (a client asking for
+5000x5000 would otherwise grow the app to hundreds of MB)."""
 
 QUIT_SECONDS = 5.0
 """How long a child app is given to quit on its own (it was sent textual-serve's quit message) before SIGTERM;
@@ -100,18 +112,26 @@ def check_bind(host: str, allow_remote: bool) -> str | None:
 
 
 def annotator_name(raw: object, where: str) -> str:
-    """An annotator name given at login, on the command line or in a URL, stripped.
+    """An annotator name given at login, on the command line or in a URL: stripped and normalised to Unicode NFC
+    (the same name typed on two keyboards is one annotator).
 
     Raises:
-        AccessDenied: not text, empty, longer than :data:`NAME_CHARS` or holding a control or format character
+        AccessDenied: not text, empty, not valid UTF-8 (U+FFFD or a surrogate), longer than :data:`NAME_CHARS`
+            or holding a control character or an invisible / direction-changing format character (category Cf)
             (``where`` names the field in the message)."""
     if not isinstance(raw, str) or not raw.strip():
         raise AccessDenied(f"{where}: give an annotator name")
-    name = raw.strip()
+    if "\ufffd" in raw or any(unicodedata.category(c) == "Cs" for c in raw):
+        # aiohttp decodes invalid UTF-8 in a form or a URL (%ff, an encoded surrogate) to U+FFFD
+        raise AccessDenied(f"{where}: the name is not valid UTF-8 text")
+    name = unicodedata.normalize("NFC", raw.strip())
     if len(name) > NAME_CHARS:
         raise AccessDenied(f"{where}: an annotator name has at most {NAME_CHARS} characters")
-    if any(unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp") for c in name):
+    if any(unicodedata.category(c) in ("Cc", "Zl", "Zp") for c in name):
         raise AccessDenied(f"{where}: an annotator name cannot hold control characters")
+    if any(unicodedata.category(c) == "Cf" for c in name):
+        raise AccessDenied(f"{where}: an annotator name cannot hold invisible or direction-changing characters "
+                           "(zero-width, bidi overrides)")
     return name
 
 
@@ -138,6 +158,10 @@ class Access:
     tokens: dict[str, str | None]
     names_from_url: bool = False
     sessions: dict[str, str | None] = field(default_factory=dict)
+    shared_sessions: dict[str, None] = field(default_factory=dict)
+    """Sessions opened with the shared token: only these take the annotator from the URL."""
+    pending: dict[str, tuple[str, float]] = field(default_factory=dict)
+    """Pre-login ids (a short-lived cookie) of a shared link opened without a name: ``id -> (token, expiry)``."""
 
     @classmethod
     def create(cls, annotators: Sequence[str] = (), *, names_from_url: bool = False) -> Access:
@@ -178,11 +202,41 @@ class Access:
         found, annotator = _find(self.tokens, token.strip())
         if not found:
             raise AccessDenied("this token does not open this server (ask for the link benchwright serve printed)")
+        shared = annotator is None
         if annotator is None and not (self.names_from_url and not (isinstance(name, str) and name.strip())):
             annotator = annotator_name(name, "name")
         session = secrets.token_urlsafe(TOKEN_BYTES)
         self.sessions[session] = annotator
+        if shared:
+            self.shared_sessions[session] = None
         return session, annotator
+
+    def needs_name(self, token: object) -> bool:
+        """Whether ``token`` is the shared token and the login form must ask for a name (no ``names_from_url``)."""
+        if not isinstance(token, str) or self.names_from_url:
+            return False
+        found, annotator = _find(self.tokens, token.strip())
+        return found and annotator is None
+
+    def hold(self, token: str, now: float | None = None) -> str:
+        """Keep a shared ``token`` for :data:`PENDING_SECONDS` under a new random id (the pre-login cookie), so
+        the login form asks only for the name and the token leaves the address bar."""
+        now = time.monotonic() if now is None else now
+        self.pending = {k: v for k, v in self.pending.items() if v[1] > now}
+        held = secrets.token_urlsafe(TOKEN_BYTES)
+        self.pending[held] = (token.strip(), now + PENDING_SECONDS)
+        return held
+
+    def held(self, held: str | None, now: float | None = None) -> str | None:
+        """The token kept under ``held`` by :meth:`hold`, or None (unknown or expired)."""
+        if not held:
+            return None
+        now = time.monotonic() if now is None else now
+        found, value = False, None
+        for known, v in self.pending.items():
+            if _same(known, held):
+                found, value = True, v
+        return value[0] if found and value is not None and value[1] > now else None
 
     def session(self, session: str | None) -> tuple[bool, str | None]:
         """``(whether session is open, its annotator)``."""
@@ -191,14 +245,15 @@ class Access:
         return _find(self.sessions, session)
 
     def annotator_for(self, session: str | None, url_name: str | None) -> str:
-        """The annotator a visitor's app runs as: the session's, or ``url_name`` under ``names_from_url``.
+        """The annotator a visitor's app runs as: the session's; ``url_name`` only under ``names_from_url`` and
+        for a session of the shared token (a per-annotator token's session is always its annotator).
 
         Raises:
             AccessDenied: no open session, or no name to run as."""
         found, annotator = self.session(session)
         if not found:
             raise AccessDenied("not logged in")
-        if self.names_from_url and url_name:
+        if self.names_from_url and url_name and _find(self.shared_sessions, session or "")[0]:
             return annotator_name(url_name, "as")
         if annotator is None:
             raise AccessDenied("as: this server takes the annotator from the page's URL (?as=NAME)")
@@ -209,6 +264,7 @@ class Access:
         for known in list(self.sessions):
             if session and _same(known, session):
                 del self.sessions[known]
+                self.shared_sessions.pop(known, None)
 
 
 def app_argv(db_path: str | os.PathLike, annotator: str) -> list[str]:
@@ -348,13 +404,24 @@ class ServeServer:
                                  "X-Content-Type-Options": "nosniff"})
         return response
 
-    def _login_page(self, message: str = "", status: int = 200, name: str = ""):
+    def _login_page(self, message: str = "", status: int = 200, name: str = "", held: bool = False):
+        """The form. ``held``: the token is kept server-side (pre-login cookie), so only the name is asked."""
         name_row = ""
         if self.access.shared:
-            name_row = ('<label>Your name <input name="name" autocomplete="username" maxlength="64" value="'
-                        f'{html.escape(name)}"></label>')
+            name_row = ('<label>Your name <input name="name" autocomplete="username" maxlength="64" required '
+                        f'autofocus value="{html.escape(name)}"></label>')
+        token_row = ('<p id="token-held">Access token accepted: type your name.</p>' if held else
+                     '<label>Access token <input name="token" type="password" autocomplete="off" required></label>')
         return self._html(_page("login.html", title=html.escape(self.title), message=html.escape(message),
-                                name_row=name_row), status)
+                                name_row=name_row, token_row=token_row), status)
+
+    def _busy_page(self):
+        """HTTP 503: ``max_apps`` apps run already (shown instead of a terminal page whose websocket would fail)."""
+        message = (f"The limit of {self.max_apps} open apps (benchwright serve --max-apps) is reached: close "
+                   "another tab of this server, then reload this page.")
+        return self._html(f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>'
+                          f'{html.escape(self.title)}: busy</title></head><body><h1>{html.escape(self.title)}</h1>'
+                          f'<p id="message">{html.escape(message)}</p></body></html>', 503)
 
     def _logged_in(self, request, annotator: str | None, session: str):
         from aiohttp import web
@@ -363,26 +430,43 @@ class ServeServer:
             f"/?{urlencode({'as': request.query['as']})}"
         response = web.HTTPSeeOther(target, headers={"Cache-Control": "no-store", "Referrer-Policy": "no-referrer"})
         response.set_cookie(COOKIE, session, httponly=True, samesite="Strict", path="/")
+        response.del_cookie(PENDING_COOKIE, path="/login")
         raise response
 
     async def handle_login_page(self, request):
-        """GET /login: the form; with ``?token=`` (a printed link) logs in and redirects to ``/``."""
+        """GET /login: the form; with ``?token=`` (a printed link) logs in and redirects to ``/``. The shared
+        token without a name is kept server-side under a pre-login cookie and the visitor redirected to
+        ``/login``, where the form asks only for the name (the token leaves the address bar)."""
+        from aiohttp import web
+
         if "token" not in request.query:
-            return self._login_page()
+            held = self.access.held(request.cookies.get(PENDING_COOKIE)) is not None
+            return self._login_page(held=held)
+        token = request.query["token"]
+        if self.access.needs_name(token) and not request.query.get("name"):
+            response = web.HTTPSeeOther("/login", headers={"Cache-Control": "no-store",
+                                                           "Referrer-Policy": "no-referrer"})
+            response.set_cookie(PENDING_COOKIE, self.access.hold(token), httponly=True, samesite="Strict",
+                                path="/login", max_age=PENDING_SECONDS)
+            raise response
         try:
-            session, annotator = self.access.login(request.query["token"], request.query.get("name"))
+            session, annotator = self.access.login(token, request.query.get("name"))
         except AccessDenied as e:
             return self._login_page(str(e), 403)
         return self._logged_in(request, annotator, session)
 
     async def handle_login_form(self, request):
-        """POST /login: the form's token (and name for the shared token)."""
+        """POST /login: the form's token, or the one the pre-login cookie holds (and a name for the shared
+        token)."""
         form = await request.post()
+        held = self.access.held(request.cookies.get(PENDING_COOKIE))
+        token = form.get("token") or held
         try:
-            session, annotator = self.access.login(form.get("token"), form.get("name"))
+            session, annotator = self.access.login(token, form.get("name"))
         except AccessDenied as e:
             name = form.get("name")
-            return self._login_page(str(e), 403, name if isinstance(name, str) else "")
+            return self._login_page(str(e), 403, name if isinstance(name, str) else "",
+                                    held=held is not None and not form.get("token"))
         return self._logged_in(request, annotator, session)
 
     async def handle_logout(self, request):
@@ -407,6 +491,8 @@ class ServeServer:
             if str(e) == "not logged in":
                 raise web.HTTPSeeOther("/login") from None
             return self._login_page(str(e), 403)
+        if len(self.services) >= self.max_apps:
+            return self._busy_page()
         scheme = "wss" if request.secure else "ws"
         path = "/ws" if url_name is None else f"/ws/as/{quote(annotator, safe='')}"
         return self._html(_page(
@@ -450,7 +536,7 @@ class ServeServer:
             close=websocket.close, download_manager=self.download_manager)
         self.services.add(service)
         try:
-            await service.start(_int(request.query.get("width"), 80), _int(request.query.get("height"), 24))
+            await service.start(*_size(request.query.get("width"), request.query.get("height")))
             self.on_event(annotator, "started", service.pid)
             await self._relay(websocket, service)
         except asyncio.CancelledError:
@@ -490,7 +576,7 @@ class ServeServer:
             if kind == "stdin" and isinstance(data, str):
                 await service.send_bytes(data.encode("utf-8"))
             elif kind == "resize" and isinstance(data, dict):
-                await service.set_terminal_size(_int(data.get("width"), 80), _int(data.get("height"), 24))
+                await service.set_terminal_size(*_size(data.get("width"), data.get("height")))
             elif kind == "ping":
                 await websocket.send_json(["pong", data])
             elif kind == "blur":
@@ -562,3 +648,9 @@ def _int(value: object, default: int) -> int:
     except (TypeError, ValueError):
         return default
     return number if 0 < number < 10_000 else default
+
+
+def _size(width: object, height: object) -> tuple[int, int]:
+    """A terminal size a browser asked for: ``(columns, rows)``, 80x24 where not a number, at most
+    :data:`MAX_WIDTH` x :data:`MAX_HEIGHT`."""
+    return min(_int(width, 80), MAX_WIDTH), min(_int(height, 24), MAX_HEIGHT)
