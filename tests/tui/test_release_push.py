@@ -40,6 +40,10 @@ def project(tmp_path, monkeypatch):
     monkeypatch.setenv("HF_TOKEN", TOKEN)
     monkeypatch.setenv("HF_HUB_DISABLE_TELEMETRY", "1")
     monkeypatch.setattr(constants, "HF_HUB_DISABLE_XET", True)
+    # huggingface_hub reads HF_HUB_OFFLINE once, at import: imported first under the offline datasets fixture of
+    # tests/exports/test_release.py (one pytest process in CI), it would refuse every call to the fake Hub
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
     waits: list[float] = []
     monkeypatch.setattr(hub.time, "sleep", waits.append)  # huggingface_hub's own backoff waits land here too
     db = tmp_path / "p.db"
