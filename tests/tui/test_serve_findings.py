@@ -173,3 +173,51 @@ def test_names_are_nfc_and_invisible_characters_are_named():
         annotator_name("a\x1bb", "name")
     with pytest.raises(AccessDenied, match="UTF-8"):
         annotator_name("a\ufffd", "name")
+
+
+# exits on textual-serve's quit message, like the real app after ctrl+q
+QUITTING_APP = r"""
+import json, sys
+out = sys.stdout.buffer
+out.write(b"__GANGLION__\n")
+out.write(b"D" + (5).to_bytes(4, "big") + b"hello")
+out.flush()
+inp = sys.stdin.buffer
+while kind := inp.read(1):
+    body = inp.read(int.from_bytes(inp.read(4), "big"))
+    if kind == b"M" and json.loads(body).get("type") == "quit":
+        sys.exit(3)
+"""
+
+
+class _Recording(set):
+    def __init__(self, seen: list) -> None:
+        super().__init__()
+        self.seen = seen
+
+    def add(self, item) -> None:
+        self.seen.append(item)
+        super().add(item)
+
+
+async def test_closed_tabs_reap_each_child_once_and_keep_its_exit_code(tmp_path, caplog):
+    """Finding 5: signalling through ``Popen.send_signal`` polled (reaped) a child that had just quit, and
+    asyncio's watcher then logged "Unknown child process pid N, will report returncode 255" (2 of 15 tabs here)."""
+    script = tmp_path / "quitting_app.py"
+    script.write_text(QUITTING_APP)
+    access = Access.create(["ada"])
+    server = ServeServer(access, tmp_path / "p.db", argv=lambda who: [sys.executable, str(script)])
+    seen: list = []
+    server.services = _Recording(seen)
+    client = await _client(server)
+    try:
+        await client.get("/login", params={"token": _token(access, "ada")}, allow_redirects=False)
+        for _ in range(15):
+            ws = await client.ws_connect("/ws")
+            assert await asyncio.wait_for(ws.receive_bytes(), 10) == b"hello"
+            await ws.close()
+            await _wait_no_services(server)
+    finally:
+        await client.close()
+    assert "Unknown child process" not in caplog.text
+    assert [s._process.returncode for s in seen] == [3] * 15

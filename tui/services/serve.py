@@ -313,19 +313,26 @@ def _visitor_service_class():
             return self._process.pid if self._process is not None else None
 
         async def stop(self) -> None:
-            """Ask the app to quit; SIGTERM after :data:`QUIT_SECONDS`, SIGKILL after as long again."""
+            """Ask the app to quit; SIGTERM after :data:`QUIT_SECONDS`, SIGKILL after as long again.
+
+            Only asyncio's child watcher reaps the child (its exit code is kept): the signals go through
+            :func:`os.kill`, not ``Process.send_signal``, whose ``Popen.poll()`` would reap a child that just
+            exited before the watcher does (asyncio then logs "Unknown child process pid N, will report
+            returncode 255"). The pid cannot be reused before the watcher reaps it."""
             process = self._process
             with contextlib.suppress(asyncio.TimeoutError, ConnectionError, RuntimeError):
                 await asyncio.wait_for(super().stop(), QUIT_SECONDS)
             if process is None:
                 return
+            with contextlib.suppress(asyncio.TimeoutError):  # it quit: give the watcher a moment to reap it
+                await asyncio.wait_for(asyncio.shield(process.wait()), 0.5)
             for sig in (signal.SIGTERM, signal.SIGKILL):
                 if process.returncode is not None:
                     break
                 with contextlib.suppress(ProcessLookupError):
-                    process.send_signal(sig)
+                    os.kill(process.pid, sig)
                 with contextlib.suppress(asyncio.TimeoutError):
-                    await asyncio.wait_for(process.wait(), QUIT_SECONDS)
+                    await asyncio.wait_for(asyncio.shield(process.wait()), QUIT_SECONDS)
             if self._task is not None:
                 self._task.cancel()
                 with contextlib.suppress(asyncio.CancelledError, Exception):
