@@ -27,7 +27,7 @@ from .common import friendly, open_store
                    "whoever holds the token to name themselves.")
 @click.option("--title", default=None, help="The page title (default: the project file's name).")
 @click.option("--max-apps", default=32, show_default=True, type=click.IntRange(1, 1000),
-              help="The most app processes (browser tabs) at once; one more is refused.")
+              help="The most app processes (browser tabs) at once; one more tab is told the limit is reached.")
 @click.pass_context
 @friendly
 def serve(ctx, host, port, annotators, allow_remote, names_from_url, title, max_apps) -> None:
