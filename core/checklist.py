@@ -13,7 +13,6 @@ The models here accept any shape (so drafts and imported checklists can be store
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from enum import StrEnum
 from fractions import Fraction
@@ -21,6 +20,7 @@ from math import floor
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .canonical import canonical_json
 from .errors import BenchwrightError
 
 KNOWLEDGE_POINTS = 9
@@ -102,7 +102,7 @@ class Checklist(BaseModel):
 
     def to_json(self) -> str:
         """Canonical JSON (sorted keys, no extra spaces): the stored and hashed form."""
-        return json.dumps(self.model_dump(mode="json"), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+        return canonical_json(self.model_dump(mode="json"))
 
 
 def clarity_item() -> ChecklistItem:

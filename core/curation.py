@@ -101,6 +101,9 @@ class StepOutcome(OutcomeAccounting):
     model: str | None = None
     template_hash: str | None = None
     checklist: Checklist | None = None
+    checklist_checked: bool = False
+    """True when the step checked ``checklist`` against the rules (:func:`~benchwright.core.checklist.validate`)
+    and it broke none: the store keeps it as valid without checking it again."""
 
     input_hash: str | None = None
     """:meth:`PairInput.input_hash` of the input the step ran on (set by the runner)."""
@@ -328,11 +331,16 @@ async def refine(client: LLMClient, item: PairInput, settings: StepSettings) -> 
 
 def checklist_problems(value: dict) -> list[str]:
     """The RepoProbe §4.1 rules a generated checklist breaks, as sentences (empty: valid)."""
+    return _checked_checklist(value)[1]
+
+
+def _checked_checklist(value: dict) -> tuple[Checklist | None, list[str]]:
+    """``value`` as a :class:`Checklist` (None when its shape is wrong) and the rules it breaks, as sentences."""
     try:
         cl = Checklist.model_validate(value)
     except Exception as e:  # pydantic ValidationError: shape problems the JSON schema did not catch
-        return [str(e).splitlines()[0]]
-    return [str(v) for v in validate(cl)]
+        return None, [str(e).splitlines()[0]]
+    return cl, [str(v) for v in validate(cl)]
 
 
 async def generate_checklist(client: LLMClient, item: PairInput, settings: StepSettings) -> StepOutcome:
@@ -340,10 +348,22 @@ async def generate_checklist(client: LLMClient, item: PairInput, settings: StepS
     violations one repair turn lists them; if it still breaks the rules the step fails with the raw output."""
     req = _request("checklist", settings, CHECKLIST_SCHEMA, "checklist", repository=item.pair.repository or "(unnamed)",
                    question=delimit("question", item.question), answer=delimit("reference_answer", item.answer))
-    out, r = await _single_call(client, item, settings, "checklist", req, validate=checklist_problems)
+    checked: list[tuple[dict, Checklist]] = []  # (value, its model) of the last valid output: built once
+
+    def problems(value: dict) -> list[str]:
+        cl, found = _checked_checklist(value)
+        if not found:
+            checked[:] = [(value, cl)]
+        return found
+
+    out, r = await _single_call(client, item, settings, "checklist", req, validate=problems)
     if not out.ok:
         return out
-    out.checklist = Checklist.model_validate(r.parsed)
+    # the model the rules passed (the stored one is the same: save_outcome does not validate again)
+    if checked and checked[0][0] is r.parsed:
+        out.checklist, out.checklist_checked = checked[0][1], True
+    else:
+        out.checklist = Checklist.model_validate(r.parsed)
     out.output = {"checklist": out.checklist.model_dump(mode="json")}
     return out
 

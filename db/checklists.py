@@ -85,6 +85,7 @@ class ChecklistStoreMixin:
         self, pair_id: str, checklist: Checklist, *, author: str, origin: Origin | str = Origin.EDITED,
         expected_version: int | str | None = "any", draft: bool = False, restored_from: int | None = None,
         source_format: str | None = None, visible_to: str | None = None, text_version: int | None = None,
+        checked: bool = False,
     ) -> ChecklistVersion:
         """Append a new version of ``pair_id``'s checklist; returns it.
 
@@ -95,6 +96,9 @@ class ChecklistStoreMixin:
             draft: keep a checklist that breaks the rules, marked as a draft (never released).
             text_version: the pair's text version the checklist was written from (the editor's, when it was
                 opened); default: the current one. A text saved meanwhile elsewhere thus leaves it stale.
+            checked: the caller has just checked ``checklist`` with :func:`validate` and it broke no rule (the
+                generation step, whose output must pass the rules to succeed): it is stored as valid without
+                checking it again.
 
         Raises:
             InvalidChecklistError: not a draft and :func:`validate` finds violations.
@@ -102,7 +106,7 @@ class ChecklistStoreMixin:
             NotFoundError: no such pair.
         """
         origin = Origin(origin)
-        violations = validate(checklist)
+        violations = [] if checked else validate(checklist)
         if violations and not draft:
             raise InvalidChecklistError(violations)
         with self.write() as db:

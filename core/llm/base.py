@@ -8,11 +8,11 @@ adds those. SDKs are imported only inside the provider that uses them.
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Protocol, runtime_checkable
 
+from ..canonical import canonical_json_bytes
 from ..errors import BenchwrightError
 
 
@@ -278,8 +278,7 @@ class LLMRequest:
             payload["tools"] = [t.as_json() for t in self.tools]
         if self.cache_scope is not None:
             payload["scope"] = self.cache_scope
-        text = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+        return hashlib.sha256(canonical_json_bytes(payload)).hexdigest()
 
     def with_messages(self, messages: tuple[ChatMessage, ...]) -> LLMRequest:
         """A copy with other messages (the repair turn)."""

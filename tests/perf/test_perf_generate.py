@@ -30,6 +30,15 @@ JSON parse + fast check 2.6, the request hash 1.5, the cache lookup 0.8, claims 
 ~22 on save_outcome (save_checklist's validate + read-back 7, save_curation_result 4, check_leakage 1) and the
 ledger inserts (2). On a loaded machine the writer's CPU counts against the wall time too (the process's share
 of the cores), so the 1.15x goal is not shown met.
+
+Third pass (issue 19 item 2 continued): a generated checklist is checked against the rules once (the step keeps the
+model it checked, ``StepOutcome.checklist_checked``; ``save_checklist(checked=True)`` does not check again) and
+canonical JSON (the request hash, ``Checklist.to_json``) is made by orjson where it gives the standard library's
+bytes (core/canonical.py; hashes unchanged). Same run each, py-spy off: before it at load 7.5, 77.9 s vs 40.0 s bare
+(1.95x wall; process CPU 30.9 vs 16.9 s, 1.82x; event loop's thread 23.1 s, 1.36x; writer and others 7.8 s); after
+it at load 9.1, 82.9 s vs 45.6 s (1.82x wall; process CPU 29.1 vs 17.8 s, 1.63x; event loop 23.0 s, 1.29x; writer
+and others 6.0 s). At load 7.5-9 (8 engineers on 2 cores) the bare SDK itself is at 13-15x the ideal and the wall
+ratio follows the process's share of the cores, so the 1.15x goal is still not shown met.
 """
 
 from __future__ import annotations

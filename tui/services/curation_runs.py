@@ -229,7 +229,8 @@ def save_outcome(store: Store, pair_id: str, outcome: StepOutcome, *, by: str,
     edit of the text with the source's text."""
     if outcome.ok and outcome.checklist is not None:
         saved = store.save_checklist(pair_id, outcome.checklist, author=generated_checklist_author(outcome.model),
-                                     origin="generated", source_format="llm")
+                                     origin="generated", source_format="llm",
+                                     checked=outcome.checklist_checked)
         if store.calls_text_repaired(outcome.call_ids):  # made from output stored with U+FFFD: flagged too
             store.flag_text_repair("checklist_versions", store.checklist_rowid(pair_id, saved.version), "items_json",
                                    "llm output")
