@@ -20,6 +20,13 @@ the same run, Markdown re-rendered as before: 44.4 / 60.4); store calls of an es
 place); start makes no progress count and no queue load on the way to the first pair (progress counted in a
 thread; the queue prepares 1 s later). What the store still costs, with 60,000 decided: first_undecided 0.75 s
 at start and Store.progress 0.7-1.2 s (db queries, not the app's). Re-measure on a quiet machine.
+  Then (m028 ``review_resume``, 2026-12-02 18:20, load 7-8, bare app 251-535 ms wall): first_undecided with 60,000
+  decided 0.04-0.4 ms from the resume ordinal (the first call of an annotator without one: one walk, ~1.6 s at
+  that load, written for the next start); in the app's start 0.4 ms at the top, 13.5 ms deep; every store call of
+  the start 49 / 126 ms (1% of it). The start itself: painted 4.9 s / 8.9 s wall, CPU 1.26 s / 1.91 s against the
+  bare app's 80 / 105 ms (16x / 18x): what is left is Textual's, for the widgets of both screens (py-spy: in the
+  event loop 41% ``Stylesheet.apply``, 24% component classes, 6% ``FooterKey`` watchers); the queue screen composed
+  under the review screen costs ~25% of the start's CPU (1.6 -> 1.15 s with a stub queue screen).
 - accept presses: 200 ``a`` in a row, all queued at once (a held key, as tmux send-keys) and through
   ``Pilot.press``; time per decision to the pair after the last drawn, against the bare-app start; BEFORE
   in the same run draws every pair (``REPAINT_S = 0``). Held key, 100,000 pairs, 2 shared cores: 28.5 ms
