@@ -102,6 +102,7 @@ async def test_shared_link_asks_only_for_the_name_and_leaves_the_address_bar(tmp
         assert bad.status == 403 and 'name="token"' not in await bad.text()  # the held token stays
         done = await client.post("/login", data={"name": "carol"}, allow_redirects=False)
         assert done.status == 303 and done.headers["Location"] == "/" and COOKIE in done.cookies
+        assert access.pending == {}  # the held token is forgotten once used
         ws = await client.ws_connect("/ws")
         assert (await asyncio.wait_for(ws.receive_bytes(), 10)).startswith(b"hello carol ")
         await ws.close()

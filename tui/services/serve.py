@@ -238,6 +238,12 @@ class Access:
                 found, value = True, v
         return value[0] if found and value is not None and value[1] > now else None
 
+    def release(self, held: str | None) -> None:
+        """Forget the token kept under ``held`` (the login it was kept for is done)."""
+        for known in list(self.pending):
+            if held and _same(known, held):
+                del self.pending[known]
+
     def session(self, session: str | None) -> tuple[bool, str | None]:
         """``(whether session is open, its annotator)``."""
         if not session:
@@ -474,6 +480,7 @@ class ServeServer:
             name = form.get("name")
             return self._login_page(str(e), 403, name if isinstance(name, str) else "",
                                     held=held is not None and not form.get("token"))
+        self.access.release(request.cookies.get(PENDING_COOKIE))
         return self._logged_in(request, annotator, session)
 
     async def handle_logout(self, request):
