@@ -37,7 +37,9 @@ canonical JSON (the request hash, ``Checklist.to_json``) is made by orjson where
 bytes (core/canonical.py; hashes unchanged). Same run each, py-spy off: before it at load 7.5, 77.9 s vs 40.0 s bare
 (1.95x wall; process CPU 30.9 vs 16.9 s, 1.82x; event loop's thread 23.1 s, 1.36x; writer and others 7.8 s); after
 it at load 9.1, 82.9 s vs 45.6 s (1.82x wall; process CPU 29.1 vs 17.8 s, 1.63x; event loop 23.0 s, 1.29x; writer
-and others 6.0 s). At load 7.5-9 (8 engineers on 2 cores) the bare SDK itself is at 13-15x the ideal and the wall
+and others 6.0 s); again at load 5.1, 52.0 s vs 26.1 s (1.99x wall; process CPU 28.5 vs 16.5 s, 1.73x; event loop
+22.8 s, 1.38x; writer and others 5.8 s). What this pass saves is in the writer thread (7.8 s -> 5.8-6.0 s); the
+ratios stay within the spread of earlier runs (process CPU 1.57-1.86x). At load 5-9 (8 engineers on 2 cores) the bare SDK itself is at 13-15x the ideal and the wall
 ratio follows the process's share of the cores, so the 1.15x goal is still not shown met.
 """
 
