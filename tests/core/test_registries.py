@@ -42,7 +42,7 @@ def strict_toy():
 def test_each_vocabulary_is_declared_once_and_the_old_names_are_its_views():
     assert judgment.JUDGES is JUDGES and metrics.JUDGES is JUDGES
     assert judging.JUDGES == ("checklist", "swe-qa-pro", "code-qa-bench")  # the LLM judges
-    assert JUDGES == ("checklist", "swe-qa-pro", "code-qa-bench", "imported")
+    assert JUDGES == ("checklist", "swe-qa-pro", "code-qa-bench", "imported", "human")  # human: issue 20, not an LLM judge
     assert metrics.SCALAR_JUDGES == ("swe-qa-pro", "code-qa-bench", "imported")
     assert judgment.FAILURE_MODES is vocabulary.FAILURE_MODES and metrics.FAILURE_MODES is vocabulary.FAILURE_MODES
     assert judgment.CONDITIONS is vocabulary.CONDITIONS and curation.CATEGORIES is vocabulary.CATEGORIES
