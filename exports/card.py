@@ -7,6 +7,7 @@ details, stable order (counts descending, then by name), so the same release giv
 
 from __future__ import annotations
 
+import unicodedata
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -86,9 +87,49 @@ def front_matter(n_rows: int, spec: ReleaseSpec, splits: Sequence[str] | None = 
     }
 
 
+#: Markdown punctuation a card escapes with a backslash in data text (CommonMark §2.4 backslash escapes; the Hub
+#: renders GFM tables, HTML, math ``$...$`` and remote images, so each of these could change what a reader sees).
+_MD_PUNCT = frozenset("\\`*_[]!$|#~{}")
+#: HTML special characters written as entities (CommonMark §6.6 raw HTML is rendered by the Hub).
+_HTML_ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
+
+
+def _visible(s: str) -> str:
+    """``s`` with control characters (Unicode Cc, e.g. ESC) written as ``\\xNN`` and format characters (Cf, e.g.
+    the bidi override U+202E) as ``\\uNNNN``, so they show in the card instead of acting on the reader's terminal
+    or reordering the text."""
+    out = []
+    for ch in s:
+        cat = unicodedata.category(ch)
+        if cat == "Cc":
+            out.append(f"\\x{ord(ch):02x}")
+        elif cat == "Cf":
+            out.append(f"\\u{ord(ch):04x}" if ord(ch) <= 0xFFFF else f"\\U{ord(ch):08x}")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
 def _cell(v: object) -> str:
+    """Data text ``v`` as one literal Markdown table cell / inline text: whitespace runs (newlines too) become one
+    space, control and format characters visible escapes (:func:`_visible`), Markdown punctuation backslash-escaped
+    and ``& < >`` HTML entities, so the Hub shows the text as it is (no links, images, HTML, math or emphasis)."""
     s = NONE_LABEL if v is None or v == "" else str(v)
-    return " ".join(s.split()).replace("|", "\\|")
+    s = _visible(" ".join(s.split()))
+    out = []
+    for i, c in enumerate(s):
+        # an underscore inside a word cannot open or close emphasis (CommonMark §6.2), so ``fleiss_kappa`` stays
+        intraword = c == "_" and 0 < i < len(s) - 1 and s[i - 1].isalnum() and s[i + 1].isalnum()
+        out.append(_HTML_ENTITIES.get(c) or (f"\\{c}" if c in _MD_PUNCT and not intraword else c))
+    return "".join(out)
+
+
+def _code(v: object) -> str:
+    """Data text ``v`` for inside a Markdown code span (backslash escapes do not apply there, and HTML, math and
+    links are not rendered): one line, control and format characters visible, backticks and pipes removed so the
+    span and the table row cannot be closed early."""
+    s = NONE_LABEL if v is None or v == "" else str(v)
+    return _visible(" ".join(s.split())).replace("`", "").replace("|", "")
 
 
 def _pct(n: int, total: int) -> str:
@@ -434,9 +475,9 @@ def selection_lines(spec: ReleaseSpec) -> list[str]:
     lo_hi = sel.get("per_cluster") or ["?", "?"]
     total = "" if sel.get("total") is None else f", total {sel.get('total')}"
     out = ["", "### Selection", "",
-           f"Released from the selection `{_cell(sel.get('name'))}` version {sel.get('version')}, a balanced sample "
+           f"Released from the selection `{_code(sel.get('name'))}` version {sel.get('version')}, a balanced sample "
            f"over clusters and QA types (SWE-QA-Pro §2.4; {lo_hi[0]} to {lo_hi[1]} pairs per cluster, balance "
-           f"`{_cell(sel.get('balance'))}`{total}, seed {sel.get('seed')}): {sel.get('size')} pairs drawn, "
+           f"`{_code(sel.get('balance'))}`{total}, seed {sel.get('seed')}): {sel.get('size')} pairs drawn, "
            f"{sel.get('released')} released. The exclusions above count its pairs only; the project's pairs outside "
            "it are not part of this release."]
     if sel.get("shortfalls"):
@@ -465,7 +506,7 @@ def difficulty_lines(spec: ReleaseSpec) -> list[str]:
         models = ", ".join(_cell(m) for m in cal.get("models") or [])
         out += [f"Difficulty calibration (SWE-QA-Pro §2.3) from direct answers of {models or 'no model'} judged by "
                 f"{_cell(cal.get('judge'))} / {_cell(cal.get('judge_model'))}, latest run rule "
-                f"`{_cell(cal.get('rule'))}` at threshold {_fmt(cal.get('threshold'))}: the released pairs by "
+                f"`{_code(cal.get('rule'))}` at threshold {_fmt(cal.get('threshold'))}: the released pairs by "
                 "their latest decision (`too-easy`: answered well without the repository).", "",
                 "| decision | pairs |", "|---|---:|"]
         out += _ordered_counts(cal.get("counts") or {}, DIFFICULTY_FILTERS)
@@ -573,7 +614,7 @@ def dataset_card(rows: Sequence[ReleaseRow] | pa.Table, spec: ReleaseSpec, manif
         out += ["Fields of the imported records that have no column of their own, kept in `extra` (an object in "
                 "`data/test.jsonl`; JSON text in `data/test.parquet`, e.g. `json.loads(row[\"extra\"])`):", "",
                 "| extra field | pairs |", "|---|---:|"]
-        out += [f"| `{_cell(name).replace('`', '')}` | {c} |" for name, c in stats.extra_fields.items()]
+        out += [f"| `{_code(name)}` | {c} |" for name, c in stats.extra_fields.items()]
     else:
         out += ["No pair carries extra fields (`extra` is `{}` in every row)."]
     out += shipped_text_lines(rows)
@@ -632,7 +673,7 @@ def dataset_card(rows: Sequence[ReleaseRow] | pa.Table, spec: ReleaseSpec, manif
         out.append(f"| previous release | {_cell(prev.get('name'))} {_cell(prev.get('version'))} |")
     for label, hashes in (("prompt template", spec.prompt_hashes), ("judge", spec.judge_hashes)):
         for key in sorted(hashes):
-            out.append(f"| {label} `{_cell(key)}` | `{_cell(hashes[key])}` |")
+            out.append(f"| {label} `{_code(key)}` | `{_code(hashes[key])}` |")
     out += ["", "Changes against the previous release are in `CHANGELOG.md`.", "", "## License", "",
             f"`{spec.license}`", ""]
     return "\n".join(out)
