@@ -155,9 +155,13 @@ def create_release(
     record: bool = True, progress=None, previous_path: Path | None = None, notes: list[str] | None = None,
     with_probes: bool = True, probe_preflight: ProbePreflight | None = None, curation: dict | None = None, models: dict | None = None,
     methods: dict | None = None, figures: bool | str | list[str] | tuple[str, ...] = True,
-    split_files: bool = True,
+    split_files: bool = True, provenance: dict | None = None,
 ) -> Path:
     """Write release ``name`` ``version`` of the preflight's included pairs under ``out`` and record it.
+
+    ``provenance`` (``{"benchwright_version": ..., "schema_version": ...}``, a recorded manifest's) gives the tool
+    and project-schema versions written in the manifest and the card's Provenance table instead of the running
+    ones, so a rebuild after an upgrade or a schema migration reproduces the recorded bytes.
 
     The manifest and card name the checklist generators and the judges (:func:`release_models`); ``models``
     (``{"checklist_generators": ..., "judges": ...}``, a recorded manifest's) gives them instead, a value None
@@ -259,7 +263,8 @@ def create_release(
     try:
         spec = ReleaseSpec(
             name=name, version=version, created_at=created_at or utc_now(), created_by=by,
-            benchwright_version=metadata.version("benchwright"), schema_version=SCHEMA_VERSION, license=license,
+            benchwright_version=(provenance or {}).get("benchwright_version") or metadata.version("benchwright"),
+            schema_version=(provenance or {}).get("schema_version") or SCHEMA_VERSION, license=license,
             description=f"{name}: repository-level code-comprehension questions with weighted checklists, "
                         "made with benchwright.",
             prompt_hashes={}, judge_hashes={},
@@ -391,7 +396,9 @@ def rebuild_release(store: Store, name: str, version: str, out: Path, *, by: str
                     with_annotators: bool = False) -> Path:
     """Write a recorded release again from the current project state with its recorded time (to check that
     the state still gives the same bytes, or to restore a lost folder). Nothing is recorded. The checklist
-    generators and judges are the recorded manifest's (judging the answers after the release changes no byte).
+    generators and judges are the recorded manifest's (judging the answers after the release changes no byte), and
+    so are the benchwright and schema versions (an upgrade or a migration alone changes no byte: only a change of
+    the data makes the rebuild refuse).
 
     Raises:
         BenchwrightError: no such release recorded.
@@ -412,6 +419,7 @@ def rebuild_release(store: Store, name: str, version: str, out: Path, *, by: str
         models={k: manifest.get(k) for k in ("checklist_generators", "judges")},
         methods={"difficulty": manifest.get("difficulty"), "scores": manifest.get("scores")},
         figures=manifest.get("figures", False), split_files="splits" in manifest,
+        provenance={k: manifest.get(k) for k in ("benchwright_version", "schema_version")},
     )
     rebuilt = json.loads((path / "manifest.json").read_text(encoding="utf-8"))
     if with_annotators == (manifest.get("annotators") == "named") and rebuilt.get("files") != manifest.get("files"):
