@@ -148,6 +148,11 @@ class StoreWriter:
         self.batches += 1
         self.writes += len(jobs)
         for fut, value, err in done:  # answered only now: after the COMMIT
+            if fut.cancelled():
+                # its coroutine was cancelled while waiting (a stopped run): the function ran and committed all
+                # the same; setting a cancelled future's result would raise InvalidStateError here and end the
+                # thread, losing every write queued after it (claims' releases, other items' results)
+                continue
             if err is not None:
                 fut.set_exception(err)
             else:

@@ -147,3 +147,33 @@ def test_a_cancelled_run_through_the_writer_keeps_what_finished_and_releases_eve
     done = _committed(db_path, "SELECT qa_pair_id FROM curation_results")
     paid = _committed(db_path, "SELECT qa_pair_id FROM llm_calls WHERE status = 'ok'")
     assert 5 <= len(done) < 150 and done <= paid  # every stored result has its ledger row
+
+
+def test_a_write_whose_waiter_was_cancelled_still_commits_and_the_writes_after_it_too(store: Store, db_path):
+    # a stopped run cancels coroutines waiting on writer.run: the function runs and commits all the same, and the
+    # thread goes on (it once died setting the cancelled future's result, losing every write queued after it)
+    import threading
+
+    running, go_on = threading.Event(), threading.Event()
+
+    def slow(s):
+        running.set()
+        go_on.wait(10)
+        return s.record_call(_record("slow"))
+
+    async def go(writer: StoreWriter):
+        task = asyncio.ensure_future(writer.run(slow))
+        while not running.is_set():
+            await asyncio.sleep(0.001)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        after = writer.submit(lambda s: s.record_call(_record("after")))
+        go_on.set()
+        return after
+
+    writer = StoreWriter(db_path)
+    after = asyncio.run(go(writer))
+    writer.close()
+    assert after.result(timeout=5) is not None
+    assert _committed(db_path) == {"slow", "after"}
