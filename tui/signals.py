@@ -28,6 +28,7 @@ HANDLED_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 """Signals treated like Ctrl+C (SIGINT) while a command runs."""
 
 _received: list[int] = []
+_all_or_nothing: list[str] = []  # set by a command whose writes are one transaction (see declare_all_or_nothing)
 
 
 def _detach_from_terminal() -> None:
@@ -77,6 +78,7 @@ def signals_as_interrupt() -> Iterator[None]:
     handlers are restored after it. Does nothing outside the main thread (signals can only be handled
     there)."""
     _received.clear()
+    _all_or_nothing.clear()
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -108,7 +110,16 @@ def interrupt_message() -> str:
     """One line for stderr: which signal interrupted the command and what that left."""
     signum = received_signal()
     name = signal.Signals(signum).name if signum else "Ctrl+C"
+    if _all_or_nothing:
+        return f"interrupted ({name}): nothing was {_all_or_nothing[-1]} (all or nothing); run the command again"
     return f"interrupted ({name}): what finished is saved; the step in progress was stopped and not recorded"
+
+
+def declare_all_or_nothing(done: str = "imported") -> None:
+    """Say that the running command writes in one transaction, so an interrupt leaves nothing: the
+    :func:`interrupt_message` then says "nothing was ``done``" instead of "what finished is saved". Reset by
+    :func:`signals_as_interrupt` at the start of each command."""
+    _all_or_nothing.append(done)
 
 
 def report_interrupt() -> None:

@@ -116,7 +116,11 @@ def import_answers_file(ctx: click.Context, file: str, *, model: str | None, con
 def _print_rows(title: str, rows: list, verbose: bool) -> None:
     if not rows:
         return
-    click.echo(f"  skipped {len(rows)} {title}:" if title == "invalid records" else f"  {len(rows)} {title}:")
+    noun, _, note = title.partition(" (")
+    if noun in ("warnings", "invalid records"):  # nouns; the other titles are adjectives ("2 unmatched")
+        noun = plural(len(rows), noun.removesuffix("s")).partition(" ")[2]
+    counted = f"{len(rows)} {noun}" + (f" ({note}" if note else "")
+    click.echo(f"  skipped {counted}:" if title == "invalid records" else f"  {counted}:")
     shown = rows if verbose else rows[:LIST_LIMIT]
     for row in shown:
         click.echo(f"    {printable(str(row))}")

@@ -198,7 +198,9 @@ def batches_import(ctx, results) -> None:
     """Store RESULTS (OpenAI batch output lines, as vllm run-batch writes them) against the requests a --batch-file
     command wrote; all or nothing. Then run that command again (or benchwright batches resume) to use them."""
     from ..services.batches import import_results
+    from ..signals import declare_all_or_nothing
 
+    declare_all_or_nothing("imported")
     with open_store(ctx) as store:
         out = import_results(store, results)
     if out.stored == 0 and out.already == 0:
@@ -206,9 +208,10 @@ def batches_import(ctx, results) -> None:
             f"{results}: " + ("no result lines" if not out.lines else
                               f"none of its {plural(out.lines, 'line')} answers a request of this project's batches "
                               "(the custom_ids are not ours: a file of another project?)"))
-    click.echo(f"{plural(out.lines, 'line')} read: {out.stored} results stored, {out.already} already stored, "
+    click.echo(f"{plural(out.lines, 'line')} read: {plural(out.stored, 'result')} stored, {out.already} already stored, "
                f"{out.unknown} not from this project"
-               + (f"; batches {', '.join(f'#{b}' for b in out.batches)}" if out.batches else ""))
+               + (f"; {'batch' if len(out.batches) == 1 else 'batches'} {', '.join(f'#{b}' for b in out.batches)}"
+                  if out.batches else ""))
     if out.conflicting:
         click.echo(f"warning: {plural(out.conflicting, 'line')} gave a request a different result than the one already "
                    "stored; the first is kept")

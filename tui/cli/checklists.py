@@ -46,6 +46,9 @@ def checklist_import(ctx, file, pair, fmt, annotator, verbose) -> None:
     breaks the rules is stored as a draft with its violations; nothing is rescaled. Prints a progress bar and a
     summary; a line per checklist too for up to 20 of them (--verbose: always).
     """
+    from ..signals import declare_all_or_nothing
+
+    declare_all_or_nothing("imported")
     if pair:
         with open_store(ctx) as store:
             try:

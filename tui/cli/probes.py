@@ -270,7 +270,9 @@ def probe_import_results(ctx, csv_file, docs_dir, update, annotator) -> None:
     configuration and case, the row counts checked against the cells; all or nothing, and importing it again
     adds nothing."""
     from ..services.probes import import_results as run
+    from ..signals import declare_all_or_nothing
 
+    declare_all_or_nothing("imported")
     with open_store(ctx) as store:
         report, docs = run(store, Path(csv_file), docs_dir=Path(docs_dir) if docs_dir else None,
                            by=resolve_annotator(annotator), update=update)

@@ -19,7 +19,7 @@ from .common import friendly, open_store, plural, run_app
 def init(ctx: click.Context) -> None:
     """Create an empty project file (or upgrade an existing one in place)."""
     with open_store(ctx, create=True) as store:
-        click.echo(f"project ready: {store.path} ({store.count_pairs()} Q&A pairs)")
+        click.echo(f"project ready: {store.path} ({plural(store.count_pairs(), 'Q&A pair')})")
 
 @click.command()
 @click.option("--as", "annotator", help="Annotator name (default: BENCHWRIGHT_ANNOTATOR, config, OS user).")
@@ -43,7 +43,7 @@ def status(ctx, annotator) -> None:
     who = resolve_annotator(annotator)
     with open_store(ctx) as store:
         p = store.progress(who)
-        click.echo(f"{store.path}: {p.total} Q&A pairs, {p.decided} decided, {p.mine} by {printable(who)}")
+        click.echo(f"{store.path}: {plural(p.total, 'Q&A pair')}, {p.decided} decided, {p.mine} by {printable(who)}")
         for r in store.repositories():
             click.echo(printable(f"  repository {r.pin}: {r.local_path or '(not checked out here)'}"))
             evidence = store.evidence_counts(r.name)
