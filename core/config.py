@@ -14,6 +14,7 @@ from pathlib import Path
 
 from platformdirs import user_config_dir, user_data_dir, user_log_dir
 
+from .annotator_names import annotator_name
 from .errors import BenchwrightError
 
 DEFAULT_DB = "benchwright.db"
@@ -82,7 +83,9 @@ def resolve_annotator(explicit: str | None = None) -> str:
     """The annotator's name (see the module docstring for the order).
 
     Raises:
-        BenchwrightError: the configured name is empty or not text.
+        BenchwrightError: the name breaks :func:`benchwright.core.annotator_names.annotator_name` (empty, not
+            text, over 64 characters, a control or format character); the message names where it came from.
+            The OS user name is used as it is.
     """
     for value, origin in (
         (explicit, "--as"),
@@ -91,9 +94,7 @@ def resolve_annotator(explicit: str | None = None) -> str:
     ):
         if value is None:
             continue
-        if not isinstance(value, str) or not value.strip():
-            raise BenchwrightError(f"{origin}: the annotator name must be non-empty text")
-        return value.strip()
+        return annotator_name(value, f"{origin}: annotator name {value!r}" if isinstance(value, str) else origin)
     try:
         return getpass.getuser()
     except (KeyError, OSError):

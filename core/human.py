@@ -16,9 +16,11 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
+from .annotator_names import annotator_name, annotator_name_problem
 from .checklist import Checklist
 from .judges import HUMAN_JUDGE, human_label
 from .judgment import Judgment, JudgmentError, NewJudgment, ScoreEntry
+from .text import repair_text
 
 
 def human_scores(entries: Mapping[str, Any] | Iterable[Any]) -> tuple[dict[str, Any], dict[str, str]]:
@@ -51,8 +53,9 @@ def human_entries(checklist: Checklist, scores: Mapping[str, Any],
     judge's shape (:func:`benchwright.core.judging.checklist_entries`), with the annotator's score and rationale.
 
     Args:
-        scores: item key (``"1"``, ``"2"``, ...) -> score; every item needs one, from its allowed set (an integer
-            string such as ``"2"`` is read as 2; nothing is rounded or clamped).
+        scores: item key (``"1"``, ``"2"``, ...) -> score; every item needs one, from its allowed set, written
+            as an integer (an integer string such as ``"2"`` is read as 2; a float, even 4.0 or JSON ``1e0``, is
+            refused, as ``--score 1=4.0`` is; nothing is rounded or clamped).
         rationales: item key -> the annotator's reason (optional, empty by default).
 
     Raises:
@@ -85,8 +88,7 @@ def _as_int(value: Any) -> int | None:
         return None
     if isinstance(value, int):
         return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
+    # no float, even an integral one (JSON 1.0, 1e0): one rule with --score 1=4.0, which is refused too
     if isinstance(value, str) and value.strip().lstrip("-").isdigit():
         return int(value.strip())
     return None
@@ -98,13 +100,26 @@ def new_human_judgment(answer_id: str, annotator: str, checklist: Checklist, che
     ``checklist_version``), ready to store (:meth:`NewJudgment.of`: judge ``human``, run 0, scored).
 
     Raises:
-        JudgmentError: an empty annotator name, or what :func:`human_entries` refuses.
+        JudgmentError: an annotator name the project's rule refuses
+            (:func:`benchwright.core.annotator_names.annotator_name`), or what :func:`human_entries` refuses.
     """
-    if not annotator or not annotator.strip():
-        raise JudgmentError("a human judgment needs the annotator's name")
+    problem = annotator_name_problem(annotator)
+    if problem is not None:
+        raise JudgmentError(f"a human judgment needs the annotator's name: {problem}")
     entries = human_entries(checklist, scores, rationales)
-    return NewJudgment.of(answer_id, HUMAN_JUDGE, annotator.strip(), entries=entries, status="scored",
+    return NewJudgment.of(answer_id, HUMAN_JUDGE, annotator_name(annotator, "annotator"), entries=entries,
+                          status="scored",
                           run_index=0, checklist_version=checklist_version)
+
+
+def same_human_judgment(old: Judgment, new: NewJudgment) -> bool:
+    """True when ``new`` would repeat ``old``: the same answer, annotator and checklist version and, item by item,
+    the same scores and rationales (an import of the same file twice is then skipped, not appended). A lone
+    surrogate in ``new`` compares as the U+FFFD it is stored as (:func:`benchwright.core.text.repair_text`)."""
+    def items(entries):
+        return [(e.key, e.score, repair_text(e.rationale or "")[0]) for e in entries]
+    return (old.answer_id == new.answer_id and old.judge == new.judge and old.judge_model == new.judge_model
+            and old.checklist_version == new.checklist_version and items(old.entries) == items(new.entries))
 
 
 def parse_score_args(values: Iterable[str]) -> dict[str, str]:
@@ -161,4 +176,5 @@ __all__ = [
     "latest_per_annotator",
     "new_human_judgment",
     "parse_score_args",
+    "same_human_judgment",
 ]

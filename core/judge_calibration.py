@@ -52,7 +52,7 @@ import math
 import statistics
 import warnings
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -295,18 +295,26 @@ class CalibrationReport:
         judges: one entry per LLM judge and model with paired scores, sorted by label.
         options: the choices used.
         observations: paired scores given (before the runs / humans modes are applied).
+        applied: observations after the runs and humans modes apply (what the tables count: the sum of the
+            judges' ``overall.n``).
+        withheld: answers left out of the worst-disagreements lists (blind mode: answers the viewer is still
+            to score, see :func:`judge_calibration`); how many.
     """
 
     judges: list[JudgeCalibration]
     options: CalibrationOptions
     observations: int
+    applied: int = 0
+    withheld: int = 0
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict: ``{"options": {...}, "observations": N, "judges": [...]}``."""
+        """A JSON-ready dict: ``{"options": {...}, "observations": N, "applied_observations": M,
+        "withheld_answers": W, "judges": [...]}``."""
         o = self.options
         return {"options": {"weights": o.weights, "runs": o.runs, "humans": o.humans, "by": list(o.by),
                             "worst": o.worst},
-                "observations": self.observations, "judges": [j.to_dict() for j in self.judges]}
+                "observations": self.observations, "applied_observations": self.applied,
+                "withheld_answers": self.withheld, "judges": [j.to_dict() for j in self.judges]}
 
 
 # ------------------------------------------------------------------------------------------------ arithmetic
@@ -498,10 +506,10 @@ def _group_value(o: _Obs, group: str) -> str:
     return o.src.strata.get(group) or "-"
 
 
-def _worst(observations: Sequence[_Obs], limit: int) -> list[Disagreement]:
+def _worst(observations: Sequence[_Obs], limit: int, withheld: Collection[str] = ()) -> list[Disagreement]:
     rows = [Disagreement(o.src.answer_id, o.src.qa_pair_id, o.src.item, o.src.item_label, _plain(o.judge_raw),
                          _plain(o.human), o.src.annotator, _plain(o.judge_raw - o.human), o.src.answer_model)
-            for o in observations if o.judge_raw != o.human]
+            for o in observations if o.judge_raw != o.human and o.src.answer_id not in withheld]
     rows.sort(key=lambda d: (-abs(d.diff), d.answer_id, _item_order(d.item), d.annotator))
     return rows[:limit]
 
@@ -537,13 +545,17 @@ def select_judge(scores: Iterable[PairedScore], which: str | None) -> list[Paire
     return chosen
 
 
-def judge_calibration(scores: Iterable[PairedScore], options: CalibrationOptions | None = None) -> CalibrationReport:
+def judge_calibration(scores: Iterable[PairedScore], options: CalibrationOptions | None = None, *,
+                      withheld: Collection[str] = ()) -> CalibrationReport:
     """Every LLM judge in ``scores`` against the humans: overall, per checklist item, per grouping in
     ``options.by``, and the largest disagreements (method: the module docstring, docs/judge-calibration.md).
 
     Args:
         scores: paired scores (:class:`PairedScore`), any order; one per (answer, item, annotator, judge).
         options: the choices (default :class:`CalibrationOptions`).
+        withheld: answer ids never listed among the worst disagreements (they still count in every figure):
+            in blind mode the answers the viewer is still to score (:func:`benchwright.core.human.judges_hidden`),
+            whose judge and annotator scores the list would reveal.
 
     Returns:
         A :class:`CalibrationReport`, judges sorted by label; no figure is NaN (undefined ones are None with a
@@ -575,8 +587,9 @@ def judge_calibration(scores: Iterable[PairedScore], options: CalibrationOptions
         judges.append(JudgeCalibration(
             first.judge, first.judge_model, label, _agreement(obs, options.weights),
             {k: _agreement(per_item[k], options.weights) for k in order},
-            {k: per_item[k][0].src.item_label for k in order}, groups, _worst(obs, options.worst)))
-    return CalibrationReport(judges, options, len(scores))
+            {k: per_item[k][0].src.item_label for k in order}, groups, _worst(obs, options.worst, withheld)))
+    return CalibrationReport(judges, options, len(scores), sum(j.overall.n for j in judges),
+                             len({s.answer_id for s in scores} & set(withheld)))
 
 
 __all__ = [

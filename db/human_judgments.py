@@ -15,7 +15,7 @@ from typing import Any
 
 from benchwright.core.assignment import assign_pairs, sample_pairs
 from benchwright.core.errors import BenchwrightError
-from benchwright.core.human import human_scores, new_human_judgment
+from benchwright.core.human import human_scores, new_human_judgment, same_human_judgment
 from benchwright.core.judges import HUMAN_JUDGE, checklist_problem
 from benchwright.core.judgment import Judgment, JudgmentError
 from benchwright.core.models import utc_now
@@ -52,7 +52,8 @@ class HumanJudgmentStoreMixin:
     # ------------------------------------------------------------------------------------ human judgments
     @serialized
     def save_human_judgment(self, answer_id: str, annotator: str, entries: Mapping[str, Any] | Iterable[Any], *,
-                            checklist_version: int | None = None, uid: str | None = None) -> Judgment:
+                            checklist_version: int | None = None, uid: str | None = None,
+                            skip_unchanged: bool = False) -> Judgment:
         """Append ``annotator``'s scores of ``answer_id`` against its pair's checklist as a human judgment
         (judge ``human``, ``judge_model`` and ``created_by`` the annotator, run 0, scored, score rate total/10 as
         the checklist judge's). Nothing is written when anything is wrong.
@@ -62,6 +63,9 @@ class HumanJudgmentStoreMixin:
                 (see :func:`benchwright.core.human.human_scores`); every item of the checklist needs a score.
             checklist_version: the checklist version scored against (None: the pair's current one).
             uid: makes the save idempotent (see :meth:`save_judgment`).
+            skip_unchanged: when the annotator's latest judgment of the answer has the same checklist version,
+                scores and rationales (:func:`benchwright.core.human.same_human_judgment`), write nothing and
+                return that judgment (``judgments human --file`` imported twice adds nothing).
 
         Raises:
             NotFoundError: no such answer, or no such checklist version.
@@ -78,6 +82,10 @@ class HumanJudgmentStoreMixin:
                 raise JudgmentError(f"answer {answer_id}: cannot score against {which}: {problem.value}")
             scores, rationales = human_scores(entries)
             new = new_human_judgment(answer_id, annotator, version.checklist, version.version, scores, rationales)
+            if skip_unchanged:
+                latest = self.human_judgments(answer_id, new.judge_model)
+                if latest and same_human_judgment(latest[-1], new):
+                    return latest[-1]
             return self.save_judgment(new, created_by=new.judge_model, uid=uid)
 
     @serialized

@@ -82,6 +82,9 @@ def _assign_answers(ctx, names, overlap, seed, sample, model, annotator, *, refu
         blind = store.blind_mode
     for who, n in loads.items():
         click.echo(f"{shown_name(who)}\t{plural(n, 'answer')} to score")
+    handed = sum(loads.values()) // overlap  # each answer goes to exactly ``overlap`` annotators
+    if sample is not None and handed < sample:
+        click.echo(f"sample of {sample} asked, {plural(handed, 'answer')} available: all assigned")
     click.echo(f"overlap {overlap}, seed {seed}; blind mode {'on' if blind else 'off'}"
                + (" (the judges' scores stay hidden from each until they have scored)" if blind else ""))
 

@@ -233,17 +233,26 @@ def answers_runs(ctx, model, condition, pair, failed_only, every) -> None:
 @click.argument("answer_id")
 @click.option("--trajectory", "with_trajectory", is_flag=True,
               help="Print the agent's trajectory: every turn, tool call and output (other formats: the JSON).")
+@click.option("--as", "annotator", help="Who looks (blind mode; default: configuration, then the OS user).")
 @click.pass_context
 @friendly
-def answers_show(ctx, answer_id, with_trajectory) -> None:
+def answers_show(ctx, answer_id, with_trajectory, annotator) -> None:
     """Print an answer, where it came from, its judgments (with overrides) and its failure-mode label.
 
     A judgment's rate is the effective one (overrides applied), followed by the judge's own and the number of
-    overrides; runs are numbered from 1 as in ``judge`` and the inspector (``run_index`` 0 is run 1).
+    overrides; runs are numbered from 1 as in ``judge`` and the inspector (``run_index`` 0 is run 1). In blind
+    mode an answer assigned to the annotator (--as) that they have not scored yet shows no judgment: the judges'
+    and other annotators' scores stay hidden until they submit theirs (``judgments human``), as in the app.
     """
+    from benchwright.core.config import resolve_annotator
+
+    from ..services.human import BLIND_NOTE_CLI, hidden_for
+
+    viewer = resolve_annotator(annotator)
     with open_store(ctx) as store:
         a = store.get_answer(answer_id)
-        judgments = store.judgments(answer_id=a.id)
+        hidden = hidden_for(store, a.id, viewer)
+        judgments = [] if hidden else store.judgments(answer_id=a.id)
         overrides = {j.id: store.overrides(j.id) for j in judgments}
         label = store.failure_mode(a.id)
         ordinal = store.ordinal_of(a.qa_pair_id)
@@ -268,6 +277,8 @@ def answers_show(ctx, answer_id, with_trajectory) -> None:
             click.echo("(no trajectory)")
     else:
         _echo_trajectory(a, with_trajectory)
+    if hidden:
+        click.echo(f"--- judgments hidden from {printable(viewer)}: {BLIND_NOTE_CLI}")
     for j in judgments:
         entries, used = effective_entries(j, overrides[j.id])
         if j.score_rate is None:

@@ -114,9 +114,13 @@ def print_report(console: Console, report: CalibrationReport) -> None:
     from rich.text import Text
 
     o = report.options
-    console.print(Text(f"judge calibration against humans: {plural(report.observations, 'paired score')}; runs: "
-                       f"{o.runs}, humans: {o.humans} (docs/judge-calibration.md; `benchwright calibrate` is the "
-                       "difficulty calibration)"))
+    raw = f" ({report.observations} before they apply)" if report.applied != report.observations else ""
+    console.print(Text(f"judge calibration against humans: {plural(report.applied, 'paired score')} with runs: "
+                       f"{o.runs}, humans: {o.humans}{raw} (docs/judge-calibration.md; `benchwright calibrate` is "
+                       "the difficulty calibration)"))
+    if report.withheld:
+        console.print(Text(f"blind mode: {plural(report.withheld, 'answer')} still to score by you left out of the "
+                           "largest-disagreements lists (they count in the figures); score them first"))
     if not report.judges:
         console.print(Text("no human score is paired with an LLM judge's score of the same answer and checklist "
                            "version yet: score answers in the judge inspector (h), or record scores with "
@@ -141,9 +145,10 @@ def print_report(console: Console, report: CalibrationReport) -> None:
 @click.option("--worst", type=click.IntRange(min=0), default=DEFAULT_WORST, show_default=True,
               help="How many of the largest disagreements to list.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of tables.")
+@click.option("--as", "annotator", help="Who looks (blind mode; default: configuration, then the OS user).")
 @click.pass_context
 @friendly
-def calibration(ctx, judge, by, weights, runs, humans, worst, as_json) -> None:
+def calibration(ctx, judge, by, weights, runs, humans, worst, as_json, annotator) -> None:
     """Agreement of each LLM judge with the humans' scores of the same answers, per checklist item and overall.
 
     Pairs every human judgment (an annotator's checklist scores, human:NAME) with the LLM judges' latest runs of
@@ -151,17 +156,20 @@ def calibration(ctx, judge, by, weights, runs, humans, worst, as_json) -> None:
     checklist item: n, exact agreement, weighted Cohen's kappa, Krippendorff's alpha (ordinal) and the mean
     difference judge − human with its 95% interval (positive: the judge over-scores), then the items where they
     disagree most. Undefined figures print as n/a with the reason. Not `benchwright calibrate`, the difficulty
-    calibration from direct answers. See docs/judge-calibration.md.
+    calibration from direct answers. See docs/judge-calibration.md. In blind mode the disagreements list leaves
+    out the answers assigned to the annotator (--as) that they have not scored yet (it names annotators and
+    their scores); the header says how many.
     """
     import json
 
+    from benchwright.core.config import resolve_annotator
     from benchwright.core.judge_calibration import CalibrationOptions
 
     from ..services.judge_calibration import calibration_report
 
     options = CalibrationOptions(weights=weights, runs=runs, humans=humans, by=(_group_of(by),), worst=worst)
     with open_store(ctx) as store:
-        report = calibration_report(store, options, judge=judge)
+        report = calibration_report(store, options, judge=judge, viewer=resolve_annotator(annotator))
     if as_json:
         click.echo(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
         return

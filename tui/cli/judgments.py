@@ -213,15 +213,22 @@ def judgments_override(ctx, judgment_id, key, score, reason, annotator) -> None:
 
 
 # ---------------------------------------------------------------------------------------- human judgments
+HUMAN_FILE_KEYS = ("answer_id", "scores", "rationales", "annotator", "checklist_version")
+"""The keys of a record of ``judgments human --file``; any other is refused."""
+
+
 def _human_records(path: str, default_annotator: str | None) -> list[tuple[int, str, str, dict, dict, int | None]]:
     """``(line, answer id, annotator, scores, rationales, checklist version)`` of each record of a JSONL file of
     human scores (blank lines skipped).
 
     Raises:
-        InputFileError: a line that is not a JSON object, or lacks ``answer_id``, ``scores`` or an annotator.
+        InputFileError: a line that is not a JSON object, lacks ``answer_id``, ``scores`` or an annotator, holds a
+            key other than :data:`HUMAN_FILE_KEYS` (a misspelt ``rationale`` would drop the rationales), or an
+            annotator name the project's rule refuses (:mod:`benchwright.core.annotator_names`).
     """
     import json
 
+    from benchwright.core.annotator_names import annotator_name, annotator_name_problem
     from benchwright.core.errors import InputFileError, InputProblem
 
     out, problems = [], []
@@ -240,7 +247,15 @@ def _human_records(path: str, default_annotator: str | None) -> list[tuple[int, 
         if not isinstance(rec, dict):
             problems.append(InputProblem(path, n, None, "a record is a JSON object"))
             continue
+        unknown = sorted(set(rec) - set(HUMAN_FILE_KEYS))
+        if unknown:
+            problems.append(InputProblem(path, n, unknown[0], f"unknown key (a record's keys are "
+                                                              f"{', '.join(HUMAN_FILE_KEYS)})"))
+            continue
         who = rec.get("annotator") or default_annotator
+        if isinstance(who, str) and who.strip() and annotator_name_problem(who) is not None:
+            problems.append(InputProblem(path, n, "annotator", annotator_name_problem(who)))
+            continue
         for field, ok in (("answer_id", isinstance(rec.get("answer_id"), str)),
                           ("scores", isinstance(rec.get("scores"), dict) and rec.get("scores")),
                           ("rationales", isinstance(rec.get("rationales", {}), dict)),
@@ -253,7 +268,7 @@ def _human_records(path: str, default_annotator: str | None) -> list[tuple[int, 
                                                              "\"Human judgments\")"))
                 break
         else:
-            out.append((n, rec["answer_id"], who, rec["scores"], rec.get("rationales") or {},
+            out.append((n, rec["answer_id"], annotator_name(who, "annotator"), rec["scores"], rec.get("rationales") or {},
                         rec.get("checklist_version")))
     if problems:
         raise InputFileError(problems)
@@ -278,8 +293,12 @@ def _human_records(path: str, default_annotator: str | None) -> list[tuple[int, 
 def judgments_human(ctx, answer_id, scores, rationales, checklist_version, path, annotator) -> None:
     """Record a human judgment: an annotator's scores of an answer against its pair's checklist.
 
-    Every checklist item needs a score from its allowed set. Stored append-only as judge human:NAME (the latest
-    per answer and annotator counts); reports leave human judgments out unless asked (--judge human).
+    Every checklist item needs a score from its allowed set, written as an integer (4, not 4.0, on the command
+    line and in the file). Stored append-only as judge human:NAME (the latest per answer and annotator counts);
+    reports leave human judgments out unless asked (--judge human). With --file, a record identical to the
+    annotator's latest judgment of its answer (same checklist version, scores and rationales) is skipped and
+    counted as unchanged, so importing a file twice adds nothing; a key other than answer_id, scores,
+    rationales, annotator and checklist_version is refused.
     """
     from benchwright.core.errors import InputFileError, InputProblem
     from benchwright.core.human import parse_score_args
@@ -297,19 +316,35 @@ def judgments_human(ctx, answer_id, scores, rationales, checklist_version, path,
                     parse_score_args(rationales), checklist_version)]
     else:
         records = _human_records(path, annotator and resolve_annotator(annotator))
-    saved = []
+    from benchwright.core.text import repair_value
+
+    saved, unchanged, warnings = [], 0, []
     with open_store(ctx) as store, store.write():  # all or nothing
         for line, aid, who, s, r, version in records:
+            if repair_value(r)[1]:
+                where = f"{path}, line {line}" if line is not None else "--rationale"
+                warnings.append(f"{where}: invalid Unicode (a lone surrogate) in a rationale stored as U+FFFD")
             try:
                 entries = [{"key": str(k), "score": v, "rationale": r.get(k, "")} for k, v in s.items()]
-                saved.append(store.save_human_judgment(aid, who, entries, checklist_version=version))
+                before = store.human_judgments(aid, who) if line is not None else []
+                j = store.save_human_judgment(aid, who, entries, checklist_version=version,
+                                              skip_unchanged=line is not None)
             except BenchwrightError as e:
                 if line is None:
                     raise
                 raise InputFileError([InputProblem(path, line, None, str(e))]) from None
+            if before and j.id == before[-1].id:
+                unchanged += 1
+            else:
+                saved.append(j)
     for j in saved:
         click.echo(f"{printable(j.answer_id)}\t{printable(human_label(j.judge_model))}\tscore rate "
                    f"{j.score_rate:.1%} (checklist v{j.checklist_version}, judgment {j.id})")
+    for w in warnings:
+        click.echo(f"  warning: {printable(w)}")
+    if path is not None:
+        click.echo(f"{printable(path)}: {plural(len(saved), 'human judgment')} recorded, {unchanged} unchanged "
+                   "(the annotator's latest judgment of the answer already has these scores and rationales)")
 
 
 @judgments.command("assigned")

@@ -348,7 +348,10 @@ class JudgePanel(Vertical):
                        "items where they differ in yellow", style="bold")
         if view.hidden:
             head.append_text(literal("\n" + view.hidden, style="bold magenta"))
-        if not view.columns:
+        if not view.columns and view.hidden:
+            head.append_text(literal("\nthe judge runs and other annotators' judgments of this answer are hidden "
+                                     "until you submit yours (h)", style="dim"))
+        elif not view.columns:
             head.append_text(literal("\nno judge run or human judgment of this answer scores its checklist yet",
                                      style="dim"))
         summary.update(head)

@@ -15,6 +15,10 @@ BLIND_NOTE = ("blind mode: the judges' scores and rationales of this answer (and
               "hidden until you submit your own scores (h)")
 """What the inspector says instead of the judges' scores while :func:`judges_hidden` holds."""
 
+BLIND_NOTE_CLI = ("blind mode is on and this answer is assigned to you: the judges' scores and rationales (and "
+                  "other annotators' scores) are hidden until you submit your own (benchwright judgments human)")
+"""What ``answers show`` says instead of the judgments while :func:`judges_hidden` holds."""
+
 
 @dataclass(frozen=True)
 class FormItem:

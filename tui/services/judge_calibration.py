@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 
 def calibration_report(store: Store, options: CalibrationOptions | None = None, *, judge: str | None = None,
-                       models: Iterable[str] | None = None) -> CalibrationReport:
+                       models: Iterable[str] | None = None, viewer: str | None = None) -> CalibrationReport:
     """Every LLM judge (or the one ``judge`` names) against the humans' scores of the same answers.
 
     Args:
@@ -32,6 +32,9 @@ def calibration_report(store: Store, options: CalibrationOptions | None = None, 
         judge: a judge label (``checklist:gpt-4o``), a judge name (``checklist``) or a judge model (``gpt-4o``);
             None: every LLM judge.
         models: only answers of these models; None: all.
+        viewer: who looks; in blind mode the answers assigned to them that they have not scored yet are left
+            out of the worst-disagreements lists (:func:`benchwright.tui.services.human.hidden_for`; they still
+            count in the figures, which name nobody). None: nothing withheld.
 
     Returns:
         The :class:`~benchwright.core.judge_calibration.CalibrationReport` (``judges`` empty when no human has
@@ -41,7 +44,12 @@ def calibration_report(store: Store, options: CalibrationOptions | None = None, 
         JudgeCalibrationError: ``judge`` names no judge with paired scores.
     """
     scores = select_judge(paired_scores(store, models=models), judge)
-    return judge_calibration(scores, options)
+    withheld: set[str] = set()
+    if viewer is not None and store.blind_mode:
+        from .human import hidden_for
+
+        withheld = {s.answer_id for s in store.answer_assignments(viewer) if hidden_for(store, s.answer_id, viewer)}
+    return judge_calibration(scores, options, withheld=withheld)
 
 
 __all__ = ["calibration_report"]

@@ -39,20 +39,18 @@ import secrets
 import signal
 import sys
 import time
-import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from string import Template
 from urllib.parse import quote, urlencode
 
+from benchwright.core.annotator_names import NAME_CHARS as NAME_CHARS
+from benchwright.core.annotator_names import annotator_name as _annotator_name
 from benchwright.core.errors import BenchwrightError
 
 TOKEN_BYTES = 24
 """Random bytes in a token or a session id (:func:`secrets.token_urlsafe`: 32 URL-safe characters)."""
-
-NAME_CHARS = 64
-"""The longest annotator name accepted at login."""
 
 COOKIE = "benchwright_session"
 """The session cookie's name."""
@@ -112,27 +110,13 @@ def check_bind(host: str, allow_remote: bool) -> str | None:
 
 
 def annotator_name(raw: object, where: str) -> str:
-    """An annotator name given at login, on the command line or in a URL: stripped and normalised to Unicode NFC
-    (the same name typed on two keyboards is one annotator).
+    """An annotator name given at login, on the command line or in a URL: the project's one rule
+    (:func:`benchwright.core.annotator_names.annotator_name`: stripped, NFC, no control or format characters, at
+    most :data:`NAME_CHARS` characters).
 
     Raises:
-        AccessDenied: not text, empty, not valid UTF-8 (U+FFFD or a surrogate), longer than :data:`NAME_CHARS`
-            or holding a control character or an invisible / direction-changing format character (category Cf)
-            (``where`` names the field in the message)."""
-    if not isinstance(raw, str) or not raw.strip():
-        raise AccessDenied(f"{where}: give an annotator name")
-    if "\ufffd" in raw or any(unicodedata.category(c) == "Cs" for c in raw):
-        # aiohttp decodes invalid UTF-8 in a form or a URL (%ff, an encoded surrogate) to U+FFFD
-        raise AccessDenied(f"{where}: the name is not valid UTF-8 text")
-    name = unicodedata.normalize("NFC", raw.strip())
-    if len(name) > NAME_CHARS:
-        raise AccessDenied(f"{where}: an annotator name has at most {NAME_CHARS} characters")
-    if any(unicodedata.category(c) in ("Cc", "Zl", "Zp") for c in name):
-        raise AccessDenied(f"{where}: an annotator name cannot hold control characters")
-    if any(unicodedata.category(c) == "Cf" for c in name):
-        raise AccessDenied(f"{where}: an annotator name cannot hold invisible or direction-changing characters "
-                           "(zero-width, bidi overrides)")
-    return name
+        AccessDenied: the name breaks the rule (``where`` names the field in the message)."""
+    return _annotator_name(raw, where, AccessDenied)
 
 
 def _same(a: str, b: str) -> bool:
