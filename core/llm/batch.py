@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 import uuid
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
@@ -366,6 +367,13 @@ class BatchPolicy:
         retry: errored, expired, cancelled and missing requests go ``online`` (default) or into a new ``batch``.
         max_batch_retries: with ``retry = batch``, rounds of new batches before the request goes online.
         wait: wait for the results (default); False: submit, record, and end with :class:`BatchDeferred`.
+        poll_backoff_max_s: a status request that failed transiently (connection error, timeout, HTTP 408/409/429,
+            5xx) is tried again after ``poll_interval_s`` doubled at each consecutive failure, capped at this many
+            seconds (default 300). Our choice (issue 20 names no figure): configurable in ``[batch]``.
+        poll_max_failures: after this many consecutive failed status requests (default 20) ...
+        poll_give_up_s: ... or this many seconds of failures (default 3600), whichever comes first, the job stops
+            with :class:`BatchDeferred` (the batch is still running at the provider; nothing is marked errored and no
+            ledger row is written; ``batches resume`` collects it). An HTTP 401/403 stops at once, the same way.
         command: the command line that made the batch (``batches resume`` runs it again); never holds a key.
         owner: this process (host:pid:random), recorded with the batches it creates.
         limits: overrides the backend's limits (tests, a stricter gateway).
@@ -376,6 +384,9 @@ class BatchPolicy:
     retry: RetryPolicy = RetryPolicy.ONLINE
     max_batch_retries: int = 2
     wait: bool = True
+    poll_backoff_max_s: float = 300.0
+    poll_max_failures: int = 20
+    poll_give_up_s: float = 3600.0
     command: list[str] = field(default_factory=list)
     owner: str = ""
     limits: BatchLimits | None = None
@@ -409,7 +420,8 @@ class BatchProgress:
             total = info.get("requests") or counts.get("total") or 0
             extra = ", ".join(f"{k} {v}" for k, v in sorted(counts.items())
                               if k in ("errored", "failed", "expired", "canceled", "cancelled") and v)
-            parts.append(f"batch #{bid} {info.get('status', '?')} {done}/{total}" + (f" ({extra})" if extra else ""))
+            parts.append(f"batch #{bid} {info.get('status', '?')} {done}/{total}" + (f" ({extra})" if extra else "")
+                         + (f", {info['poll_error']}" if info.get("poll_error") else ""))
         parts.append(f"{self.gathering} gathering, {self.waiting} waiting, {self.collected} back")
         return "; ".join(parts)
 
@@ -709,7 +721,33 @@ class Batcher:
         self.progress.collected += sum(1 for k, _ in results.values() if k is not None)
         self._changed()
 
+    async def _poll_failed(self, batch_id: int, e: LLMError, info: dict[str, Any], failures: int,
+                           failing_s: float) -> None:
+        """A status request of batch ``batch_id`` failed (issue 20): wait and try again when it is transient;
+        else (HTTP 401/403, past :attr:`BatchPolicy.poll_max_failures` / :attr:`BatchPolicy.poll_give_up_s`, or an
+        error that is not transient) end its waiters WITHOUT marking a request errored: the batch is still running.
+
+        Raises:
+            BatchDeferred: the job stops; ``batches resume`` collects the batch. LLMError: ``e``, not transient
+                (e.g. HTTP 404, the provider does not know the batch).
+        """
+        resume = f"`benchwright batches resume {batch_id}` collects it"
+        if e.http_status in (401, 403):
+            raise BatchDeferred(f"batch #{batch_id}: the provider refused the status request as unauthorized "
+                                f"(HTTP {e.http_status}: {e}); check the API key. The batch is still running at "
+                                f"the provider and no request was marked errored; {resume}", (batch_id,))
+        if not e.transient:
+            raise e
+        if failures >= self.policy.poll_max_failures or failing_s >= self.policy.poll_give_up_s:
+            raise BatchDeferred(f"batch #{batch_id} still running at the provider; {resume} (polling failed "
+                                f"{failures} times in a row over {failing_s:.0f}s; last: {e})", (batch_id,))
+        delay = min(self.policy.poll_interval_s * 2 ** (failures - 1), self.policy.poll_backoff_max_s)
+        info["poll_error"] = f"poll failed ({e}), retrying in {delay:.0f}s"
+        self._changed()
+        await asyncio.sleep(delay)
+
     async def _poll_until_collected(self, batch_id: int) -> None:
+        failures, first_failure = 0, 0.0
         while True:
             stored = self.store.batch(batch_id)
             if stored is None:
@@ -728,8 +766,16 @@ class Batcher:
             if stored.status is BatchStatus.PENDING:
                 await self._recover(stored)
                 continue
-            remote = await self.backend.retrieve(stored.provider_batch_id or "")
             info = self.progress.batches.setdefault(batch_id, {"requests": stored.request_count})
+            try:
+                remote = await self.backend.retrieve(stored.provider_batch_id or "")
+            except LLMError as e:
+                failures += 1
+                first_failure = first_failure or time.monotonic()
+                await self._poll_failed(batch_id, e, info, failures, time.monotonic() - first_failure)
+                continue
+            failures, first_failure = 0, 0.0
+            info.pop("poll_error", None)
             info.update(status=remote.status, counts=dict(remote.counts))
             self._changed()
             if remote.failed:

@@ -50,6 +50,8 @@ Shape (every key optional unless noted)::
     [batch]                            # --batch jobs (docs/batches.md)
     poll_interval_s = 30               # seconds between status requests (default 30); also gather_s (2)
     retry = "online"                   # errored/expired/cancelled requests: "online" (default) or "batch"
+    poll_max_failures = 20             # failed status requests in a row before the job defers the batch;
+                                       # also poll_give_up_s (3600), poll_backoff_max_s (300)
 
     [prices."gpt-4.1"]                 # US dollars per million tokens, by model name
     input = 2.0
@@ -215,6 +217,9 @@ class BatchTableSettings(BaseModel):
     gather_s: float = Field(2.0, ge=0, le=600)
     retry: Literal["online", "batch"] = "online"
     max_batch_retries: int = Field(2, ge=0, le=10)
+    poll_backoff_max_s: float = Field(300.0, gt=0, le=86_400)
+    poll_max_failures: int = Field(20, ge=1, le=10_000)
+    poll_give_up_s: float = Field(3600.0, gt=0, le=86_400)
 
 
 class AgentTableSettings(BaseModel):

@@ -200,6 +200,9 @@ class ScriptedBatchBackend:
         die_after_create: an exception (or class) raised by the next :meth:`submit` AFTER the batch exists here
             (a kill between the provider's creation and the caller's commit; then cleared).
         limits: the :class:`~.batch.BatchLimits` (default Anthropic's).
+        poll_errors: exceptions raised by the next retrievals, one each, in order (e.g. an ``LLMError`` with
+            ``http_status=503, transient=True``: a proxy or a batch server down while waiting); a retrieval that
+            raises does not count as a poll.
 
     Records: :attr:`batches` (id -> ``{"lines", "label", "polls", "created_at", "cancelled"}``),
     :attr:`submissions` (calls of :meth:`submit` that created a batch), :attr:`answered` (requests answered).
@@ -222,6 +225,7 @@ class ScriptedBatchBackend:
         self.batches: dict[str, dict] = {}
         self.submissions = 0
         self.answered: list[LLMRequest] = []
+        self.poll_errors: list[BaseException] = []
 
     def line(self, custom_id: str, request: LLMRequest) -> dict:
         """``{"custom_id", "params": request_json(request)}``.
@@ -291,9 +295,11 @@ class ScriptedBatchBackend:
         """``in_progress`` for :attr:`polls` retrievals, then ``ended`` (at once after :meth:`cancel`).
 
         Raises:
-            LLMError: an unknown batch id.
+            LLMError: an unknown batch id; whatever :attr:`poll_errors` holds first (then removed).
         """
         b = self._batch(batch_id)
+        if self.poll_errors:
+            raise self.poll_errors.pop(0)
         b["polls"] += 1
         ended = b["cancelled"] or b["polls"] > self.polls
         n = len(b["lines"])

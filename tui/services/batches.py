@@ -151,6 +151,9 @@ def batch_policy(config, options: BatchOptions, *, command: list[str] | None = N
         gather_s=settings.gather_s if settings else 2.0,
         retry=RetryPolicy(options.retry or (settings.retry if settings else "online")),
         max_batch_retries=settings.max_batch_retries if settings else 2,
+        poll_backoff_max_s=settings.poll_backoff_max_s if settings else 300.0,
+        poll_max_failures=settings.poll_max_failures if settings else 20,
+        poll_give_up_s=settings.poll_give_up_s if settings else 3600.0,
         wait=options.wait and options.batch_file is None,
         command=(command if command is not None else list(options.command) if options.command is not None
                  else command_line()),
