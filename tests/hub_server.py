@@ -4,6 +4,7 @@ It speaks the routes huggingface_hub 2.4 calls to create a dataset repository an
 (set ``huggingface_hub.constants.HF_HUB_DISABLE_XET = True``: Xet storage is not faked)::
 
     POST /api/repos/create                                  {"name", "organization", "type", "visibility"?}
+    GET  /api/datasets/ORG/NAME                             repo_info: {"id", "private"} as the fake holds it
     POST /api/datasets/ORG/NAME/branch/BRANCH               create a branch (409 when it exists)
     POST /api/validate-yaml                                 the README's metadata (parsed and kept)
     POST /api/datasets/ORG/NAME/preupload/REV               upload mode per file: lfs for .parquet, else regular
@@ -117,6 +118,18 @@ def _handler(hub: FakeHub):
                 return
             hub.lfs[oid] = data
             self._reply(200, {})
+
+        def do_GET(self) -> None:
+            path = self.path.split("?")[0]
+            with hub.lock:
+                hub.calls.append(("GET", path))
+            if not self._authorized():
+                return
+            m = re.match(r"^/api/datasets/([^/]+/[^/]+)$", path)
+            if m is None or m[1] not in hub.repos:
+                self._reply(404, {"error": f"no route {path}" if m is None else "Repository not found"})
+                return
+            self._reply(200, {"id": m[1], "private": hub.repos[m[1]]["private"]})
 
         def do_POST(self) -> None:
             path = self.path.split("?")[0]

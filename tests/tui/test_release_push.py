@@ -71,6 +71,7 @@ def test_push_creates_the_repo_and_commits_every_file_of_the_release_once(projec
         routes = [(m, p) for m, p in hub.calls if not p.startswith("/lfs/")]
         assert routes == [
             ("POST", "/api/repos/create"),
+            ("GET", "/api/datasets/acme/golden"),  # repo_info: the visibility recorded is the Hub's
             ("POST", "/api/validate-yaml"),
             ("POST", "/api/datasets/acme/golden/preupload/main"),
             ("POST", "/datasets/acme/golden.git/info/lfs/objects/batch"),
@@ -114,7 +115,8 @@ def test_private_and_revision_reach_the_hub_and_the_record(project):
                 "--revision", "v1.0.0")
         assert r.exit_code == 0, r.output
         assert len(hub.repos["acme/golden"]["commits"]) == 2
-    assert [(p["revision"], p["private"]) for p in pushes(db)] == [("v1.0.0", True), ("v1.0.0", False)]
+    # the second push did not ask for --private, but the repository is private: the record says what the Hub says
+    assert [(p["revision"], p["private"]) for p in pushes(db)] == [("v1.0.0", True), ("v1.0.0", True)]
 
 
 def test_a_refused_token_is_a_clear_error_and_nothing_is_recorded(project, monkeypatch):

@@ -159,7 +159,8 @@ def release_verify(folder) -> None:
 @releases.command("push")
 @click.argument("folder", metavar="RELEASE", type=click.Path(file_okay=False))
 @click.option("--repo-id", "repo_id", required=True, metavar="ORG/NAME", help="The Hub dataset repository.")
-@click.option("--private", is_flag=True, help="Create the repository private (ignored when it exists).")
+@click.option("--private", is_flag=True, help="Create the repository private (an existing repository keeps its "
+              "visibility: a warning says so, and the visibility the Hub reports is recorded).")
 @click.option("--revision", "revision", metavar="BRANCH", help="Commit to this branch (created from main when "
               "missing; default main).")
 @click.option("--endpoint", "endpoint", metavar="URL", help="The Hub's address (default: HF_ENDPOINT, else "
@@ -172,18 +173,34 @@ def releases_push(ctx, folder, repo_id, private, revision, endpoint, annotator) 
     The folder is verified first (as releases verify does) and refused when it differs from its manifest. The token
     comes from HF_TOKEN or the Hub's own login (hf auth login); it is never stored or printed. A commit that fails
     on the way (HTTP 5xx, a dropped connection) is sent again, up to 4 times."""
-    from ..services.hub import check_repo_id, hub_token, push_release, verified_release
+    from huggingface_hub import constants
+
+    from benchwright.core.text import printable
+
+    from ..services.hub import (
+        check_endpoint,
+        check_repo_id,
+        check_revision,
+        hub_token,
+        push_release,
+        verified_release,
+    )
 
     check_repo_id(repo_id)
+    check_revision(revision or "main")
+    check_endpoint(endpoint or constants.ENDPOINT)
     verified_release(Path(folder))  # before the project is opened: a bad folder or id costs nothing
     token = hub_token()
     with open_store(ctx) as store:
         result = push_release(store, folder, repo_id, by=resolve_annotator(annotator), private=private,
-                              revision=revision, endpoint=endpoint, token=token)
-    click.echo(f"pushed {result.name} {result.version} ({plural(len(result.files), 'file')}) to {result.repo_id} "
-               f"(revision {result.revision}"
-               + (f", {plural(result.attempts, 'attempt')}" if result.attempts > 1 else "") + ")")
-    click.echo(f"commit {result.commit_oid}: {result.commit_url}")
+                              revision=revision, endpoint=endpoint, token=token,
+                              progress=lambda line: click.echo(printable(line), err=True))
+    for warning in result.warnings:
+        click.echo(f"warning: {printable(warning)}", err=True)
+    click.echo(printable(f"pushed {result.name} {result.version} ({plural(len(result.files), 'file')}) to "
+                         f"{result.repo_id} (revision {result.revision}"
+                         + (f", {plural(result.attempts, 'attempt')}" if result.attempts > 1 else "") + ")"))
+    click.echo(printable(f"commit {result.commit_oid}: {result.commit_url}"))
 
 
 @releases.command("pushes")

@@ -19,11 +19,13 @@ import hashlib
 import json
 import re
 import time
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from benchwright.core.errors import BenchwrightError
+from benchwright.core.text import printable
 
 MANIFEST = "manifest.json"
 REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*$")
@@ -41,7 +43,9 @@ class HubError(BenchwrightError):
 class PushResult:
     """One push that the Hub accepted: the release (``name``, ``version``), where it went (``endpoint``,
     ``repo_id``, ``revision``), the Hub's commit (``commit_url``, ``commit_oid``), the files sent (paths in the
-    repository, sorted) and how many commit attempts it took (1 when the first went through)."""
+    repository, sorted), how many commit attempts it took (1 when the first went through), whether the repository
+    is private as the Hub reported it after the push (``private``; what is recorded), and ``warnings`` (sentences
+    for the user, e.g. ``--private`` having changed nothing on an existing public repository)."""
 
     name: str
     version: str
@@ -52,6 +56,8 @@ class PushResult:
     commit_oid: str
     files: tuple[str, ...]
     attempts: int
+    private: bool = False
+    warnings: tuple[str, ...] = ()
 
 
 def hub_token() -> str:
@@ -79,6 +85,50 @@ def check_repo_id(repo_id: str) -> str:
         raise HubError(f"--repo-id {repo_id!r}: expected ORG/NAME (letters, digits, '-', '_', '.'; "
                        "at most 96 characters)")
     return repo_id
+
+
+_REF_FORBIDDEN = re.compile(r"[\x00-\x20\x7f~^:?*\[\\]|\.\.|@\{|//")
+
+
+def check_revision(revision: str) -> str:
+    """``revision`` when it is a valid branch name by git's ref rules (``git check-ref-format``), which the Hub
+    applies: no control characters or spaces, none of ``~ ^ : ? * [ \\``, no ``..``, ``@{`` or ``//``, not
+    starting or ending with ``/``, no part starting with ``.`` or ending with ``.lock``, not ending with ``.``,
+    not ``@``, at most 255 characters. Checked before any request.
+
+    Raises:
+        HubError: it is not (the message names ``--revision`` and shows the value with its control characters
+            visible).
+    """
+    bad = (not revision or len(revision) > 255 or revision == "@" or bool(_REF_FORBIDDEN.search(revision))
+           or revision.startswith("/") or revision.endswith(("/", "."))
+           or any(part.startswith(".") or part.endswith(".lock") for part in revision.split("/"))
+           or any(unicodedata.category(c) in ("Cc", "Cf") for c in revision))
+    if bad:
+        raise HubError(f"--revision {printable(repr(revision))}: not a valid branch name (git ref rules: no spaces, "
+                       "control characters, '~ ^ : ? * [ \\', '..', '@{', '//', no leading '/' or '.', no trailing "
+                       "'/', '.' or '.lock'); nothing was pushed")
+    return revision
+
+
+def check_endpoint(endpoint: str) -> str:
+    """``endpoint`` without a trailing ``/`` when it is an ``http://`` or ``https://`` URL with a host. Checked
+    before any request (another scheme would only fail after huggingface_hub's retries).
+
+    Raises:
+        HubError: it is not (the message names ``--endpoint`` and shows the value literally).
+    """
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(endpoint)
+    except ValueError:
+        parts = None
+    if (parts is None or parts.scheme.lower() not in ("http", "https") or not parts.netloc
+            or any(unicodedata.category(c) in ("Cc", "Cf") or c.isspace() for c in endpoint)):
+        raise HubError(f"--endpoint {printable(repr(endpoint))}: expected an http:// or https:// URL of a Hub, e.g. "
+                       "https://huggingface.co; nothing was pushed")
+    return endpoint.rstrip("/")
 
 
 def verified_release(folder: Path) -> tuple[dict, list[str]]:
@@ -115,15 +165,18 @@ def _commit(api, repo_id: str, folder: Path, files: list[str], *, private: bool,
     from huggingface_hub import CommitOperationAdd
 
     api.create_repo(repo_id, repo_type="dataset", private=True if private else None, exist_ok=True)
+    is_private = bool(api.repo_info(repo_id, repo_type="dataset").private)  # the Hub's word: the repo may exist
     if revision != "main":
         api.create_branch(repo_id, branch=revision, repo_type="dataset", exist_ok=True)
     operations = [CommitOperationAdd(path_in_repo=rel, path_or_fileobj=str(folder / rel)) for rel in files]
-    return api.create_commit(repo_id, operations, commit_message=message, repo_type="dataset", revision=revision)
+    info = api.create_commit(repo_id, operations, commit_message=message, repo_type="dataset", revision=revision)
+    return info, is_private
 
 
 def push_release(store, folder: str | Path, repo_id: str, *, by: str, private: bool = False,
                  revision: str | None = None, endpoint: str | None = None, token: str | None = None,
-                 attempts: int = 4, wait: float = 2.0, sleep: Callable[[float], None] | None = None) -> PushResult:
+                 attempts: int = 4, wait: float = 2.0, sleep: Callable[[float], None] | None = None,
+                 progress: Callable[[str], None] | None = None) -> PushResult:
     """Push the verified release ``folder`` to the dataset repository ``repo_id`` and record the push in ``store``.
 
     ``endpoint`` defaults to huggingface_hub's (``HF_ENDPOINT``, else https://huggingface.co); ``token`` to
@@ -131,27 +184,63 @@ def push_release(store, folder: str | Path, repo_id: str, *, by: str, private: b
     failure (see module docstring) is retried up to ``attempts`` commits in all, waiting ``wait`` seconds, then
     twice that, ... between them (``sleep``, default ``time.sleep``, is injectable for tests).
 
+    ``revision`` (:func:`check_revision`) and ``endpoint`` (:func:`check_endpoint`) are checked before any
+    request. huggingface_hub's progress bars are off during the push; ``progress`` (when given) receives one short
+    line per step instead (``"commit attempt 1 of 4: 5 files"``). The visibility recorded is the one the Hub reports
+    after ``create_repo`` (``HfApi.repo_info(...).private``): ``private`` on an existing public repository changes
+    nothing, and the result's ``warnings`` says so.
+
     Raises:
         HubError: bad ``repo_id``, unverified folder, no token, refused token, invalid card metadata, or a failure
             that outlasted the attempts. Nothing is recorded then.
     """
-    import httpx2
     from huggingface_hub import HfApi, constants
-    from huggingface_hub.errors import HfHubHTTPError
+    from huggingface_hub.utils import are_progress_bars_disabled, disable_progress_bars, enable_progress_bars
 
     check_repo_id(repo_id)
+    revision = check_revision(revision or "main")
+    endpoint = check_endpoint(endpoint or constants.ENDPOINT)
     folder = Path(folder)
     manifest, files = verified_release(folder)
-    revision = revision or "main"
-    endpoint = (endpoint or constants.ENDPOINT).rstrip("/")
     api = HfApi(endpoint=endpoint, token=token or hub_token())
     name, version = str(manifest["name"]), str(manifest["version"])
     message = f"benchwright release {name} {version}"
     where = f"{endpoint} ({repo_id}, revision {revision})"
+    bars_were_off = are_progress_bars_disabled()
+    disable_progress_bars()
+    try:
+        info, is_private, attempt = _attempts(api, repo_id, folder, files, private=private, revision=revision,
+                                              message=message, attempts=attempts, wait=wait, sleep=sleep,
+                                              progress=progress, endpoint=endpoint, where=where, release=(name, version))
+    finally:
+        if not bars_were_off:
+            enable_progress_bars()
+    warnings = []
+    if private and not is_private:
+        warnings.append(f"the repo {repo_id} exists and is public: --private changed nothing; change it on the Hub")
+    sha = hashlib.sha256((folder / MANIFEST).read_bytes()).hexdigest()
+    store.record_release_push(name=name, version=version, manifest_sha256=sha, endpoint=endpoint, repo_id=repo_id,
+                              revision=revision, private=is_private, commit_url=info.commit_url,
+                              commit_oid=info.oid, by=by)
+    return PushResult(name=name, version=version, endpoint=endpoint, repo_id=repo_id, revision=revision,
+                      commit_url=info.commit_url, commit_oid=info.oid, files=tuple(files), attempts=attempt,
+                      private=is_private, warnings=tuple(warnings))
+
+
+def _attempts(api, repo_id: str, folder: Path, files: list[str], *, private: bool, revision: str, message: str,
+              attempts: int, wait: float, sleep, progress, endpoint: str, where: str, release: tuple[str, str]):
+    """The commit sent up to ``attempts`` times (see :func:`push_release`): ``(commit info, private, attempt)``."""
+    import httpx2
+    from huggingface_hub.errors import HfHubHTTPError
+
+    name, version = release
     for attempt in range(1, max(1, attempts) + 1):
+        if progress is not None:
+            progress(f"commit attempt {attempt} of {max(1, attempts)}: {len(files)} files")
         try:
-            info = _commit(api, repo_id, folder, files, private=private, revision=revision, message=message)
-            break
+            info, is_private = _commit(api, repo_id, folder, files, private=private, revision=revision,
+                                       message=message)
+            return info, is_private, attempt
         except (HfHubHTTPError, httpx2.TransportError, OSError, ValueError) as e:
             status = _status(e)
             if status in (401, 403):
@@ -163,12 +252,7 @@ def push_release(store, folder: str | Path, repo_id: str, *, by: str, private: b
                 raise HubError(f"push of {name} {version} to {where} failed after {attempt} attempts: "
                                f"{_reason(e)}; nothing was recorded, run the command again") from None
             (sleep or time.sleep)(wait * 2 ** (attempt - 1))
-    sha = hashlib.sha256((folder / MANIFEST).read_bytes()).hexdigest()
-    store.record_release_push(name=name, version=version, manifest_sha256=sha, endpoint=endpoint, repo_id=repo_id,
-                              revision=revision, private=private, commit_url=info.commit_url,
-                              commit_oid=info.oid, by=by)
-    return PushResult(name=name, version=version, endpoint=endpoint, repo_id=repo_id, revision=revision,
-                      commit_url=info.commit_url, commit_oid=info.oid, files=tuple(files), attempts=attempt)
+    raise AssertionError("unreachable: the last attempt returns or raises")
 
 
 def _reason(e: Exception) -> str:
