@@ -170,11 +170,14 @@ class BatchDeferred(BaseException):
     Attributes:
         batch_ids: the local batch ids (``llm_batches.id``) holding the requests.
         message: what the user does next.
+        exit_code: the CLI's exit status (0: handed off as asked; 1: the provider refused us, e.g. HTTP 401 on a
+            status request, and the user must act).
     """
 
-    def __init__(self, message: str, batch_ids: tuple[int, ...] = ()):
+    def __init__(self, message: str, batch_ids: tuple[int, ...] = (), *, exit_code: int = 0):
         super().__init__(message)
         self.batch_ids = batch_ids
+        self.exit_code = exit_code
 
 
 class BatchBackend(Protocol):
@@ -735,7 +738,8 @@ class Batcher:
         if e.http_status in (401, 403):
             raise BatchDeferred(f"batch #{batch_id}: the provider refused the status request as unauthorized "
                                 f"(HTTP {e.http_status}: {e}); check the API key. The batch is still running at "
-                                f"the provider and no request was marked errored; {resume}", (batch_id,))
+                                f"the provider and no request was marked errored; {resume}", (batch_id,),
+                                exit_code=1)
         if not e.transient:
             raise e
         if failures >= self.policy.poll_max_failures or failing_s >= self.policy.poll_give_up_s:
@@ -787,14 +791,13 @@ class Batcher:
             if remote.ended:
                 self.store.batch_state(batch_id, status=BatchStatus.ENDED, provider_status=remote.status,
                                        counts=remote.counts)
-                chunk: list[BatchItem] = []
-                async for item in self.backend.results(remote):
-                    chunk.append(item)
-                    if len(chunk) >= 1000:
-                        self.store.store_batch_results(batch_id, chunk)
-                        chunk = []
-                if chunk:
-                    self.store.store_batch_results(batch_id, chunk)
+                try:
+                    await self._download(batch_id, remote)
+                except LLMError as e:  # the results' download failed like a poll: stored ones are kept
+                    failures += 1
+                    first_failure = first_failure or time.monotonic()
+                    await self._poll_failed(batch_id, e, info, failures, time.monotonic() - first_failure)
+                    continue
                 self.store.batch_collected(batch_id)
                 return
             self.store.batch_state(batch_id, status=BatchStatus.SUBMITTED, provider_status=remote.status,
@@ -803,6 +806,22 @@ class Batcher:
                 raise BatchDeferred(f"batch #{batch_id} is still running at the provider ({remote.status})",
                                     (batch_id,))
             await asyncio.sleep(self.policy.poll_interval_s)
+
+    async def _download(self, batch_id: int, remote: RemoteBatch) -> None:
+        """Store the results of the ended batch ``remote`` in chunks of 1000 (a result already stored is kept:
+        a download tried again after a failure stores only the rest).
+
+        Raises:
+            LLMError: a results file could not be fetched.
+        """
+        chunk: list[BatchItem] = []
+        async for item in self.backend.results(remote):
+            chunk.append(item)
+            if len(chunk) >= 1000:
+                self.store.store_batch_results(batch_id, chunk)
+                chunk = []
+        if chunk:
+            self.store.store_batch_results(batch_id, chunk)
 
     async def _recover(self, stored: StoredBatch) -> None:
         """A ``pending`` batch: its creator is alive (wait for it) or died between commit and the provider's

@@ -203,6 +203,8 @@ class ScriptedBatchBackend:
         poll_errors: exceptions raised by the next retrievals, one each, in order (e.g. an ``LLMError`` with
             ``http_status=503, transient=True``: a proxy or a batch server down while waiting); a retrieval that
             raises does not count as a poll.
+        results_errors: exceptions raised by the next results downloads, one each, after the first result was
+            yielded (a download cut in the middle).
 
     Records: :attr:`batches` (id -> ``{"lines", "label", "polls", "created_at", "cancelled"}``),
     :attr:`submissions` (calls of :meth:`submit` that created a batch), :attr:`answered` (requests answered).
@@ -226,6 +228,7 @@ class ScriptedBatchBackend:
         self.submissions = 0
         self.answered: list[LLMRequest] = []
         self.poll_errors: list[BaseException] = []
+        self.results_errors: list[BaseException] = []
 
     def line(self, custom_id: str, request: LLMRequest) -> dict:
         """``{"custom_id", "params": request_json(request)}``.
@@ -317,13 +320,15 @@ class ScriptedBatchBackend:
         ``"refusal"``); a scripted error other than a refusal makes the request ``errored``.
 
         Raises:
-            LLMError: an unknown batch id.
+            LLMError: an unknown batch id; whatever :attr:`results_errors` holds first, after one result.
         """
         b = self._batch(batch.id)
         lines = list(b["lines"])
         if self.shuffle is not None:
             random.Random(self.shuffle).shuffle(lines)
-        for ln in lines:
+        for i, ln in enumerate(lines):
+            if i == 1 and self.results_errors:
+                raise self.results_errors.pop(0)
             cid = ln["custom_id"]
             request = request_from_json(ln["params"])
             kind = self._kind(cid, request, b["cancelled"])

@@ -73,11 +73,20 @@ def test_an_unauthorized_poll_is_said_and_marks_nothing_errored(project):
     provider = judge_provider()
     provider.batch.poll_errors = [LLMError("fake: HTTP 401: invalid x-api-key", http_status=401)]
     r = invoke(project, ["judgments", "run", "checklist", "--model", "j1", "--batch"], provider)
+    assert r.exit_code == 1, r.output  # the user must act (the key), unlike a deferral asked for
     out = " ".join(r.output.split())
     assert "unauthorized (HTTP 401" in out and "check the API key" in out, out
     assert "`benchwright batches resume 1` collects it" in out
     assert _ledger(project) == ((0, None), 0, ["submitted"])
     assert len(provider.batch.poll_errors) == 0 and provider.batch.batches["fakebatch-1"]["polls"] == 0
+
+
+def test_a_results_download_cut_in_the_middle_is_tried_again(project):
+    provider = judge_provider()
+    provider.batch.results_errors = [_503()]
+    r = invoke(project, ["judgments", "run", "checklist", "--model", "j1", "--batch"], provider)
+    assert r.exit_code == 0 and "4 scored, 0 unscored" in r.output, r.output
+    assert _ledger(project) == ((4, 0), 0, ["collected"]) and provider.batch.submissions == 1
 
 
 def test_the_progress_line_says_a_poll_failed_and_when_it_retries():

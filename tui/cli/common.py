@@ -371,7 +371,7 @@ def run_with_progress(coro_factory, total: int, label: str, *, console: Console 
             progress.stop()
             for line in deferred_lines(store, e):
                 console.print(Text(line))
-            sys.exit(0)
+            sys.exit(getattr(e, "exit_code", 0))
         finally:
             last.setdefault("p", JobProgress(total=total))
 
