@@ -69,6 +69,19 @@ def test_persistent_poll_failures_defer_the_batch_without_error_rows(project):
     assert _ledger(project) == ((4, 0), 0, ["collected"]) and provider.batch.submissions == 1
 
 
+def test_polling_gives_up_after_poll_give_up_s_seconds_of_failures(project):
+    toml = project.parent / "benchwright.toml"
+    toml.write_text(toml.read_text(encoding="utf-8").replace("poll_max_failures = 4", "poll_max_failures = 1000\n"
+                                                             "poll_give_up_s = 0.001"), encoding="utf-8")
+    provider = judge_provider()
+    provider.batch.poll_errors = [_503() for _ in range(50)]
+    r = invoke(project, ["judgments", "run", "checklist", "--model", "j1", "--batch"], provider)
+    out = " ".join(r.output.split())
+    assert r.exit_code == 0 and "batch #1 still running at the provider" in out, out
+    assert "polling failed 2 times in a row" in out and len(provider.batch.poll_errors) == 48
+    assert _ledger(project) == ((0, None), 0, ["submitted"])
+
+
 def test_an_unauthorized_poll_is_said_and_marks_nothing_errored(project):
     provider = judge_provider()
     provider.batch.poll_errors = [LLMError("fake: HTTP 401: invalid x-api-key", http_status=401)]
