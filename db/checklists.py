@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from benchwright.core.blind import HiddenInBlindMode, Visible, visible
+from benchwright.core.canonical import canonical_json
 from benchwright.core.checklist import Checklist, Origin, validate
 from benchwright.core.checklist_diff import diff_checklists, render_diff_text
 from benchwright.core.errors import BenchwrightError, NotFoundError
@@ -34,12 +35,15 @@ class ChecklistImportReport:
         drafts: how many were stored as drafts (rule violations, or ``"draft": true`` in the file).
         repaired: how many held lone surrogates, stored as U+FFFD.
         formats: checklists per source format (``benchwright``, ``rubberduck``, ``checkeval``).
+        unchanged: records skipped because the checklist is identical (canonical JSON of its items, weights,
+            rubrics, everything it holds) to the pair's current version, in the same draft state: importing a file again adds nothing.
     """
 
     saved: list[tuple[str, int]] = field(default_factory=list)
     drafts: int = 0
     repaired: int = 0
     formats: dict[str, int] = field(default_factory=dict)
+    unchanged: int = 0
 
 
 class ChecklistConflictError(BenchwrightError):
@@ -283,7 +287,9 @@ class ChecklistStoreMixin:
         ``executemany``, so ``records`` is read once and memory stays flat (issue 19). A checklist that breaks
         the rules (``record.violations``) or says ``draft`` is stored as a draft; a repaired text is flagged in
         ``text_repairs``. ``progress(done)`` is called after each chunk; ``on_saved(record, pair_id, version)``
-        after each record is written (inside the transaction: an error later still rolls it back).
+        after each record is written (inside the transaction: an error later still rolls it back). Idempotent: a
+        record whose checklist is identical (canonical JSON; draft state too) to its pair's current version, stored or earlier in
+        the file, writes nothing and is counted in ``report.unchanged``.
 
         Raises:
             BenchwrightError: a record names no pair, an unknown pair id, or a question no pair or several pairs
@@ -293,7 +299,7 @@ class ChecklistStoreMixin:
         report = ChecklistImportReport()
         with self.write() as db:
             repositories = [r[0] or "" for r in db.conn.execute("SELECT DISTINCT repository FROM qa_pairs")]
-            latest: dict[str, int] = {}
+            latest: dict[str, tuple[int, tuple[str, bool] | None]] = {}
             chunk: list = []
             for record in records:
                 chunk.append(record)
@@ -309,9 +315,10 @@ class ChecklistStoreMixin:
         return report
 
     def _import_checklist_chunk(self, db, chunk: list, author: str, file: str, repositories: list[str],
-                                latest: dict[str, int], report: ChecklistImportReport, on_saved) -> None:
+                                latest: dict[str, tuple[int, tuple[str, bool] | None]], report: ChecklistImportReport,
+                                on_saved) -> None:
         """Match one chunk of checklist records to pairs in SQL and insert them (see
-        :meth:`import_checklist_records`)."""
+        :meth:`import_checklist_records`); ``latest`` is ``{pair_id: (current version, (its canonical JSON, is draft))}``."""
         def where(r) -> str:
             return f"{file}, line {r.line}" if r.line else file
 
@@ -337,26 +344,35 @@ class ChecklistStoreMixin:
             else:
                 raise BenchwrightError(f"{where(r)}: the checklist names no pair; add qa_pair_id, or pass --pair ID")
         fresh = sorted(set(targets) - set(latest))
-        latest.update(dict.fromkeys(fresh, 0))
-        latest.update(db.conn.execute(
-            "SELECT qa_pair_id, version FROM checklist_current WHERE qa_pair_id IN (SELECT value FROM json_each(?))",
-            [json.dumps(fresh)]))
-        now, rows, saved = utc_now(), [], []
+        latest.update(dict.fromkeys(fresh, (0, None)))
+        latest.update((pid, (version, (canonical_json(json.loads(items)), bool(draft))))
+                      for pid, version, items, draft in db.conn.execute(
+            """SELECT c.qa_pair_id, c.version, v.items_json, v.is_draft FROM checklist_current c JOIN checklist_versions v
+               ON v.qa_pair_id = c.qa_pair_id AND v.version = c.version
+               WHERE c.qa_pair_id IN (SELECT value FROM json_each(?))""", [json.dumps(fresh)]))
+        now, rows, saved, stored = utc_now(), [], [], []
         for r, pid in zip(chunk, targets, strict=True):
-            parent = latest[pid] or None
-            version = latest[pid] = (parent or 0) + 1
+            items_json = r.checklist.to_json()
             draft = bool(r.draft or r.violations)
+            key = (canonical_json(json.loads(items_json)), draft)
+            if latest[pid][1] == key:
+                report.unchanged += 1
+                continue
+            parent = latest[pid][0] or None
+            version = (parent or 0) + 1
+            latest[pid] = (version, key)
             rows.append((pid, version, Origin.IMPORTED.value, int(draft), int(not r.violations), author, now, parent,
-                         None, r.source_format, r.checklist.to_json(), json.dumps([str(v) for v in r.violations]),
+                         None, r.source_format, items_json, json.dumps([str(v) for v in r.violations]),
                          uuid.uuid4().hex, text_versions[pid]))
             saved.append((pid, version))
+            stored.append(r)
             report.drafts += draft
             report.formats[r.source_format] = report.formats.get(r.source_format, 0) + 1
         db.conn.executemany(
             """INSERT INTO checklist_versions (qa_pair_id, version, origin, is_draft, is_valid, author, created_at,
                parent_version, restored_from, source_format, items_json, violations_json, uid, text_version)
                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""", rows)
-        for r, (pid, version) in zip(chunk, saved, strict=True):
+        for r, (pid, version) in zip(stored, saved, strict=True):
             if r.text_repaired:
                 report.repaired += 1
                 self.flag_text_repair("checklist_versions", self.checklist_rowid(pid, version), "items_json",

@@ -206,11 +206,12 @@ def test_export_round_trips_through_import(project):
 
     r = project.imp(out)
     assert r.exit_code == 0, r.output
-    assert "imported 3 checklists (2 drafts to fix in the editor)" in r.output
+    # imports are idempotent (issue 20): the same checklists again are counted unchanged, not new versions
+    assert "imported 0 checklists" in r.output and "3 unchanged" in r.output, r.output
     again = project.run("checklists", "export").stdout
     reimported = [json.loads(line) for line in again.splitlines()]
     assert [(e["qa_pair_id"], e["version"], e["draft"], e["valid"]) for e in reimported] == [
-        (a, 2, False, True), (b, 2, True, False), (c, 2, True, False)]
+        (a, 1, False, True), (b, 1, True, False), (c, 1, True, False)]
     assert [e["items"] for e in reimported] == [e["items"] for e in exported]  # same checklists, nothing rescaled
 
 
@@ -369,9 +370,12 @@ def test_an_exported_valid_draft_comes_back_as_a_draft(project):
     out = project.dir / "export.jsonl"
     assert project.run("checklists", "export", "--out", str(out)).exit_code == 0
     assert json.loads(out.read_text().splitlines()[0])["draft"] is True
-    r = project.imp(out)
-    assert r.exit_code == 0 and "(benchwright, draft)" in r.output
-    assert project.rows("SELECT version, is_draft FROM checklist_versions ORDER BY version") == [(1, 1), (2, 1)]
+    r = project.imp(out)  # the same draft again: unchanged (issue 20); the draft flag survived the export
+    assert r.exit_code == 0 and "1 unchanged" in r.output, r.output
+    valid = project.json_file("v.json", ours(pid))
+    assert "(benchwright, valid)" in project.imp(valid).output  # same items, not a draft: a new version
+    assert project.imp(out).exit_code == 0  # the draft again is a change from the valid current version
+    assert project.rows("SELECT is_draft FROM checklist_versions ORDER BY version")[-1] == (1,)
 
 
 def test_import_for_a_pair_named_by_queue_position(project):

@@ -43,7 +43,9 @@ def checklist_import(ctx, file, pair, fmt, annotator, verbose) -> None:
 
     All or nothing: one transaction, written in chunks of 1,000 as the file is read (JSON lines are read one line
     at a time); a bad line anywhere rolls everything back, naming the file and line. A converted checklist that
-    breaks the rules is stored as a draft with its violations; nothing is rescaled. Prints a progress bar and a
+    breaks the rules is stored as a draft with its violations; nothing is rescaled. A checklist identical to its
+    pair's current version (and in the same draft state) is skipped and counted "unchanged": importing a file
+    again adds nothing. Prints a progress bar and a
     summary; a line per checklist too for up to 20 of them (--verbose: always).
     """
     from ..signals import declare_all_or_nothing
@@ -74,8 +76,10 @@ def checklist_import(ctx, file, pair, fmt, annotator, verbose) -> None:
     if verbose or len(result.saved) <= DETAIL_LIMIT:
         for line in lines:
             click.echo(printable(line))
+    unchanged = f"; {result.unchanged} unchanged (identical to the current version, not added again)" \
+        if result.unchanged else ""
     click.echo(f"imported {plural(len(result.saved), 'checklist')} ({plural(result.drafts, 'draft')} to fix in the "
-               "editor)")
+               f"editor){unchanged}")
     if len(result.saved) > DETAIL_LIMIT and not verbose:
         formats = ", ".join(f"{name} {n}" for name, n in sorted(result.formats.items()))
         click.echo(f"  formats: {formats}" + (f"; text repaired (a lone surrogate stored as U+FFFD) in "
