@@ -12,7 +12,8 @@ The rules of the funnel live here, as pure functions over facts the store reads 
   they filtered out), ``imported`` (drops the filtered records, by their reason), one stage per curation step,
   ``human QA`` (pairs with a final decision; out: accepted; dropped: rejected, by the reject reason) and
   ``released`` (in the latest release).
-- A pair enters a stage when it came out of the last gating stage before it (the rewriting steps drop nothing,
+- A pair enters a stage when it came out of the last gating stage before it or was not yet run through it (so a
+  release of pairs no curation step ran on counts them in human QA and released; the rewriting steps drop nothing,
   so ``enrich``, ``refine``, ``checklist`` and ``verify`` all take ``classify``'s out). Of those that entered,
   every pair is exactly one of: out, dropped (with one reason), failed (the current result failed), or not yet
   run; so ``in = out + dropped + failed + not run`` in every row.
@@ -243,11 +244,12 @@ def funnel(pairs: Sequence[PairFacts], filtered: Iterable[FilteredImport] = (),
     current = list(pairs)  # the out of the last gating stage
     for step in steps:
         stage = Stage(step, step, entered=len(current), gating=step in gating)
-        passed = []
+        kept = []  # out, and not yet run: a pair no gating step ran on goes on to human QA and released
         for p in current:
             r = p.steps.get(step)
             if r is None:
                 stage.not_run += 1
+                kept.append(p)
             elif r.status != "ok":
                 stage.failed += 1
             elif r.flagged and stage.gating:
@@ -255,9 +257,9 @@ def funnel(pairs: Sequence[PairFacts], filtered: Iterable[FilteredImport] = (),
                 stage.dropped[reason] = stage.dropped.get(reason, 0) + 1
             else:
                 stage.out += 1
-                passed.append(p)
+                kept.append(p)
         if stage.gating:
-            current = passed
+            current = kept
         stages.append(stage)
     qa = Stage(HUMAN_QA, "human QA", entered=len(current), gating=True)
     accepted = []

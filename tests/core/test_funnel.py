@@ -88,3 +88,13 @@ def test_every_gating_step_has_a_release_exclusion_that_comes_first():
     assert release_exclusion(FinalDecision(None, False, None), has_checklist=False, dropped_by="images") \
         is Exclusion.DROPPED_IMAGES
     assert release_exclusion(accepted, has_checklist=True) is None
+
+
+def test_a_release_of_pairs_no_step_ran_on_counts_them_released():
+    # tester finding (issue 20): 9 released pairs, no curation step run, showed "released 0" after 12 "not yet run"
+    pairs = [PairFacts(f"p{i}", "r", {}, "accept", released=True) for i in range(9)]
+    st = {s.name: s for s in funnel(pairs)}
+    assert (st["human QA"].entered, st["human QA"].out) == (9, 9)
+    assert (st["released"].entered, st["released"].out, st["released"].not_run) == (9, 9, 0)
+    assert all(s.not_run == 9 for name, s in st.items() if name not in ("harvested", "imported", "human QA",
+                                                                        "released"))
