@@ -123,7 +123,7 @@ async def test_b_on_the_queue_lists_the_batches_with_counts_and_details(project,
             await pilot.pause()
             screen = app.screen
             rows = _table_rows(screen)
-            # newest first; back = succeeded + errored + expired + cancelled + missing; expired column counts the
+            # newest first; back = succeeded + errored + expired + cancelled + missing; "not done" counts the
             # missing one
             assert [r[:10] for r in rows] == [
                 [str(running), "openai", "submitted", "in_progress", "2", "0", "0", "0", "2", "0"],
@@ -338,3 +338,16 @@ async def test_quitting_while_the_batch_waits_ends_the_app_and_keeps_the_batch(p
         [batch] = store.batches()
         assert batch.status is BatchStatus.SUBMITTED
         assert provider.batch.batches[batch.provider_batch_id]["cancelled"] is False
+
+
+def test_a_cancelled_batch_does_not_read_expired():
+    """Issue 20 tester finding: the column lumping expired, cancelled and missing is labelled "not done" (with a
+    legend in the head line), never "expired"."""
+    from benchwright.tui.screens.batches import COLUMNS, NOT_DONE_LEGEND, batch_cells
+
+    row = {"id": 7, "provider": "openai", "status": "cancelled", "provider_status": "cancelled", "requests": 48,
+           "succeeded": 0, "errored": 0, "expired": 0, "cancelled": 48, "missing": 0, "waiting": 0, "used": 0,
+           "created_at": None, "ended_at": None, "collected_at": None}
+    cells = dict(zip(COLUMNS, (c.plain for c in batch_cells(row)), strict=True))
+    assert "expired" not in COLUMNS and cells["not done"] == "48" and cells["back"] == "48"
+    assert "cancelled" in NOT_DONE_LEGEND and "expired" in NOT_DONE_LEGEND

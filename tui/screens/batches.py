@@ -34,10 +34,12 @@ LOCAL_REFRESH_S = 2.0
 DEFAULT_POLL_S = 30.0
 """The poll interval shown when benchwright.toml cannot be read (the ``[batch]`` default)."""
 
-COLUMNS = ("#", "provider", "status", "provider status", "requests", "back", "errored", "expired", "waiting",
+COLUMNS = ("#", "provider", "status", "provider status", "requests", "back", "errored", "not done", "waiting",
            "used", "created", "ended")
-"""The table's columns, as ``benchwright batches`` prints them (``expired`` counts expired, cancelled and missing
-requests)."""
+"""The table's columns, as ``benchwright batches`` prints them (``not done`` counts expired, cancelled and missing
+requests; the head line says so, and the detail pane gives each count)."""
+NOT_DONE_LEGEND = "not done = expired + cancelled + missing (the detail below gives each)"
+"""The head line's legend of the ``not done`` column (issue 20: a cancelled batch must not read "expired")."""
 NUMERIC = (0, 4, 5, 6, 7, 8, 9)
 """The columns of counts (right-aligned)."""
 
@@ -169,7 +171,7 @@ class BatchesScreen(Screen):
         open_n = sum(1 for r in self.rows if r["status"] in OPEN_BATCH_STATUSES)
         t = Text(f"{len(self.rows)} batch{'' if len(self.rows) == 1 else 'es'}, {open_n} open · a running job asks "
                  f"the provider every {self.poll_s:g} s ([batch] poll_interval_s); this list re-reads the project "
-                 f"every {min(LOCAL_REFRESH_S, self.poll_s):g} s")
+                 f"every {min(LOCAL_REFRESH_S, self.poll_s):g} s\n{NOT_DONE_LEGEND}")
         if self._config_error:
             t.append("\nbenchwright.toml: ", style="bold yellow")
             t.append_text(literal(self._config_error))
