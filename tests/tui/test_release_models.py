@@ -90,7 +90,7 @@ def test_manifest_and_card_name_them_verify_passes_and_rebuild_is_byte_identical
         ("checklist", GENERATOR, 1), ("checklist", "j1", 3)]
     card = (folder / "README.md").read_text(encoding="utf-8")
     assert "## Checklist generators and judges" in card
-    assert "| gen-[bold]model[/] \\| x | 2 |" in card  # literal, the pipe escaped for the table
+    assert "| gen-\\[bold\\]model\\[/\\] \\| x | 2 |" in card  # literal: brackets and the pipe escaped
     assert "1 of the 3 released pairs have a checklist a person wrote" in card
     assert "| checklist | j1 | 3 | 4 | 0 |" in card
     assert verify_release(folder).ok
