@@ -49,3 +49,23 @@ async def test_the_pair_screen_names_the_error(project):
             status = str(app.screen.query_one("#curation-status").render())
             assert "classify: not run: " in status and "no model configured" in status, status
             assert "running classify" not in status
+
+
+async def test_the_idle_bar_is_hidden_and_the_batch_state_stays(project):
+    """Issue 20 tester finding: before any run and after a refused one the bar does not pulse ("--%", no total):
+    it is hidden; the status line after the refusal still says whether batch is on."""
+    db, _ = project
+    with Store.open(db) as store:
+        app = BenchwrightApp(store, "ann", resume=False, provider_factory=lambda c, r: ScriptedProvider(lambda r: {}))
+        async with app.run_test(size=(140, 50)) as pilot:
+            screen = CurationRunScreen(store, "ann", app.screen.flt)
+            await app.push_screen(screen)
+            await pilot.pause()
+            bar = screen.query_one("#run-progress", ProgressBar)
+            assert not bar.display  # before any run
+            await pilot.press("b", "down", "enter")  # batch on, classify: refused (no model configured)
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            status = str(screen.query_one("#run-status").render())
+            assert status.startswith("batch: on · classify: not run: "), status
+            assert not bar.display and not screen.running

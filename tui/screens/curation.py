@@ -469,7 +469,9 @@ class CurationRunScreen(_RunMixin, Screen):
         yield Static(Text("Run a curation step over the pairs of the current queue filter. Pairs already done "
                           "are skipped; finished calls are reused from the ledger."), id="run-intro")
         yield OptionList(*(Option(literal(STEP_LABELS[s]), id=s) for s in STEPS), id="run-steps")
-        yield ProgressBar(total=None, show_eta=False, id="run-progress")
+        bar = ProgressBar(total=None, show_eta=False, id="run-progress")
+        bar.display = False  # shown while a run moves it: an idle bar with no total would pulse (issue 20)
+        yield bar
         yield Static(id="run-status")
         yield Footer()
 
@@ -543,7 +545,7 @@ class CurationRunScreen(_RunMixin, Screen):
         if not ids:
             if run_id is not None:
                 self.store.finish_run(run_id)
-            self._status(_idle_status(step, plan))
+            self._status(f"{self._batch_state()} · {_idle_status(step, plan)}")
             return
         notes = []
         if plan.resumed_done:
@@ -556,7 +558,9 @@ class CurationRunScreen(_RunMixin, Screen):
             notes.append(_dropped_note(plan))
         self.running = True
         self.batch_line = ""
-        self.query_one("#run-progress", ProgressBar).update(total=len(ids), progress=0)
+        bar = self.query_one("#run-progress", ProgressBar)
+        bar.display = True
+        bar.update(total=len(ids), progress=0)
         self._last = (f"{step}: 0/{len(ids)}" + (" as a batch" if self.batch else "") + " (escape cancels)"
                       + (" · " + "; ".join(notes) if notes else ""))
         self._status(self._last)
@@ -570,14 +574,14 @@ class CurationRunScreen(_RunMixin, Screen):
                              + (" · " + _dropped_note(plan) if plan.dropped else ""))
             else:  # it could not start (no provider, no key): the error replaces the "0/N" line
                 self._reset_progress()
-                self._status(f"{step}: not run: {self.run_error or 'see the message'}")
+                self._status(f"{self._batch_state()} · {step}: not run: {self.run_error or 'see the message'}")
         except asyncio.CancelledError:
             self._reset_progress(keep_bar=True)
             self._status(f"{step}: cancelled; finished pairs are saved. Run it again to continue.")
             raise
         except Exception as e:  # the worker's error is reported by Textual; the status must not say "0/N"
             self._reset_progress()
-            self._status(f"{step}: stopped by an error: {e}")
+            self._status(f"{self._batch_state()} · {step}: stopped by an error: {e}")
             raise
         finally:
             self.running = False
@@ -589,9 +593,16 @@ class CurationRunScreen(_RunMixin, Screen):
         self.batch_line = ""
         if not keep_bar:
             try:
-                self.query_one("#run-progress", ProgressBar).update(total=None, progress=0)
+                bar = self.query_one("#run-progress", ProgressBar)
             except NoMatches:
                 return
+            bar.update(total=None, progress=0)
+            bar.display = False  # nothing runs: no pulsing "--%" bar
+
+    def _batch_state(self) -> str:
+        """``batch: on`` or ``batch: off``, kept in the status line after a run that did not start or failed (as
+        the pair screen does)."""
+        return f"batch: {'on' if self.batch else 'off'}"
 
     def action_back(self) -> None:
         """Cancel a running step, or go back to the queue."""
