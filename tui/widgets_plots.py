@@ -18,7 +18,7 @@ from textual.widgets import Static
 from textual_plotext import PlotextPlot
 
 from benchwright.core.plot_data import StatisticsPlots, bin_labels
-from benchwright.core.text import printable
+from benchwright.core.text import plural, printable
 
 from .widgets import literal
 
@@ -178,7 +178,7 @@ class PlotPanel(Vertical):
         plt.ylabel("answers")
         plt.xlabel("score rate %")
         self.figures = [(n, (d.counts, d.mean_pct)) for n, d in zip(names, plots.scores, strict=True)]
-        return None, "\n".join(f"{one_line(n)}: {len(d.scores_pct)} answers, mean {_pct(d.mean_pct)}%"
+        return None, "\n".join(f"{one_line(n)}: {plural(len(d.scores_pct), 'answer')}, mean {_pct(d.mean_pct)}%"
                                for n, d in zip(names, plots.scores, strict=True))
 
     def _draw_stability(self, plt, plots: StatisticsPlots) -> tuple[str | None, str]:
@@ -196,7 +196,7 @@ class PlotPanel(Vertical):
             plt.scatter([i] * len(means), means, marker="•")
             names.append(name)
             self.figures.append((name, (tuple(means), s.low_pct, s.high_pct)))
-            lines.append(f"{i}. {one_line(name)}: {len(r.runs)} runs over {r.answers} answers, score rate "
+            lines.append(f"{i}. {one_line(name)}: {len(r.runs)} runs over {plural(r.answers, 'answer')}, score rate "
                          f"{_pct(r.score_rate_pct)}%, std {_pct(r.std_pct)}, range {_pct(r.range_pct)} "
                          f"({_pct(s.low_pct)} to {_pct(s.high_pct)})")
         plt.xticks(list(range(1, len(names) + 1)), [plot_label(f"{i}. {n}", 24) for i, n in enumerate(names, 1)])
