@@ -16,6 +16,7 @@ from platformdirs import user_config_dir, user_data_dir, user_log_dir
 
 from .annotator_names import annotator_name
 from .errors import BenchwrightError
+from .text import printable_line
 
 DEFAULT_DB = "benchwright.db"
 ENV_DB = "BENCHWRIGHT_DB"
@@ -94,7 +95,7 @@ def resolve_annotator(explicit: str | None = None) -> str:
     ):
         if value is None:
             continue
-        return annotator_name(value, f"{origin}: annotator name {value!r}" if isinstance(value, str) else origin)
+        return annotator_name(value, f"{origin}: annotator name '{printable_line(value)}'" if isinstance(value, str) else origin)
     try:
         return getpass.getuser()
     except (KeyError, OSError):

@@ -35,6 +35,12 @@ def printable(text: str) -> str:
 REPLACEMENT_CHARACTER = "\ufffd"
 """What a lone surrogate becomes (U+FFFD REPLACEMENT CHARACTER, as a UTF-8 decoder writes for a bad byte)."""
 
+def printable_line(text: str) -> str:
+    """``text`` as :func:`printable` shows it, with newline and tab also made visible (``␊``, ``␉``), so a value
+    quoted in a one-line message (an error naming what the user typed) stays on one line and shows as typed."""
+    return printable(text).replace("\n", "\u240a").replace("\t", "\u2409")
+
+
 def has_surrogates(text: str) -> bool:
     """True when ``text`` holds a surrogate code point (U+D800-U+DFFF): text that cannot be encoded as UTF-8,
     so neither SQLite, a UTF-8 file nor a terminal accepts it. (Encoding is the fast test: a C loop, several

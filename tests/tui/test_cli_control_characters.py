@@ -37,3 +37,12 @@ def test_names_and_error_messages_show_control_characters_as_typed(project, tmp_
         assert "\x1b" not in r.output and "\x07" not in r.output, r.output
         assert SHOWN in r.output, r.output
     assert outputs[-1].exit_code == 1
+
+
+def test_a_refused_name_with_a_line_break_is_quoted_on_one_line(project):
+    db, _ = project
+    r = CliRunner().invoke(main, ["--db", str(db), "status"], env={"COLUMNS": "250", "BENCHWRIGHT_ANNOTATOR": "al\nice\t"},
+                           color=True)
+    assert r.exit_code == 1
+    assert r.output.count("\n") == 1, r.output
+    assert "BENCHWRIGHT_ANNOTATOR: annotator name 'al\u240aice\u2409'" in r.output, r.output
