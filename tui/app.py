@@ -39,7 +39,7 @@ class BenchwrightApp(App):
 
     def on_mount(self) -> None:
         first = self.store.first_undecided(self.annotator) if self.resume else None
-        queue = QueueScreen(self.store, self.annotator, start_at=first)
+        queue = QueueScreen(self.store, self.annotator, start_at=first, under_review=bool(first))
         self.push_screen(queue)
         if first:
             queue.open_pair(first)

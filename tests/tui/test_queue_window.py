@@ -56,3 +56,40 @@ async def test_back_from_the_review_screen_the_decided_rows_are_redrawn_in_place
             assert queue.rows[table.cursor_row].id == ids[2] and table.row_count == len(ids)
             assert "accepted" in str(table.get_row(ids[1])[1]) and "undecided" in str(table.get_row(ids[2])[1])
             assert "decided 2/6" in str(queue.query_one("#progress").content)
+
+
+async def test_at_start_the_queue_under_the_review_screen_is_built_a_moment_later_not_before_the_first_pair(
+        project, monkeypatch):
+    from benchwright.tui.screens import queue as queue_mod
+
+    monkeypatch.setattr(queue_mod, "PREPARE_AFTER_S", 3.0)  # long enough for a loaded CI machine
+    db, ids = project
+    with Store.open(db) as store:
+        app = BenchwrightApp(store, "ann")
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            assert isinstance(app.screen, ReviewScreen)
+            queue = app.screen_stack[-2]
+            assert isinstance(queue, QueueScreen)
+            assert len(queue.query(DataTable)) == 0 and len(queue.query("#filters")) == 0  # nothing but header and footer yet
+            for _ in range(100):  # the prepare timer fires (up to 10 s)
+                await pilot.pause(0.1)
+                if queue.rows:
+                    break
+            table = queue.query_one(DataTable)  # built under the review screen, rows loaded
+            assert len(queue.query("#f-status")) == 1 and queue.rows and table.row_count == len(ids)
+            assert isinstance(app.screen, ReviewScreen)
+            await pilot.press("escape")
+            await pilot.pause()
+            assert app.screen is queue and queue.rows[table.cursor_row].id == ids[0]
+            assert len(queue.query(DataTable)) == 1  # built once
+
+
+async def test_a_queue_opened_without_a_pair_to_resume_is_built_at_once(project):
+    db, ids = project
+    with Store.open(db) as store:
+        app = BenchwrightApp(store, "ann", resume=False)
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            queue = app.screen
+            assert isinstance(queue, QueueScreen) and queue.query_one(DataTable).row_count == len(ids)

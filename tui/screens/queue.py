@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -9,6 +11,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.message import Message
 from textual.screen import Screen
+from textual.widget import Widget
 from textual.widgets import DataTable, Footer, Header, Input, Select, Static
 from textual.worker import get_current_worker
 
@@ -98,10 +101,17 @@ class QueueScreen(Screen):
         Binding("B", "batches", "Batches", key_display="B", id="queue.batches"),
     ]
 
-    def __init__(self, store: Store, annotator: str, *, start_at: str | None = None) -> None:
-        """``start_at``: the pair to put the cursor on first (else the first undecided one)."""
+    def __init__(self, store: Store, annotator: str, *, start_at: str | None = None,
+                 under_review: bool = False) -> None:
+        """``start_at``: the pair to put the cursor on first (else the first undecided one); ``under_review``:
+        the screen is opened under the review screen (the app's start), so its widgets are built a moment later
+        (:data:`PREPARE_AFTER_S`) or when it is first shown, whichever comes first, not while the first pair is
+        being drawn."""
         super().__init__()
         self.start_at = start_at
+        self.under_review = under_review
+        self._built = not under_review
+        self._build_lock: asyncio.Lock | None = None
         self.store = store
         self.annotator = annotator
         # An annotator with assignments sees their own pairs first (the filter can show all).
@@ -117,24 +127,60 @@ class QueueScreen(Screen):
         self._load_on_show = False
 
     def compose(self) -> ComposeResult:
-        facets = self.store.facets()
         yield Header()
-        with Horizontal(id="filters"):
-            yield Select(literal_options(STATUSES), prompt="status", id="f-status")
-            yield Select(literal_options(facets["repository"]), prompt="repository", id="f-repository")
-            yield Select(literal_options(facets["qa_type"]), prompt="QA type", id="f-qa_type")
-            yield Select(literal_options(facets["category"]), prompt="category", id="f-category")
-            yield Select(literal_options(CHECKLIST_FILTERS), prompt="checklist", id="f-checklist")
-            if self.flt.assigned_to:
-                yield Select(literal_options([("assigned to me", self.annotator)]), value=self.annotator,
-                             prompt="all pairs",
-                             id="f-assigned_to")
-        yield LiteralInput(placeholder="search question and answer: / to type, enter to apply", id="f-text")
-        yield Static(id="progress")
-        yield QueueTable(id="queue", cursor_type="row", zebra_stripes=True)
+        if self._built:
+            yield from self._body()
         yield Footer()
 
+    def _body(self) -> list[Widget]:
+        """The widgets between the header and the footer: the filters, the search field, progress and the table."""
+        facets = self.store.facets()
+        selects = [
+            Select(literal_options(STATUSES), prompt="status", id="f-status"),
+            Select(literal_options(facets["repository"]), prompt="repository", id="f-repository"),
+            Select(literal_options(facets["qa_type"]), prompt="QA type", id="f-qa_type"),
+            Select(literal_options(facets["category"]), prompt="category", id="f-category"),
+            Select(literal_options(CHECKLIST_FILTERS), prompt="checklist", id="f-checklist"),
+        ]
+        if self.flt.assigned_to:
+            selects.append(Select(literal_options([("assigned to me", self.annotator)]), value=self.annotator,
+                                  prompt="all pairs", id="f-assigned_to"))
+        filters = Horizontal(*selects, id="filters")
+        return [filters,
+                LiteralInput(placeholder="search question and answer: / to type, enter to apply", id="f-text"),
+                Static(id="progress"),
+                QueueTable(id="queue", cursor_type="row", zebra_stripes=True)]
+
+    async def _ensure_built(self) -> None:
+        """Mount the body (once) when the screen was opened under the review screen."""
+        if self._built:
+            return
+        if self._build_lock is None:
+            self._build_lock = asyncio.Lock()
+        async with self._build_lock:
+            if self._built:
+                return
+            await self.mount_all(self._body(), before=self.query_one(Footer))
+            self._set_up_table()
+            self._built = True
+
     def on_mount(self) -> None:
+        if self.under_review:
+            # Opened under the review screen (the app's start): the body, its rows, counts and the last filters
+            # wait, so they cost nothing while the first pair is being shown; they are prepared a moment later (or
+            # when the queue is first shown, if that comes first), so that going back to the queue redraws rows
+            # in place.
+            self._load_on_show = True
+            self.set_timer(PREPARE_AFTER_S, self._prepare)
+            return
+        self._set_up_table()
+        if self.app.screen is not self:
+            self._load_on_show = True
+            self.set_timer(PREPARE_AFTER_S, self._prepare)
+            return
+        self._first_load()
+
+    def _set_up_table(self) -> None:
         table = self.query_one(DataTable)
         table.add_column("#", key="ordinal", width=7)
         table.add_column("status", key="status", width=12)
@@ -142,27 +188,22 @@ class QueueScreen(Screen):
         table.add_column("repository", key="repository", width=18)
         table.add_column("question", key="question")
         table.focus()
-        if self.app.screen is not self:
-            # Opened under the review screen (the app's start): rows, counts and the last filters wait, so they
-            # cost nothing while the first pair is being shown; they are prepared a moment later (or when the
-            # queue is first shown, if that comes first), so that going back to the queue redraws rows in place.
-            self._load_on_show = True
-            self.set_timer(PREPARE_AFTER_S, self._prepare)
-            return
-        self._first_load()
 
     def _first_load(self) -> None:
         self.reload(focus_first_undecided=self.start_at is None, keep=self.start_at)
         # The curation filter is mounted after the first paint: a Select costs tens of milliseconds to mount.
         self.call_after_refresh(self._mount_curation_filter)
 
-    def _prepare(self) -> None:
+    async def _prepare(self) -> None:
+        await self._ensure_built()
         if self._load_on_show:
             self._load_on_show = False
             self._first_load()
 
-    def on_screen_resume(self) -> None:
+    async def on_screen_resume(self) -> None:
         # (the resume posted when the app pushed this screen arrives after the review screen went on top of it)
+        if self.app.screen is self:
+            await self._ensure_built()
         if self._load_on_show and self.app.screen is self:
             self._load_on_show = False
             if not self._loaded:
@@ -371,7 +412,8 @@ class QueueScreen(Screen):
         """Open the review screen at ``pair_id``, walking the queue with the current filter."""
         from .review import ReviewScreen
 
-        def returned(last_pair_id: str | None) -> None:
+        async def returned(last_pair_id: str | None) -> None:
+            await self._ensure_built()
             self.show_at(last_pair_id)
 
         self.app.push_screen(ReviewScreen(self.store, self.annotator, pair_id, self.flt), returned)
