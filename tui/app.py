@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Iterable
 from functools import partial
 
@@ -13,6 +14,11 @@ from benchwright.db import Store
 
 from .screens import HelpScreen, QueueScreen
 from .widgets import plain
+
+FREEZE_AFTER_S = 2.5
+"""Seconds after the start at which the objects alive then (modules, styles, both screens' widgets, the queue's
+first rows: built once, kept to the end) are moved out of the garbage collector's sight with :func:`gc.freeze`,
+after the queue has prepared itself (:data:`~benchwright.tui.screens.queue.PREPARE_AFTER_S`); 0 turns it off."""
 
 
 class BenchwrightApp(App):
@@ -36,13 +42,31 @@ class BenchwrightApp(App):
         self.annotator = annotator
         self.resume = resume
         self.sub_title = plain(f"{title or store.path.name} · annotator: {annotator}")
+        self._heap_frozen = False
 
     def on_mount(self) -> None:
+        if FREEZE_AFTER_S > 0:
+            self.set_timer(FREEZE_AFTER_S, self._freeze_heap)
         first = self.store.first_undecided(self.annotator) if self.resume else None
         queue = QueueScreen(self.store, self.annotator, start_at=first, under_review=bool(first))
         self.push_screen(queue)
         if first:
             queue.open_pair(first)
+
+    def _freeze_heap(self) -> None:
+        """Freeze the heap of the start (once): CPython's full collections walk every object the process holds, a
+        few hundred thousand after the start (Textual, Rich, the stylesheets, both screens), so each took 120-170
+        ms, a stall of the key pressed then; frozen objects are skipped, so later full collections walk only what
+        was made since. The objects are given back at the app's end (:meth:`on_unmount`), so an app run in
+        process (tests, ``serve``) leaves nothing behind."""
+        if not self._heap_frozen:
+            gc.freeze()
+            self._heap_frozen = True
+
+    def on_unmount(self) -> None:
+        if self._heap_frozen:
+            gc.unfreeze()
+            self._heap_frozen = False
 
     def action_help(self) -> None:
         """Show the keys of the current screen."""

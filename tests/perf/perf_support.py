@@ -14,6 +14,9 @@ import json
 import random
 import shutil
 import statistics
+import subprocess
+import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 N_PAIRS = 100_000
@@ -140,3 +143,54 @@ def decide_first(db_path: Path, n: int, annotator: str = ANNOTATOR) -> None:
                 for k, pid in enumerate(ids)
             ),
         )
+
+
+_LAUNCHER = """
+import os, sys, time
+t0 = time.perf_counter()
+pid = os.posix_spawn(sys.argv[2], sys.argv[2:], os.environ)
+_, status, ru = os.wait4(pid, 0)
+wall = time.perf_counter() - t0
+with open(sys.argv[1], "w") as fh:
+    fh.write(f"{wall} {ru.ru_maxrss} {ru.ru_utime + ru.ru_stime}")
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+"""Runs one command and writes its wall seconds, peak RSS (KiB) and CPU seconds to a file. The child is spawned
+from this small interpreter, not from the test process: Linux counts in a child's ``ru_maxrss`` the memory of
+the process it was forked (or vfork-ed) from until its ``exec``, so a child of a 1.6 GiB pytest process reported
+1.6 GiB whatever it used."""
+
+
+@dataclass
+class ChildRun:
+    """One measured child process: wall seconds, peak RSS in MiB, CPU seconds (user + system), its output."""
+
+    wall: float
+    rss_mib: float
+    cpu: float
+    output: str
+
+
+def run_child(cmd: list, *, env: dict | None = None, cwd: Path | None = None, log: Path | None = None,
+              check: bool = True) -> ChildRun:
+    """Run ``cmd`` (its first element a path to an executable) and measure it alone, through :data:`_LAUNCHER`
+    (a ``python -S`` of ~10 MiB, so the RSS figure has that floor). stdout and stderr go to ``log`` (else are
+    captured) and are returned as text. Raises AssertionError on a non-zero exit when ``check``."""
+    import tempfile
+
+    with tempfile.NamedTemporaryFile("r", suffix=".measure", delete=False) as fh:
+        figures = Path(fh.name)
+    try:
+        out_path = log or figures.with_suffix(".out")
+        with out_path.open("wb") as out:
+            proc = subprocess.run([sys.executable, "-S", "-c", _LAUNCHER, str(figures), *map(str, cmd)],
+                                  stdout=out, stderr=subprocess.STDOUT, env=env, cwd=cwd)
+        output = out_path.read_text(errors="replace")
+        if log is None:
+            out_path.unlink(missing_ok=True)
+        if check:
+            assert proc.returncode == 0, f"{' '.join(map(str, cmd))} failed:\n{output[-3000:]}"
+        wall, rss_kib, cpu = figures.read_text().split()
+        return ChildRun(float(wall), int(rss_kib) / 1024, float(cpu), output)
+    finally:
+        figures.unlink(missing_ok=True)

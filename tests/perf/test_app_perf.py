@@ -349,12 +349,19 @@ def _nav_lines(nav: dict, base: list[float], n: int) -> list[str]:
     ]
 
 
-async def test_previous_next_latency(project: tuple[Path, int]) -> None:
+async def test_previous_next_latency(project: tuple[Path, int], monkeypatch) -> None:
+    """The walk twice: as in the first seconds of the app, then with the start's heap frozen as the app does
+    :data:`~benchwright.tui.app.FREEZE_AFTER_S` after its start (the figure a user sees after that; the first walk
+    is printed as BEFORE FREEZE)."""
+    from benchwright.tui import app as app_module
+
+    monkeypatch.setattr(app_module, "FREEZE_AFTER_S", 0)  # frozen by the test, between the two walks
     db_path, depth = project
     store = Store.open(db_path)
     try:
         start = store.first_undecided(ANNOTATOR)
-        base, expected_end = _store_walk(store, start, KEYS)
+        base, middle = _store_walk(store, start, KEYS)
+        _, expected_end = _store_walk(store, middle, KEYS)
         t0 = time.perf_counter()
         for _ in range(20):
             store.progress(ANNOTATOR)
@@ -365,6 +372,9 @@ async def test_previous_next_latency(project: tuple[Path, int]) -> None:
         async with app.run_test(size=SIZE) as pilot:
             await _until(lambda: _review_shows(app, start), "the review screen")
             await _settle(pilot, app)
+            unfrozen = await _navigate(app, pilot, meter, KEYS)
+            assert _review_shows(app, middle), "the app walked to another pair than the store"
+            app._freeze_heap()
             nav = await _navigate(app, pilot, meter, KEYS)
             assert _review_shows(app, expected_end), "the app walked to another pair than the store"
 
@@ -396,6 +406,8 @@ async def test_previous_next_latency(project: tuple[Path, int]) -> None:
         f"previous/next on {N_PAIRS:,} pairs, {depth:,} decided: 200 x right, 100 x left",
         [
             *_nav_lines(nav, base, len(KEYS)),
+            f"BEFORE FREEZE (the same walk just before, the heap of the start not frozen): {summary_ms(unfrozen['wall'])}",
+            f"  full GC collections then: {unfrozen['gc_count']}, {unfrozen['gc_s'] * 1e3:.0f} ms in all",
             f"Store.progress alone    : {progress_s * 1e3:.2f} ms per call (the app counts it once per change of"
             " the project, in a thread on a large one)",
             f"pilot.press + pilot.pause: {summary_ms(piloted)}",

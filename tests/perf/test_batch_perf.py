@@ -4,7 +4,8 @@ API over loopback HTTP), from submission to stored results, against the bare ``o
 
 Ours (``benchwright judgments run checklist --batch``) also commits every request before submitting, stores every
 result before use, validates each, writes the ledger and the judgments; the baseline only moves the bytes. Both run
-in a child process; the figures are wall time and the child's peak RSS (``os.wait4``).
+in a child process; the figures are wall time and the child's peak RSS (``os.wait4`` in a small launcher,
+:func:`perf_support.run_child`).
 
 Run: ``.venv/bin/python -m pytest tests/perf/test_batch_perf.py -m perf -s``.
 
@@ -18,7 +19,6 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import subprocess
 import sys
 import textwrap
 import time
@@ -31,6 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tui"))
 
 from batch_project import batch_project
 from batch_server import BatchServer
+from perf_support import run_child
 
 pytestmark = pytest.mark.perf
 
@@ -56,15 +57,9 @@ BARE = textwrap.dedent('''
 
 
 def _run_measured(cmd: list[str], env: dict, cwd: Path) -> tuple[float, float, str]:
-    """Wall seconds, peak RSS (MiB) and stdout of one child process."""
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    out = proc.stdout.read()
-    _, status, usage = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    wall = time.perf_counter() - t0
-    assert proc.returncode == 0, out[-3000:]
-    return wall, usage.ru_maxrss / 1024, out
+    """Wall seconds, peak RSS (MiB) and output of one child process (:func:`perf_support.run_child`)."""
+    run = run_child(cmd, env=env, cwd=cwd)
+    return run.wall, run.rss_mib, run.output
 
 
 def test_10000_judge_requests_through_the_batch_api(tmp_path):
@@ -88,7 +83,7 @@ def test_10000_judge_requests_through_the_batch_api(tmp_path):
         assert stored == N
         bare_s, bare_mb, bare_out = _run_measured([sys.executable, "-c", BARE, str(lines), server.base_url + "/v1"],
                                                   env, tmp_path)
-        assert int(bare_out.strip()) == N
+        assert int(bare_out.strip().splitlines()[-1]) == N
     size_mb = lines.stat().st_size / 1e6
     print(f"{N:,} judge requests ({size_mb:.1f} MB of request lines) through the fake OpenAI Batch API:")
     print(f"  benchwright --batch : {ours_s:7.1f} s, peak RSS {ours_mb:6.0f} MiB (submit, poll, store, validate, "

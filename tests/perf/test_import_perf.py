@@ -2,7 +2,8 @@
 
 Both run as subprocesses of the installed console scripts on the same file; each is run three times
 (alternating) and the fastest runs are compared (wall time; CPU time is printed too). Peak memory
-is the child's max RSS (``os.wait4``).
+is the child's max RSS (``os.wait4`` in a small launcher, :func:`perf_support.run_child`: a child forked
+from the test process was charged the test process's memory, 1.6 GiB after the app benchmarks).
 Goals (issue 19): benchwright within 1.5x of sqlite-utils in time and 2x in peak memory; the assertion is a
 safety net at 4x. The import streams the file, so its memory is flat in the file's size: a second benchmark imports
 1,000,000 records (goal: under 300 MiB peak RSS; safety net 450 MiB).
@@ -14,13 +15,12 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
-from perf_support import ANNOTATOR, N_PAIRS, REPO, goal, make_repo_dir, report, write_jsonl
+from perf_support import ANNOTATOR, N_PAIRS, REPO, goal, make_repo_dir, report, run_child, write_jsonl
 
 pytestmark = pytest.mark.perf
 
@@ -48,16 +48,10 @@ def _env(tmp: Path) -> dict:
 
 
 def _run(cmd: list[str], env: dict, log: Path) -> tuple[float, int, float]:
-    """Run ``cmd``; return (wall seconds, peak RSS in MiB, CPU seconds user+system) of that child alone.
-    Fails on a non-zero exit."""
-    with log.open("wb") as out:
-        t0 = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=out, stderr=out, env=env)
-        _, status, usage = os.wait4(proc.pid, 0)
-        elapsed = time.perf_counter() - t0
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    assert proc.returncode == 0, f"{' '.join(map(str, cmd))} failed:\n{log.read_text(errors='replace')}"
-    return elapsed, usage.ru_maxrss // 1024, usage.ru_utime + usage.ru_stime  # ru_maxrss is KiB on Linux
+    """Run ``cmd``; return (wall seconds, peak RSS in MiB, CPU seconds user+system) of that child alone
+    (:func:`perf_support.run_child`). Fails on a non-zero exit."""
+    run = run_child(cmd, env=env, log=log)
+    return run.wall, round(run.rss_mib), run.cpu
 
 
 def _count(db: Path, table: str) -> int:

@@ -1,0 +1,53 @@
+"""The app freezes the heap of its start once (gc.freeze), a moment after it starts, and gives it back at its end."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+
+from benchwright.db import Store
+from benchwright.tui import app as app_module
+from benchwright.tui.app import BenchwrightApp
+
+SIZE = (120, 40)
+
+
+async def test_the_start_heap_is_frozen_once_after_the_delay_and_unfrozen_at_the_end(project, monkeypatch):
+    db, _ = project
+    monkeypatch.setattr(app_module, "FREEZE_AFTER_S", 0.2)
+    assert gc.get_freeze_count() == 0
+    screens_at_freeze: list[str] = []
+    real_freeze = gc.freeze
+
+    def freeze() -> None:
+        screens_at_freeze.append(type(app.screen).__name__)
+        real_freeze()
+
+    monkeypatch.setattr(gc, "freeze", freeze)
+    with Store.open(db) as store:
+        app = BenchwrightApp(store, "ann")
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            for _ in range(100):
+                await asyncio.sleep(0.05)
+                if gc.get_freeze_count():
+                    break
+            frozen = gc.get_freeze_count()
+            assert screens_at_freeze == ["ReviewScreen"]  # after the start put the first pair up, not during it
+            assert frozen > 10_000  # the modules, styles and widgets of the start
+            app._freeze_heap()  # a second call freezes nothing more: what was made since stays collectable
+            assert gc.get_freeze_count() == frozen and len(screens_at_freeze) == 1
+            await pilot.press("right")
+            await pilot.pause()
+        assert gc.get_freeze_count() == 0
+
+
+async def test_a_zero_delay_turns_the_freeze_off(project, monkeypatch):
+    db, _ = project
+    monkeypatch.setattr(app_module, "FREEZE_AFTER_S", 0)
+    with Store.open(db) as store:
+        app = BenchwrightApp(store, "ann")
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            await asyncio.sleep(0.3)
+            assert gc.get_freeze_count() == 0
