@@ -57,7 +57,7 @@ from .base import (
     ToolProtocol,
     Usage,
 )
-from .schemas import anthropic_schema_problems
+from .schemas import anthropic_schema_problems, per_schema
 from .tool_protocol import read_arguments
 
 DEFAULT_MAX_TOKENS = 4096
@@ -66,9 +66,11 @@ DEFAULT_MAX_TOKENS = 4096
 SUPPORTED_PARAMS = ("temperature", "max_tokens", "top_p", "seed")
 
 
+@per_schema
 def wire_schema(schema: dict, name: str = "output") -> dict:
     """``schema`` converted to Anthropic's structured-output subset (``anthropic.transform_schema``; the bounds it
-    cannot send are in the descriptions).
+    cannot send are in the descriptions). Made once per schema and name (:func:`~.schemas.per_schema`): the dict
+    returned is shared, read-only.
 
     Raises:
         LLMConfigError: the converted schema still breaks a documented rule

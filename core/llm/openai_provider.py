@@ -68,7 +68,7 @@ from .base import (
     ToolSpec,
     Usage,
 )
-from .schemas import openai_strict_problems, openai_strict_schema
+from .schemas import openai_strict_problems, openai_strict_schema, per_schema
 from .tool_protocol import read_arguments
 
 NO_KEY_PLACEHOLDER = "not-needed"
@@ -77,9 +77,11 @@ NO_KEY_PLACEHOLDER = "not-needed"
 SUPPORTED_PARAMS = ("temperature", "max_tokens", "top_p", "seed")
 
 
+@per_schema
 def wire_schema(schema: dict) -> tuple[dict, bool]:
     """``(schema as sent, strict)`` for a ``response_format``: the strict-subset conversion with ``strict``
-    true when it meets every documented rule, else a copy of ``schema`` unchanged with ``strict`` false."""
+    true when it meets every documented rule, else a copy of ``schema`` unchanged with ``strict`` false. Made once
+    per schema (:func:`~.schemas.per_schema`): the dict returned is shared, read-only."""
     converted = openai_strict_schema(schema)
     if not openai_strict_problems(converted):
         return converted, True

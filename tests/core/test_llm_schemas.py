@@ -286,3 +286,38 @@ def test_every_tool_meets_both_providers_rules(every_request):
     for t in tools:
         schema, strict = openai_wire(t.parameters)
         assert strict and schema == t.parameters, t.name  # goes strict to OpenAI, unchanged
+
+
+def test_a_schema_is_converted_once_and_again_after_it_changed_in_place():
+    from benchwright.core.llm.openai_provider import wire_schema as openai_wire
+    from benchwright.core.llm.schemas import per_schema
+
+    calls: list[dict] = []
+
+    @per_schema
+    def convert(schema: dict, flag: str = "x") -> dict:
+        calls.append(schema)
+        return {"converted": json.dumps(schema, sort_keys=True), "flag": flag}
+
+    schema = {"type": "object", "properties": {"score": {"type": "integer", "minimum": 0}}}
+    first = convert(schema)
+    assert convert(schema) is first and len(calls) == 1  # the same schema: converted once
+    assert convert(schema, "y")["flag"] == "y" and convert(schema, flag="z")["flag"] == "z" and len(calls) == 3
+    schema["properties"]["score"]["minimum"] = 1  # changed in place: converted again
+    again = convert(schema)
+    assert again is not first and '"minimum": 1' in again["converted"] and len(calls) == 4
+    twin = json.loads(json.dumps(schema))  # an equal schema in another dict: converted for itself
+    assert convert(twin) == again and len(calls) == 5
+
+    def failing(schema: dict) -> dict:
+        calls.append(schema)
+        raise ValueError("no")
+
+    failing_once = per_schema(failing)
+    for _ in range(2):
+        with pytest.raises(ValueError):
+            failing_once(schema)
+    assert len(calls) == 7  # an error is not cached
+
+    sent, strict = openai_wire(schema)
+    assert openai_wire(schema) == (sent, strict) and openai_wire(schema)[0] is sent
