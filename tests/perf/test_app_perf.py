@@ -27,6 +27,17 @@ at start and Store.progress 0.7-1.2 s (db queries, not the app's). Re-measure on
   bare app's 80 / 105 ms (16x / 18x): what is left is Textual's, for the widgets of both screens (py-spy: in the
   event loop 41% ``Stylesheet.apply``, 24% component classes, 6% ``FooterKey`` watchers); the queue screen composed
   under the review screen costs ~25% of the start's CPU (1.6 -> 1.15 s with a stub queue screen).
+  Then (2026-12-03, a quiet machine: load average below 1.1, the bare app 34-48 ms): the queue screen opened under
+  the review screen builds its filters and table 1 s later (``PREPARE_AFTER_S``) or when first shown: start to the
+  first undecided pair at the top 795 / 508 ms -> 481 / 313 ms (old and new alternating), 298 and 484 ms in two
+  runs of this file (8-12x the bare app); 60,000 decided 346-500 ms (7-15x). The start's heap frozen
+  (``gc.freeze``, ``FREEZE_AFTER_S``): full collections during 300 presses 3-4 taking 321-514 ms in all (each a
+  120-170 ms stall) -> 5 taking 11-12 ms; previous/next p95 24.7 -> 21.1 ms (0 decided) and 30.9 -> 23.0 ms (60,000
+  decided), max 132-154 -> 23-30 ms, p50 18-20 ms: the p95 goal of 20 ms is missed by 1-3 ms, which is Textual's
+  layout and paint (a cProfile of 300 presses: ``_refresh_layout`` ~57%, our ``show_pair`` ~16%). Escape to the
+  queue: 74-86 ms once the queue has been shown and holds the pair; the first escape after the start (the table's
+  first paint) 210-245 ms, and one that reloads the table around a pair outside it (#1,000) 170-390 ms: the goal of
+  150 ms is met only for the later escapes.
 - accept presses: 200 ``a`` in a row, all queued at once (a held key, as tmux send-keys) and through
   ``Pilot.press``; time per decision to the pair after the last drawn, against the bare-app start; BEFORE
   in the same run draws every pair (``REPAINT_S = 0``). Held key, 100,000 pairs, 2 shared cores: 28.5 ms

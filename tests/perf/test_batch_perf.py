@@ -13,6 +13,8 @@ Measured here (2 cores, shared), 2026-12-02: 10,000 requests (31.9 MB of lines):
 MiB; bare SDK 19.0 s, 572 MiB (7.9x time, 0.85x memory). Of ours, a 3,000-request run spent 12 s starting and
 planning, 17 s building the requests (prompts, bodies, cache lookups), 8 s in the batch (commit, upload, run,
 download, store) and 11 s turning results into judgments: the per-item work the online path does too.
+2026-12-03 (quiet machine, load ~1): 45.3 s vs 8.2 s (5.5x); peak RSS 506 vs 127 MiB (4.0x). The earlier memory
+figures were wrong (each child was charged the test process's memory); a launcher measures the child alone now.
 """
 
 from __future__ import annotations

@@ -41,6 +41,13 @@ and others 6.0 s); again at load 5.1, 52.0 s vs 26.1 s (1.99x wall; process CPU 
 22.8 s, 1.38x; writer and others 5.8 s). What this pass saves is in the writer thread (7.8 s -> 5.8-6.0 s); the
 ratios stay within the spread of earlier runs (process CPU 1.57-1.86x). At load 5-9 (8 engineers on 2 cores) the bare SDK itself is at 13-15x the ideal and the wall
 ratio follows the process's share of the cores, so the 1.15x goal is still not shown met.
+
+2026-12-03, a quiet machine (load ~1): 18.67 s vs 10.43 s bare (1.79x; process CPU 19.7 vs 10.3 s, event loop
+15.1 s) and, with the output schema converted once per schema (both sides), 19.68 s vs 9.64 s (2.04x; process CPU
+20.6 vs 9.5 s). Quiet, the bare side is CPU-bound itself (3.1-3.3x the ideal; a cProfile puts the SDK's request
+transform at ~2.5 ms and httpcore's pool bookkeeping at ~3 ms per request), so our per-pair work on the event loop
+(~0.8 ms) and the writer thread's share of the interpreter lock (~2 ms a pair of Python beside the SQL) show in the
+wall time one for one. Not met.
 """
 
 from __future__ import annotations
