@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import re
+from bisect import bisect_left
 from dataclasses import dataclass, field, fields
 from functools import lru_cache
 from pathlib import Path
@@ -112,9 +113,13 @@ def extract_citations(text: str | None, files: RepositoryFiles | None = None) ->
             continue
         spans.append((m.start(), m.end(), path))
     if files is not None:
-        taken = [(a, b) for a, b, _ in spans]
+        # the spans taken so far are in order and do not overlap, so their ends are in order too: a match overlaps
+        # one of them exactly when it overlaps the last one starting before the match ends
+        starts, ends = [a for a, _, _ in spans], [b for _, b, _ in spans]
         for m in _ANY_PATH_RE.finditer(text):
-            if any(a < m.end() and m.start() < b for a, b in taken):
+            m_start, m_end = m.span()
+            i = bisect_left(starts, m_end) - 1
+            if i >= 0 and ends[i] > m_start:
                 continue
             path = _clean(m.group("path"))
             if "/" in path or "." in path.rsplit("/", 1)[-1].lstrip("."):
