@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import copy
 import functools
 import hashlib
 import json
@@ -45,6 +44,7 @@ from .base import (
     Usage,
     normalize_stop_reason,
 )
+from .schemas import per_schema
 
 Validator = Callable[[Any], list[str]]
 """Checks a parsed output beyond its JSON Schema; returns the problems (empty: valid)."""
@@ -297,22 +297,16 @@ def _validator(schema_json: str):
     return jsonschema.Draft202012Validator(schema), _fastcheck.compile_check(schema)
 
 
-_SCHEMA_CACHE: dict[int, tuple[dict, dict, Any]] = {}
-"""``id(schema)`` -> (the schema, a copy of it as it was, :func:`_validator`'s pair): a request's schema is usually
-a module constant, so its canonical JSON (the cache key) need not be made for every call. The copy catches a schema
-changed in place since (then the key is made again)."""
-_SCHEMA_CACHE_SIZE = 256
-
-
+@per_schema
 def _validators(schema: dict):
-    hit = _SCHEMA_CACHE.get(id(schema))
-    if hit is not None and hit[0] is schema and hit[1] == schema:
-        return hit[2]
-    pair = _validator(json.dumps(schema, sort_keys=True))
-    if len(_SCHEMA_CACHE) >= _SCHEMA_CACHE_SIZE:
-        _SCHEMA_CACHE.clear()
-    _SCHEMA_CACHE[id(schema)] = (schema, copy.deepcopy(schema), pair)
-    return pair
+    """(jsonschema validator, fast check) of ``schema``: looked up by the schema object first (a request's schema is
+    usually a module constant, so its canonical JSON, the key of :func:`_validator`, need not be made for every
+    call), then by its canonical JSON."""
+    return _validator(json.dumps(schema, sort_keys=True))
+
+
+_SCHEMA_CACHE = _validators.cache
+"""``id(schema)`` -> (the schema, a copy of it as it was, :func:`_validator`'s pair) (:func:`~.schemas.per_schema`)."""
 
 
 def schema_problems(value: Any, schema: dict) -> list[str]:

@@ -244,16 +244,16 @@ def per_schema(fn: Callable[..., _R]) -> Callable[..., _R]:
     """Cache ``fn(schema, *args)`` per schema: a request's schema is usually a module constant sent with every call
     of a job, and converting and checking it cost more per request (0.4-0.8 ms) than the rest of building it.
 
-    The cache is keyed by ``id(schema)`` and the other (hashable) arguments, and holds a deep copy of the schema as
-    it was: a schema changed in place since, or a new dict at a recycled address, fails the equality check and is
-    converted again. The value returned is the one cached: callers treat it as read-only (the SDKs copy what they
-    send). Exceptions are not cached.
+    The cache (``wrapper.cache``) is keyed by ``id(schema)`` (with the other, hashable, arguments: a tuple), and
+    holds a deep copy of the schema as it was: a schema changed in place since, or a new dict at a recycled address,
+    fails the equality check and is converted again. The value returned is the one cached: callers treat it as
+    read-only (the SDKs copy what they send). Exceptions are not cached.
     """
-    cache: dict[tuple, tuple[Any, Any, Any]] = {}
+    cache: dict[Any, tuple[Any, Any, Any]] = {}
 
     @functools.wraps(fn)
     def wrapper(schema: Any, *args: Any, **kwargs: Any) -> _R:
-        key = (id(schema), *args, *sorted(kwargs.items()))
+        key = (id(schema), *args, *sorted(kwargs.items())) if args or kwargs else id(schema)
         hit = cache.get(key)
         if hit is not None and hit[0] is schema and hit[1] == schema:
             return hit[2]
@@ -263,5 +263,6 @@ def per_schema(fn: Callable[..., _R]) -> Callable[..., _R]:
         cache[key] = (schema, copy.deepcopy(schema), value)
         return value
 
+    wrapper.cache = cache  # type: ignore[attr-defined]
     wrapper.cache_clear = cache.clear  # type: ignore[attr-defined]
     return wrapper
