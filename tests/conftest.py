@@ -28,3 +28,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "slow" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture(autouse=True)
+def _no_frozen_heap_left_behind(request: pytest.FixtureRequest):
+    """The app freezes its start heap (``gc.freeze``) and must give it back when it ends; a test after which objects
+    are still frozen fails here, naming itself, and the heap is unfrozen so that later tests start clean."""
+    import gc
+
+    yield
+    left = gc.get_freeze_count()
+    if left:
+        gc.unfreeze()
+        pytest.fail(f"{request.node.nodeid} left {left} objects frozen (gc.freeze) behind")

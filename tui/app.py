@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterable
+from collections.abc import AsyncGenerator, Iterable
+from contextlib import asynccontextmanager
 from functools import partial
 
 from textual.app import App, SystemCommand
@@ -43,6 +44,7 @@ class BenchwrightApp(App):
         self.resume = resume
         self.sub_title = plain(f"{title or store.path.name} · annotator: {annotator}")
         self._heap_frozen = False
+        self._heap_released = False
 
     def on_mount(self) -> None:
         if FREEZE_AFTER_S > 0:
@@ -57,16 +59,39 @@ class BenchwrightApp(App):
         """Freeze the heap of the start (once): CPython's full collections walk every object the process holds, a
         few hundred thousand after the start (Textual, Rich, the stylesheets, both screens), so each took 120-170
         ms, a stall of the key pressed then; frozen objects are skipped, so later full collections walk only what
-        was made since. The objects are given back at the app's end (:meth:`on_unmount`), so an app run in
-        process (tests, ``serve``) leaves nothing behind."""
-        if not self._heap_frozen:
+        was made since. The objects are given back when the app ends, however it ends (:meth:`_release_heap`), so
+        an app run in process (tests, ``serve``) leaves nothing behind; an app that is ending or has ended does not
+        freeze at all."""
+        if not self._heap_frozen and not self._heap_released and not self._exit:
             gc.freeze()
             self._heap_frozen = True
 
-    def on_unmount(self) -> None:
+    def _release_heap(self) -> None:
+        """Give the frozen heap back to the collector (:func:`gc.unfreeze`), once, and freeze no more."""
+        self._heap_released = True
         if self._heap_frozen:
             gc.unfreeze()
             self._heap_frozen = False
+
+    def on_unmount(self) -> None:
+        self._release_heap()
+
+    async def run_async(self, *args, **kwargs):
+        """:meth:`textual.app.App.run_async` (which :meth:`~textual.app.App.run` calls), giving the frozen heap
+        back in any case: Textual skips the app's Unmount when closing a screen raised."""
+        try:
+            return await super().run_async(*args, **kwargs)
+        finally:
+            self._release_heap()
+
+    @asynccontextmanager
+    async def run_test(self, *args, **kwargs) -> AsyncGenerator:
+        """:meth:`textual.app.App.run_test`, giving the frozen heap back in any case, like :meth:`run_async`."""
+        try:
+            async with super().run_test(*args, **kwargs) as pilot:
+                yield pilot
+        finally:
+            self._release_heap()
 
     def action_help(self) -> None:
         """Show the keys of the current screen."""
